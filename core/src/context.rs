@@ -1,0 +1,270 @@
+//! What a tool handler gets besides its arguments.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::Error;
+use crate::dispatch::{RequestOptions, SessionShared};
+use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
+use crate::wire::{RequestId, notification_frame};
+
+pub(crate) struct CallState {
+    session: Arc<SessionShared>,
+    pub(crate) request_id: RequestId,
+    tool: String,
+    progress_token: Option<Value>,
+    pub(crate) cancel: CancellationToken,
+    last_progress: Mutex<Option<f64>>,
+    finished: AtomicBool,
+}
+
+impl CallState {
+    pub(crate) fn new(
+        session: Arc<SessionShared>,
+        request_id: RequestId,
+        tool: String,
+        progress_token: Option<Value>,
+        cancel: CancellationToken,
+    ) -> Arc<Self> {
+        Arc::new(CallState {
+            session,
+            request_id,
+            tool,
+            progress_token,
+            cancel,
+            last_progress: Mutex::new(None),
+            finished: AtomicBool::new(false),
+        })
+    }
+
+    /// After the answer is sent, progress and logs tied to this call are dropped.
+    pub(crate) fn finish(&self) {
+        self.finished.store(true, Ordering::Release);
+    }
+}
+
+/// The context of one tool call: progress, logging, cancellation, the client's identity, and
+/// requests back to the client (sampling, elicitation, roots). Cheap to clone.
+#[derive(Clone)]
+pub struct Context {
+    call: Arc<CallState>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("request_id", &self.call.request_id)
+            .field("tool", &self.call.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A JSON number for `value`, written as an integer when it is one (`3`, not `3.0`), so every
+/// language's server puts the same text on the wire.
+pub fn json_number(value: f64) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if value.fract() == 0.0 && value.abs() <= EXACT {
+        Value::from(value as i64)
+    } else {
+        serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)
+    }
+}
+
+impl Context {
+    pub(crate) fn from_state(call: Arc<CallState>) -> Self {
+        Context { call }
+    }
+
+    fn session(&self) -> &SessionShared {
+        &self.call.session
+    }
+
+    /// The id of the `tools/call` request.
+    pub fn request_id(&self) -> &RequestId {
+        self.call.request_id()
+    }
+
+    /// The name of the tool being called.
+    pub fn tool_name(&self) -> &str {
+        &self.call.tool
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.session()
+            .negotiated
+            .get()
+            .map_or(ProtocolVersion::LATEST, |n| n.version)
+    }
+
+    /// The client's `clientInfo`.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.session().negotiated.get().map(|n| &n.client_info)
+    }
+
+    /// The capabilities the client declared in `initialize`.
+    pub fn client_capabilities(&self) -> &Value {
+        static EMPTY: Value = Value::Null;
+        self.session()
+            .negotiated
+            .get()
+            .map_or(&EMPTY, |n| &n.client_capabilities)
+    }
+
+    /// Whether the client asked for progress (its request carried a `progressToken`).
+    pub fn wants_progress(&self) -> bool {
+        self.call.progress_token.is_some()
+    }
+
+    /// Reports progress. Sent only when the client asked for it, only while the call runs, and
+    /// only when `progress` is greater than the last value sent; returns whether it was sent.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(token) = &self.call.progress_token else {
+            return false;
+        };
+        if self.call.finished.load(Ordering::Acquire) || !progress.is_finite() {
+            return false;
+        }
+        {
+            let mut last = self
+                .call
+                .last_progress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|last| progress <= last) {
+                return false;
+            }
+            *last = Some(progress);
+        }
+        let mut params = Map::with_capacity(4);
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), json_number(progress));
+        if let Some(total) = total.filter(|t| t.is_finite()) {
+            params.insert("total".into(), json_number(total));
+        }
+        if let Some(message) = message
+            && self.protocol_version() >= ProtocolVersion::V2025_03_26
+        {
+            params.insert("message".into(), Value::from(message));
+        }
+        self.session()
+            .send(notification_frame("notifications/progress", Some(&params)));
+        true
+    }
+
+    /// Sends `notifications/message` if `level` is at or above the level the client set;
+    /// returns whether it was sent.
+    pub fn log(&self, level: LogLevel, data: impl Into<Value>) -> bool {
+        self.log_as(level, None, data)
+    }
+
+    /// [`log`](Self::log) with a logger name.
+    pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) -> bool {
+        if level < self.session().log_level() || self.call.finished.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut params = Map::with_capacity(3);
+        params.insert("level".into(), Value::from(level.as_str()));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), Value::from(logger));
+        }
+        params.insert("data".into(), data.into());
+        self.session()
+            .send(notification_frame("notifications/message", Some(&params)));
+        true
+    }
+
+    /// Whether the call was cancelled (by the client, its deadline, or shutdown).
+    pub fn is_cancelled(&self) -> bool {
+        self.call.cancel.is_cancelled()
+    }
+
+    /// Completes when the call is cancelled.
+    pub async fn cancelled(&self) {
+        self.call.cancel.cancelled().await;
+    }
+
+    /// The call's cancellation token, for work the handler hands elsewhere.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.call.cancel.clone()
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`; `params` as in the
+    /// spec). Fails fast if the client did not declare `sampling`.
+    pub async fn sample(&self, params: Value) -> Result<Value, Error> {
+        self.require("sampling", |caps| caps.get("sampling").is_some())?;
+        self.request("sampling/createMessage", params, RequestOptions::default())
+            .await
+    }
+
+    /// Asks the user for input (`elicitation/create`, form or URL mode). Fails fast if the
+    /// client did not declare `elicitation` (or its `url` mode) or the protocol lacks it.
+    pub async fn elicit(&self, params: Value) -> Result<Value, Error> {
+        let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
+        if !self.protocol_version().has_elicitation() {
+            return Err(Error::CapabilityNotSupported {
+                capability: "elicitation",
+            });
+        }
+        if url_mode {
+            self.require("elicitation.url", |caps| {
+                caps.get("elicitation").and_then(|e| e.get("url")).is_some()
+            })?;
+        } else {
+            self.require("elicitation", |caps| caps.get("elicitation").is_some())?;
+        }
+        self.request("elicitation/create", params, RequestOptions::default())
+            .await
+    }
+
+    /// Lists the client's roots (`roots/list`). Fails fast if the client did not declare `roots`.
+    pub async fn list_roots(&self) -> Result<Value, Error> {
+        self.require("roots", |caps| caps.get("roots").is_some())?;
+        self.request("roots/list", json!({}), RequestOptions::default())
+            .await
+    }
+
+    /// Sends any request to the client and waits for its answer, under the timeout rules of
+    /// `options`. Ends with [`Error::Cancelled`] if this call is cancelled first (the client is
+    /// told with `notifications/cancelled`).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        options: RequestOptions,
+    ) -> Result<Value, Error> {
+        tokio::select! {
+            outcome = self.session().peer_request(method, params, &options) => outcome,
+            () = self.call.cancel.cancelled() => Err(Error::Cancelled),
+        }
+    }
+
+    fn require(
+        &self,
+        capability: &'static str,
+        declared: impl Fn(&Value) -> bool,
+    ) -> Result<(), Error> {
+        if declared(self.client_capabilities()) {
+            Ok(())
+        } else {
+            Err(Error::CapabilityNotSupported { capability })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_number;
+    use serde_json::json;
+
+    #[test]
+    fn integral_numbers_are_integers() {
+        assert_eq!(json_number(3.0).to_string(), "3");
+        assert_eq!(json_number(3.75), json!(3.75));
+        assert_eq!(json_number(-0.0).to_string(), "0");
+        assert!(json_number(f64::NAN).is_null());
+    }
+}

@@ -1,0 +1,222 @@
+//! `tools/call`: lookup → argument validation → admission → handler under cancel and deadline
+//! → output validation → answer (or silence, when cancelled).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::SessionShared;
+use super::limiter::Admission;
+use super::responder::Responder;
+use crate::context::{CallState, Context};
+use crate::protocol::{ProtocolVersion, ToolOutput};
+use crate::registry::{RegisteredTool, describe_violations};
+use crate::wire::{ErrorObject, RequestId};
+
+pub(crate) fn start(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: Option<Value>,
+    version: ProtocolVersion,
+) {
+    let Some(Value::Object(mut params)) = params else {
+        return responder.error(ErrorObject::invalid_params(
+            "Invalid params: tools/call needs params with a tool \"name\"",
+        ));
+    };
+    let name = match params.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => {
+            return responder.error(ErrorObject::invalid_params(
+                "Invalid params: \"name\" must be a string",
+            ));
+        }
+    };
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(arguments @ Value::Object(_)) => arguments,
+        Some(_) => {
+            return responder.error(ErrorObject::invalid_params(
+                "Invalid params: \"arguments\" must be an object",
+            ));
+        }
+    };
+    let Some(tool) = session.server.registry.get(&name) else {
+        return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
+    };
+    let violations = tool.input.violations(&arguments);
+    if !violations.is_empty() {
+        let text = describe_violations(
+            &format!("Invalid arguments for tool {name:?}:"),
+            &violations,
+        );
+        return responder.result(&ToolOutput::error(text).into_json(version));
+    }
+    let progress_token = params
+        .get("_meta")
+        .and_then(|meta| meta.get("progressToken"))
+        .filter(|token| token.is_string() || token.is_i64() || token.is_u64())
+        .cloned();
+    let Some((serial, cancel)) = session.register_call(responder.id()) else {
+        let message = format!(
+            "Invalid request: id {} is already used by a request in flight",
+            responder.id()
+        );
+        return responder.error(ErrorObject::invalid_request(message));
+    };
+    let call = CallState::new(
+        session.clone(),
+        responder.id().clone(),
+        name,
+        progress_token,
+        cancel.child_token(),
+    );
+    let task = run(
+        session.clone(),
+        tool,
+        call,
+        responder,
+        arguments,
+        cancel,
+        serial,
+        version,
+    );
+    session.tasks.spawn_on(task, &session.runtime);
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call's whole state, moved into its task"
+)]
+async fn run(
+    session: Arc<SessionShared>,
+    tool: Arc<RegisteredTool>,
+    call: Arc<CallState>,
+    responder: Responder,
+    arguments: Value,
+    cancel: CancellationToken,
+    serial: u64,
+    version: ProtocolVersion,
+) {
+    let outcome = execute(&session, &tool, call.clone(), arguments, &cancel).await;
+    call.finish();
+    session.finish_call(responder.id(), serial);
+    match outcome {
+        Some(output) if !cancel.is_cancelled() => responder.result(&output.into_json(version)),
+        _ => responder.suppress(),
+    }
+}
+
+/// `None` when the client cancelled the call (nothing is sent then).
+async fn execute(
+    session: &SessionShared,
+    tool: &RegisteredTool,
+    call: Arc<CallState>,
+    arguments: Value,
+    cancel: &CancellationToken,
+) -> Option<ToolOutput> {
+    let name = tool.def.name.as_str();
+    let deadline = tool
+        .def
+        .timeout
+        .or(session.server.options.default_tool_timeout);
+    let handler_cancel = call.cancel.clone();
+    let work = async {
+        let _global = match session.server.call_limiter.admit(cancel).await {
+            Admission::Admitted(permit) => permit,
+            Admission::Overloaded { limit, max_queued } => {
+                return Some(overloaded("the server", limit, max_queued));
+            }
+            Admission::Cancelled => return None,
+        };
+        let _per_tool = match &tool.limiter {
+            None => None,
+            Some(limiter) => match limiter.admit(cancel).await {
+                Admission::Admitted(permit) => Some(permit),
+                Admission::Overloaded { limit, max_queued } => {
+                    return Some(overloaded(&format!("tool {name:?}"), limit, max_queued));
+                }
+                Admission::Cancelled => return None,
+            },
+        };
+        let handler = tool.handler.call(Context::from_state(call), arguments);
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return None,
+            outcome = AssertUnwindSafe(handler).catch_unwind() => outcome,
+        };
+        Some(match outcome {
+            Ok(Ok(output)) => check_output(tool, output),
+            Ok(Err(error)) => ToolOutput::error(error.message()),
+            Err(panic) => {
+                let detail = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(tool = name, panic = %detail, "tool handler panicked");
+                ToolOutput::error(format!("Tool {name:?} failed with an internal error"))
+            }
+        })
+    };
+    match deadline {
+        None => work.await,
+        Some(deadline) => match tokio::time::timeout(deadline, work).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                handler_cancel.cancel();
+                Some(ToolOutput::error(format!(
+                    "Tool {name:?} timed out after {} ms",
+                    deadline.as_millis()
+                )))
+            }
+        },
+    }
+}
+
+fn overloaded(what: &str, limit: usize, max_queued: usize) -> ToolOutput {
+    ToolOutput::error(format!(
+        "Server busy: {what} already has {limit} calls running and {max_queued} waiting; retry later"
+    ))
+}
+
+/// `structuredContent` must match the declared `outputSchema` (skipped for error results).
+fn check_output(tool: &RegisteredTool, output: ToolOutput) -> ToolOutput {
+    if output.is_error {
+        return output;
+    }
+    let name = tool.def.name.as_str();
+    let Some(schema) = &tool.output else {
+        return output;
+    };
+    let Some(structured) = &output.structured else {
+        tracing::error!(
+            tool = name,
+            "declared an outputSchema but returned no structuredContent"
+        );
+        return ToolOutput::error(format!(
+            "Tool {name:?} declared an outputSchema but returned no structured content"
+        ));
+    };
+    let violations = schema.violations(structured);
+    if violations.is_empty() {
+        return output;
+    }
+    tracing::error!(
+        tool = name,
+        "structuredContent does not match the outputSchema"
+    );
+    ToolOutput::error(describe_violations(
+        &format!("Tool {name:?} returned structured content that does not match its outputSchema:"),
+        &violations,
+    ))
+}
+
+impl CallState {
+    pub(crate) fn request_id(&self) -> &RequestId {
+        &self.request_id
+    }
+}

@@ -1,0 +1,95 @@
+//! A concurrency limit with a bounded queue: past the queue bound a call is refused at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) struct Limiter {
+    semaphore: Arc<Semaphore>,
+    queued: AtomicUsize,
+    limit: usize,
+    max_queued: usize,
+}
+
+pub(crate) enum Admission {
+    Admitted(OwnedSemaphorePermit),
+    /// Running and queued calls are both at their bounds.
+    Overloaded {
+        limit: usize,
+        max_queued: usize,
+    },
+    Cancelled,
+}
+
+impl Limiter {
+    pub(crate) fn new(limit: usize, max_queued: usize) -> Self {
+        Limiter {
+            semaphore: Arc::new(Semaphore::new(limit.min(Semaphore::MAX_PERMITS))),
+            queued: AtomicUsize::new(0),
+            limit,
+            max_queued,
+        }
+    }
+
+    /// A permit, waiting in the queue if every slot is taken, until `cancel` fires.
+    pub(crate) async fn admit(&self, cancel: &CancellationToken) -> Admission {
+        if let Ok(permit) = self.semaphore.clone().try_acquire_owned() {
+            return Admission::Admitted(permit);
+        }
+        if self.queued.fetch_add(1, Ordering::AcqRel) >= self.max_queued {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            return Admission::Overloaded {
+                limit: self.limit,
+                max_queued: self.max_queued,
+            };
+        }
+        let admission = tokio::select! {
+            permit = self.semaphore.clone().acquire_owned() => match permit {
+                Ok(permit) => Admission::Admitted(permit),
+                Err(_) => Admission::Cancelled,
+            },
+            () = cancel.cancelled() => Admission::Cancelled,
+        };
+        self.queued.fetch_sub(1, Ordering::AcqRel);
+        admission
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn queue_then_refuse() {
+        let limiter = Limiter::new(1, 1);
+        let cancel = CancellationToken::new();
+        let Admission::Admitted(first) = limiter.admit(&cancel).await else {
+            panic!("first call must run")
+        };
+        let waiting = {
+            let cancel = cancel.clone();
+            let limiter = Arc::new(limiter);
+            let l2 = limiter.clone();
+            let handle =
+                tokio::spawn(
+                    async move { matches!(l2.admit(&cancel).await, Admission::Admitted(_)) },
+                );
+            tokio::task::yield_now().await;
+            while limiter.queued.load(Ordering::Acquire) == 0 {
+                tokio::task::yield_now().await;
+            }
+            assert!(matches!(
+                limiter.admit(&CancellationToken::new()).await,
+                Admission::Overloaded {
+                    limit: 1,
+                    max_queued: 1
+                }
+            ));
+            drop(first);
+            handle
+        };
+        assert!(waiting.await.unwrap());
+    }
+}

@@ -1,0 +1,14 @@
+//! Dispatch: sessions, routing, tool calls, correlation in both directions, limits.
+
+mod call;
+mod limiter;
+mod peer;
+mod responder;
+mod server;
+mod session;
+
+pub(crate) use limiter::Limiter;
+pub use peer::RequestOptions;
+pub use server::{Server, ServerBuilder, ServerOptions};
+pub(crate) use session::SessionShared;
+pub use session::{Outbound, Session};

@@ -1,0 +1,539 @@
+//! One client connection's state and the router for its messages.
+//!
+//! A transport feeds frames in with [`Session::handle_frame`] and takes frames out of the
+//! paired [`Outbound`]. That pair is also the "bring your own transport" entry point.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Map, Value, json};
+use tokio::runtime::Handle;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::peer::PeerRequests;
+use super::responder::{BatchCollector, ReplyTarget, Responder};
+use super::server::ServerInner;
+use super::{Server, call};
+use crate::Error;
+use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
+use crate::wire::{
+    ErrorObject, Frame, Inbound, RequestId, error_frame, notification_frame, parse_frame,
+};
+
+/// What `initialize` settled.
+pub(crate) struct Negotiated {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) client_info: Implementation,
+    pub(crate) client_capabilities: Value,
+}
+
+struct InflightCall {
+    serial: u64,
+    cancel: CancellationToken,
+}
+
+pub(crate) struct SessionShared {
+    pub(crate) server: Arc<ServerInner>,
+    out: UnboundedSender<String>,
+    pub(crate) negotiated: OnceLock<Negotiated>,
+    initialized: AtomicBool,
+    log_level: AtomicU8,
+    inflight: Mutex<HashMap<RequestId, InflightCall>>,
+    next_serial: AtomicU64,
+    pub(crate) peer: PeerRequests,
+    pub(crate) tasks: TaskTracker,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) runtime: Handle,
+}
+
+/// One client's session. Cheap to clone; clones refer to the same session.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<SessionShared>,
+}
+
+/// The session's outbound frames, in order: compact single-line JSON texts to write to the
+/// client. Ends (`None`) once the session has shut down and everything was taken.
+pub struct Outbound {
+    rx: UnboundedReceiver<String>,
+    shutdown: CancellationToken,
+}
+
+impl Outbound {
+    /// The next frame; `None` after shutdown, once drained.
+    pub async fn recv(&mut self) -> Option<String> {
+        tokio::select! {
+            biased;
+            frame = self.rx.recv() => frame,
+            () = self.shutdown.cancelled() => self.rx.try_recv().ok(),
+        }
+    }
+
+    /// The next frame if one is ready now.
+    pub fn try_recv(&mut self) -> Option<String> {
+        self.rx.try_recv().ok()
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("version", &self.protocol_version())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A new session on the current tokio runtime, for a transport of your own.
+    pub fn session(&self) -> Result<(Session, Outbound), Error> {
+        let handle = Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))?;
+        Ok(Session::with_runtime(self, handle))
+    }
+}
+
+impl Session {
+    /// A new session whose calls run on `runtime`.
+    pub fn with_runtime(server: &Server, runtime: Handle) -> (Session, Outbound) {
+        let (out, rx) = mpsc::unbounded_channel();
+        let shutdown = CancellationToken::new();
+        let shared = Arc::new(SessionShared {
+            server: server.inner.clone(),
+            out,
+            negotiated: OnceLock::new(),
+            initialized: AtomicBool::new(false),
+            log_level: AtomicU8::new(server.inner.options.default_log_level.index()),
+            inflight: Mutex::new(HashMap::new()),
+            next_serial: AtomicU64::new(0),
+            peer: PeerRequests::default(),
+            tasks: TaskTracker::new(),
+            shutdown: shutdown.clone(),
+            runtime,
+        });
+        shared.runtime.spawn(watch_tool_changes(
+            Arc::downgrade(&shared),
+            {
+                let mut rx = shared.server.registry.subscribe();
+                rx.borrow_and_update();
+                rx
+            },
+            shutdown.clone(),
+            server.inner.options.list_changed_debounce,
+        ));
+        (Session { shared }, Outbound { rx, shutdown })
+    }
+
+    /// Processes one inbound frame (one JSON text, without the line terminator).
+    ///
+    /// Never blocks: tool calls are spawned, everything else is answered at once.
+    pub fn handle_frame(&self, frame: &[u8]) {
+        let shared = &self.shared;
+        match parse_frame(frame, &shared.server.limits) {
+            Frame::Single(Ok(message)) => shared.dispatch(message, ReplyTarget::Direct),
+            Frame::Single(Err(rejection)) => {
+                if rejection.reply {
+                    shared.send(error_frame(rejection.id.as_ref(), &rejection.error));
+                } else {
+                    tracing::debug!(reason = %rejection.error.message, "dropped an unanswerable message");
+                }
+            }
+            Frame::Batch(items) => shared.dispatch_batch(items),
+        }
+    }
+
+    /// Answers a frame the transport refused for its size (it never reached the parser).
+    pub fn reject_oversize_frame(&self) {
+        let limit = self.shared.server.limits.max_frame_bytes;
+        self.shared.send(error_frame(
+            None,
+            &ErrorObject::invalid_request(format!(
+                "Invalid request: frame exceeds the limit of {limit} bytes"
+            )),
+        ));
+    }
+
+    /// The negotiated protocol version, once `initialize` succeeded.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.shared.negotiated.get().map(|n| n.version)
+    }
+
+    /// The client's `clientInfo`, once `initialize` succeeded.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.shared.negotiated.get().map(|n| &n.client_info)
+    }
+
+    /// Tool calls in flight.
+    pub fn calls_in_flight(&self) -> usize {
+        self.shared.inflight_table().len()
+    }
+
+    /// Ends the session gracefully: no new work is taken, calls in flight get the server's
+    /// `drain_timeout` to finish (their answers are still sent), then the rest are cancelled
+    /// and the outbound stream ends.
+    pub async fn shutdown(&self) {
+        let shared = &self.shared;
+        shared.tasks.close();
+        let drain = shared.server.options.drain_timeout;
+        if tokio::time::timeout(drain, shared.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                in_flight = shared.inflight_table().len(),
+                "drain deadline passed; cancelling the remaining calls"
+            );
+            shared.cancel_all();
+            shared.tasks.wait().await;
+        }
+        shared.peer.close_all();
+        shared.shutdown.cancel();
+    }
+
+    /// Ends the session at once: every call is cancelled and nothing more is sent.
+    pub fn close(&self) {
+        self.shared.tasks.close();
+        self.shared.cancel_all();
+        self.shared.peer.close_all();
+        self.shared.shutdown.cancel();
+    }
+}
+
+/// Sends one coalesced `list_changed` per burst of registry changes, once initialized.
+async fn watch_tool_changes(
+    session: std::sync::Weak<SessionShared>,
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    shutdown: CancellationToken,
+    debounce: std::time::Duration,
+) {
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            changed = changes.changed() => if changed.is_err() { return },
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(debounce) => {}
+        }
+        changes.borrow_and_update();
+        let Some(session) = session.upgrade() else {
+            return;
+        };
+        if session.initialized.load(Ordering::Acquire) {
+            session.send(notification_frame::<Value>(
+                "notifications/tools/list_changed",
+                None,
+            ));
+        }
+    }
+}
+
+const CURSOR_PREFIX: &str = "tw1.";
+
+fn encode_cursor(after: &str) -> String {
+    let mut cursor = String::with_capacity(CURSOR_PREFIX.len() + after.len() * 2);
+    cursor.push_str(CURSOR_PREFIX);
+    for byte in after.bytes() {
+        cursor.push_str(&format!("{byte:02x}"));
+    }
+    cursor
+}
+
+fn decode_cursor(cursor: &str) -> Option<String> {
+    let hex = cursor.strip_prefix(CURSOR_PREFIX)?;
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
+}
+
+impl SessionShared {
+    pub(crate) fn send(&self, frame: String) {
+        let _ = self.out.send(frame);
+    }
+
+    fn inflight_table(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InflightCall>> {
+        self.inflight.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn log_level(&self) -> LogLevel {
+        LogLevel::from_index(self.log_level.load(Ordering::Relaxed))
+    }
+
+    fn cancel_all(&self) {
+        for (_, call) in self.inflight_table().drain() {
+            call.cancel.cancel();
+        }
+    }
+
+    /// Records a tool call in flight; `None` if its id is already in use.
+    pub(crate) fn register_call(&self, id: &RequestId) -> Option<(u64, CancellationToken)> {
+        let mut table = self.inflight_table();
+        if table.contains_key(id) {
+            return None;
+        }
+        let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
+        let cancel = self.shutdown.child_token();
+        table.insert(
+            id.clone(),
+            InflightCall {
+                serial,
+                cancel: cancel.clone(),
+            },
+        );
+        Some((serial, cancel))
+    }
+
+    /// Forgets a finished call, unless the id already belongs to a newer one.
+    pub(crate) fn finish_call(&self, id: &RequestId, serial: u64) {
+        let mut table = self.inflight_table();
+        if table.get(id).is_some_and(|call| call.serial == serial) {
+            table.remove(id);
+        }
+    }
+
+    fn dispatch(self: &Arc<Self>, message: Inbound, target: ReplyTarget) {
+        match message {
+            Inbound::Request { id, method, params } => {
+                let responder = Responder::new(self.out.clone(), id, target);
+                self.handle_request(responder, &method, params);
+            }
+            Inbound::Notification { method, params } => self.handle_notification(&method, params),
+            Inbound::Result { id, result } => {
+                if !self.peer.resolve(&id, Ok(result)) {
+                    tracing::debug!(%id, "ignored a response to no request of ours");
+                }
+            }
+            Inbound::Error {
+                id: Some(id),
+                error,
+            } => {
+                if !self.peer.resolve(&id, Err(error)) {
+                    tracing::debug!(%id, "ignored an error response to no request of ours");
+                }
+            }
+            Inbound::Error { id: None, error } => {
+                tracing::warn!(code = %error.code, message = %error.message, "the client reported an error");
+            }
+        }
+    }
+
+    fn dispatch_batch(self: &Arc<Self>, items: Vec<Result<Inbound, crate::wire::Rejection>>) {
+        let version = self.negotiated.get().map(|n| n.version);
+        if !version.is_some_and(ProtocolVersion::allows_batches) {
+            let why = match version {
+                Some(version) => format!(
+                    "Invalid request: batches are not supported in protocol version {version}"
+                ),
+                None => "Invalid request: a batch cannot carry initialize; send it alone".into(),
+            };
+            self.send(error_frame(None, &ErrorObject::invalid_request(why)));
+            return;
+        }
+        let answers = items
+            .iter()
+            .filter(|item| match item {
+                Ok(Inbound::Request { .. }) => true,
+                Ok(_) => false,
+                Err(rejection) => rejection.reply,
+            })
+            .count();
+        let collector = BatchCollector::new(self.out.clone(), answers.max(1));
+        for item in items {
+            match item {
+                Ok(Inbound::Request { id, method, .. }) if method == "initialize" => {
+                    Responder::new(self.out.clone(), id, ReplyTarget::Batch(collector.clone()))
+                        .error(ErrorObject::invalid_request(
+                            "Invalid request: initialize must not be part of a batch",
+                        ));
+                }
+                Ok(message) => self.dispatch(message, ReplyTarget::Batch(collector.clone())),
+                Err(rejection) if rejection.reply => {
+                    collector.complete(Some(error_frame(rejection.id.as_ref(), &rejection.error)));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn handle_request(self: &Arc<Self>, responder: Responder, method: &str, params: Option<Value>) {
+        if self.inflight_table().contains_key(responder.id()) {
+            let message = format!(
+                "Invalid request: id {} is already used by a request in flight",
+                responder.id()
+            );
+            return responder.error(ErrorObject::invalid_request(message));
+        }
+        match method {
+            "initialize" => return self.initialize(responder, params),
+            "ping" => return responder.result(&json!({})),
+            _ => {}
+        }
+        let known = matches!(method, "tools/list" | "tools/call" | "logging/setLevel");
+        if !known {
+            return responder.error(ErrorObject::method_not_found(method));
+        }
+        let Some(negotiated) = self.negotiated.get() else {
+            return responder.error(ErrorObject::invalid_request(
+                "Invalid request: the session is not initialized; send initialize first",
+            ));
+        };
+        match method {
+            "tools/list" => self.list_tools(responder, params, negotiated.version),
+            "tools/call" => call::start(self, responder, params, negotiated.version),
+            _ => self.set_log_level(responder, params),
+        }
+    }
+
+    fn initialize(&self, responder: Responder, params: Option<Value>) {
+        if self.negotiated.get().is_some() {
+            return responder.error(ErrorObject::invalid_request(
+                "Invalid request: the session is already initialized",
+            ));
+        }
+        let mut params = match params {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        let Some(Value::String(requested)) = params.get("protocolVersion") else {
+            return responder.error(ErrorObject::invalid_params(
+                "Invalid params: initialize needs \"protocolVersion\" (a string)",
+            ));
+        };
+        let version = ProtocolVersion::parse(requested).unwrap_or(ProtocolVersion::LATEST);
+        let client_capabilities = match params.remove("capabilities") {
+            None | Some(Value::Null) => json!({}),
+            Some(caps @ Value::Object(_)) => caps,
+            Some(_) => {
+                return responder.error(ErrorObject::invalid_params(
+                    "Invalid params: \"capabilities\" must be an object",
+                ));
+            }
+        };
+        let client_info = params
+            .remove("clientInfo")
+            .and_then(|info| serde_json::from_value::<Implementation>(info).ok())
+            .unwrap_or_else(|| {
+                tracing::warn!("initialize without a valid clientInfo; continuing");
+                Implementation::new("unknown", "unknown")
+            });
+        tracing::debug!(client = %client_info.name, %version, "initialize");
+        let negotiated = Negotiated {
+            version,
+            client_info,
+            client_capabilities,
+        };
+        if self.negotiated.set(negotiated).is_err() {
+            return responder.error(ErrorObject::invalid_request(
+                "Invalid request: the session is already initialized",
+            ));
+        }
+        responder.result(&self.server.initialize_result(version));
+    }
+
+    fn list_tools(&self, responder: Responder, params: Option<Value>, version: ProtocolVersion) {
+        let after = match params.as_ref().and_then(|p| p.get("cursor")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(cursor)) => match decode_cursor(cursor) {
+                Some(after) => Some(after),
+                None => {
+                    return responder.error(ErrorObject::invalid_params(
+                        "Invalid params: invalid cursor",
+                    ));
+                }
+            },
+            Some(_) => {
+                return responder.error(ErrorObject::invalid_params(
+                    "Invalid params: \"cursor\" must be a string",
+                ));
+            }
+        };
+        let snapshot = self.server.registry.snapshot();
+        let page_size = self.server.options.page_size.unwrap_or(usize::MAX);
+        let lower = match &after {
+            Some(after) => Bound::Excluded(after.as_str()),
+            None => Bound::Unbounded,
+        };
+        let mut page = snapshot.range::<str, _>((lower, Bound::Unbounded));
+        let tools: Vec<Value> = page
+            .by_ref()
+            .take(page_size)
+            .map(|(_, tool)| tool.def.to_json(version))
+            .collect();
+        let mut result = Map::with_capacity(2);
+        let more = page.next().is_some();
+        if more && let Some(last) = tools.last().and_then(|t| t["name"].as_str()) {
+            result.insert("nextCursor".into(), Value::from(encode_cursor(last)));
+        }
+        result.insert("tools".into(), Value::Array(tools));
+        responder.result(&result);
+    }
+
+    fn set_log_level(&self, responder: Responder, params: Option<Value>) {
+        let level = params
+            .as_ref()
+            .and_then(|p| p.get("level"))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse);
+        match level {
+            Some(level) => {
+                self.log_level.store(level.index(), Ordering::Relaxed);
+                responder.result(&json!({}));
+            }
+            None => responder.error(ErrorObject::invalid_params(
+                "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, emergency",
+            )),
+        }
+    }
+
+    fn handle_notification(&self, method: &str, params: Option<Value>) {
+        let param = |key: &str| params.as_ref().and_then(|p| p.get(key));
+        match method {
+            "notifications/initialized" => {
+                if self.negotiated.get().is_some() {
+                    self.initialized.store(true, Ordering::Release);
+                }
+            }
+            "notifications/cancelled" => {
+                let Some(id) = param("requestId").and_then(RequestId::from_json) else {
+                    return;
+                };
+                let call = self.inflight_table().remove(&id);
+                match call {
+                    Some(call) => {
+                        tracing::debug!(%id, reason = ?param("reason"), "call cancelled by the client");
+                        call.cancel.cancel();
+                    }
+                    None => tracing::debug!(%id, "ignored a cancel for no call in flight"),
+                }
+            }
+            "notifications/progress" => {
+                if let Some(token) = param("progressToken") {
+                    self.peer.touch(token);
+                }
+            }
+            other => tracing::debug!(method = other, "ignored a notification"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip() {
+        for name in ["a", "admin.tools.list", "ünï"] {
+            assert_eq!(decode_cursor(&encode_cursor(name)).as_deref(), Some(name));
+        }
+        assert_eq!(decode_cursor("garbage"), None);
+        assert_eq!(decode_cursor("tw1.f"), None);
+        assert_eq!(decode_cursor("tw1.zz"), None);
+    }
+}

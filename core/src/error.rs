@@ -1,0 +1,66 @@
+//! The engine's one error type.
+
+use std::time::Duration;
+
+use crate::wire::ErrorObject;
+
+/// Everything that can go wrong in the engine's API (registration, serving, the back-channel).
+///
+/// Protocol errors that go on the wire are [`ErrorObject`]s; a tool's own failure is a
+/// [`ToolError`](crate::ToolError). Bindings map this enum, once each, to their idiom.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A tool name outside 1–128 characters of `[A-Za-z0-9_.-]`.
+    #[error("invalid tool name {name:?}: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '.', '-'")]
+    InvalidToolName {
+        /// The rejected name.
+        name: String,
+    },
+    /// A tool with this name is already registered.
+    #[error("a tool named {name:?} is already registered")]
+    DuplicateTool {
+        /// The name.
+        name: String,
+    },
+    /// An input or output schema that is not a valid JSON Schema of an object.
+    #[error("invalid {which} of tool {tool:?}: {message}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// `"inputSchema"` or `"outputSchema"`.
+        which: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The client did not declare the capability a server→client request needs.
+    #[error("the client did not declare the {capability} capability")]
+    CapabilityNotSupported {
+        /// e.g. `"sampling"`, `"elicitation"`, `"roots"`.
+        capability: &'static str,
+    },
+    /// A server→client request got no answer in time; `notifications/cancelled` was sent.
+    #[error("no response from the client after {} ms", after.as_millis())]
+    Timeout {
+        /// How long we waited.
+        after: Duration,
+    },
+    /// The operation was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The session ended before the operation finished.
+    #[error("the session is closed")]
+    Closed,
+    /// The client answered a server→client request with an error.
+    #[error("the client answered with an error: {0}")]
+    Peer(ErrorObject),
+    /// Reading or writing the transport failed.
+    #[error("transport error: {0}")]
+    Transport(#[from] std::io::Error),
+    /// No tokio runtime was available to run the session on.
+    #[error("no tokio runtime: {0}")]
+    NoRuntime(String),
+    /// An argument to an engine call was invalid.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}

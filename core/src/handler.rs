@@ -1,0 +1,67 @@
+//! The seam between the engine and tool code: one async trait, implemented by closures in
+//! Rust and once per binding for host-language functions.
+
+use std::fmt;
+use std::future::Future;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::{Context, ToolOutput};
+
+/// A tool's implementation.
+///
+/// The engine calls it with validated arguments (they satisfy the tool's `inputSchema`).
+/// Returning `Err` gives the client an `isError: true` result with the error's message; a
+/// panic is caught and reported the same way without details.
+#[async_trait]
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs one call.
+    async fn call(&self, ctx: Context, arguments: Value) -> Result<ToolOutput, ToolError>;
+}
+
+#[async_trait]
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(Context, Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    async fn call(&self, ctx: Context, arguments: Value) -> Result<ToolOutput, ToolError> {
+        (self)(ctx, arguments).await
+    }
+}
+
+/// A tool's own failure, shown to the model as an `isError: true` result.
+///
+/// Any `std::error::Error` converts into it, so `?` works in handlers; use
+/// [`ToolError::new`] for a plain message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// A failure with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+        }
+    }
+
+    /// The message the client sees.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+    fn from(err: E) -> Self {
+        ToolError::new(err.to_string())
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}

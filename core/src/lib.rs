@@ -1,0 +1,22 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+mod context;
+mod dispatch;
+mod error;
+mod handler;
+pub mod protocol;
+mod registry;
+pub mod transport;
+pub mod wire;
+
+pub use context::{Context, json_number};
+pub use dispatch::{Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session};
+pub use error::Error;
+pub use handler::{ToolError, ToolHandler};
+pub use protocol::{
+    Content, Implementation, LogLevel, ProtocolVersion, Tool, ToolAnnotations, ToolOutput,
+};
+pub use tokio_util::sync::CancellationToken;
+pub use wire::{ErrorCode, ErrorObject, RequestId};

@@ -1,0 +1,246 @@
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::{Icon, ProtocolVersion};
+
+/// Hints about a tool's behaviour. Clients treat them as untrusted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// A tool's definition: what `tools/list` shows, plus its run-time limits.
+///
+/// Build one with [`Tool::new`] and the builder methods, or read the wire form with
+/// [`Tool::from_json`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) annotations: Option<ToolAnnotations>,
+    pub(crate) icons: Option<Vec<Icon>>,
+    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_concurrency: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolWire {
+    name: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    input_schema: Option<Value>,
+    #[serde(default)]
+    output_schema: Option<Value>,
+    #[serde(default)]
+    annotations: Option<ToolAnnotations>,
+    #[serde(default)]
+    icons: Option<Vec<Icon>>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<Map<String, Value>>,
+}
+
+impl Tool {
+    /// A tool named `name` that takes no arguments (`{"type":"object"}`) until
+    /// [`input_schema`](Self::input_schema) says otherwise.
+    pub fn new(name: impl Into<String>) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+            timeout: None,
+            max_concurrency: None,
+        }
+    }
+
+    /// Reads a definition in its wire form (`name`, `title`, `description`, `inputSchema`,
+    /// `outputSchema`, `annotations`, `icons`, `_meta`), as the bindings pass it.
+    pub fn from_json(value: Value) -> Result<Self, serde_json::Error> {
+        let wire: ToolWire = serde_json::from_value(value)?;
+        let mut tool = Tool::new(wire.name);
+        tool.title = wire.title;
+        tool.description = wire.description;
+        if let Some(schema) = wire.input_schema {
+            tool.input_schema = schema;
+        }
+        tool.output_schema = wire.output_schema;
+        tool.annotations = wire.annotations;
+        tool.icons = wire.icons;
+        tool.meta = wire.meta;
+        Ok(tool)
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The JSON Schema of the arguments; its root must be `"type": "object"`.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// The JSON Schema that `structuredContent` must satisfy; its root must be an object.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Icons.
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
+    }
+
+    /// Free-form `_meta`.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// A deadline for each call; past it the call ends with an `isError` result and the
+    /// handler is cancelled. Overrides the server default.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// How many calls of this tool may run at once (further calls queue).
+    pub fn max_concurrency(mut self, limit: usize) -> Self {
+        self.max_concurrency = Some(limit);
+        self
+    }
+
+    /// The wire form for a client that negotiated `version`: fields the version lacks are left out.
+    pub fn to_json(&self, version: ProtocolVersion) -> Value {
+        let mut out = Map::new();
+        out.insert("name".into(), Value::from(self.name.as_str()));
+        if version.has_titles()
+            && let Some(title) = &self.title
+        {
+            out.insert("title".into(), Value::from(title.as_str()));
+        }
+        if let Some(description) = &self.description {
+            out.insert("description".into(), Value::from(description.as_str()));
+        }
+        out.insert("inputSchema".into(), self.input_schema.clone());
+        if version.has_structured_output()
+            && let Some(schema) = &self.output_schema
+        {
+            out.insert("outputSchema".into(), schema.clone());
+        }
+        if version.has_tool_annotations()
+            && let Some(annotations) = &self.annotations
+        {
+            out.insert("annotations".into(), json!(annotations));
+        }
+        if version.has_icons()
+            && let Some(icons) = &self.icons
+        {
+            out.insert("icons".into(), json!(icons));
+        }
+        if let Some(meta) = &self.meta {
+            out.insert("_meta".into(), Value::Object(meta.clone()));
+        }
+        Value::Object(out)
+    }
+}
+
+/// Tool names (2025-11-25 guidance, enforced): 1–128 of `[A-Za-z0-9_.-]`.
+pub(crate) fn valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(valid_tool_name("admin.tools.list"));
+        assert!(valid_tool_name("DATA_EXPORT_v2"));
+        assert!(!valid_tool_name(""));
+        assert!(!valid_tool_name("has space"));
+        assert!(!valid_tool_name("a,b"));
+        assert!(!valid_tool_name(&"x".repeat(129)));
+    }
+
+    #[test]
+    fn version_filtering() {
+        let tool = Tool::new("t")
+            .title("T")
+            .output_schema(json!({"type": "object"}))
+            .annotations(ToolAnnotations {
+                read_only_hint: Some(true),
+                ..Default::default()
+            });
+        let old = tool.to_json(ProtocolVersion::V2024_11_05);
+        assert!(old.get("title").is_none() && old.get("outputSchema").is_none());
+        assert!(old.get("annotations").is_none());
+        let new = tool.to_json(ProtocolVersion::V2025_11_25);
+        assert_eq!(new["title"], "T");
+        assert_eq!(new["annotations"]["readOnlyHint"], true);
+    }
+
+    #[test]
+    fn from_json_reads_the_wire_form() {
+        let tool = Tool::from_json(json!({
+            "name": "n", "description": "d", "inputSchema": {"type": "object", "properties": {}},
+            "_meta": {"k": 1}
+        }))
+        .unwrap();
+        assert_eq!(tool.name(), "n");
+        assert_eq!(tool.to_json(ProtocolVersion::LATEST)["_meta"]["k"], 1);
+    }
+}

@@ -1,0 +1,73 @@
+//! The serve loop: read frames into a session, write its outbound frames, drain at the end.
+
+use tokio_util::sync::CancellationToken;
+
+use super::{FrameError, FrameReader, FrameWriter, Transport, stdio};
+use crate::{Error, Server};
+
+impl Server {
+    /// Serves one client over `transport` until its input ends; in-flight calls then get
+    /// `drain_timeout` to finish before they are cancelled.
+    pub async fn serve<T: Transport>(&self, transport: T) -> Result<(), Error> {
+        let (mut reader, mut writer) = transport.split();
+        let (session, mut outbound) = self.session()?;
+        let writer_failed = CancellationToken::new();
+        let writer_task = tokio::spawn({
+            let writer_failed = writer_failed.clone();
+            async move {
+                let result = async {
+                    while let Some(frame) = outbound.recv().await {
+                        writer.write_frame(&frame).await?;
+                        // Write whatever else is ready before one flush: one syscall per burst.
+                        while let Some(frame) = outbound.try_recv() {
+                            writer.write_frame(&frame).await?;
+                        }
+                        writer.flush().await?;
+                    }
+                    Ok::<_, std::io::Error>(())
+                }
+                .await;
+                if result.is_err() {
+                    writer_failed.cancel();
+                }
+                result
+            }
+        });
+
+        let mut outcome = Ok(());
+        loop {
+            let frame = tokio::select! {
+                frame = reader.read_frame() => frame,
+                () = writer_failed.cancelled() => break,
+            };
+            match frame {
+                Some(Ok(bytes)) => session.handle_frame(&bytes),
+                Some(Err(FrameError::TooLarge { .. })) => session.reject_oversize_frame(),
+                Some(Err(FrameError::Io(err))) => {
+                    outcome = Err(Error::Transport(err));
+                    break;
+                }
+                None => break,
+            }
+        }
+        if writer_failed.is_cancelled() {
+            session.close();
+        } else {
+            session.shutdown().await;
+        }
+        match writer_task.await {
+            Ok(Ok(())) => outcome,
+            Ok(Err(err)) if outcome.is_ok() => {
+                tracing::debug!(%err, "the client stopped reading");
+                Ok(())
+            }
+            Ok(Err(_)) => outcome,
+            Err(join) => Err(Error::Transport(std::io::Error::other(join.to_string()))),
+        }
+    }
+
+    /// Serves one client over stdin/stdout (see [`stdio`]).
+    pub async fn serve_stdio(&self) -> Result<(), Error> {
+        self.serve(stdio(self.inner.options.max_frame_bytes)).await
+    }
+}

@@ -1,0 +1,16 @@
+//! JSON-RPC 2.0 wire layer: ids, error objects, parsing with limits, and serialisation.
+//!
+//! Messages are classified by their keys (`method` + `id` is a request, `method` alone a
+//! notification, `result`/`error` a response), never by serde's untagged variant order.
+
+mod codes;
+mod id;
+mod limits;
+mod message;
+mod outbound;
+
+pub use codes::{ErrorCode, ErrorObject};
+pub use id::RequestId;
+pub use limits::{Limits, check_depth};
+pub use message::{Frame, Inbound, Rejection, parse_frame};
+pub(crate) use outbound::{error_frame, notification_frame, request_frame, result_frame};

@@ -1,0 +1,114 @@
+//! The demo server of the shared contract, with Rust handlers: `echo`, `add`, `sleep`, `fail`.
+//! Every language's demo exposes these same tools; the golden vectors and benchmarks rely on them.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolwire::{Context, Error, Server, ServerOptions, Tool, ToolError, ToolOutput, json_number};
+
+/// The demo's instructions, identical in every language.
+pub const INSTRUCTIONS: &str =
+    "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose.";
+
+/// The demo server with default options.
+pub fn build_server() -> Result<Server, Error> {
+    build_server_with(ServerOptions::default())
+}
+
+/// The demo server with the given options.
+pub fn build_server_with(options: ServerOptions) -> Result<Server, Error> {
+    Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
+        .title("toolwire demo (Rust)")
+        .instructions(INSTRUCTIONS)
+        .options(options)
+        .tool(
+            Tool::new("echo")
+                .description("Returns the text it is given.")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                    "additionalProperties": false
+                })),
+            echo,
+        )
+        .tool(
+            Tool::new("add")
+                .description("Adds two numbers.")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                    "required": ["a", "b"],
+                    "additionalProperties": false
+                }))
+                .output_schema(json!({
+                    "type": "object",
+                    "properties": {"sum": {"type": "number"}},
+                    "required": ["sum"]
+                })),
+            add,
+        )
+        .tool(
+            Tool::new("sleep")
+                .description("Waits ms milliseconds, reporting progress every 100 ms when asked.")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 60000}},
+                    "required": ["ms"],
+                    "additionalProperties": false
+                })),
+            sleep,
+        )
+        .tool(
+            Tool::new("fail")
+                .description("Fails with the given message.")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"message": {"type": "string"}},
+                    "required": ["message"],
+                    "additionalProperties": false
+                })),
+            fail,
+        )
+        .build()
+}
+
+async fn echo(_ctx: Context, args: Value) -> Result<ToolOutput, ToolError> {
+    let text = args["text"].as_str().unwrap_or_default();
+    Ok(ToolOutput::text(text))
+}
+
+async fn add(_ctx: Context, args: Value) -> Result<ToolOutput, ToolError> {
+    let a = args["a"].as_f64().unwrap_or_default();
+    let b = args["b"].as_f64().unwrap_or_default();
+    Ok(ToolOutput::structured(json!({"sum": json_number(a + b)})))
+}
+
+async fn sleep(ctx: Context, args: Value) -> Result<ToolOutput, ToolError> {
+    let ms = args["ms"].as_u64().unwrap_or_default();
+    let total = Duration::from_millis(ms);
+    let start = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(
+        start + Duration::from_millis(100),
+        Duration::from_millis(100),
+    );
+    let done = tokio::time::sleep(total);
+    tokio::pin!(done);
+    // Progress counts 100 ms steps (not wall time), so every language reports the same values.
+    let mut steps: u64 = 0;
+    loop {
+        tokio::select! {
+            () = &mut done => break,
+            _ = ticks.tick(), if ctx.wants_progress() => {
+                steps += 1;
+                ctx.progress((steps * 100).min(ms) as f64, Some(ms as f64), None);
+            }
+            () = ctx.cancelled() => return Err(ToolError::new("cancelled")),
+        }
+    }
+    Ok(ToolOutput::text(format!("slept {ms} ms")))
+}
+
+async fn fail(_ctx: Context, args: Value) -> Result<ToolOutput, ToolError> {
+    Err(ToolError::new(args["message"].as_str().unwrap_or_default()))
+}
