@@ -1,0 +1,223 @@
+//! The demo binary over real stdio: the bad-input suite, framing details, and shutdown on EOF.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Run {
+    lines: Vec<Value>,
+    status: std::process::ExitStatus,
+    elapsed: Duration,
+}
+
+/// Runs the demo, writes `input`, closes stdin, and collects every stdout line.
+fn run(input: &[u8]) -> Run {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire-demo"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("demo binary starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .expect("utf-8 stdout");
+    writer.join().unwrap();
+    let status = child.wait().unwrap();
+    let lines = out
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
+        })
+        .collect();
+    Run {
+        lines,
+        status,
+        elapsed: start.elapsed(),
+    }
+}
+
+fn line(value: Value) -> Vec<u8> {
+    let mut bytes = value.to_string().into_bytes();
+    bytes.push(b'\n');
+    bytes
+}
+
+fn init() -> Vec<u8> {
+    let mut bytes = line(
+        json!({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    bytes.extend(line(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ));
+    bytes
+}
+
+fn ping(id: i64) -> Vec<u8> {
+    line(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+}
+
+fn answer_to(lines: &[Value], id: Value) -> &Value {
+    lines
+        .iter()
+        .find(|l| l.get("id") == Some(&id))
+        .unwrap_or_else(|| panic!("no answer to {id} in {lines:?}"))
+}
+
+#[test]
+fn bad_input_suite_then_still_serving() {
+    let mut input = Vec::new();
+    // Each bad input is followed by a ping, which must be answered.
+    let bad: Vec<(&str, Vec<u8>, Option<i64>)> = vec![
+        ("malformed JSON", b"{\"jsonrpc\":\n".to_vec(), Some(-32700)),
+        (
+            "wrong jsonrpc",
+            line(json!({"jsonrpc": "1.0", "id": 1, "method": "ping"})),
+            Some(-32600),
+        ),
+        (
+            "null id",
+            line(json!({"jsonrpc": "2.0", "id": null, "method": "ping"})),
+            Some(-32600),
+        ),
+        (
+            "missing method",
+            line(json!({"jsonrpc": "2.0", "id": 2})),
+            Some(-32600),
+        ),
+        (
+            "non-object params",
+            line(json!({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": 7})),
+            Some(-32600),
+        ),
+        (
+            "request before initialize",
+            line(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})),
+            Some(-32600),
+        ),
+        (
+            "invalid UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"p\xffng\"}\n".to_vec(),
+            Some(-32700),
+        ),
+        (
+            "deep nesting",
+            format!("{}{}\n", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
+            Some(-32600),
+        ),
+        (
+            "oversize frame",
+            {
+                let mut big =
+                    br#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":""#.to_vec();
+                big.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
+                big.extend(b"\"}}\n");
+                big
+            },
+            Some(-32600),
+        ),
+        ("blank lines", b"\n\r\n   \n".to_vec(), None),
+    ];
+    let mut expectations = Vec::new();
+    for (index, (what, bytes, code)) in bad.into_iter().enumerate() {
+        input.extend(bytes);
+        let ping_id = 1000 + index as i64;
+        input.extend(ping(ping_id));
+        expectations.push((what, code, ping_id));
+    }
+    input.extend(init());
+    input.extend(line(json!({"jsonrpc": "2.0", "id": 7, "method": "nope"})));
+    input.extend(line(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "missing"}}),
+    ));
+    input.extend(line(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "add", "arguments": {"a": "1", "b": 2}}})));
+    input.extend(line(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "crlf"}}})));
+    input.pop();
+    input.extend(b"\r\n");
+    input.extend(ping(11));
+
+    let run = run(&input);
+    assert!(run.status.success(), "exit status {:?}", run.status);
+    let mut cursor = run.lines.iter();
+    for (what, code, ping_id) in expectations {
+        if let Some(code) = code {
+            let error = cursor.next().unwrap_or_else(|| panic!("{what}: no answer"));
+            assert_eq!(error["error"]["code"], code, "{what}: {error}");
+        }
+        let pong = cursor
+            .next()
+            .unwrap_or_else(|| panic!("{what}: no ping answer"));
+        assert_eq!(
+            pong,
+            &json!({"jsonrpc": "2.0", "id": ping_id, "result": {}}),
+            "{what}"
+        );
+    }
+    let lines = &run.lines;
+    assert_eq!(answer_to(lines, json!(7))["error"]["code"], -32601);
+    assert_eq!(answer_to(lines, json!(8))["error"]["code"], -32602);
+    assert_eq!(answer_to(lines, json!(9))["result"]["isError"], true);
+    assert_eq!(
+        answer_to(lines, json!(10))["result"]["content"][0]["text"],
+        "crlf"
+    );
+    assert_eq!(answer_to(lines, json!(11))["result"], json!({}));
+}
+
+#[test]
+fn eof_drains_calls_in_flight_then_exits_zero() {
+    let mut input = init();
+    input.extend(line(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 300}}})));
+    let run = run(&input);
+    assert!(run.status.success());
+    assert_eq!(
+        answer_to(&run.lines, json!(1))["result"]["content"][0]["text"],
+        "slept 300 ms"
+    );
+}
+
+#[test]
+fn cancelled_call_is_silent_and_does_not_hold_shutdown() {
+    let mut input = init();
+    input.extend(line(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 20000}}})));
+    input.extend(line(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    ));
+    let run = run(&input);
+    assert!(run.status.success());
+    assert!(
+        run.lines.iter().all(|l| l.get("id") != Some(&json!(1))),
+        "{:?}",
+        run.lines
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(4),
+        "took {:?}",
+        run.elapsed
+    );
+}
+
+#[test]
+fn http_flag_is_refused_clearly_until_it_lands() {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolwire-demo"))
+        .args(["--http", "8080"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not supported yet"));
+}
