@@ -1,1 +1,92 @@
-fn main() {}
+//! In-process dispatch through the session entry point: parse → route → validate → handler →
+//! serialise, for `tools/call echo`, `tools/list` with 100 tools, `ping`, and the parser alone.
+//! Run: `cargo bench -p toolwire --bench dispatch`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use std::hint::black_box;
+use toolwire::wire::{Limits, parse_frame};
+use toolwire::{Context, Outbound, Server, Session, Tool, ToolError, ToolOutput};
+
+fn server_with_extra_tools(extra: usize) -> Server {
+    let mut builder = Server::builder("bench", "1").tool(
+        Tool::new("echo").input_schema(json!({
+            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
+        })),
+        |_ctx: Context, args: Value| async move {
+            Ok::<_, ToolError>(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
+        },
+    );
+    for i in 0..extra {
+        builder = builder.tool(
+            Tool::new(format!("tool_{i:03}"))
+                .description(format!("Extra tool number {i}"))
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 0}},
+                    "required": ["q"]
+                })),
+            |_ctx: Context, _args: Value| async move { Ok::<_, ToolError>(ToolOutput::text("ok")) },
+        );
+    }
+    builder.build().expect("bench server")
+}
+
+fn connect(rt: &tokio::runtime::Runtime, server: &Server) -> (Session, Outbound) {
+    rt.block_on(async {
+        let (session, mut outbound) = server.session().unwrap();
+        session.handle_frame(
+            br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+        );
+        outbound.recv().await.unwrap();
+        session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        (session, outbound)
+    })
+}
+
+fn dispatch(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = server_with_extra_tools(100);
+    let (session, mut outbound) = connect(&rt, &server);
+
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
+    c.bench_function("tools/call echo (round trip)", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                session.handle_frame(black_box(call));
+                black_box(outbound.recv().await.unwrap());
+            })
+        })
+    });
+
+    let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    c.bench_function("tools/list 101 tools", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                session.handle_frame(black_box(list));
+                black_box(outbound.recv().await.unwrap());
+            })
+        })
+    });
+
+    let ping = br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+    c.bench_function("ping", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                session.handle_frame(black_box(ping));
+                black_box(outbound.recv().await.unwrap());
+            })
+        })
+    });
+
+    let limits = Limits::default();
+    c.bench_function("parse tools/call frame", |b| {
+        b.iter(|| black_box(parse_frame(black_box(call), &limits)))
+    });
+}
+
+criterion_group!(benches, dispatch);
+criterion_main!(benches);

@@ -20,3 +20,8 @@ pub use protocol::{
 };
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{ErrorCode, ErrorObject, RequestId};
+
+/// The repository README's examples compile (checked by `cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct RepositoryReadme;
