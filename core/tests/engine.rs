@@ -612,3 +612,21 @@ async fn many_concurrent_calls_all_answered() {
     }
     assert_eq!(ids.len(), n as usize);
 }
+
+#[tokio::test]
+async fn dropping_a_session_ends_its_outbound_stream() {
+    let server = toolwire_demo::build_server().unwrap();
+    let (session, mut outbound) = server.session().unwrap();
+    session.handle_frame(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    drop(session);
+    assert_eq!(
+        outbound.recv().await.as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+    );
+    let end = tokio::time::timeout(Duration::from_secs(2), outbound.recv()).await;
+    assert_eq!(
+        end,
+        Ok(None),
+        "the stream must end once the session is gone"
+    );
+}

@@ -117,7 +117,23 @@ impl SessionShared {
             .max_timeout
             .unwrap_or(defaults.client_request_max_timeout)
             .max(timeout);
+        // Our id doubles as the progress token, so the client can keep a slow answer alive.
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "{method} params must be an object, not {other}"
+                )));
+            }
+        };
         let id = self.peer.next_id.fetch_add(1, Ordering::Relaxed);
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert("progressToken".into(), Value::from(id));
+        }
         let (reply_tx, reply_rx) = oneshot::channel();
         let progress = Arc::new(Notify::new());
         self.peer.table().insert(
@@ -133,24 +149,6 @@ impl SessionShared {
             armed: true,
             reason: "the request was abandoned",
         };
-        // Our id doubles as the progress token, so the client can keep a slow answer alive.
-        let mut params = match params {
-            Value::Object(map) => map,
-            Value::Null => serde_json::Map::new(),
-            other => {
-                guard.armed = false;
-                self.peer.table().remove(&id);
-                return Err(Error::InvalidArgument(format!(
-                    "{method} params must be an object, not {other}"
-                )));
-            }
-        };
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert("progressToken".into(), Value::from(id));
-        }
         self.send(request_frame(id, method, Some(&params)));
 
         let start = Instant::now();

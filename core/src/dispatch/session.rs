@@ -201,6 +201,13 @@ impl Session {
     }
 }
 
+impl Drop for SessionShared {
+    /// A session dropped without `shutdown` still stops its background watcher.
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
 /// Sends one coalesced `list_changed` per burst of registry changes, once initialized.
 async fn watch_tool_changes(
     session: std::sync::Weak<SessionShared>,
