@@ -2,14 +2,109 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::PathBuf as FilePath;
 
-use common::{Client, matches, matches_unordered};
-use serde_json::Value;
-use toolwire::ServerOptions;
+use std::time::Duration;
 
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors")
+use common::{matches, matches_unordered};
+use serde_json::{Value, json};
+use toolwire::transport::memory::{self, MemoryReceiver, MemorySender};
+use toolwire::{Error, Outbound, Server, ServerOptions, Session};
+
+/// How the runner reaches the server: both paths must give the same wire behaviour.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    /// The bring-your-own-transport entry point (what the bindings replay through).
+    Session,
+    /// `Server::serve` over the in-memory transport pair (the serve loop, as stdio uses it).
+    Memory,
+}
+
+enum Io {
+    Session(Session, Outbound),
+    Memory(
+        MemorySender,
+        MemoryReceiver,
+        tokio::task::JoinHandle<Result<(), Error>>,
+    ),
+}
+
+impl Io {
+    fn connect(server: &Server, path: Path) -> Io {
+        match path {
+            Path::Session => {
+                let (session, outbound) = server.session().expect("runtime");
+                Io::Session(session, outbound)
+            }
+            Path::Memory => {
+                let (ours, theirs) = memory::pair();
+                let server = server.clone();
+                let serve = tokio::spawn(async move { server.serve(theirs).await });
+                let (tx, rx) = ours.into_parts();
+                Io::Memory(tx, rx, serve)
+            }
+        }
+    }
+
+    fn send_raw(&self, bytes: &[u8]) {
+        match self {
+            Io::Session(session, _) => session.handle_frame(bytes),
+            Io::Memory(tx, _, _) => {
+                tx.send(bytes.to_vec());
+            }
+        }
+    }
+
+    fn send(&self, message: &Value) {
+        self.send_raw(message.to_string().as_bytes());
+    }
+
+    async fn recv(&mut self) -> Result<Value, String> {
+        let next = async {
+            match self {
+                Io::Session(_, outbound) => outbound.recv().await,
+                Io::Memory(_, rx, _) => rx
+                    .recv()
+                    .await
+                    .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            }
+        };
+        match tokio::time::timeout(Duration::from_secs(10), next).await {
+            Err(_) => Err("no frame within 10 s".into()),
+            Ok(None) => Err("the session ended".into()),
+            Ok(Some(frame)) => serde_json::from_str(&frame)
+                .map_err(|e| format!("server sent invalid JSON ({e}): {frame}")),
+        }
+    }
+
+    /// Ends the input (EOF), lets the server drain, and returns whatever else it sent.
+    async fn finish(self) -> Result<Vec<String>, String> {
+        let mut rest = Vec::new();
+        match self {
+            Io::Session(session, mut outbound) => {
+                session.shutdown().await;
+                while let Some(frame) = outbound.recv().await {
+                    rest.push(frame);
+                }
+            }
+            Io::Memory(tx, mut rx, serve) => {
+                drop(tx);
+                while let Some(frame) = rx.recv().await {
+                    rest.push(String::from_utf8_lossy(&frame).into_owned());
+                }
+                match serve.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(err)) => return Err(format!("serve ended with {err}")),
+                    Err(err) => return Err(format!("serve task failed: {err}")),
+                }
+            }
+        }
+        Ok(rest)
+    }
+}
+
+fn vectors_dir() -> FilePath {
+    FilePath::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors")
 }
 
 fn server_options(options: Option<&Value>) -> ServerOptions {
@@ -34,19 +129,25 @@ fn hex_bytes(hex: &str) -> Vec<u8> {
         .collect()
 }
 
-async fn run_case(case: &Value) -> Result<(), String> {
+async fn run_case(case: &Value, path: Path) -> Result<(), String> {
     let server = toolwire_demo::build_server_with(server_options(case.get("options")))
         .map_err(|e| format!("demo server: {e}"))?;
-    let mut client = Client::new(&server);
+    let mut client = Io::connect(&server, path);
     if let Some(version) = case.get("initialize").and_then(Value::as_str) {
         let caps = case
             .get("clientCapabilities")
             .cloned()
-            .unwrap_or_else(|| serde_json::json!({}));
-        let answer = client.initialize(version, caps).await;
+            .unwrap_or_else(|| json!({}));
+        client.send(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": caps,
+                       "clientInfo": {"name": "vector-runner", "version": "1.0"}}
+        }));
+        let answer = client.recv().await?;
         if answer["result"]["protocolVersion"] != version {
             return Err(format!("initialize answered {answer}"));
         }
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     }
     let steps = case["steps"].as_array().ok_or("steps must be an array")?;
     for (index, step) in steps.iter().enumerate() {
@@ -108,7 +209,7 @@ async fn run_case(case: &Value) -> Result<(), String> {
             return Err(at(format!("unknown step {step}")));
         }
     }
-    let rest = client.finish().await;
+    let rest = client.finish().await?;
     if !rest.is_empty() {
         return Err(format!("unexpected frames after the last step: {rest:?}"));
     }
@@ -117,7 +218,7 @@ async fn run_case(case: &Value) -> Result<(), String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn golden_vectors() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(vectors_dir())
+    let mut files: Vec<FilePath> = std::fs::read_dir(vectors_dir())
         .expect("tests/vectors exists")
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
@@ -133,10 +234,13 @@ async fn golden_vectors() {
         }
     }
     assert!(cases.len() >= 60, "only {} vectors", cases.len());
-    // Cases are independent sessions: run them all at once, report every failure.
-    let runs = cases.iter().map(|case| async move {
-        let name = case["name"].as_str().unwrap_or("?").to_owned();
-        (name, run_case(case).await)
+    // Cases are independent sessions: run them all at once, over both paths, and report
+    // every failure.
+    let runs = cases.iter().flat_map(|case| {
+        [Path::Session, Path::Memory].map(|path| async move {
+            let name = format!("{} [{path:?}]", case["name"].as_str().unwrap_or("?"));
+            (name, run_case(case, path).await)
+        })
     });
     let results = futures_util::future::join_all(runs).await;
     let failures: Vec<String> = results
@@ -144,8 +248,9 @@ async fn golden_vectors() {
         .filter_map(|(name, r)| r.as_ref().err().map(|e| format!("{name}: {e}")))
         .collect();
     println!(
-        "{} vectors replayed, {} failed",
+        "{} vector runs ({} cases over 2 paths), {} failed",
         results.len(),
+        cases.len(),
         failures.len()
     );
     assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
