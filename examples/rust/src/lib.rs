@@ -17,7 +17,13 @@ pub fn build_server() -> Result<Server, Error> {
 
 /// The demo server with the given options.
 pub fn build_server_with(options: ServerOptions) -> Result<Server, Error> {
-    Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
+    build_server_full(options, 0)
+}
+
+/// The demo server with `extra_tools` more tools `tool_000`, `tool_001`, … (for benchmarks of
+/// `tools/list`; every language's demo takes the same `--extra-tools N`).
+pub fn build_server_full(options: ServerOptions, extra_tools: usize) -> Result<Server, Error> {
+    let mut builder = Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
         .title("toolwire demo (Rust)")
         .instructions(INSTRUCTIONS)
         .options(options)
@@ -69,8 +75,26 @@ pub fn build_server_with(options: ServerOptions) -> Result<Server, Error> {
                     "additionalProperties": false
                 })),
             fail,
-        )
-        .build()
+        );
+    for i in 0..extra_tools {
+        builder = builder.tool(extra_tool(i), extra);
+    }
+    builder.build()
+}
+
+/// The definition of extra tool number `i`, identical across languages.
+pub fn extra_tool(i: usize) -> Tool {
+    Tool::new(format!("tool_{i:03}"))
+        .description(format!("Extra tool number {i} (benchmarks tools/list)."))
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 0}},
+            "required": ["q"]
+        }))
+}
+
+async fn extra(_ctx: Context, args: Value) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::text(args["q"].as_str().unwrap_or_default()))
 }
 
 async fn echo(_ctx: Context, args: Value) -> Result<ToolOutput, ToolError> {

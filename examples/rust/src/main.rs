@@ -1,6 +1,8 @@
-//! `toolwire-demo [--http PORT]`: the Rust demo server on stdio.
+//! `toolwire-demo [--extra-tools N] [--http PORT]`: the Rust demo server on stdio.
 
 use std::process::ExitCode;
+
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N] [--http PORT]";
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -14,24 +16,32 @@ async fn main() -> ExitCode {
         )
         .init();
 
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None => {}
-        Some("--http") => {
-            eprintln!(
-                "toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)"
-            );
-            return ExitCode::from(2);
-        }
-        Some(other) => {
-            eprintln!(
-                "toolwire-demo: unknown argument {other:?}\nusage: toolwire-demo [--http PORT]"
-            );
-            return ExitCode::from(2);
+    let mut extra_tools = 0;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--extra-tools" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) => extra_tools = n,
+                None => {
+                    eprintln!("toolwire-demo: --extra-tools needs a count\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            "--http" => {
+                eprintln!(
+                    "toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)"
+                );
+                return ExitCode::from(2);
+            }
+            other => {
+                eprintln!("toolwire-demo: unknown argument {other:?}\n{USAGE}");
+                return ExitCode::from(2);
+            }
         }
     }
 
-    let server = match toolwire_demo::build_server() {
+    let options = toolwire::ServerOptions::default();
+    let server = match toolwire_demo::build_server_full(options, extra_tools) {
         Ok(server) => server,
         Err(err) => {
             eprintln!("toolwire-demo: {err}");
