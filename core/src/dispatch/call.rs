@@ -72,7 +72,7 @@ pub(crate) fn start(
         responder.id().clone(),
         name,
         progress_token,
-        cancel.child_token(),
+        cancel.clone(),
     );
     let task = run(
         session.clone(),
@@ -103,27 +103,33 @@ async fn run(
 ) {
     let outcome = execute(&session, &tool, call.clone(), arguments, &cancel).await;
     call.finish();
-    session.finish_call(responder.id(), serial);
+    // A cancel may land while the handler is finishing (it can even make the handler return
+    // early): whether the call was still registered decides, not which future won.
+    let cancelled = !session.finish_call(responder.id(), serial);
     match outcome {
-        Some(output) if !cancel.is_cancelled() => responder.result(&output.into_json(version)),
+        Outcome::Answer(output) if !cancelled => responder.result(&output.into_json(version)),
         _ => responder.suppress(),
     }
 }
 
-/// `None` when the client cancelled the call (nothing is sent then).
+enum Outcome {
+    Answer(ToolOutput),
+    /// The client (or shutdown) cancelled the call: nothing is sent.
+    Cancelled,
+}
+
 async fn execute(
     session: &SessionShared,
     tool: &RegisteredTool,
     call: Arc<CallState>,
     arguments: Value,
     cancel: &CancellationToken,
-) -> Option<ToolOutput> {
+) -> Outcome {
     let name = tool.def.name.as_str();
     let deadline = tool
         .def
         .timeout
         .or(session.server.options.default_tool_timeout);
-    let handler_cancel = call.cancel.clone();
     let work = async {
         let _global = match session.server.call_limiter.admit(cancel).await {
             Admission::Admitted(permit) => permit,
@@ -162,19 +168,21 @@ async fn execute(
             }
         })
     };
-    match deadline {
+    let outcome = match deadline {
         None => work.await,
         Some(deadline) => match tokio::time::timeout(deadline, work).await {
             Ok(outcome) => outcome,
             Err(_) => {
-                handler_cancel.cancel();
+                // The handler's future is dropped; work it handed elsewhere sees the token.
+                cancel.cancel();
                 Some(ToolOutput::error(format!(
                     "Tool {name:?} timed out after {} ms",
                     deadline.as_millis()
                 )))
             }
         },
-    }
+    };
+    outcome.map_or(Outcome::Cancelled, Outcome::Answer)
 }
 
 fn overloaded(what: &str, limit: usize, max_queued: usize) -> ToolOutput {

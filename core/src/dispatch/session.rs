@@ -280,13 +280,17 @@ impl SessionShared {
     }
 
     /// Records a tool call in flight; `None` if its id is already in use.
+    ///
+    /// Each call gets a token of its own rather than a child of a session-wide one: children
+    /// share their parent's lock, which every call would contend on. Shutdown cancels the
+    /// calls through this table instead.
     pub(crate) fn register_call(&self, id: &RequestId) -> Option<(u64, CancellationToken)> {
         let mut table = self.inflight_table();
         if table.contains_key(id) {
             return None;
         }
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
-        let cancel = self.shutdown.child_token();
+        let cancel = CancellationToken::new();
         table.insert(
             id.clone(),
             InflightCall {
@@ -297,11 +301,15 @@ impl SessionShared {
         Some((serial, cancel))
     }
 
-    /// Forgets a finished call, unless the id already belongs to a newer one.
-    pub(crate) fn finish_call(&self, id: &RequestId, serial: u64) {
+    /// Forgets a finished call; `false` if it was already gone, i.e. the client or shutdown
+    /// cancelled it (its answer must then be suppressed).
+    pub(crate) fn finish_call(&self, id: &RequestId, serial: u64) -> bool {
         let mut table = self.inflight_table();
         if table.get(id).is_some_and(|call| call.serial == serial) {
             table.remove(id);
+            true
+        } else {
+            false
         }
     }
 
@@ -370,7 +378,8 @@ impl SessionShared {
     }
 
     fn handle_request(self: &Arc<Self>, responder: Responder, method: &str, params: Option<Value>) {
-        if self.inflight_table().contains_key(responder.id()) {
+        // tools/call checks its id atomically when it registers; other requests check here.
+        if method != "tools/call" && self.inflight_table().contains_key(responder.id()) {
             let message = format!(
                 "Invalid request: id {} is already used by a request in flight",
                 responder.id()

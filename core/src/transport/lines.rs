@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
-use super::{FrameError, FrameReader, FrameWriter, Transport};
+use super::{FrameError, FrameReader, FrameWriter, StdinSource, StdoutSink, Transport};
 
 /// Reads one frame per line; `\r\n` is accepted, blank lines are skipped, and a line longer
 /// than the limit is discarded as it streams by (never buffered whole).
@@ -134,8 +134,8 @@ where
 }
 
 /// The stdio transport: stdin in, stdout out. Nothing but protocol goes to stdout; log to stderr.
-pub fn stdio(max_frame_bytes: usize) -> LineTransport<tokio::io::Stdin, tokio::io::Stdout> {
-    LineTransport::new(tokio::io::stdin(), tokio::io::stdout(), max_frame_bytes)
+pub fn stdio(max_frame_bytes: usize) -> LineTransport<StdinSource, StdoutSink> {
+    LineTransport::new(StdinSource::open(), StdoutSink::open(), max_frame_bytes)
 }
 
 #[cfg(test)]

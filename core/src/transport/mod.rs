@@ -10,10 +10,12 @@
 mod lines;
 pub mod memory;
 mod serve;
+mod stdio;
 
 use async_trait::async_trait;
 
 pub use lines::{LineReader, LineTransport, LineWriter, stdio};
+pub use stdio::{StdinSource, StdoutSink};
 
 /// Why a frame could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: toolwire-demo [--extra-tools N] [--http PORT]";
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     // Logs go to stderr: stdout carries nothing but protocol.
     tracing_subscriber::fmt()

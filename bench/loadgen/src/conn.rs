@@ -1,0 +1,150 @@
+//! One MCP connection over a spawned server's stdio, with request/response correlation.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
+
+/// An answer and the moment it was read.
+pub struct Answer {
+    pub message: Value,
+    pub at: Instant,
+}
+
+type Pending = Rc<RefCell<HashMap<u64, oneshot::Sender<Answer>>>>;
+
+pub struct Conn {
+    child: Child,
+    pub pid: u32,
+    out: mpsc::UnboundedSender<String>,
+    pending: Pending,
+    next_id: std::cell::Cell<u64>,
+    pub notifications: Rc<std::cell::Cell<u64>>,
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    id: Option<Value>,
+    method: Option<String>,
+}
+
+impl Conn {
+    pub fn spawn(command: &[String]) -> Result<Conn, String> {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start {:?}: {e}", command[0]))?;
+        let pid = child.id().ok_or("the server exited at once")?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+
+        let (out, mut rx) = mpsc::unbounded_channel::<String>();
+        tokio::task::spawn_local(async move {
+            let mut writer = BufWriter::with_capacity(64 * 1024, stdin);
+            while let Some(line) = rx.recv().await {
+                if writer.write_all(line.as_bytes()).await.is_err() {
+                    return;
+                }
+                while let Ok(line) = rx.try_recv() {
+                    if writer.write_all(line.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+                if writer.flush().await.is_err() {
+                    return;
+                }
+            }
+        });
+
+        let pending: Pending = Rc::default();
+        let notifications = Rc::new(std::cell::Cell::new(0));
+        {
+            let pending = pending.clone();
+            let notifications = notifications.clone();
+            tokio::task::spawn_local(async move {
+                let mut lines = BufReader::with_capacity(256 * 1024, stdout).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let at = Instant::now();
+                    let Ok(envelope) = serde_json::from_str::<Envelope>(&line) else {
+                        eprintln!("loadgen: the server wrote a line that is not JSON-RPC: {line}");
+                        continue;
+                    };
+                    if envelope.method.is_some() {
+                        notifications.set(notifications.get() + 1);
+                        continue;
+                    }
+                    let Some(id) = envelope.id.as_ref().and_then(Value::as_u64) else {
+                        eprintln!("loadgen: an answer without a numeric id: {line}");
+                        continue;
+                    };
+                    if let Some(waiter) = pending.borrow_mut().remove(&id) {
+                        let message = serde_json::from_str(&line).unwrap_or(Value::Null);
+                        let _ = waiter.send(Answer { message, at });
+                    }
+                }
+            });
+        }
+        Ok(Conn {
+            child,
+            pid,
+            out,
+            pending,
+            next_id: std::cell::Cell::new(1),
+            notifications,
+        })
+    }
+
+    /// Sends a request (params as a JSON text) and waits for its answer.
+    pub async fn request(&self, method: &str, params: &str) -> Result<(Answer, Instant), String> {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let (tx, rx) = oneshot::channel();
+        self.pending.borrow_mut().insert(id, tx);
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}\n"
+        );
+        let sent = Instant::now();
+        self.out
+            .send(line)
+            .map_err(|_| "the server's stdin closed")?;
+        let answer = rx
+            .await
+            .map_err(|_| format!("no answer to {method} id {id}: the server closed its stdout"))?;
+        if answer.message.get("id").and_then(Value::as_u64) != Some(id) {
+            return Err(format!(
+                "answer with the wrong id for {id}: {}",
+                answer.message
+            ));
+        }
+        Ok((answer, sent))
+    }
+
+    pub fn notify(&self, method: &str) {
+        let _ = self
+            .out
+            .send(format!("{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}\n"));
+    }
+
+    /// Closes the server's stdin and waits for it to exit.
+    pub async fn close(mut self) -> Result<(), String> {
+        drop(self.out);
+        match tokio::time::timeout(std::time::Duration::from_secs(10), self.child.wait()).await {
+            Ok(Ok(_status)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => {
+                let _ = self.child.kill().await;
+                Err("the server did not exit within 10 s of stdin closing".into())
+            }
+        }
+    }
+}

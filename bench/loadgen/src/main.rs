@@ -1,0 +1,98 @@
+//! `toolwire-loadgen [options] -- CMD [ARGS…]`
+//!
+//! Spawns an MCP server speaking stdio, performs the handshake, then runs the benchmark
+//! scenarios and prints one JSON report on stdout. Every answer is checked (id and content);
+//! any error makes the run fail (exit 1). Phases are bounded by time, so a slow server is
+//! measured over the same wall time as a fast one. The client runs on one thread, leaving the
+//! other core to the server.
+
+mod conn;
+mod proc_stats;
+mod scenarios;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::json;
+
+/// What to run, from the command line.
+pub struct Plan {
+    pub phase: Duration,
+    pub pipeline: usize,
+    pub slow_ms: u64,
+    pub slow_concurrency: usize,
+    pub inflight: usize,
+    pub command: Vec<String>,
+}
+
+const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--slow-k K] [--inflight N] -- CMD [ARGS...]
+
+  --phase-ms MS   wall time of each timed phase (default 3000)
+  --pipeline K    calls in flight in the pipelined phase (default 64)
+  --slow-k K      concurrent calls of the 10 ms slow tool (default 64)
+  --inflight N    also hold N sleep calls in flight at once and measure memory per call (default 0: skip)";
+
+fn parse_args() -> Result<Plan, String> {
+    let mut plan = Plan {
+        phase: Duration::from_millis(3000),
+        pipeline: 64,
+        slow_ms: 10,
+        slow_concurrency: 64,
+        inflight: 0,
+        command: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = |name: &str| -> Result<u64, String> {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("{name} needs a number"))
+        };
+        match arg.as_str() {
+            "--phase-ms" => plan.phase = Duration::from_millis(number("--phase-ms")?),
+            "--pipeline" => plan.pipeline = number("--pipeline")?.max(1) as usize,
+            "--slow-k" => plan.slow_concurrency = number("--slow-k")?.max(1) as usize,
+            "--inflight" => plan.inflight = number("--inflight")? as usize,
+            "--" => {
+                plan.command = args.collect();
+                break;
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if plan.command.is_empty() {
+        return Err("no server command after --".into());
+    }
+    Ok(plan)
+}
+
+fn main() -> ExitCode {
+    let plan = match parse_args() {
+        Ok(plan) => plan,
+        Err(err) => {
+            eprintln!("toolwire-loadgen: {err}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("toolwire-loadgen: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(scenarios::run_all(&plan)) {
+        Ok(report) => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            println!("{}", json!({"error": err}));
+            eprintln!("toolwire-loadgen: FAILED: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The benchmark scenarios. Every answer is verified; the first wrong one ends the run.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::Plan;
+use crate::conn::Conn;
+use crate::proc_stats;
+
+pub async fn run_all(plan: &Plan) -> Result<Value, String> {
+    tokio::task::LocalSet::new().run_until(run(plan)).await
+}
+
+fn text_of(message: &Value) -> Result<&str, String> {
+    let result = message
+        .get("result")
+        .ok_or_else(|| format!("an error instead of a result: {message}"))?;
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(format!("an isError result: {message}"));
+    }
+    result["content"][0]["text"]
+        .as_str()
+        .ok_or_else(|| format!("no text content: {message}"))
+}
+
+/// One verified echo call; returns its latency.
+async fn echo(conn: &Conn, n: u64) -> Result<Duration, String> {
+    let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
+    let (answer, sent) = conn.request("tools/call", &params).await?;
+    let text = text_of(&answer.message)?;
+    if text != format!("m{n}") {
+        return Err(format!("echo m{n} answered {text:?}"));
+    }
+    Ok(answer.at.duration_since(sent))
+}
+
+async fn sleep_call(conn: &Conn, ms: u64) -> Result<(), String> {
+    let params = format!(r#"{{"name":"sleep","arguments":{{"ms":{ms}}}}}"#);
+    let (answer, _) = conn.request("tools/call", &params).await?;
+    text_of(&answer.message).map(|_| ())
+}
+
+fn percentile_us(sorted: &[Duration], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let index = ((sorted.len() as f64 * q) as usize).min(sorted.len() - 1);
+    sorted[index].as_secs_f64() * 1e6
+}
+
+fn round(value: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (value * scale).round() / scale
+}
+
+/// Runs `workers` loops of `call` until `phase` has passed; returns (calls, elapsed).
+async fn closed_loop<F, Fut>(
+    workers: usize,
+    phase: Duration,
+    call: F,
+) -> Result<(u64, Duration), String>
+where
+    F: Fn(u64) -> Fut + Clone + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + 'static,
+{
+    let start = Instant::now();
+    let deadline = start + phase;
+    let count = Rc::new(Cell::new(0u64));
+    let mut tasks = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let count = count.clone();
+        let call = call.clone();
+        tasks.push(tokio::task::spawn_local(async move {
+            while Instant::now() < deadline {
+                let n = count.get();
+                count.set(n + 1);
+                call(n).await?;
+            }
+            Ok::<_, String>(())
+        }));
+    }
+    for task in tasks {
+        task.await.map_err(|e| e.to_string())??;
+    }
+    Ok((count.get(), start.elapsed()))
+}
+
+async fn run(plan: &Plan) -> Result<Value, String> {
+    let spawned = Instant::now();
+    let conn = Rc::new(Conn::spawn(&plan.command)?);
+    let (init, _) = conn
+        .request(
+            "initialize",
+            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolwire-loadgen","version":"1"}}"#,
+        )
+        .await?;
+    if !init.message["result"]["protocolVersion"].is_string() {
+        return Err(format!("initialize failed: {}", init.message));
+    }
+    let startup_ms = spawned.elapsed().as_secs_f64() * 1e3;
+    conn.notify("notifications/initialized");
+    let pid = conn.pid;
+
+    // Warm up (JITs, caches, allocator).
+    for n in 0..500 {
+        echo(&conn, n).await?;
+    }
+
+    // Sequential: one call at a time.
+    let mut latencies = Vec::new();
+    let start = Instant::now();
+    let mut n = 1_000_000;
+    while start.elapsed() < plan.phase {
+        latencies.push(echo(&conn, n).await?);
+        n += 1;
+    }
+    let seq_elapsed = start.elapsed();
+    latencies.sort();
+    let sequential = json!({
+        "calls": latencies.len(),
+        "calls_per_s": round(latencies.len() as f64 / seq_elapsed.as_secs_f64(), 0),
+        "p50_us": round(percentile_us(&latencies, 0.50), 1),
+        "p99_us": round(percentile_us(&latencies, 0.99), 1),
+        "p999_us": round(percentile_us(&latencies, 0.999), 1),
+    });
+
+    // Pipelined: K calls in flight; server CPU per call from /proc.
+    let cpu_before = proc_stats::cpu_time(pid);
+    let (calls, elapsed) = {
+        let conn = conn.clone();
+        closed_loop(plan.pipeline, plan.phase, move |n| {
+            let conn = conn.clone();
+            async move { echo(&conn, 2_000_000 + n).await.map(|_| ()) }
+        })
+        .await?
+    };
+    let cpu_after = proc_stats::cpu_time(pid);
+    let cpu_us_per_call = match (cpu_before, cpu_after) {
+        (Some(b), Some(a)) if calls > 0 => round((a - b).as_secs_f64() * 1e6 / calls as f64, 2),
+        _ => f64::NAN,
+    };
+    let pipelined = json!({
+        "in_flight": plan.pipeline,
+        "calls": calls,
+        "calls_per_s": round(calls as f64 / elapsed.as_secs_f64(), 0),
+        "server_cpu_us_per_call": cpu_us_per_call,
+    });
+
+    // Slow tool: K concurrent calls of a tool that sleeps `slow_ms`.
+    let (calls, elapsed) = {
+        let conn = conn.clone();
+        let ms = plan.slow_ms;
+        closed_loop(plan.slow_concurrency, plan.phase, move |_| {
+            let conn = conn.clone();
+            async move { sleep_call(&conn, ms).await }
+        })
+        .await?
+    };
+    let ideal = plan.slow_concurrency as f64 * 1000.0 / plan.slow_ms as f64;
+    let slow_rate = calls as f64 / elapsed.as_secs_f64();
+    let slow = json!({
+        "concurrency": plan.slow_concurrency,
+        "sleep_ms": plan.slow_ms,
+        "calls_per_s": round(slow_rate, 0),
+        "ideal_calls_per_s": ideal,
+        "efficiency": round(slow_rate / ideal, 3),
+    });
+
+    // tools/list, one at a time.
+    let mut list_latencies = Vec::new();
+    let mut tool_count = 0;
+    let start = Instant::now();
+    while start.elapsed() < plan.phase / 2 || list_latencies.is_empty() {
+        let (answer, sent) = conn.request("tools/list", "{}").await?;
+        let tools = answer.message["result"]["tools"]
+            .as_array()
+            .ok_or_else(|| format!("tools/list failed: {}", answer.message))?;
+        tool_count = tools.len();
+        if tool_count < 102 {
+            return Err(format!(
+                "tools/list has {tool_count} tools; the benchmark needs echo, sleep and 100 more"
+            ));
+        }
+        list_latencies.push(answer.at.duration_since(sent));
+    }
+    list_latencies.sort();
+    let list = json!({
+        "tools": tool_count,
+        "calls": list_latencies.len(),
+        "p50_us": round(percentile_us(&list_latencies, 0.5), 1),
+        "p99_us": round(percentile_us(&list_latencies, 0.99), 1),
+    });
+
+    let peak_rss_kib = proc_stats::peak_rss_kib(pid);
+
+    // Memory per call with N calls in flight at once.
+    let inflight = if plan.inflight > 0 {
+        Some(hold_in_flight(&conn, plan.inflight).await?)
+    } else {
+        None
+    };
+
+    let notifications = conn.notifications.get();
+    let conn = Rc::try_unwrap(conn).map_err(|_| "connection still shared")?;
+    conn.close().await?;
+    Ok(json!({
+        "startup_ms": round(startup_ms, 1),
+        "sequential": sequential,
+        "pipelined": pipelined,
+        "slow_tool": slow,
+        "tools_list": list,
+        "peak_rss_kib": peak_rss_kib,
+        "inflight": inflight,
+        "unsolicited_notifications": notifications,
+        "errors": 0,
+    }))
+}
+
+async fn hold_in_flight(conn: &Rc<Conn>, count: usize) -> Result<Value, String> {
+    let hold_ms = 6000;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let baseline = proc_stats::rss_kib(conn.pid).ok_or("no /proc status")?;
+    let mut tasks = Vec::with_capacity(count);
+    for _ in 0..count {
+        let conn = conn.clone();
+        tasks.push(tokio::task::spawn_local(async move {
+            sleep_call(&conn, hold_ms).await
+        }));
+    }
+    // Let every request reach the server, then read its memory while all are held.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let held = proc_stats::rss_kib(conn.pid).ok_or("no /proc status")?;
+    for task in tasks {
+        task.await.map_err(|e| e.to_string())??;
+    }
+    let per_call = (held.saturating_sub(baseline) as f64 * 1024.0) / count as f64;
+    Ok(json!({
+        "calls": count,
+        "rss_before_kib": baseline,
+        "rss_held_kib": held,
+        "bytes_per_call": round(per_call, 0),
+    }))
+}
