@@ -14,6 +14,11 @@ use crate::{Context, ToolOutput};
 /// The engine calls it with validated arguments (they satisfy the tool's `inputSchema`).
 /// Returning `Err` gives the client an `isError: true` result with the error's message; a
 /// panic is caught and reported the same way without details.
+///
+/// The call's future is first polled inline, where the frame was received, so a handler that
+/// finishes at once costs no task spawn; if it is pending it continues as its own task. As
+/// everywhere in async Rust, do blocking or CPU-heavy work in `tokio::task::spawn_blocking`,
+/// or it holds up the session until its first `.await`.
 #[async_trait]
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs one call.

@@ -11,10 +11,17 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
-/// An answer and the moment it was read.
+/// An answer (its raw JSON line) and the moment it was read.
 pub struct Answer {
-    pub message: Value,
+    pub line: Vec<u8>,
     pub at: Instant,
+}
+
+impl Answer {
+    /// The whole message as JSON (for the phases that need more than a text).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.line).unwrap_or(Value::Null)
+    }
 }
 
 type Pending = Rc<RefCell<HashMap<u64, oneshot::Sender<Answer>>>>;
@@ -30,8 +37,8 @@ pub struct Conn {
 
 #[derive(Deserialize)]
 struct Envelope {
-    id: Option<Value>,
-    method: Option<String>,
+    id: Option<u64>,
+    method: Option<serde::de::IgnoredAny>,
 }
 
 impl Conn {
@@ -72,24 +79,34 @@ impl Conn {
             let pending = pending.clone();
             let notifications = notifications.clone();
             tokio::task::spawn_local(async move {
-                let mut lines = BufReader::with_capacity(256 * 1024, stdout).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+                loop {
+                    let mut line = Vec::with_capacity(256);
+                    match reader.read_until(b'\n', &mut line).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => {}
+                    }
                     let at = Instant::now();
-                    let Ok(envelope) = serde_json::from_str::<Envelope>(&line) else {
-                        eprintln!("loadgen: the server wrote a line that is not JSON-RPC: {line}");
+                    let Ok(envelope) = serde_json::from_slice::<Envelope>(&line) else {
+                        eprintln!(
+                            "loadgen: the server wrote a line that is not JSON-RPC: {}",
+                            String::from_utf8_lossy(&line)
+                        );
                         continue;
                     };
                     if envelope.method.is_some() {
                         notifications.set(notifications.get() + 1);
                         continue;
                     }
-                    let Some(id) = envelope.id.as_ref().and_then(Value::as_u64) else {
-                        eprintln!("loadgen: an answer without a numeric id: {line}");
+                    let Some(id) = envelope.id else {
+                        eprintln!(
+                            "loadgen: an answer without a numeric id: {}",
+                            String::from_utf8_lossy(&line)
+                        );
                         continue;
                     };
                     if let Some(waiter) = pending.borrow_mut().remove(&id) {
-                        let message = serde_json::from_str(&line).unwrap_or(Value::Null);
-                        let _ = waiter.send(Answer { message, at });
+                        let _ = waiter.send(Answer { line, at });
                     }
                 }
             });
@@ -105,7 +122,12 @@ impl Conn {
     }
 
     /// Sends a request (params as a JSON text) and waits for its answer.
-    pub async fn request(&self, method: &str, params: &str) -> Result<(Answer, Instant), String> {
+    /// Returns the answer, when the request was sent, and its id.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: &str,
+    ) -> Result<(Answer, Instant, u64), String> {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
@@ -120,13 +142,8 @@ impl Conn {
         let answer = rx
             .await
             .map_err(|_| format!("no answer to {method} id {id}: the server closed its stdout"))?;
-        if answer.message.get("id").and_then(Value::as_u64) != Some(id) {
-            return Err(format!(
-                "answer with the wrong id for {id}: {}",
-                answer.message
-            ));
-        }
-        Ok((answer, sent))
+        // The reader routed it by id; check_call re-checks the id in the text itself.
+        Ok((answer, sent, id))
     }
 
     pub fn notify(&self, method: &str) {

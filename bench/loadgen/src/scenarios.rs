@@ -4,43 +4,79 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::Plan;
-use crate::conn::Conn;
+use crate::conn::{Answer, Conn};
 use crate::proc_stats;
 
 pub async fn run_all(plan: &Plan) -> Result<Value, String> {
     tokio::task::LocalSet::new().run_until(run(plan)).await
 }
 
-fn text_of(message: &Value) -> Result<&str, String> {
-    let result = message
-        .get("result")
-        .ok_or_else(|| format!("an error instead of a result: {message}"))?;
-    if result.get("isError") == Some(&Value::Bool(true)) {
-        return Err(format!("an isError result: {message}"));
+/// The parts of a `tools/call` answer that are checked, read without building a tree.
+#[derive(Deserialize)]
+struct CallAnswer<'a> {
+    id: u64,
+    #[serde(borrow)]
+    result: Option<CallResult<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CallResult<'a> {
+    #[serde(borrow)]
+    content: Vec<TextBlock<'a>>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct TextBlock<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// Checks a `tools/call` answer: the right id, a result that is not an error, and (when
+/// given) the expected text.
+fn check_call(answer: &Answer, id: u64, expected: Option<&str>) -> Result<(), String> {
+    let bad = |why: &str| format!("{why}: {}", String::from_utf8_lossy(&answer.line));
+    let parsed: CallAnswer<'_> =
+        serde_json::from_slice(&answer.line).map_err(|e| bad(&e.to_string()))?;
+    if parsed.id != id {
+        return Err(bad(&format!("expected id {id}")));
     }
-    result["content"][0]["text"]
-        .as_str()
-        .ok_or_else(|| format!("no text content: {message}"))
+    let result = parsed
+        .result
+        .ok_or_else(|| bad("an error instead of a result"))?;
+    if result.is_error == Some(true) {
+        return Err(bad("an isError result"));
+    }
+    let text = result
+        .content
+        .first()
+        .and_then(|b| b.text.as_deref())
+        .ok_or_else(|| bad("no text content"))?;
+    match expected {
+        Some(expected) if text != expected => Err(bad(&format!("expected text {expected:?}"))),
+        _ => Ok(()),
+    }
 }
 
 /// One verified echo call; returns its latency.
 async fn echo(conn: &Conn, n: u64) -> Result<Duration, String> {
     let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
-    let (answer, sent) = conn.request("tools/call", &params).await?;
-    let text = text_of(&answer.message)?;
-    if text != format!("m{n}") {
-        return Err(format!("echo m{n} answered {text:?}"));
-    }
+    let (answer, sent, id) = conn.request("tools/call", &params).await?;
+    check_call(&answer, id, Some(&format!("m{n}")))?;
     Ok(answer.at.duration_since(sent))
 }
 
 async fn sleep_call(conn: &Conn, ms: u64) -> Result<(), String> {
     let params = format!(r#"{{"name":"sleep","arguments":{{"ms":{ms}}}}}"#);
-    let (answer, _) = conn.request("tools/call", &params).await?;
-    text_of(&answer.message).map(|_| ())
+    let (answer, _, id) = conn.request("tools/call", &params).await?;
+    check_call(&answer, id, None)
 }
 
 fn percentile_us(sorted: &[Duration], q: f64) -> f64 {
@@ -91,14 +127,15 @@ where
 async fn run(plan: &Plan) -> Result<Value, String> {
     let spawned = Instant::now();
     let conn = Rc::new(Conn::spawn(&plan.command)?);
-    let (init, _) = conn
+    let (init, _, _) = conn
         .request(
             "initialize",
             r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolwire-loadgen","version":"1"}}"#,
         )
         .await?;
-    if !init.message["result"]["protocolVersion"].is_string() {
-        return Err(format!("initialize failed: {}", init.message));
+    let init = init.json();
+    if !init["result"]["protocolVersion"].is_string() {
+        return Err(format!("initialize failed: {init}"));
     }
     let startup_ms = spawned.elapsed().as_secs_f64() * 1e3;
     conn.notify("notifications/initialized");
@@ -127,8 +164,9 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         "p999_us": round(percentile_us(&latencies, 0.999), 1),
     });
 
-    // Pipelined: K calls in flight; server CPU per call from /proc.
+    // Pipelined: K calls in flight; server (and our own) CPU per call from /proc.
     let cpu_before = proc_stats::cpu_time(pid);
+    let own_before = proc_stats::cpu_time(std::process::id());
     let (calls, elapsed) = {
         let conn = conn.clone();
         closed_loop(plan.pipeline, plan.phase, move |n| {
@@ -138,15 +176,19 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         .await?
     };
     let cpu_after = proc_stats::cpu_time(pid);
-    let cpu_us_per_call = match (cpu_before, cpu_after) {
+    let own_after = proc_stats::cpu_time(std::process::id());
+    let per_call = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
         (Some(b), Some(a)) if calls > 0 => round((a - b).as_secs_f64() * 1e6 / calls as f64, 2),
         _ => f64::NAN,
     };
+    let cpu_us_per_call = per_call(cpu_before, cpu_after);
+    let client_cpu_us_per_call = per_call(own_before, own_after);
     let pipelined = json!({
         "in_flight": plan.pipeline,
         "calls": calls,
         "calls_per_s": round(calls as f64 / elapsed.as_secs_f64(), 0),
         "server_cpu_us_per_call": cpu_us_per_call,
+        "client_cpu_us_per_call": client_cpu_us_per_call,
     });
 
     // Slow tool: K concurrent calls of a tool that sleeps `slow_ms`.
@@ -174,10 +216,11 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     let mut tool_count = 0;
     let start = Instant::now();
     while start.elapsed() < plan.phase / 2 || list_latencies.is_empty() {
-        let (answer, sent) = conn.request("tools/list", "{}").await?;
-        let tools = answer.message["result"]["tools"]
+        let (answer, sent, _) = conn.request("tools/list", "{}").await?;
+        let message = answer.json();
+        let tools = message["result"]["tools"]
             .as_array()
-            .ok_or_else(|| format!("tools/list failed: {}", answer.message))?;
+            .ok_or_else(|| format!("tools/list failed: {message}"))?;
         tool_count = tools.len();
         if tool_count < 102 {
             return Err(format!(

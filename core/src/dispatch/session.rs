@@ -476,19 +476,26 @@ impl SessionShared {
             Some(after) => Bound::Excluded(after.as_str()),
             None => Bound::Unbounded,
         };
+        // Each entry is serialised once per version; a page is their concatenation.
         let mut page = snapshot.range::<str, _>((lower, Bound::Unbounded));
-        let tools: Vec<Value> = page
-            .by_ref()
-            .take(page_size)
-            .map(|(_, tool)| tool.def.to_json(version))
-            .collect();
-        let mut result = Map::with_capacity(2);
-        let more = page.next().is_some();
-        if more && let Some(last) = tools.last().and_then(|t| t["name"].as_str()) {
-            result.insert("nextCursor".into(), Value::from(encode_cursor(last)));
+        let mut json = String::from(r#"{"tools":["#);
+        let mut last = None;
+        for (index, (name, tool)) in page.by_ref().take(page_size).enumerate() {
+            if index > 0 {
+                json.push(',');
+            }
+            json.push_str(tool.listing(version));
+            last = Some(name.as_str());
         }
-        result.insert("tools".into(), Value::Array(tools));
-        responder.result(&result);
+        json.push(']');
+        if let Some(last) = last
+            && page.next().is_some()
+        {
+            json.push_str(r#","nextCursor":"#);
+            json.push_str(&Value::from(encode_cursor(last)).to_string());
+        }
+        json.push('}');
+        responder.result_json(&json);
     }
 
     fn set_log_level(&self, responder: Responder, params: Option<Value>) {

@@ -33,6 +33,11 @@ impl ProtocolVersion {
         Self::ALL.into_iter().find(|v| v.as_str() == text)
     }
 
+    /// Position in [`ALL`](Self::ALL), for per-version tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The revision string.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -6,13 +6,13 @@
 mod schema;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use tokio::sync::watch;
 
 use crate::dispatch::Limiter;
-use crate::protocol::Tool;
 use crate::protocol::tool::valid_tool_name;
+use crate::protocol::{ProtocolVersion, Tool};
 use crate::{Error, ToolHandler};
 pub(crate) use schema::{CompiledSchema, describe_violations};
 
@@ -23,6 +23,15 @@ pub(crate) struct RegisteredTool {
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) limiter: Option<Limiter>,
+    /// The `tools/list` entry, serialised once per protocol version on first use.
+    listing: [OnceLock<String>; ProtocolVersion::ALL.len()],
+}
+
+impl RegisteredTool {
+    /// This tool's `tools/list` entry (compact JSON) for `version`.
+    pub(crate) fn listing(&self, version: ProtocolVersion) -> &str {
+        self.listing[version.index()].get_or_init(|| self.def.to_json(version).to_string())
+    }
 }
 
 pub(crate) type ToolMap = BTreeMap<String, Arc<RegisteredTool>>;
@@ -73,6 +82,7 @@ impl ToolRegistry {
             output,
             handler,
             limiter,
+            listing: Default::default(),
         })
     }
 

@@ -2,6 +2,8 @@
 
 use tokio_util::sync::CancellationToken;
 
+const FRAMES_PER_YIELD: usize = 16;
+
 use super::{FrameError, FrameReader, FrameWriter, Transport, stdio};
 use crate::{Error, Server};
 
@@ -35,7 +37,16 @@ impl Server {
         });
 
         let mut outcome = Ok(());
+        let mut since_yield = 0usize;
         loop {
+            // Under a burst of buffered frames, let the writer run now and then, so answers
+            // start flowing back while the rest of the burst is handled (both ends overlap
+            // instead of taking turns).
+            since_yield += 1;
+            if since_yield >= FRAMES_PER_YIELD {
+                since_yield = 0;
+                tokio::task::yield_now().await;
+            }
             let frame = tokio::select! {
                 frame = reader.read_frame() => frame,
                 () = writer_failed.cancelled() => break,

@@ -13,4 +13,6 @@ pub use codes::{ErrorCode, ErrorObject};
 pub use id::RequestId;
 pub use limits::{Limits, check_depth};
 pub use message::{Frame, Inbound, Rejection, parse_frame};
-pub(crate) use outbound::{error_frame, notification_frame, request_frame, result_frame};
+pub(crate) use outbound::{
+    error_frame, notification_frame, request_frame, result_frame, result_frame_raw,
+};

@@ -57,6 +57,18 @@ pub(crate) fn result_frame<T: Serialize + ?Sized>(id: &RequestId, result: &T) ->
     })
 }
 
+/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result that is already compact JSON.
+pub(crate) fn result_frame_raw(id: &RequestId, result: &str) -> String {
+    let id = to_frame(id);
+    let mut frame = String::with_capacity(result.len() + id.len() + 32);
+    frame.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    frame.push_str(&id);
+    frame.push_str(r#","result":"#);
+    frame.push_str(result);
+    frame.push('}');
+    frame
+}
+
 /// `{"jsonrpc":"2.0","id":…|null,"error":…}`
 pub(crate) fn error_frame(id: Option<&RequestId>, error: &ErrorObject) -> String {
     to_frame(&ErrorOut {

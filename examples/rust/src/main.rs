@@ -2,18 +2,27 @@
 
 use std::process::ExitCode;
 
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
 const USAGE: &str = "usage: toolwire-demo [--extra-tools N] [--http PORT]";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     // Logs go to stderr: stdout carries nothing but protocol.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLWIRE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+    // TOOLWIRE_LOG takes `level` or `target=level,…` (tracing's `Targets` syntax, no regex).
+    let filter: Targets = std::env::var("TOOLWIRE_LOG")
+        .ok()
+        .and_then(|spec| spec.parse().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN));
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
         )
+        .with(filter)
         .init();
 
     let mut extra_tools = 0;
