@@ -80,13 +80,16 @@ impl Conn {
             let notifications = notifications.clone();
             tokio::task::spawn_local(async move {
                 let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+                // One large buffer, reused: a long answer is not timed through repeated regrowth.
+                let mut buffer = Vec::with_capacity(1024 * 1024);
                 loop {
-                    let mut line = Vec::with_capacity(256);
-                    match reader.read_until(b'\n', &mut line).await {
+                    buffer.clear();
+                    match reader.read_until(b'\n', &mut buffer).await {
                         Ok(0) | Err(_) => return,
                         Ok(_) => {}
                     }
                     let at = Instant::now();
+                    let line = buffer.clone();
                     let Ok(envelope) = serde_json::from_slice::<Envelope>(&line) else {
                         eprintln!(
                             "loadgen: the server wrote a line that is not JSON-RPC: {}",
