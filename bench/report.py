@@ -11,9 +11,16 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
-SERVERS = ["toolwire-rust", "rmcp", "ts-sdk", "python-sdk"]
-LABEL = {"toolwire-rust": "toolwire (Rust handlers)", "rmcp": "rmcp", "ts-sdk": "TypeScript SDK", "python-sdk": "Python SDK"}
+LABEL = {
+    "toolwire-rust": "toolwire, Rust handlers",
+    "toolwire-python": "toolwire, Python handlers",
+    "rmcp": "rmcp",
+    "ts-sdk": "TypeScript SDK",
+    "python-sdk": "Python SDK",
+}
+ANCHORS = ["rmcp", "ts-sdk", "python-sdk"]
 
 
 def load(folder: Path) -> dict[str, list[dict]]:
@@ -24,19 +31,8 @@ def load(folder: Path) -> dict[str, list[dict]]:
             sys.exit(f"{path.name}: the run failed: {data['error']}")
         if data.get("errors", 0) != 0:
             sys.exit(f"{path.name}: {data['errors']} errors")
-        name = path.stem.rsplit("-", 1)[0]
-        results.setdefault(name, []).append(data)
+        results.setdefault(path.stem.rsplit("-", 1)[0], []).append(data)
     return results
-
-
-def median(runs: list[dict], *keys: str) -> float:
-    values = []
-    for run in runs:
-        value = run
-        for key in keys:
-            value = value[key]
-        values.append(value)
-    return statistics.median(values)
 
 
 def version(cmd: list[str]) -> str:
@@ -59,78 +55,106 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({model}), {mem:.0f} GiB, Linux {platform.release()}"
 
 
-def fmt(value: float, digits: int = 0) -> str:
-    if digits == 0:
-        return f"{value:,.0f}"
+METRICS: dict[str, tuple[str, Callable[[dict], float], int]] = {
+    "pipe": ("pipelined calls/s (64 in flight)", lambda r: r["pipelined"]["calls_per_s"], 0),
+    "seq": ("sequential calls/s", lambda r: r["sequential"]["calls_per_s"], 0),
+    "p50": ("sequential p50, µs", lambda r: r["sequential"]["p50_us"], 1),
+    "p99": ("sequential p99, µs", lambda r: r["sequential"]["p99_us"], 1),
+    "cpu": ("server CPU per call, µs", lambda r: r["pipelined"]["server_cpu_us_per_call"], 2),
+    "client": ("load generator CPU per call, µs", lambda r: r["pipelined"]["client_cpu_us_per_call"], 2),
+    "list": ("tools/list p50, µs", lambda r: r["tools_list"]["p50_us"], 1),
+    "slow": ("slow tool, share of ideal", lambda r: r["slow_tool"]["efficiency"], 3),
+    "rss": ("peak RSS, KiB", lambda r: r["peak_rss_kib"], 0),
+}
+
+
+def fmt(value: float, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
 
 def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
-    for name in SERVERS:
-        if name not in results:
-            sys.exit(f"no results for {name}")
-    m = {name: results[name] for name in SERVERS}
-    tw, rm, ts, py = (m[n] for n in SERVERS)
-    pipe = {n: median(m[n], "pipelined", "calls_per_s") for n in SERVERS}
-    seq = {n: median(m[n], "sequential", "calls_per_s") for n in SERVERS}
-    p50 = {n: median(m[n], "sequential", "p50_us") for n in SERVERS}
-    p99 = {n: median(m[n], "sequential", "p99_us") for n in SERVERS}
-    cpu = {n: median(m[n], "pipelined", "server_cpu_us_per_call") for n in SERVERS}
-    client = {n: median(m[n], "pipelined", "client_cpu_us_per_call") for n in SERVERS}
-    lst = {n: median(m[n], "tools_list", "p50_us") for n in SERVERS}
-    slow = {n: median(m[n], "slow_tool", "efficiency") for n in SERVERS}
-    rss = {n: median(m[n], "peak_rss_kib") for n in SERVERS}
+    servers = [s for s in LABEL if s in results]
+    med = {s: {k: statistics.median(get(r) for r in results[s]) for k, (_, get, _) in METRICS.items()} for s in servers}
     inflight = results.get("inflight-toolwire-rust", [])
-    per_call = median(inflight, "inflight", "bytes_per_call") if inflight else float("nan")
+    per_call = statistics.median(r["inflight"]["bytes_per_call"] for r in inflight) if inflight else float("nan")
 
-    def check(ok: bool) -> str:
-        return "met" if ok else "**missed**"
+    rows: list[str] = []
 
-    rows = [
-        ("pipelined calls/s (64 in flight)", pipe, 0, f"{pipe['toolwire-rust'] / pipe['rmcp']:.1f}× rmcp, {pipe['toolwire-rust'] / pipe['ts-sdk']:.1f}× TS",
-         "≥ 10× rmcp, ≥ 4× TS", check(pipe["toolwire-rust"] >= 10 * pipe["rmcp"] and pipe["toolwire-rust"] >= 4 * pipe["ts-sdk"])),
-        ("sequential calls/s", seq, 0, f"{seq['toolwire-rust'] / seq['rmcp']:.1f}× rmcp, {seq['toolwire-rust'] / seq['ts-sdk']:.1f}× TS", "", ""),
-        ("sequential p50 latency, µs", p50, 1, f"{p50['toolwire-rust']:.1f} µs", "≤ 25 µs", check(p50["toolwire-rust"] <= 25)),
-        ("sequential p99 latency, µs", p99, 1, "", "", ""),
-        ("server CPU per call, µs (pipelined)", cpu, 2, f"{cpu['toolwire-rust'] / cpu['rmcp']:.2f}× rmcp", "≤ 5 µs", check(cpu["toolwire-rust"] <= 5)),
-        ("load generator CPU per call, µs", client, 2, "", "(the client's own cost)", ""),
-        ("tools/list p50 (102+ tools), µs", lst, 1, f"{lst['toolwire-rust'] / lst['rmcp']:.2f}× rmcp", "≤ 0.25× rmcp", check(lst["toolwire-rust"] <= 0.25 * lst["rmcp"])),
-        ("slow tool (10 ms, 64 concurrent), share of ideal", slow, 3, f"{slow['toolwire-rust']:.3f}", "≥ 0.90", check(slow["toolwire-rust"] >= 0.90)),
-        ("peak RSS, KiB", rss, 0, f"{rss['toolwire-rust'] / rss['rmcp']:.2f}× rmcp", "≤ 1× anchor", check(rss["toolwire-rust"] <= rss["rmcp"])),
-    ]
+    def ratio(server: str, metric: str, anchor: str, goal: str, ok: Callable[[float], bool]) -> None:
+        if server not in med or anchor not in med:
+            return
+        title, _, digits = METRICS[metric]
+        mine, theirs = med[server][metric], med[anchor][metric]
+        value = mine / theirs
+        verdict = "met" if ok(value) else "**missed**"
+        rows.append(
+            f"| {LABEL[server]} | {title} | {fmt(mine, digits)} | {LABEL[anchor]} | {fmt(theirs, digits)} "
+            f"| {value:.2f}× | {goal} | {verdict} |"
+        )
+
+    def absolute(server: str, metric: str, goal: str, ok: Callable[[float], bool], value: float | None = None) -> None:
+        if server not in med and value is None:
+            return
+        title, _, digits = METRICS.get(metric, (metric, None, 0))
+        mine = med[server][metric] if value is None else value
+        verdict = "met" if ok(mine) else "**missed**"
+        rows.append(f"| {LABEL[server]} | {title} | {fmt(mine, digits)} | | | | {goal} | {verdict} |")
+
+    ratio("toolwire-rust", "pipe", "rmcp", "≥ 10×", lambda v: v >= 10)
+    ratio("toolwire-rust", "pipe", "ts-sdk", "≥ 4×", lambda v: v >= 4)
+    absolute("toolwire-rust", "p50", "≤ 25 µs", lambda v: v <= 25)
+    absolute("toolwire-rust", "cpu", "≤ 5 µs", lambda v: v <= 5)
+    ratio("toolwire-rust", "list", "rmcp", "≤ 0.25×", lambda v: v <= 0.25)
+    absolute("toolwire-rust", "slow", "≥ 0.90", lambda v: v >= 0.90)
+    ratio("toolwire-rust", "rss", "rmcp", "≤ 1×", lambda v: v <= 1)
+    absolute(
+        "toolwire-rust", "memory per call, 10,000 calls in flight, bytes", "≤ 10,240", lambda v: v <= 10240, per_call
+    )
+    ratio("toolwire-python", "pipe", "python-sdk", "≥ 10×", lambda v: v >= 10)
+    ratio("toolwire-python", "seq", "python-sdk", "≥ 5×", lambda v: v >= 5)
+    absolute("toolwire-python", "slow", "≥ 0.90", lambda v: v >= 0.90)
+    ratio("toolwire-python", "rss", "python-sdk", "≤ 1×", lambda v: v <= 1)
+
     lines = [
         "# Benchmarks",
         "",
         "End-to-end over stdio: the load generator (`bench/loadgen`) spawns each server, performs the",
         "handshake, and runs timed phases, verifying every answer (id and content; any error fails the",
         "run). Servers run one after another in rotating order; each figure is the median of the rounds.",
-        "All servers expose `echo`, a `sleep` tool and 100 extra tools. Ratios compare toolwire with",
-        "the anchor its target names.",
+        "Every server exposes `echo`, a `sleep` tool and 100 extra tools.",
         "",
         f"Command: `{command}`  ",
         f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}  ",
         f"Machine: {machine()}  ",
-        f"Rounds: {len(tw)}",
+        f"Rounds: {len(results[servers[0]])}",
         "",
-        "| metric | " + " | ".join(LABEL[n] for n in SERVERS) + " | toolwire vs anchor | target | |",
-        "|---|" + "---:|" * len(SERVERS) + "---|---|---|",
+        "## Targets",
+        "",
+        "| toolwire server | metric | toolwire | anchor | anchor's | ratio | target | |",
+        "|---|---|---:|---|---:|---:|---|---|",
+        *rows,
+        "",
+        "## All figures (medians)",
+        "",
+        "| metric | " + " | ".join(LABEL[s] for s in servers) + " |",
+        "|---|" + "---:|" * len(servers),
     ]
-    for title, values, digits, ratio, goal, verdict in rows:
-        lines.append(f"| {title} | " + " | ".join(fmt(values[n], digits) for n in SERVERS) + f" | {ratio} | {goal} | {verdict} |")
-    lines.append(
-        f"| memory per call with 10,000 calls in flight, bytes | {fmt(per_call)} | | | | | ≤ 10,240 | {check(per_call <= 10240)} |"
-    )
+    for key, (title, _, digits) in METRICS.items():
+        lines.append(f"| {title} | " + " | ".join(fmt(med[s][key], digits) for s in servers) + " |")
     lines += [
         "",
-        "Versions: " + ", ".join([
-            f"toolwire {version(['cargo', 'pkgid', '-p', 'toolwire']).rsplit('@', 1)[-1].rsplit('#', 1)[-1]}",
-            "rmcp 3.9.0",
-            "@modelcontextprotocol/sdk 1.32.2 (zod 4.6.7)",
-            "mcp 2.3.0 (Python)",
-            version(["rustc", "--version"]),
-            f"node {version(['node', '--version'])}",
-            version([sys.executable, "--version"]),
-        ]),
+        "Versions: "
+        + ", ".join(
+            [
+                "toolwire 0.1.0",
+                "rmcp 3.9.0",
+                "@modelcontextprotocol/sdk 1.32.2 (zod 4.6.7)",
+                "mcp 2.3.0 (Python)",
+                version(["rustc", "--version"]),
+                f"node {version(['node', '--version'])}",
+                version([sys.executable, "--version"]),
+            ]
+        ),
         "",
     ]
     notes = Path(__file__).with_name("NOTES.md")
@@ -148,7 +172,7 @@ def main() -> None:
     parser.add_argument("--command", default="bench/run")
     args = parser.parse_args()
     results = load(args.folder)
-    missing = [n for n in SERVERS if n not in results]
+    missing = [n for n in ["toolwire-rust", *ANCHORS] if n not in results]
     if missing:
         sys.exit(f"no results for {', '.join(missing)}")
     if args.check:

@@ -1,0 +1,83 @@
+"""The native engine module. Use the `toolwire` package's API; these are its building blocks."""
+
+from typing import Any, Callable, Optional, Union
+
+class ToolwireError(Exception):
+    """Base class of the engine's errors."""
+
+class RegistrationError(ToolwireError):
+    """A tool definition was refused (invalid name, invalid schema, duplicate)."""
+
+class CapabilityError(ToolwireError):
+    """The client did not declare the capability a request to it needs."""
+
+class ClientRequestError(ToolwireError):
+    """The client answered a request with an error."""
+
+    code: int
+    data: Any
+
+class SessionClosedError(ToolwireError):
+    """The session ended before the operation finished."""
+
+class TransportError(ToolwireError):
+    """Reading or writing the transport failed."""
+
+class NativeContext:
+    """One tool call's context."""
+
+    @property
+    def cancelled(self) -> bool: ...
+    @property
+    def request_id(self) -> Union[int, str]: ...
+    @property
+    def tool_name(self) -> str: ...
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def client_info(self) -> Optional[dict[str, Any]]: ...
+    @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> bool: ...
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool: ...
+    def client_request(self, kind: str, params: Any, event_loop: Any, timeout_ms: Optional[int] = None) -> Any:
+        """`kind` is "sample", "elicit", "roots" or a method name; returns an asyncio future."""
+    def wait_cancelled(self, event_loop: Any) -> Any:
+        """An asyncio future that completes when the call is cancelled."""
+
+class NativeSession:
+    """A session for a transport of the caller's own."""
+
+    def handle_frame(self, frame: bytes) -> None: ...
+    def recv(self, timeout: float = 10.0) -> Optional[str]: ...
+    def shutdown(self) -> None: ...
+    @property
+    def protocol_version(self) -> Optional[str]: ...
+
+class NativeServer:
+    """The engine's server."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        instructions: Optional[str] = None,
+        title: Optional[str] = None,
+        page_size: Optional[int] = None,
+        default_tool_timeout_ms: Optional[int] = None,
+        max_concurrent_calls: Optional[int] = None,
+        max_frame_bytes: Optional[int] = None,
+        max_depth: Optional[int] = None,
+    ) -> None: ...
+    def add_tool(
+        self,
+        definition: dict[str, Any],
+        func: Callable[[NativeContext, dict[str, Any]], Any],
+        is_async: bool,
+        timeout_ms: Optional[int] = None,
+        max_concurrency: Optional[int] = None,
+    ) -> None: ...
+    def remove_tool(self, name: str) -> bool: ...
+    def tool_names(self) -> list[str]: ...
+    def serve_stdio(self, event_loop: Any) -> None: ...
+    def session(self, event_loop: Any) -> NativeSession: ...

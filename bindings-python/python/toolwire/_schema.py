@@ -1,0 +1,322 @@
+"""JSON Schema from Python type hints and docstrings, and arguments back into those types."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import json
+import re
+import sys
+import typing
+from typing import Any, Callable, Union
+
+try:  # Python 3.10+
+    from types import NoneType, UnionType
+except ImportError:  # pragma: no cover - Python 3.9
+    NoneType = type(None)  # type: ignore[misc]
+    UnionType = None  # type: ignore[assignment,misc]
+
+_SCALARS: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    NoneType: {"type": "null"},
+    type(None): {"type": "null"},
+}
+
+
+def _pydantic_model(tp: Any) -> bool:
+    model = sys.modules.get("pydantic")
+    return model is not None and isinstance(tp, type) and issubclass(tp, model.BaseModel)
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__annotations__") and hasattr(tp, "__total__")
+
+
+def _is_union(origin: Any) -> bool:
+    return origin is Union or (UnionType is not None and origin is UnionType)
+
+
+class SchemaBuilder:
+    """Builds schemas; named types (dataclasses, TypedDicts, enums, models) go to `$defs`."""
+
+    def __init__(self) -> None:
+        self.defs: dict[str, Any] = {}
+
+    def schema(self, tp: Any) -> dict[str, Any]:
+        if tp is inspect.Parameter.empty or tp is Any or tp is object:
+            return {}
+        if tp in _SCALARS:
+            return dict(_SCALARS[tp])
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is typing.Annotated:
+            inner = self.schema(args[0])
+            docs = [a for a in args[1:] if isinstance(a, str)]
+            if docs:
+                inner["description"] = docs[0]
+            return inner
+        if _is_union(origin):
+            options = [self.schema(a) for a in args]
+            return {"anyOf": options}
+        if origin is typing.Literal:
+            values = list(args)
+            schema: dict[str, Any] = {"enum": values}
+            kinds = {type(v) for v in values}
+            if len(kinds) == 1 and next(iter(kinds)) in _SCALARS:
+                schema["type"] = _SCALARS[next(iter(kinds))]["type"]
+            return schema
+        if origin in (list, set, frozenset) or tp in (list, set):
+            schema = {"type": "array"}
+            if args:
+                schema["items"] = self.schema(args[0])
+            if origin in (set, frozenset):
+                schema["uniqueItems"] = True
+            return schema
+        if origin is tuple or tp is tuple:
+            if len(args) == 2 and args[1] is Ellipsis:
+                return {"type": "array", "items": self.schema(args[0])}
+            if args:
+                return {
+                    "type": "array",
+                    "prefixItems": [self.schema(a) for a in args],
+                    "minItems": len(args),
+                    "maxItems": len(args),
+                }
+            return {"type": "array"}
+        if origin is dict or tp is dict:
+            schema = {"type": "object"}
+            if len(args) == 2:
+                schema["additionalProperties"] = self.schema(args[1])
+            return schema
+        collections_abc = getattr(origin, "__module__", "") == "collections.abc"
+        if collections_abc and origin.__name__ in ("Sequence", "Iterable", "Collection"):
+            return {"type": "array", "items": self.schema(args[0]) if args else {}}
+        if collections_abc and origin.__name__ == "Mapping":
+            return {"type": "object", "additionalProperties": self.schema(args[1]) if len(args) == 2 else {}}
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            return self._named(tp, lambda: {"enum": [m.value for m in tp]})
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            return self._named(tp, lambda: self._dataclass(tp))
+        if _is_typeddict(tp):
+            return self._named(tp, lambda: self._typeddict(tp))
+        if _pydantic_model(tp):
+            return self._pydantic(tp)
+        raise TypeError(f"cannot derive a JSON Schema for {tp!r}; give the tool an explicit input_schema")
+
+    def _named(self, tp: type, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        name = tp.__name__
+        if name not in self.defs:
+            self.defs[name] = {}  # placeholder: recursive types refer to themselves
+            schema = build()
+            doc = inspect.getdoc(tp)
+            if doc and not (dataclasses.is_dataclass(tp) and doc.startswith(f"{name}(")):
+                schema.setdefault("description", doc.split("\n\n")[0])
+            self.defs[name] = schema
+        return {"$ref": f"#/$defs/{name}"}
+
+    def _dataclass(self, tp: type) -> dict[str, Any]:
+        hints = typing.get_type_hints(tp, include_extras=True)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for field in dataclasses.fields(tp):
+            schema = self.schema(hints.get(field.name, Any))
+            if field.default is not dataclasses.MISSING:
+                _add_default(schema, field.default)
+            elif field.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+                required.append(field.name)
+            properties[field.name] = schema
+        return _object(properties, required)
+
+    def _typeddict(self, tp: type) -> dict[str, Any]:
+        hints = typing.get_type_hints(tp, include_extras=True)
+        required_keys = getattr(tp, "__required_keys__", set(hints))
+        properties = {name: self.schema(hint) for name, hint in hints.items()}
+        return _object(properties, [n for n in hints if n in required_keys])
+
+    def _pydantic(self, tp: type) -> dict[str, Any]:
+        schema = tp.model_json_schema(ref_template="#/$defs/{model}")  # type: ignore[attr-defined]
+        self.defs.update(schema.pop("$defs", {}))
+        name = tp.__name__
+        self.defs[name] = schema
+        return {"$ref": f"#/$defs/{name}"}
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _json_value(value: Any) -> bool:
+    return (
+        value is None
+        or isinstance(value, (str, int, float, bool))
+        or (
+            isinstance(value, (list, tuple, dict))
+            and all(_json_value(v) for v in (value.values() if isinstance(value, dict) else value))
+        )
+    )
+
+
+def _add_default(schema: dict[str, Any], default: Any) -> None:
+    if isinstance(default, enum.Enum):
+        default = default.value
+    if _json_value(default):
+        schema["default"] = list(default) if isinstance(default, tuple) else default
+
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
+_ARG_LINE = re.compile(r"^\s{2,}(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_SECTION = re.compile(r"^\s*\w[\w ]*:\s*$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
+    """The summary (text before any section) and the Args section's per-parameter lines."""
+    if not doc:
+        return None, {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    i = 0
+    while i < len(lines) and not _ARGS_HEADER.match(lines[i]) and not (_SECTION.match(lines[i]) and i > 0):
+        summary.append(lines[i])
+        i += 1
+    current = None
+    for line in lines[i:]:
+        if _ARGS_HEADER.match(line):
+            current = None
+            continue
+        match = _ARG_LINE.match(line)
+        if match:
+            current = match.group(1).lstrip("*")
+            params[current] = match.group(3).strip()
+        elif _SECTION.match(line) and not line.startswith("  "):
+            current = None
+        elif current and line.strip():
+            params[current] += " " + line.strip()
+    text = "\n".join(summary).strip()
+    return (text or None), params
+
+
+@dataclasses.dataclass
+class Signature:
+    """What the engine needs from a tool function."""
+
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    description: str | None
+    context_param: str | None
+    params: dict[str, Any]  # name -> annotation, for converting arguments back
+
+
+def analyse(fn: Callable[..., Any], context_type: type) -> Signature:
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError as err:
+        raise TypeError(
+            f"cannot resolve the type hints of {getattr(fn, '__name__', fn)!r} ({err}); "
+            "define the types it uses at module level, or give an explicit input_schema"
+        ) from err
+    builder = SchemaBuilder()
+    summary, docs = parse_docstring(inspect.getdoc(fn))
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    params: dict[str, Any] = {}
+    context_param = None
+    for name, param in inspect.signature(fn).parameters.items():
+        annotation = hints.get(name, param.annotation)
+        if annotation is context_type or (isinstance(annotation, type) and issubclass(annotation, context_type)):
+            context_param = name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        schema = builder.schema(annotation)
+        if name in docs and "description" not in schema:
+            schema["description"] = docs[name]
+        if param.default is param.empty:
+            required.append(name)
+        else:
+            _add_default(schema, param.default)
+        properties[name] = schema
+        params[name] = annotation
+    input_schema = _with_defs(_object(properties, required), builder)
+    output_schema = None
+    returns = hints.get("return", inspect.Signature.empty)
+    if returns is not inspect.Signature.empty:
+        out_builder = SchemaBuilder()
+        output_schema = _output_schema(returns, out_builder)
+        if output_schema is not None:
+            output_schema = _with_defs(output_schema, out_builder)
+    return Signature(input_schema, output_schema, summary, context_param, params)
+
+
+def _with_defs(schema: dict[str, Any], builder: SchemaBuilder) -> dict[str, Any]:
+    """Attaches the named definitions when the schema refers to any."""
+    if builder.defs and '"$ref"' in json.dumps(schema):
+        schema["$defs"] = dict(builder.defs)
+    return schema
+
+
+def _output_schema(returns: Any, builder: SchemaBuilder) -> dict[str, Any] | None:
+    """Structured output for returns that are JSON objects: dict[str, X], TypedDict, dataclass, model."""
+    origin = typing.get_origin(returns)
+    if origin is typing.Annotated:
+        returns = typing.get_args(returns)[0]
+        origin = typing.get_origin(returns)
+    structured = (
+        (origin is dict or returns is dict)
+        or _is_typeddict(returns)
+        or (dataclasses.is_dataclass(returns) and isinstance(returns, type))
+        or _pydantic_model(returns)
+    )
+    if not structured:
+        return None
+    schema = builder.schema(returns)
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return dict(builder.defs[name])
+    return schema
+
+
+def convert(value: Any, tp: Any) -> Any:
+    """A validated JSON argument as the declared Python type (enums, dataclasses, models)."""
+    if value is None or tp is inspect.Parameter.empty or tp is Any:
+        return value
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return convert(value, args[0])
+    if _is_union(origin):
+        for option in args:
+            if option is NoneType:
+                continue
+            try:
+                return convert(value, option)
+            except (TypeError, ValueError):
+                continue
+        return value
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(value)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type) and isinstance(value, dict):
+        hints = typing.get_type_hints(tp)
+        return tp(**{k: convert(v, hints.get(k, Any)) for k, v in value.items()})
+    if _pydantic_model(tp):
+        return tp.model_validate(value)  # type: ignore[attr-defined]
+    if origin is list and isinstance(value, list) and args:
+        return [convert(v, args[0]) for v in value]
+    if origin in (set, frozenset) and isinstance(value, list):
+        return origin(convert(v, args[0]) if args else v for v in value)
+    if origin is tuple and isinstance(value, list):
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(convert(v, args[0]) for v in value)
+        return tuple(convert(v, a) for v, a in zip(value, args)) if args else tuple(value)
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        return {k: convert(v, args[1]) for k, v in value.items()}
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value

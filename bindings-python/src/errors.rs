@@ -1,0 +1,106 @@
+//! The one place where the engine's errors become Python exceptions.
+//!
+//! ```text
+//! ToolwireError
+//! ├── RegistrationError      a tool definition was refused (name, schema, duplicate)
+//! ├── CapabilityError        the client did not declare what a request to it needs
+//! ├── ClientRequestError     the client answered a request with an error (.code, .data)
+//! ├── SessionClosedError     the session ended first
+//! └── TransportError         reading or writing the transport failed
+//! ```
+//! A timed-out request to the client raises the built-in `TimeoutError`; a cancelled one
+//! `asyncio.CancelledError`.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTimeoutError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(
+    toolwire,
+    ToolwireError,
+    PyException,
+    "Base class of the engine's errors."
+);
+create_exception!(
+    toolwire,
+    RegistrationError,
+    ToolwireError,
+    "A tool definition was refused."
+);
+create_exception!(
+    toolwire,
+    CapabilityError,
+    ToolwireError,
+    "The client did not declare a needed capability."
+);
+create_exception!(
+    toolwire,
+    ClientRequestError,
+    ToolwireError,
+    "The client answered a request with an error."
+);
+create_exception!(
+    toolwire,
+    SessionClosedError,
+    ToolwireError,
+    "The session ended first."
+);
+create_exception!(
+    toolwire,
+    TransportError,
+    ToolwireError,
+    "Reading or writing the transport failed."
+);
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ToolwireError", py.get_type::<ToolwireError>())?;
+    m.add("RegistrationError", py.get_type::<RegistrationError>())?;
+    m.add("CapabilityError", py.get_type::<CapabilityError>())?;
+    m.add("ClientRequestError", py.get_type::<ClientRequestError>())?;
+    m.add("SessionClosedError", py.get_type::<SessionClosedError>())?;
+    m.add("TransportError", py.get_type::<TransportError>())?;
+    Ok(())
+}
+
+pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
+    use toolwire::Error as E;
+    let message = err.to_string();
+    match err {
+        E::InvalidToolName { .. } | E::DuplicateTool { .. } | E::InvalidSchema { .. } => {
+            RegistrationError::new_err(message)
+        }
+        E::CapabilityNotSupported { .. } => CapabilityError::new_err(message),
+        E::Timeout { .. } => PyTimeoutError::new_err(message),
+        E::Cancelled => Python::attach(|py| {
+            match py
+                .import("asyncio")
+                .and_then(|m| m.getattr("CancelledError"))
+            {
+                Ok(kind) => PyErr::from_type(
+                    kind.cast_into()
+                        .unwrap_or_else(|_| py.get_type::<ToolwireError>()),
+                    message,
+                ),
+                Err(err) => err,
+            }
+        }),
+        E::Closed => SessionClosedError::new_err(message),
+        E::Peer(error) => {
+            let err = ClientRequestError::new_err(error.message.to_string());
+            Python::attach(|py| {
+                let value = err.value(py);
+                let _ = value.setattr("code", error.code.0);
+                if let Some(data) = &error.data {
+                    if let Ok(data) = crate::convert::to_py(py, data) {
+                        let _ = value.setattr("data", data);
+                    }
+                }
+            });
+            err
+        }
+        E::Transport(_) | E::NoRuntime(_) => TransportError::new_err(message),
+        E::InvalidArgument(_) => PyValueError::new_err(message),
+        _ => ToolwireError::new_err(message),
+    }
+}

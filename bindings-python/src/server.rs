@@ -1,0 +1,177 @@
+//! `NativeServer` and `NativeSession`: the core's server and bring-your-own-transport session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use toolwire::{Outbound, Server, ServerOptions, Session, Tool};
+
+use crate::convert::to_json;
+use crate::errors::to_py_err;
+use crate::handler::{LoopSlot, PyToolHandler};
+use crate::runtime::runtime;
+
+#[pyclass(frozen, module = "toolwire._native")]
+pub(crate) struct NativeServer {
+    server: Server,
+    event_loop: Arc<LoopSlot>,
+}
+
+#[pymethods]
+impl NativeServer {
+    #[new]
+    #[pyo3(signature = (name, version, instructions=None, title=None, page_size=None,
+                        default_tool_timeout_ms=None, max_concurrent_calls=None,
+                        max_frame_bytes=None, max_depth=None))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "mirrors the Python constructor's keywords"
+    )]
+    fn new(
+        name: &str,
+        version: &str,
+        instructions: Option<&str>,
+        title: Option<&str>,
+        page_size: Option<usize>,
+        default_tool_timeout_ms: Option<u64>,
+        max_concurrent_calls: Option<usize>,
+        max_frame_bytes: Option<usize>,
+        max_depth: Option<usize>,
+    ) -> PyResult<Self> {
+        let mut options = ServerOptions::default();
+        if let Some(limit) = max_frame_bytes {
+            options.max_frame_bytes = limit;
+        }
+        if let Some(limit) = max_depth {
+            options.max_depth = limit;
+        }
+        options.page_size = page_size;
+        options.default_tool_timeout = default_tool_timeout_ms.map(Duration::from_millis);
+        if let Some(limit) = max_concurrent_calls {
+            options.max_concurrent_calls = limit;
+        }
+        let mut builder = Server::builder(name, version).options(options);
+        if let Some(instructions) = instructions {
+            builder = builder.instructions(instructions);
+        }
+        if let Some(title) = title {
+            builder = builder.title(title);
+        }
+        Ok(NativeServer {
+            server: builder.build().map_err(to_py_err)?,
+            event_loop: Arc::default(),
+        })
+    }
+
+    /// Registers `func(ctx, arguments) -> result dict` under the wire-form `definition`.
+    #[pyo3(signature = (definition, func, is_async, timeout_ms=None, max_concurrency=None))]
+    fn add_tool(
+        &self,
+        definition: &Bound<'_, PyAny>,
+        func: Py<PyAny>,
+        is_async: bool,
+        timeout_ms: Option<u64>,
+        max_concurrency: Option<usize>,
+    ) -> PyResult<()> {
+        let mut tool = Tool::from_json(to_json(definition)?)
+            .map_err(|e| PyValueError::new_err(format!("invalid tool definition: {e}")))?;
+        if let Some(ms) = timeout_ms {
+            tool = tool.timeout(Duration::from_millis(ms));
+        }
+        if let Some(limit) = max_concurrency {
+            tool = tool.max_concurrency(limit);
+        }
+        let handler = PyToolHandler {
+            func: Arc::new(func),
+            is_async,
+            event_loop: self.event_loop.clone(),
+        };
+        self.server.add_tool(tool, handler).map_err(to_py_err)
+    }
+
+    fn remove_tool(&self, name: &str) -> bool {
+        self.server.remove_tool(name)
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.server.tool_names()
+    }
+
+    /// Serves stdio until stdin ends; blocks (without the GIL). `async def` tools run on
+    /// `event_loop`, which must keep running meanwhile (run this in an executor thread).
+    fn serve_stdio(&self, py: Python<'_>, event_loop: Py<PyAny>) -> PyResult<()> {
+        self.set_loop(Some(event_loop));
+        let server = self.server.clone();
+        let outcome = py.detach(|| {
+            runtime().block_on(async move {
+                tokio::spawn(async move { server.serve_stdio().await }).await
+            })
+        });
+        self.set_loop(None);
+        match outcome {
+            Ok(result) => result.map_err(to_py_err),
+            Err(join) => Err(PyValueError::new_err(format!(
+                "the serve task failed: {join}"
+            ))),
+        }
+    }
+
+    /// A session for a transport of the caller's own; `async def` tools run on `event_loop`.
+    fn session(&self, event_loop: Py<PyAny>) -> NativeSession {
+        self.set_loop(Some(event_loop));
+        let (session, outbound) = Session::with_runtime(&self.server, runtime().handle().clone());
+        NativeSession {
+            session,
+            outbound: tokio::sync::Mutex::new(outbound),
+        }
+    }
+}
+
+impl NativeServer {
+    fn set_loop(&self, event_loop: Option<Py<PyAny>>) {
+        *self.event_loop.lock().unwrap_or_else(|e| e.into_inner()) = event_loop;
+    }
+}
+
+#[pyclass(frozen, module = "toolwire._native")]
+pub(crate) struct NativeSession {
+    session: Session,
+    outbound: tokio::sync::Mutex<Outbound>,
+}
+
+#[pymethods]
+impl NativeSession {
+    /// Feeds one inbound frame (a JSON text without the line terminator).
+    fn handle_frame(&self, py: Python<'_>, frame: &[u8]) {
+        let session = &self.session;
+        py.detach(|| session.handle_frame(frame));
+    }
+
+    /// The next outbound frame, or `None` after `timeout` seconds or once the session ended.
+    #[pyo3(signature = (timeout=10.0))]
+    fn recv(&self, py: Python<'_>, timeout: f64) -> Option<String> {
+        let wait = Duration::from_secs_f64(timeout.max(0.0));
+        py.detach(|| {
+            runtime().block_on(async {
+                let mut outbound = self.outbound.lock().await;
+                tokio::time::timeout(wait, outbound.recv())
+                    .await
+                    .ok()
+                    .flatten()
+            })
+        })
+    }
+
+    /// Ends the input: calls in flight get the drain time, then the outbound stream ends.
+    fn shutdown(&self, py: Python<'_>) {
+        let session = self.session.clone();
+        py.detach(|| runtime().block_on(async move { session.shutdown().await }));
+    }
+
+    /// The negotiated protocol version, once initialized.
+    #[getter]
+    fn protocol_version(&self) -> Option<&'static str> {
+        self.session.protocol_version().map(|v| v.as_str())
+    }
+}

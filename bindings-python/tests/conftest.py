@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "python"))
+
+
+class Client:
+    """Drives a toolwire Session the way a client would, for tests."""
+
+    def __init__(self, server: Any) -> None:
+        self.session = server.session()
+
+    def send(self, message: Any) -> None:
+        self.session.handle_frame(json.dumps(message))
+
+    def recv(self, timeout: float = 10.0) -> Any:
+        frame = self.session.recv(timeout)
+        assert frame is not None, "no frame from the server"
+        return json.loads(frame)
+
+    def initialize(self, version: str = "2025-11-25", capabilities: Optional[dict] = None) -> Any:
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": capabilities or {},
+                    "clientInfo": {"name": "pytest", "version": "1"},
+                },
+            }
+        )
+        answer = self.recv()
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def call(self, id: Any, name: str, arguments: Optional[dict] = None, meta: Optional[dict] = None) -> None:
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = meta
+        self.send({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+
+    def finish(self) -> list[str]:
+        self.session.shutdown()
+        rest = []
+        while (frame := self.session.recv(2.0)) is not None:
+            rest.append(frame)
+        return rest
+
+
+@pytest.fixture
+def client_for():
+    def make(server: Any, version: str = "2025-11-25", capabilities: Optional[dict] = None) -> Client:
+        client = Client(server)
+        client.initialize(version, capabilities)
+        return client
+
+    return make

@@ -1,0 +1,170 @@
+"""Input and output schemas derived from type hints, defaults and docstrings."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import sys
+from typing import Annotated, Any, Literal, Optional, TypedDict, Union
+
+import pytest
+from toolwire import Context
+from toolwire._schema import analyse, parse_docstring
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    y: float = 0.0
+
+
+class Movie(TypedDict):
+    title: str
+    year: int
+
+
+try:
+    import pydantic
+
+    class Address(pydantic.BaseModel):
+        street: str
+
+    class User(pydantic.BaseModel):
+        name: str
+        address: Address
+except ImportError:  # pragma: no cover - pydantic is optional
+    pydantic = None  # type: ignore[assignment]
+
+
+def schema_of(fn: Any) -> dict:
+    return analyse(fn, Context).input_schema
+
+
+def test_scalars_defaults_and_required() -> None:
+    def f(s: str, i: int, x: float, b: bool, n: None, anything: Any, d: int = 3) -> None: ...
+
+    schema = schema_of(f)
+    assert schema["properties"] == {
+        "s": {"type": "string"},
+        "i": {"type": "integer"},
+        "x": {"type": "number"},
+        "b": {"type": "boolean"},
+        "n": {"type": "null"},
+        "anything": {},
+        "d": {"type": "integer", "default": 3},
+    }
+    assert schema["required"] == ["s", "i", "x", "b", "n", "anything"]
+    assert schema["type"] == "object"
+
+
+def test_optional_union_list_dict_tuple_literal() -> None:
+    def f(
+        a: Optional[int] = None,
+        b: Union[int, str] = 1,
+        c: list[str] = [],  # noqa: B006
+        d: dict[str, float] = {},  # noqa: B006
+        e: tuple[int, str] = (1, "x"),
+        f: tuple[int, ...] = (),
+        g: Literal["x", "y"] = "x",
+        h: set[int] = frozenset(),  # noqa: B006
+    ) -> None: ...
+
+    p = schema_of(f)["properties"]
+    assert p["a"] == {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}
+    assert p["b"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
+    assert p["c"] == {"type": "array", "items": {"type": "string"}, "default": []}
+    assert p["d"] == {"type": "object", "additionalProperties": {"type": "number"}, "default": {}}
+    assert p["e"]["prefixItems"] == [{"type": "integer"}, {"type": "string"}] and p["e"]["default"] == [1, "x"]
+    assert p["f"]["items"] == {"type": "integer"}
+    assert p["g"] == {"enum": ["x", "y"], "type": "string", "default": "x"}
+    assert p["h"]["uniqueItems"] is True
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="X | None needs Python 3.10")
+def test_pep604_unions() -> None:
+    ns: dict = {}
+    exec("def f(a: int | None = None) -> None: ...", ns)
+    assert schema_of(ns["f"])["properties"]["a"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
+
+
+def test_named_types_go_to_defs() -> None:
+    def f(color: Color, point: Point, movie: Movie) -> None: ...
+
+    schema = schema_of(f)
+    assert schema["properties"]["color"] == {"$ref": "#/$defs/Color"}
+    assert schema["$defs"]["Color"]["enum"] == ["red", "blue"]
+    assert schema["$defs"]["Point"]["properties"] == {"x": {"type": "number"}, "y": {"type": "number", "default": 0.0}}
+    assert schema["$defs"]["Point"]["required"] == ["x"]
+    assert schema["$defs"]["Movie"]["required"] == ["title", "year"]
+
+
+def test_descriptions_from_annotated_and_docstring() -> None:
+    def f(city: Annotated[str, "The city name"], days: int = 3) -> None:
+        """Forecast for a city.
+
+        More detail here.
+
+        Args:
+            city: ignored, Annotated wins
+            days (int): How many days,
+                at most seven.
+        """
+
+    sig = analyse(f, Context)
+    assert sig.description == "Forecast for a city.\n\nMore detail here."
+    assert sig.input_schema["properties"]["city"]["description"] == "The city name"
+    assert sig.input_schema["properties"]["days"]["description"] == "How many days, at most seven."
+
+
+def test_context_parameter_is_not_an_argument() -> None:
+    def f(text: str, ctx: Context) -> str: ...
+
+    sig = analyse(f, Context)
+    assert sig.context_param == "ctx"
+    assert list(sig.input_schema["properties"]) == ["text"]
+
+
+def test_output_schema_from_return_annotation() -> None:
+    def structured() -> Movie: ...
+
+    def mapping() -> dict[str, int]: ...
+
+    def text() -> str: ...
+
+    assert analyse(structured, Context).output_schema["properties"]["year"] == {"type": "integer"}
+    assert analyse(mapping, Context).output_schema == {"type": "object", "additionalProperties": {"type": "integer"}}
+    assert analyse(text, Context).output_schema is None
+
+
+@pytest.mark.skipif(pydantic is None, reason="pydantic is not installed")
+def test_pydantic_models_when_installed() -> None:
+    def f(user: User) -> User: ...
+
+    sig = analyse(f, Context)
+    assert sig.input_schema["properties"]["user"] == {"$ref": "#/$defs/User"}
+    assert "Address" in sig.input_schema["$defs"]
+    assert sig.output_schema["properties"]["name"]["type"] == "string"
+
+
+def test_unsupported_annotation_is_a_clear_error() -> None:
+    def f(x: complex) -> None: ...
+
+    with pytest.raises(TypeError, match="explicit input_schema"):
+        schema_of(f)
+
+
+def test_unresolvable_annotation_is_a_clear_error() -> None:
+    def f(x: NotDefinedAnywhere) -> None: ...  # noqa: F821
+
+    with pytest.raises(TypeError, match="cannot resolve the type hints"):
+        schema_of(f)
+
+
+def test_docstring_parser_without_args() -> None:
+    assert parse_docstring("Just a line.") == ("Just a line.", {})
+    assert parse_docstring(None) == (None, {})

@@ -1,0 +1,357 @@
+"""Tools as seen from Python: handlers, results, context, errors, limits, serving."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import json
+import threading
+import time
+
+import pytest
+from conftest import Client
+from toolwire import (
+    CapabilityError,
+    Context,
+    Image,
+    RegistrationError,
+    Server,
+    Text,
+    ToolError,
+    ToolResult,
+)
+
+
+def result_of(answer: dict) -> dict:
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+def text_of(answer: dict) -> str:
+    return result_of(answer)["content"][0]["text"]
+
+
+class Size(enum.Enum):
+    S = "s"
+    L = "l"
+
+
+@dataclasses.dataclass
+class Box:
+    width: int
+    size: Size = Size.S
+
+
+def test_sync_and_async_handlers_with_converted_arguments(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    def describe(box: Box, tags: list[str], size: Size = Size.L) -> str:
+        assert isinstance(box, Box) and isinstance(box.size, Size) and isinstance(size, Size)
+        return f"{box.width} {box.size.value} {size.value} {','.join(tags)}"
+
+    @server.tool()
+    async def later(n: int) -> dict:
+        await asyncio.sleep(0.01)
+        return {"n": n * 2}
+
+    client = client_for(server)
+    client.call(1, "describe", {"box": {"width": 3, "size": "l"}, "tags": ["a", "b"]})
+    assert text_of(client.recv()) == "3 l l a,b"
+    client.call(2, "later", {"n": 21})
+    assert result_of(client.recv())["structuredContent"] == {"n": 42}
+
+
+def test_return_value_forms(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    def blocks() -> list:
+        return [Text("a"), Image("AAAA", "image/png")]
+
+    @server.tool()
+    def full() -> ToolResult:
+        return ToolResult(content=[Text("custom")], structured={"k": 1})
+
+    @server.tool()
+    def data() -> Box:
+        return Box(2)
+
+    @server.tool()
+    def number() -> int:
+        return 7
+
+    @server.tool()
+    def nothing() -> None:
+        return None
+
+    client = client_for(server)
+    client.call(1, "blocks")
+    assert result_of(client.recv())["content"][1] == {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    client.call(2, "full")
+    assert result_of(client.recv()) == {"content": [{"type": "text", "text": "custom"}], "structuredContent": {"k": 1}}
+    client.call(3, "data")
+    assert result_of(client.recv())["structuredContent"] == {"width": 2, "size": "s"}
+    client.call(4, "number")
+    assert text_of(client.recv()) == "7"
+    client.call(5, "nothing")
+    assert result_of(client.recv()) == {"content": []}
+
+
+def test_exceptions_become_error_results(client_for, caplog) -> None:
+    server = Server("t")
+
+    @server.tool()
+    def expected() -> str:
+        raise ToolError("not today")
+
+    @server.tool()
+    def unexpected() -> str:
+        raise KeyError("secret_key")
+
+    @server.tool()
+    async def unexpected_async() -> str:
+        raise ValueError("async failure")
+
+    client = client_for(server)
+    client.call(1, "expected")
+    assert result_of(client.recv()) == {"content": [{"type": "text", "text": "not today"}], "isError": True}
+    client.call(2, "unexpected")
+    answer = result_of(client.recv())
+    assert answer["isError"] is True and "secret_key" in answer["content"][0]["text"]
+    assert "Traceback" not in json.dumps(answer)
+    client.call(3, "unexpected_async")
+    assert text_of(client.recv()) == "async failure"
+    assert any("tool unexpected raised" in r.getMessage() for r in caplog.records)
+
+
+def test_invalid_arguments_never_reach_python(client_for) -> None:
+    calls = []
+    server = Server("t")
+
+    @server.tool()
+    def strict(count: int) -> str:
+        calls.append(count)
+        return "ran"
+
+    client = client_for(server)
+    client.call(1, "strict", {"count": "three"})
+    answer = result_of(client.recv())
+    assert answer["isError"] is True and "/count" in answer["content"][0]["text"]
+    assert calls == []
+
+
+def test_context_progress_logging_and_identity(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def work(ctx: Context) -> str:
+        await ctx.progress(1, 2, "half")
+        await ctx.progress(2, 2)
+        ctx.info({"step": "done"})
+        ctx.debug("filtered out at info level")
+        return f"{ctx.request_id} {ctx.tool_name} {ctx.client_info['name']} {ctx.protocol_version}"
+
+    client = client_for(server)
+    client.call("r1", "work", meta={"progressToken": "p"})
+    first, second, log, answer = (client.recv() for _ in range(4))
+    assert first["params"] == {"progressToken": "p", "progress": 1, "total": 2, "message": "half"}
+    assert second["params"]["progress"] == 2
+    assert log["params"] == {"level": "info", "data": {"step": "done"}}
+    assert text_of(answer) == "r1 work pytest 2025-11-25"
+
+
+def test_cancellation_reaches_async_and_sync_handlers(client_for) -> None:
+    server = Server("t")
+    async_cancelled = threading.Event()
+    sync_saw_cancel = threading.Event()
+
+    @server.tool()
+    async def slow_async() -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            async_cancelled.set()
+            raise
+        return "never"
+
+    @server.tool()
+    def slow_sync(ctx: Context) -> str:
+        for _ in range(300):
+            if ctx.cancelled:
+                sync_saw_cancel.set()
+                return "stopped"
+            time.sleep(0.01)
+        return "never"
+
+    client = client_for(server)
+    client.call(1, "slow_async")
+    client.call(2, "slow_sync")
+    time.sleep(0.2)
+    for rid in (1, 2):
+        client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}})
+    assert async_cancelled.wait(5)
+    assert sync_saw_cancel.wait(5)
+    assert client.finish() == []
+
+
+def test_deadline_cancels_an_async_handler(client_for) -> None:
+    server = Server("t")
+
+    @server.tool(timeout=0.1)
+    async def stuck() -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    client = client_for(server)
+    client.call(1, "stuck")
+    assert result_of(client.recv()) == {
+        "content": [{"type": "text", "text": 'Tool "stuck" timed out after 100 ms'}],
+        "isError": True,
+    }
+
+
+def test_sync_handlers_run_concurrently_and_async_ones_too(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    def blocking(ms: int) -> str:
+        time.sleep(ms / 1000)
+        return "ok"
+
+    @server.tool()
+    async def waiting(ms: int) -> str:
+        await asyncio.sleep(ms / 1000)
+        return "ok"
+
+    client = client_for(server)
+    start = time.monotonic()
+    for i in range(8):
+        client.call(i, "blocking", {"ms": 300})
+    for i in range(8, 72):
+        client.call(i, "waiting", {"ms": 300})
+    answers = [client.recv() for _ in range(72)]
+    assert all(text_of(a) == "ok" for a in answers)
+    assert time.monotonic() - start < 2.0, "calls were serialised"
+
+
+def test_back_channel_requires_declared_capabilities(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await ctx.elicit({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}})
+        except CapabilityError as err:
+            return f"refused: {err}"
+        return "asked"
+
+    client = client_for(server)
+    client.call(1, "ask")
+    assert text_of(client.recv()).startswith("refused: the client did not declare the elicitation")
+
+
+def test_elicitation_round_trip(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit(
+            {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}
+        )
+        roots = await ctx.list_roots()
+        return f"{answer['content']['n']} {roots[0]['uri']}"
+
+    client = client_for(server, capabilities={"elicitation": {}, "roots": {}})
+    client.call(1, "ask")
+    request = client.recv()
+    assert request["method"] == "elicitation/create"
+    client.send({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"n": "Ada"}}})
+    request = client.recv()
+    assert request["method"] == "roots/list"
+    client.send({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": [{"uri": "file:///home"}]}})
+    assert text_of(client.recv()) == "Ada file:///home"
+
+
+def test_registration_errors_and_list_changed(client_for) -> None:
+    server = Server("t")
+
+    def f(x: int) -> int:
+        return x
+
+    with pytest.raises(RegistrationError):
+        server.add_tool(f, name="bad name")
+    with pytest.raises(RegistrationError):
+        server.add_tool(f, name="f", input_schema={"type": "array"})
+    server.add_tool(f)
+    with pytest.raises(RegistrationError, match="already registered"):
+        server.add_tool(f)
+    client = client_for(server)
+    client.call(1, "f", {"x": 1})
+    assert text_of(client.recv()) == "1"
+    server.add_tool(f, name="g")
+    assert client.recv() == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    assert server.remove_tool("g") and server.tools == ["f"]
+
+
+def test_several_servers_in_one_process(client_for) -> None:
+    servers = []
+    for name in ("one", "two"):
+        server = Server(name)
+
+        @server.tool()
+        async def who(ctx: Context, _name: str = name) -> str:
+            return _name
+
+        servers.append(server)
+    clients = [client_for(s) for s in servers]
+    for c in clients:
+        c.call(1, "who")
+    assert [text_of(c.recv()) for c in clients] == ["one", "two"]
+
+
+async def test_session_inside_a_running_loop_uses_that_loop() -> None:
+    server = Server("t")
+    loops = []
+
+    @server.tool()
+    async def where() -> str:
+        loops.append(asyncio.get_running_loop())
+        return "here"
+
+    client = Client(server)
+    await asyncio.get_running_loop().run_in_executor(None, client.initialize)
+    client.call(1, "where")
+    answer = await asyncio.get_running_loop().run_in_executor(None, client.recv)
+    assert text_of(answer) == "here" and loops == [asyncio.get_running_loop()]
+
+
+def test_asyncio_run_twice_uses_a_fresh_loop_each_time() -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def ping() -> str:
+        return "pong"
+
+    async def one_round() -> str:
+        client = Client(server)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, client.initialize)
+        client.call(1, "ping")
+        return text_of(await loop.run_in_executor(None, client.recv))
+
+    assert asyncio.run(one_round()) == "pong"
+    assert asyncio.run(one_round()) == "pong"
+
+
+def test_private_loop_serves_async_tools_without_a_running_loop(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def ok() -> str:
+        return "ok"
+
+    client = client_for(server)
+    client.call(1, "ok")
+    assert text_of(client.recv()) == "ok"

@@ -1,0 +1,102 @@
+"""The demo server of the shared contract, with Python handlers: echo, add, sleep, fail.
+
+Run it with `examples/run-demo python [--extra-tools N]`. The schemas are spelled out (not
+derived from type hints) so that every language's demo lists exactly the same tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, Optional
+
+from toolwire import Context, Server
+
+INSTRUCTIONS = "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose."
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def build_server(extra_tools: int = 0, **options: Any) -> Server:
+    server = Server("toolwire-demo", "0.1.0", title="toolwire demo (Python)", instructions=INSTRUCTIONS, **options)
+
+    @server.tool(
+        description="Returns the text it is given.", input_schema=_object({"text": {"type": "string"}}, ["text"])
+    )
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool(
+        description="Adds two numbers.",
+        input_schema=_object({"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
+        output_schema={"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]},
+    )
+    def add(a: float, b: float) -> dict:
+        return {"sum": a + b}
+
+    @server.tool(
+        description="Waits ms milliseconds, reporting progress every 100 ms when asked.",
+        input_schema=_object({"ms": {"type": "integer", "minimum": 0, "maximum": 60000}}, ["ms"]),
+    )
+    async def sleep(ms: int, ctx: Context) -> str:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        end = start + ms / 1000
+        step = 0
+        # Progress counts 100 ms steps (not wall time), so every language reports the same values.
+        while True:
+            tick = start + (step + 1) * 0.1
+            if tick >= end:
+                await asyncio.sleep(max(0.0, end - loop.time()))
+                break
+            await asyncio.sleep(max(0.0, tick - loop.time()))
+            step += 1
+            await ctx.progress(min(step * 100, ms), ms)
+        return f"slept {ms} ms"
+
+    @server.tool(
+        description="Fails with the given message.",
+        input_schema=_object({"message": {"type": "string"}}, ["message"]),
+    )
+    def fail(message: str) -> str:
+        raise RuntimeError(message)
+
+    def extra(q: str, n: Optional[int] = None) -> str:
+        return q
+
+    for i in range(extra_tools):
+        server.add_tool(
+            extra,
+            name=f"tool_{i:03d}",
+            description=f"Extra tool number {i} (benchmarks tools/list).",
+            input_schema={
+                "type": "object",
+                "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 0}},
+                "required": ["q"],
+            },
+        )
+    return server
+
+
+def main(argv: list[str]) -> int:
+    extra = 0
+    args = iter(argv)
+    for arg in args:
+        if arg == "--extra-tools":
+            extra = int(next(args, "0"))
+        elif arg == "--http":
+            print("toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)", file=sys.stderr)
+            return 2
+        else:
+            print(
+                f"toolwire-demo: unknown argument {arg!r}\nusage: toolwire_demo.py [--extra-tools N]", file=sys.stderr
+            )
+            return 2
+    build_server(extra).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
