@@ -3,6 +3,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod bridge;
 mod context;
 mod convert;
 mod errors;
@@ -39,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::NativeServer>()?;
     m.add_class::<server::NativeSession>()?;
     m.add_class::<context::NativeContext>()?;
+    m.add_class::<bridge::LoopBridge>()?;
     errors::register(m)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use toolwire::{Outbound, Server, ServerOptions, Session, Tool};
 
+use crate::bridge::{BridgeHandle, LoopBridge};
 use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{LoopSlot, PyToolHandler};
@@ -98,10 +99,16 @@ impl NativeServer {
         self.server.tool_names()
     }
 
-    /// Serves stdio until stdin ends; blocks (without the GIL). `async def` tools run on
-    /// `event_loop`, which must keep running meanwhile (run this in an executor thread).
-    fn serve_stdio(&self, py: Python<'_>, event_loop: Py<PyAny>) -> PyResult<()> {
-        self.set_loop(Some(event_loop));
+    /// A bridge to `event_loop` for `async def` tools; the caller registers it with
+    /// `event_loop.add_reader(bridge.fileno(), bridge.drain)`.
+    fn bridge(&self, event_loop: Py<PyAny>) -> PyResult<LoopBridge> {
+        Ok(LoopBridge::new(event_loop)?)
+    }
+
+    /// Serves stdio until stdin ends; blocks (without the GIL). `async def` tools run on the
+    /// bridge's loop, which must keep running meanwhile (run this in an executor thread).
+    fn serve_stdio(&self, py: Python<'_>, bridge: &LoopBridge) -> PyResult<()> {
+        self.set_loop(Some(bridge.handle()));
         let server = self.server.clone();
         let outcome = py.detach(|| {
             runtime().block_on(async move {
@@ -117,9 +124,9 @@ impl NativeServer {
         }
     }
 
-    /// A session for a transport of the caller's own; `async def` tools run on `event_loop`.
-    fn session(&self, event_loop: Py<PyAny>) -> NativeSession {
-        self.set_loop(Some(event_loop));
+    /// A session for a transport of the caller's own; `async def` tools run on the bridge's loop.
+    fn session(&self, bridge: &LoopBridge) -> NativeSession {
+        self.set_loop(Some(bridge.handle()));
         let (session, outbound) = Session::with_runtime(&self.server, runtime().handle().clone());
         NativeSession {
             session,
@@ -129,8 +136,8 @@ impl NativeServer {
 }
 
 impl NativeServer {
-    fn set_loop(&self, event_loop: Option<Py<PyAny>>) {
-        *self.event_loop.lock().unwrap_or_else(|e| e.into_inner()) = event_loop;
+    fn set_loop(&self, bridge: Option<BridgeHandle>) {
+        *self.event_loop.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
     }
 }
 

@@ -355,3 +355,27 @@ def test_private_loop_serves_async_tools_without_a_running_loop(client_for) -> N
     client = client_for(server)
     client.call(1, "ok")
     assert text_of(client.recv()) == "ok"
+
+
+def test_many_async_calls_in_a_closed_loop(client_for) -> None:
+    """64 calls in flight, each answer followed by a new call: no wake-up of the loop is lost."""
+    server = Server("t")
+
+    @server.tool()
+    async def tick(n: int) -> str:
+        await asyncio.sleep(0)
+        return str(n)
+
+    client = client_for(server)
+    total, in_flight = 3000, 64
+    for n in range(in_flight):
+        client.call(n, "tick", {"n": n})
+    sent, seen = in_flight, set()
+    while len(seen) < total:
+        answer = client.recv(5)
+        assert text_of(answer) == str(answer["id"])
+        seen.add(answer["id"])
+        if sent < total:
+            client.call(sent, "tick", {"n": sent})
+            sent += 1
+    assert seen == set(range(total))

@@ -329,8 +329,12 @@ def _wrap(
 class Session:
     """A session for a transport of your own: feed frames in, take frames out."""
 
-    def __init__(self, native: _native.NativeSession) -> None:
+    def __init__(
+        self, native: _native.NativeSession, loop: asyncio.AbstractEventLoop, bridge: _native.LoopBridge
+    ) -> None:
         self._native = native
+        self._loop = loop
+        self._bridge = bridge
 
     def handle_frame(self, frame: Union[bytes, str]) -> None:
         """Feeds one inbound JSON-RPC message (without the line terminator)."""
@@ -343,6 +347,9 @@ class Session:
     def shutdown(self) -> None:
         """Ends the input; calls in flight may finish, then the outbound stream ends."""
         self._native.shutdown()
+        if not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._loop.remove_reader, self._bridge.fileno())
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -480,8 +487,13 @@ class Server:
         stdout carries the protocol only.
         """
         loop = asyncio.get_running_loop()
-        with contextlib.redirect_stdout(sys.stderr):
-            await loop.run_in_executor(None, self._native.serve_stdio, loop)
+        bridge = self._native.bridge(loop)
+        loop.add_reader(bridge.fileno(), bridge.drain)
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                await loop.run_in_executor(None, self._native.serve_stdio, bridge)
+        finally:
+            loop.remove_reader(bridge.fileno())
 
     def session(self) -> Session:
         """A session for a transport of your own (and for tests).
@@ -493,7 +505,11 @@ class Server:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = self._private_loop()
-        return Session(self._native.session(loop))
+        bridge = self._native.bridge(loop)
+        # add_reader is not thread-safe: schedule it on the loop (a wake-up written before it
+        # runs waits in the socket).
+        loop.call_soon_threadsafe(loop.add_reader, bridge.fileno(), bridge.drain)
+        return Session(self._native.session(bridge), loop, bridge)
 
     def _private_loop(self) -> asyncio.AbstractEventLoop:
         if self._background_loop is None or self._background_loop.is_closed():

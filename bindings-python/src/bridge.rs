@@ -1,0 +1,253 @@
+//! `LoopBridge`: hands `async def` calls to an asyncio loop without taking the GIL in Rust.
+//!
+//! Rust pushes jobs (start a call, cancel a call) into a queue and wakes the loop with one byte
+//! on a socket pair; the loop watches the other end (`loop.add_reader`) and runs `drain` on its
+//! own thread, where it holds the GIL anyway, creating and cancelling tasks directly. A task's
+//! done-callback hands the result back through a oneshot channel.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use toolwire::{Context, ToolError, ToolOutput};
+
+use crate::context::NativeContext;
+use crate::convert::to_py;
+use crate::handler::{output_from_py, tool_error};
+
+pub(crate) type Outcome = Result<ToolOutput, ToolError>;
+
+enum Job {
+    Start {
+        call: u64,
+        func: Arc<Py<PyAny>>,
+        ctx: Context,
+        arguments: Value,
+        done: oneshot::Sender<Outcome>,
+    },
+    Cancel {
+        call: u64,
+    },
+}
+
+struct Shared {
+    jobs: Mutex<VecDeque<Job>>,
+    wake_pending: AtomicBool,
+    waker: UnixStream,
+    next_call: AtomicU64,
+    /// Tasks in flight, by call: touched only by `drain` and done-callbacks (loop thread).
+    tasks: Mutex<HashMap<u64, Py<PyAny>>>,
+}
+
+/// The Rust end, held by the handlers of one server while it is served on one loop.
+#[derive(Clone)]
+pub(crate) struct BridgeHandle {
+    shared: Arc<Shared>,
+}
+
+impl BridgeHandle {
+    fn push(&self, job: Job) {
+        self.shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(job);
+        if !self.shared.wake_pending.swap(true, Ordering::AcqRel) {
+            // The socket is non-blocking; a full buffer means a wake-up is pending anyway.
+            let _ = (&self.shared.waker).write(&[1]);
+        }
+    }
+
+    /// Runs `func(ctx, arguments)` (a coroutine function) as a task on the loop.
+    pub(crate) async fn run(
+        &self,
+        func: Arc<Py<PyAny>>,
+        ctx: Context,
+        arguments: Value,
+    ) -> Outcome {
+        let call = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
+        let (done, outcome) = oneshot::channel();
+        self.push(Job::Start {
+            call,
+            func,
+            ctx,
+            arguments,
+            done,
+        });
+        let mut guard = CancelOnDrop {
+            bridge: self.clone(),
+            call,
+            armed: true,
+        };
+        let outcome = outcome.await;
+        guard.armed = false;
+        outcome.unwrap_or_else(|_| {
+            Err(ToolError::new(
+                "the asyncio loop stopped before the tool finished",
+            ))
+        })
+    }
+}
+
+/// A call dropped before its answer (cancelled, timed out) cancels its task.
+struct CancelOnDrop {
+    bridge: BridgeHandle,
+    call: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.bridge.push(Job::Cancel { call: self.call });
+        }
+    }
+}
+
+/// The Python end: `loop.add_reader(bridge.fileno(), bridge.drain)`.
+#[pyclass(frozen, module = "toolwire._native")]
+pub(crate) struct LoopBridge {
+    shared: Arc<Shared>,
+    reader: UnixStream,
+    event_loop: Py<PyAny>,
+}
+
+impl LoopBridge {
+    pub(crate) fn new(event_loop: Py<PyAny>) -> std::io::Result<Self> {
+        let (waker, reader) = UnixStream::pair()?;
+        waker.set_nonblocking(true)?;
+        reader.set_nonblocking(true)?;
+        Ok(LoopBridge {
+            shared: Arc::new(Shared {
+                jobs: Mutex::new(VecDeque::new()),
+                wake_pending: AtomicBool::new(false),
+                waker,
+                next_call: AtomicU64::new(0),
+                tasks: Mutex::new(HashMap::new()),
+            }),
+            reader,
+            event_loop,
+        })
+    }
+
+    pub(crate) fn handle(&self) -> BridgeHandle {
+        BridgeHandle {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl LoopBridge {
+    /// The file descriptor the loop watches.
+    fn fileno(&self) -> i32 {
+        self.reader.as_raw_fd()
+    }
+
+    /// Starts and cancels the queued calls (on the loop's thread).
+    fn drain(&self, py: Python<'_>) -> PyResult<()> {
+        let mut sink = [0u8; 256];
+        loop {
+            match (&self.reader).read(&mut sink) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(err) if err.kind() == ErrorKind::WouldBlock => break,
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err.into()),
+            }
+        }
+        // Only now: a push after this point writes a new byte (and so wakes us again); a push
+        // before it is in the queue taken below. Clearing it before reading the socket could
+        // swallow the byte of a push that set it, leaving it set with nobody to wake the loop.
+        self.shared.wake_pending.store(false, Ordering::Release);
+        let jobs: Vec<Job> = self
+            .shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+            .collect();
+        let event_loop = self.event_loop.bind(py);
+        for job in jobs {
+            match job {
+                Job::Start {
+                    call,
+                    func,
+                    ctx,
+                    arguments,
+                    done,
+                } => {
+                    let started = (|| -> PyResult<Py<PyAny>> {
+                        let native_ctx = Py::new(py, NativeContext::new(ctx))?;
+                        let coroutine = func.call1(py, (native_ctx, to_py(py, &arguments)?))?;
+                        let task = event_loop.call_method1("create_task", (coroutine,))?;
+                        Ok(task.unbind())
+                    })();
+                    match started {
+                        Ok(task) => {
+                            let callback = DoneCallback {
+                                tx: Mutex::new(Some(done)),
+                                call,
+                                shared: self.shared.clone(),
+                            };
+                            task.call_method1(py, "add_done_callback", (callback,))?;
+                            self.shared
+                                .tasks
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .insert(call, task);
+                        }
+                        Err(err) => {
+                            let _ = done.send(Err(tool_error(py, err)));
+                        }
+                    }
+                }
+                Job::Cancel { call } => {
+                    let task = self
+                        .shared
+                        .tasks
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&call);
+                    if let Some(task) = task {
+                        task.call_method0(py, "cancel")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Receives a finished task (on the loop's thread) and hands its result to Rust.
+#[pyclass]
+struct DoneCallback {
+    tx: Mutex<Option<oneshot::Sender<Outcome>>>,
+    call: u64,
+    shared: Arc<Shared>,
+}
+
+#[pymethods]
+impl DoneCallback {
+    fn __call__(&self, task: &Bound<'_, PyAny>) {
+        self.shared
+            .tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.call);
+        let py = task.py();
+        let outcome = match task.call_method0("result") {
+            Ok(result) => output_from_py(&result),
+            Err(err) => Err(tool_error(py, err)),
+        };
+        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = tx.send(outcome);
+        }
+    }
+}
