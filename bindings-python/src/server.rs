@@ -124,6 +124,11 @@ impl NativeServer {
         }
     }
 
+    /// From now on, `async def` tools run on this bridge's loop.
+    fn use_bridge(&self, bridge: &LoopBridge) {
+        self.set_loop(Some(bridge.handle()));
+    }
+
     /// A session for a transport of the caller's own; `async def` tools run on the bridge's loop.
     fn session(&self, bridge: &LoopBridge) -> NativeSession {
         self.set_loop(Some(bridge.handle()));

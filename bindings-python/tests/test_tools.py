@@ -345,6 +345,22 @@ def test_asyncio_run_twice_uses_a_fresh_loop_each_time() -> None:
     assert asyncio.run(one_round()) == "pong"
 
 
+def test_a_session_outlives_the_loop_it_was_created_in() -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def ping() -> str:
+        return "pong"
+
+    async def create() -> Client:
+        return Client(server)
+
+    client = asyncio.run(create())  # that loop is closed now
+    client.initialize()
+    client.call(1, "ping")
+    assert text_of(client.recv()) == "pong"
+
+
 def test_private_loop_serves_async_tools_without_a_running_loop(client_for) -> None:
     server = Server("t")
 

@@ -329,15 +329,19 @@ def _wrap(
 class Session:
     """A session for a transport of your own: feed frames in, take frames out."""
 
-    def __init__(
-        self, native: _native.NativeSession, loop: asyncio.AbstractEventLoop, bridge: _native.LoopBridge
-    ) -> None:
+    def __init__(self, native: _native.NativeSession, server: Server, bound: tuple[Any, Any]) -> None:
         self._native = native
-        self._loop = loop
-        self._bridge = bridge
+        self._server = server
+        self._loop, self._bridge = bound
 
     def handle_frame(self, frame: Union[bytes, str]) -> None:
-        """Feeds one inbound JSON-RPC message (without the line terminator)."""
+        """Feeds one inbound JSON-RPC message (without the line terminator).
+
+        If the loop this session was created in has closed since (``asyncio.run`` returned, a
+        test's loop ended), `async def` tools move to the running loop or a private one.
+        """
+        if self._loop.is_closed():
+            self._loop, self._bridge = self._server._bind_loop()
         self._native.handle_frame(frame.encode() if isinstance(frame, str) else frame)
 
     def recv(self, timeout: float = 10.0) -> Optional[str]:
@@ -501,6 +505,11 @@ class Server:
         `async def` tools run on the running loop if called from one, otherwise on a private
         loop in a daemon thread.
         """
+        loop, bridge = self._bind_loop()
+        return Session(self._native.session(bridge), self, (loop, bridge))
+
+    def _bind_loop(self) -> tuple[asyncio.AbstractEventLoop, Any]:
+        """Runs `async def` tools on the running loop, or on a private one."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -509,7 +518,8 @@ class Server:
         # add_reader is not thread-safe: schedule it on the loop (a wake-up written before it
         # runs waits in the socket).
         loop.call_soon_threadsafe(loop.add_reader, bridge.fileno(), bridge.drain)
-        return Session(self._native.session(bridge), loop, bridge)
+        self._native.use_bridge(bridge)
+        return loop, bridge
 
     def _private_loop(self) -> asyncio.AbstractEventLoop:
         if self._background_loop is None or self._background_loop.is_closed():
