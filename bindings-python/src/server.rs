@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use toolwire::{Outbound, Server, ServerOptions, Session, Tool};
+use toolwire::{CancellationToken, Outbound, Server, ServerOptions, Session, Tool};
 
 use crate::bridge::{BridgeHandle, LoopBridge};
 use crate::convert::to_json;
@@ -17,6 +17,8 @@ use crate::runtime::runtime;
 pub(crate) struct NativeServer {
     server: Server,
     event_loop: Arc<LoopSlot>,
+    /// Cancelled by `stop()`: ends the current `serve_stdio`.
+    stop: std::sync::Mutex<CancellationToken>,
 }
 
 #[pymethods]
@@ -62,6 +64,7 @@ impl NativeServer {
         Ok(NativeServer {
             server: builder.build().map_err(to_py_err)?,
             event_loop: Arc::default(),
+            stop: std::sync::Mutex::new(CancellationToken::new()),
         })
     }
 
@@ -91,6 +94,11 @@ impl NativeServer {
         self.server.add_tool(tool, handler).map_err(to_py_err)
     }
 
+    /// Ends the current `serve_stdio`: reading stops, calls in flight drain.
+    fn stop(&self) {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).cancel();
+    }
+
     fn remove_tool(&self, name: &str) -> bool {
         self.server.remove_tool(name)
     }
@@ -109,10 +117,17 @@ impl NativeServer {
     /// bridge's loop, which must keep running meanwhile (run this in an executor thread).
     fn serve_stdio(&self, py: Python<'_>, bridge: &LoopBridge) -> PyResult<()> {
         self.set_loop(Some(bridge.handle()));
+        let stop = CancellationToken::new();
+        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = stop.clone();
         let server = self.server.clone();
         let outcome = py.detach(|| {
             runtime().block_on(async move {
-                tokio::spawn(async move { server.serve_stdio().await }).await
+                // The stdio pipes register with the reactor: open them on the runtime.
+                tokio::spawn(async move {
+                    let transport = toolwire::transport::stdio(server.options().max_frame_bytes);
+                    server.serve_until(transport, stop).await
+                })
+                .await
             })
         });
         self.set_loop(None);

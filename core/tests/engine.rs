@@ -630,3 +630,30 @@ async fn dropping_a_session_ends_its_outbound_stream() {
         "the stream must end once the session is gone"
     );
 }
+
+#[tokio::test]
+async fn serve_until_stops_reading_and_drains() {
+    let server = toolwire_demo::build_server().unwrap();
+    let (ours, theirs) = toolwire::transport::memory::pair();
+    let stop = toolwire::CancellationToken::new();
+    let serve = tokio::spawn({
+        let server = server.clone();
+        let stop = stop.clone();
+        async move { server.serve_until(theirs, stop).await }
+    });
+    let (tx, mut rx) = ours.into_parts();
+    tx.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#.to_vec());
+    rx.recv().await.unwrap();
+    tx.send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}"#.to_vec());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stop.cancel();
+    // The call in flight still finishes and is answered; then serving ends with the input open.
+    let answer: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 200 ms");
+    tokio::time::timeout(Duration::from_secs(2), serve)
+        .await
+        .expect("serve ended")
+        .unwrap()
+        .unwrap();
+    drop(tx);
+}

@@ -481,8 +481,13 @@ class Server:
         return self._native.tool_names()
 
     def run(self) -> None:
-        """Serves stdio until stdin ends (blocking; runs its own asyncio loop)."""
-        asyncio.run(self.run_async())
+        """Serves stdio until stdin ends or Ctrl-C (blocking; runs its own asyncio loop)."""
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(self.run_async())
+
+    def stop(self) -> None:
+        """Ends a running `run()` / `run_async()`: reading stops, calls in flight finish."""
+        self._native.stop()
 
     async def run_async(self) -> None:
         """Serves stdio inside a running asyncio loop; `async def` tools run on this loop.
@@ -493,9 +498,18 @@ class Server:
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
+        serving = loop.run_in_executor(None, self._native.serve_stdio, bridge)
         try:
             with contextlib.redirect_stdout(sys.stderr):
-                await loop.run_in_executor(None, self._native.serve_stdio, bridge)
+                try:
+                    await asyncio.shield(serving)
+                except asyncio.CancelledError:
+                    # Ctrl-C under asyncio.run, or the caller cancelled us: stop reading, and keep
+                    # this loop running while calls in flight (some on it) drain, as at end of input.
+                    self._native.stop()
+                    with contextlib.suppress(Exception):
+                        await serving
+                    raise
         finally:
             loop.remove_reader(bridge.fileno())
 

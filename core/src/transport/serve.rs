@@ -11,6 +11,16 @@ impl Server {
     /// Serves one client over `transport` until its input ends; in-flight calls then get
     /// `drain_timeout` to finish before they are cancelled.
     pub async fn serve<T: Transport>(&self, transport: T) -> Result<(), Error> {
+        self.serve_until(transport, CancellationToken::new()).await
+    }
+
+    /// [`serve`](Self::serve), also ending when `stop` is cancelled (a signal, a host's
+    /// shutdown): reading stops at once, then calls in flight drain as at end of input.
+    pub async fn serve_until<T: Transport>(
+        &self,
+        transport: T,
+        stop: CancellationToken,
+    ) -> Result<(), Error> {
         let (mut reader, mut writer) = transport.split();
         let (session, mut outbound) = self.session()?;
         let writer_failed = CancellationToken::new();
@@ -50,6 +60,7 @@ impl Server {
             let frame = tokio::select! {
                 frame = reader.read_frame() => frame,
                 () = writer_failed.cancelled() => break,
+                () = stop.cancelled() => break,
             };
             match frame {
                 Some(Ok(bytes)) => session.handle_frame(&bytes),

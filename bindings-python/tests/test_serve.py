@@ -1,0 +1,83 @@
+"""server.run() over real stdio: answers, stdout hygiene, and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import ROOT
+
+DEMO = [sys.executable, str(ROOT / "examples" / "python" / "toolwire_demo.py")]
+
+
+def line(message: dict) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+def test_ctrl_c_stops_serving_after_calls_in_flight_finish() -> None:
+    proc = subprocess.Popen(DEMO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(
+        line(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+    )
+    proc.stdin.write(
+        line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 300}}})
+    )
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)  # stdin stays open: only the signal can end it
+    answer = json.loads(proc.stdout.readline())
+    assert answer["result"]["content"][0]["text"] == "slept 300 ms"
+    assert proc.wait(timeout=10) == 0
+    assert proc.stdout.read() == b"", "nothing but protocol on stdout"
+
+
+def test_print_in_a_tool_goes_to_stderr(tmp_path) -> None:
+    script = tmp_path / "printing.py"
+    script.write_text(
+        "from toolwire import Server\n"
+        "server = Server('p')\n"
+        "@server.tool()\n"
+        "def noisy() -> str:\n"
+        "    print('this must not reach stdout')\n"
+        "    return 'ok'\n"
+        "server.run()\n"
+    )
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "noisy", "arguments": {}}},
+    ]
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        input=b"".join(line(m) for m in messages),
+        capture_output=True,
+        timeout=30,
+    )
+    assert done.returncode == 0
+    answers = [json.loads(x) for x in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [0, 1]
+    assert b"this must not reach stdout" in done.stderr
