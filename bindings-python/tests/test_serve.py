@@ -13,6 +13,14 @@ from conftest import ROOT
 DEMO = [sys.executable, str(ROOT / "examples" / "python" / "toolwire_demo.py")]
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
 def line(message: dict) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
@@ -20,20 +28,7 @@ def line(message: dict) -> bytes:
 def test_ctrl_c_stops_serving_after_calls_in_flight_finish() -> None:
     proc = subprocess.Popen(DEMO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdin and proc.stdout
-    proc.stdin.write(
-        line(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        )
-    )
+    proc.stdin.write(line(INITIALIZE))
     proc.stdin.write(
         line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 300}}})
     )
@@ -59,16 +54,7 @@ def test_print_in_a_tool_goes_to_stderr(tmp_path) -> None:
         "server.run()\n"
     )
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "noisy", "arguments": {}}},
     ]
     done = subprocess.run(

@@ -23,7 +23,7 @@ import json
 import logging
 import sys
 import threading
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, Callable, ClassVar, Optional, TypeVar, Union
 
 from . import _native
 from ._native import (
@@ -81,25 +81,27 @@ class Text:
 
 
 @dataclasses.dataclass
-class Image:
-    """An image content block (`data` is base64)."""
-
+class _Media:
     data: str
     mime_type: str
+    _kind: ClassVar[str] = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "image", "data": self.data, "mimeType": self.mime_type}
+        return {"type": self._kind, "data": self.data, "mimeType": self.mime_type}
 
 
 @dataclasses.dataclass
-class Audio:
+class Image(_Media):
+    """An image content block (`data` is base64)."""
+
+    _kind: ClassVar[str] = "image"
+
+
+@dataclasses.dataclass
+class Audio(_Media):
     """An audio content block (`data` is base64)."""
 
-    data: str
-    mime_type: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": "audio", "data": self.data, "mimeType": self.mime_type}
+    _kind: ClassVar[str] = "audio"
 
 
 @dataclasses.dataclass
@@ -498,9 +500,10 @@ class Server:
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
-        serving = loop.run_in_executor(None, self._native.serve_stdio, bridge)
         try:
+            # Redirect before serving starts: a call may run as soon as the first line is read.
             with contextlib.redirect_stdout(sys.stderr):
+                serving = loop.run_in_executor(None, self._native.serve_stdio, bridge)
                 try:
                     await asyncio.shield(serving)
                 except asyncio.CancelledError:
