@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import runpy
 
@@ -35,4 +34,3 @@ def test_readme_example(tmp_path) -> None:
     assert answer(3)["result"]["content"][0]["text"] == "HI"
     client.call(4, "forecast", {"city": "Paris", "days": 9})
     assert answer(4)["result"] == {"content": [{"type": "text", "text": "at most 7 days"}], "isError": True}
-    json.dumps(tools)

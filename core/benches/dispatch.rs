@@ -3,34 +3,9 @@
 //! Run: `cargo bench -p toolwire --bench dispatch`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
 use std::hint::black_box;
 use toolwire::wire::{Limits, parse_frame};
-use toolwire::{Context, Outbound, Server, Session, Tool, ToolError, ToolOutput};
-
-fn server_with_extra_tools(extra: usize) -> Server {
-    let mut builder = Server::builder("bench", "1").tool(
-        Tool::new("echo").input_schema(json!({
-            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
-        })),
-        |_ctx: Context, args: Value| async move {
-            Ok::<_, ToolError>(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
-        },
-    );
-    for i in 0..extra {
-        builder = builder.tool(
-            Tool::new(format!("tool_{i:03}"))
-                .description(format!("Extra tool number {i}"))
-                .input_schema(json!({
-                    "type": "object",
-                    "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 0}},
-                    "required": ["q"]
-                })),
-            |_ctx: Context, _args: Value| async move { Ok::<_, ToolError>(ToolOutput::text("ok")) },
-        );
-    }
-    builder.build().expect("bench server")
-}
+use toolwire::{Outbound, Server, ServerOptions, Session};
 
 fn connect(rt: &tokio::runtime::Runtime, server: &Server) -> (Session, Outbound) {
     rt.block_on(async {
@@ -49,7 +24,9 @@ fn dispatch(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let server = server_with_extra_tools(100);
+    // The demo server (echo, add, sleep, fail) with the benchmarks' 100 extra tools.
+    let server =
+        toolwire_demo::build_server_full(ServerOptions::default(), 100).expect("demo server");
     let (session, mut outbound) = connect(&rt, &server);
 
     let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
@@ -63,7 +40,7 @@ fn dispatch(c: &mut Criterion) {
     });
 
     let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    c.bench_function("tools/list 101 tools", |b| {
+    c.bench_function("tools/list 104 tools", |b| {
         b.iter(|| {
             rt.block_on(async {
                 session.handle_frame(black_box(list));
