@@ -12,6 +12,7 @@
 //! `asyncio.CancelledError`.
 
 use pyo3::create_exception;
+use pyo3::exceptions::asyncio::CancelledError;
 use pyo3::exceptions::{PyException, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 
@@ -72,19 +73,7 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
         }
         E::CapabilityNotSupported { .. } => CapabilityError::new_err(message),
         E::Timeout { .. } => PyTimeoutError::new_err(message),
-        E::Cancelled => Python::attach(|py| {
-            match py
-                .import("asyncio")
-                .and_then(|m| m.getattr("CancelledError"))
-            {
-                Ok(kind) => PyErr::from_type(
-                    kind.cast_into()
-                        .unwrap_or_else(|_| py.get_type::<ToolwireError>()),
-                    message,
-                ),
-                Err(err) => err,
-            }
-        }),
+        E::Cancelled => CancelledError::new_err(message),
         E::Closed => SessionClosedError::new_err(message),
         E::Peer(error) => {
             let err = ClientRequestError::new_err(error.message.to_string());

@@ -18,12 +18,12 @@ use crate::context::NativeContext;
 use crate::convert::{to_json, to_py};
 
 /// The bridge to the asyncio loop that currently serves a server (set for the length of a serve).
-pub(crate) type LoopSlot = Mutex<Option<BridgeHandle>>;
+pub(crate) type BridgeSlot = Mutex<Option<BridgeHandle>>;
 
 pub(crate) struct PyToolHandler {
     pub(crate) func: Arc<Py<PyAny>>,
     pub(crate) is_async: bool,
-    pub(crate) event_loop: Arc<LoopSlot>,
+    pub(crate) bridge: Arc<BridgeSlot>,
 }
 
 use crate::bridge::Outcome;
@@ -90,7 +90,7 @@ impl PyToolHandler {
 
     async fn call_async(&self, ctx: Context, arguments: Value) -> Outcome {
         let bridge = self
-            .event_loop
+            .bridge
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()

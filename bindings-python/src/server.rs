@@ -10,13 +10,13 @@ use toolwire::{CancellationToken, Outbound, Server, ServerOptions, Session, Tool
 use crate::bridge::{BridgeHandle, LoopBridge};
 use crate::convert::to_json;
 use crate::errors::to_py_err;
-use crate::handler::{LoopSlot, PyToolHandler};
+use crate::handler::{BridgeSlot, PyToolHandler};
 use crate::runtime::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeServer {
     server: Server,
-    event_loop: Arc<LoopSlot>,
+    bridge: Arc<BridgeSlot>,
     /// Cancelled by `stop()`: ends the current `serve_stdio`.
     stop: std::sync::Mutex<CancellationToken>,
 }
@@ -63,7 +63,7 @@ impl NativeServer {
         }
         Ok(NativeServer {
             server: builder.build().map_err(to_py_err)?,
-            event_loop: Arc::default(),
+            bridge: Arc::default(),
             stop: std::sync::Mutex::new(CancellationToken::new()),
         })
     }
@@ -89,7 +89,7 @@ impl NativeServer {
         let handler = PyToolHandler {
             func: Arc::new(func),
             is_async,
-            event_loop: self.event_loop.clone(),
+            bridge: self.bridge.clone(),
         };
         self.server.add_tool(tool, handler).map_err(to_py_err)
     }
@@ -157,7 +157,7 @@ impl NativeServer {
 
 impl NativeServer {
     fn set_loop(&self, bridge: Option<BridgeHandle>) {
-        *self.event_loop.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
+        *self.bridge.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
     }
 }
 
