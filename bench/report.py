@@ -65,6 +65,8 @@ METRICS: dict[str, tuple[str, Callable[[dict], float], int]] = {
     "list": ("tools/list p50, µs", lambda r: r["tools_list"]["p50_us"], 1),
     "slow": ("slow tool, share of ideal", lambda r: r["slow_tool"]["efficiency"], 3),
     "rss": ("peak RSS, KiB", lambda r: r["peak_rss_kib"], 0),
+    "anon": ("  of it anonymous (heap, stacks), KiB", lambda r: r["rss_anon_kib"], 0),
+    "file": ("  of it file-backed (code), KiB", lambda r: r["rss_file_kib"], 0),
 }
 
 
@@ -120,7 +122,8 @@ def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
         "",
         "End-to-end over stdio: the load generator (`bench/loadgen`) spawns each server, performs the",
         "handshake, and runs timed phases, verifying every answer (id and content; any error fails the",
-        "run). Servers run one after another in rotating order; each figure is the median of the rounds.",
+        "run). Servers run one after another in rotating order; each figure is the median of the rounds;",
+        "each round's figures are kept in `.cache/bench/<date>/`.",
         "Every server exposes `echo`, a `sleep` tool and 100 extra tools.",
         "",
         f"Command: `{command}`  ",

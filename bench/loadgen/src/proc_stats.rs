@@ -35,3 +35,13 @@ pub fn peak_rss_kib(pid: u32) -> Option<u64> {
 pub fn rss_kib(pid: u32) -> Option<u64> {
     status_kib(pid, "VmRSS:")
 }
+
+/// Resident anonymous memory (heap, stacks) in KiB.
+pub fn rss_anon_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "RssAnon:")
+}
+
+/// Resident file-backed memory (the program's and libraries' code) in KiB.
+pub fn rss_file_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "RssFile:")
+}

@@ -238,6 +238,9 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     });
 
     let peak_rss_kib = proc_stats::peak_rss_kib(pid);
+    // What the resident set is made of, read at the same moment.
+    let rss_anon_kib = proc_stats::rss_anon_kib(pid);
+    let rss_file_kib = proc_stats::rss_file_kib(pid);
 
     // Memory per call with N calls in flight at once.
     let inflight = if plan.inflight > 0 {
@@ -256,6 +259,8 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         "slow_tool": slow,
         "tools_list": list,
         "peak_rss_kib": peak_rss_kib,
+        "rss_anon_kib": rss_anon_kib,
+        "rss_file_kib": rss_file_kib,
         "inflight": inflight,
         "unsolicited_notifications": notifications,
         "errors": 0,
