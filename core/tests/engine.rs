@@ -655,3 +655,52 @@ async fn serve_until_stops_reading_and_drains() {
         .unwrap();
     drop(tx);
 }
+
+/// A host that feeds frames from its own thread (no tokio context there) and takes answers
+/// with `try_recv`: quick calls are answered before `handle_frame` returns; answers produced
+/// later on the runtime ring the host's notifier.
+#[test]
+fn host_driven_session_answers_inline_and_notifies_later() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = toolwire_demo::build_server().unwrap();
+    let (rang, rung) = std::sync::mpsc::channel::<()>();
+    let (session, mut outbound) =
+        toolwire::Session::with_notifier(&server, runtime.handle().clone(), move || {
+            let _ = rang.send(());
+        });
+    let take = |outbound: &mut toolwire::Outbound| -> Value {
+        let frame = outbound.try_recv().expect("a frame is ready");
+        serde_json::from_str(&frame).unwrap()
+    };
+    session.handle_frame(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "host", "version": "1"}}})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(take(&mut outbound)["id"], 0);
+    session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    session.handle_frame(
+        call(1, "echo", json!({"text": "now"}))
+            .to_string()
+            .as_bytes(),
+    );
+    let answer = take(&mut outbound);
+    assert_eq!(answer["result"]["content"][0]["text"], "now");
+    assert!(outbound.try_recv().is_none());
+    while rung.try_recv().is_ok() {}
+
+    session.handle_frame(call(2, "sleep", json!({"ms": 20})).to_string().as_bytes());
+    assert!(
+        outbound.try_recv().is_none(),
+        "a sleeping call is not answered inline"
+    );
+    rung.recv_timeout(Duration::from_secs(5))
+        .expect("the notifier rings when the answer is queued");
+    assert_eq!(take(&mut outbound)["id"], 2);
+}

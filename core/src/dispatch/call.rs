@@ -1,6 +1,7 @@
 //! `tools/call`: lookup → argument validation → admission → handler under cancel and deadline
 //! → output validation → answer (or silence, when cancelled).
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -84,7 +85,18 @@ pub(crate) fn start(
         serial,
         version,
     );
-    session.tasks.spawn_on(task, &session.runtime);
+    // Poll once right here: a call that finishes at once costs no task spawn, and a host that
+    // feeds frames from its own thread (a JS event loop) runs its quick handlers on that thread.
+    // A pending call continues as a task, whose first poll registers its real wake-ups.
+    let mut task = Box::pin(session.tasks.track_future(task));
+    let finished = {
+        let _runtime = session.runtime.enter();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        task.as_mut().poll(&mut cx).is_ready()
+    };
+    if !finished {
+        session.runtime.spawn(task);
+    }
 }
 
 #[expect(

@@ -7,14 +7,39 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_raw};
 
+/// A host's wake-up for outbound frames (see [`Session::with_notifier`](crate::Session::with_notifier)).
+pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
+
+/// The sending side of a session's outbound frames: the channel [`Outbound`](crate::Outbound)
+/// reads, and the host's wake-up, if it gave one.
+#[derive(Clone)]
+pub(crate) struct OutboundSender {
+    tx: UnboundedSender<String>,
+    notify: Option<Notify>,
+}
+
+impl OutboundSender {
+    pub(crate) fn new(tx: UnboundedSender<String>, notify: Option<Notify>) -> Self {
+        OutboundSender { tx, notify }
+    }
+
+    pub(crate) fn send(&self, frame: String) {
+        if self.tx.send(frame).is_ok()
+            && let Some(notify) = &self.notify
+        {
+            notify();
+        }
+    }
+}
+
 /// Collects the answers of one batch and sends them as one JSON array when the last arrives.
 pub(crate) struct BatchCollector {
-    out: UnboundedSender<String>,
+    out: OutboundSender,
     state: Mutex<(Vec<String>, usize)>,
 }
 
 impl BatchCollector {
-    pub(crate) fn new(out: UnboundedSender<String>, expected: usize) -> Arc<Self> {
+    pub(crate) fn new(out: OutboundSender, expected: usize) -> Arc<Self> {
         Arc::new(BatchCollector {
             out,
             state: Mutex::new((Vec::with_capacity(expected), expected)),
@@ -32,7 +57,7 @@ impl BatchCollector {
         if *remaining == 0 && !frames.is_empty() {
             let joined = format!("[{}]", frames.join(","));
             frames.clear();
-            let _ = self.out.send(joined);
+            self.out.send(joined);
         }
     }
 }
@@ -45,14 +70,14 @@ pub(crate) enum ReplyTarget {
 /// The obligation to answer one request exactly once (or to say nothing, when cancelled).
 /// Dropping it unanswered counts as saying nothing, so a batch never waits forever.
 pub(crate) struct Responder {
-    out: UnboundedSender<String>,
+    out: OutboundSender,
     id: RequestId,
     target: ReplyTarget,
     done: bool,
 }
 
 impl Responder {
-    pub(crate) fn new(out: UnboundedSender<String>, id: RequestId, target: ReplyTarget) -> Self {
+    pub(crate) fn new(out: OutboundSender, id: RequestId, target: ReplyTarget) -> Self {
         Responder {
             out,
             id,
@@ -91,7 +116,7 @@ impl Responder {
         match &self.target {
             ReplyTarget::Direct => {
                 if let Some(frame) = frame {
-                    let _ = self.out.send(frame);
+                    self.out.send(frame);
                 }
             }
             ReplyTarget::Batch(collector) => collector.complete(frame),

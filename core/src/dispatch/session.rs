@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value, json};
 use tokio::runtime::Handle;
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::peer::PeerRequests;
-use super::responder::{BatchCollector, ReplyTarget, Responder};
+use super::responder::{BatchCollector, Notify, OutboundSender, ReplyTarget, Responder};
 use super::server::ServerInner;
 use super::{Server, call};
 use crate::Error;
@@ -38,7 +38,7 @@ struct InflightCall {
 
 pub(crate) struct SessionShared {
     pub(crate) server: Arc<ServerInner>,
-    out: UnboundedSender<String>,
+    out: OutboundSender,
     pub(crate) negotiated: OnceLock<Negotiated>,
     initialized: AtomicBool,
     log_level: AtomicU8,
@@ -98,7 +98,23 @@ impl Server {
 impl Session {
     /// A new session whose calls run on `runtime`.
     pub fn with_runtime(server: &Server, runtime: Handle) -> (Session, Outbound) {
-        let (out, rx) = mpsc::unbounded_channel();
+        Self::build(server, runtime, None)
+    }
+
+    /// [`with_runtime`](Self::with_runtime) for a host that takes frames with
+    /// [`Outbound::try_recv`] from its own event loop: `notify` runs after every frame is
+    /// queued, on whatever thread queued it (it must be quick; typically it schedules a drain).
+    pub fn with_notifier(
+        server: &Server,
+        runtime: Handle,
+        notify: impl Fn() + Send + Sync + 'static,
+    ) -> (Session, Outbound) {
+        Self::build(server, runtime, Some(Arc::new(notify)))
+    }
+
+    fn build(server: &Server, runtime: Handle, notify: Option<Notify>) -> (Session, Outbound) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let out = OutboundSender::new(tx, notify);
         let shutdown = CancellationToken::new();
         let shared = Arc::new(SessionShared {
             server: server.inner.clone(),
@@ -262,7 +278,7 @@ fn decode_cursor(cursor: &str) -> Option<String> {
 
 impl SessionShared {
     pub(crate) fn send(&self, frame: String) {
-        let _ = self.out.send(frame);
+        self.out.send(frame);
     }
 
     fn inflight_table(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InflightCall>> {
