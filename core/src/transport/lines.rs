@@ -1,23 +1,99 @@
 //! Newline-delimited JSON framing (the stdio transport's), with a bounded line length.
 
 use async_trait::async_trait;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use std::collections::VecDeque;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 
 use super::{FrameError, FrameReader, FrameWriter, StdinSource, StdoutSink, Transport};
 
-/// Reads one frame per line; `\r\n` is accepted, blank lines are skipped, and a line longer
-/// than the limit is discarded as it streams by (never buffered whole).
-pub struct LineReader<R> {
-    inner: BufReader<R>,
+/// Splits a byte stream into line frames as it arrives, for hosts that read the stream
+/// themselves (a JS event loop): `\r\n` is accepted, blank lines are skipped, and a line
+/// longer than the limit is discarded as it streams by (never buffered whole).
+#[derive(Debug)]
+pub struct LineDecoder {
+    line: Vec<u8>,
+    oversize: bool,
     max_frame_bytes: usize,
+}
+
+impl LineDecoder {
+    /// A decoder with the given frame limit.
+    pub fn new(max_frame_bytes: usize) -> Self {
+        LineDecoder {
+            line: Vec::new(),
+            oversize: false,
+            max_frame_bytes,
+        }
+    }
+
+    /// Feeds the next bytes; `on_frame` gets each line completed by them, in order.
+    pub fn push(&mut self, mut bytes: &[u8], mut on_frame: impl FnMut(Result<&[u8], FrameError>)) {
+        while !bytes.is_empty() {
+            let (chunk, rest, complete) = match memchr::memchr(b'\n', bytes) {
+                Some(pos) => (&bytes[..pos], &bytes[pos + 1..], true),
+                None => (bytes, &[][..], false),
+            };
+            bytes = rest;
+            if complete && self.line.is_empty() && !self.oversize {
+                // The whole line is in this chunk: hand it over without copying.
+                self.emit(chunk, &mut on_frame);
+                continue;
+            }
+            if !self.oversize {
+                if self.line.len() + chunk.len() > self.max_frame_bytes {
+                    self.oversize = true;
+                    self.line = Vec::new();
+                } else {
+                    self.line.extend_from_slice(chunk);
+                }
+            }
+            if complete {
+                let line = std::mem::take(&mut self.line);
+                self.emit(&line, &mut on_frame);
+            }
+        }
+    }
+
+    /// The stream ended: a last line without a terminator is still a frame.
+    pub fn finish(&mut self, mut on_frame: impl FnMut(Result<&[u8], FrameError>)) {
+        if self.oversize || !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.emit(&line, &mut on_frame);
+        }
+    }
+
+    fn emit(&mut self, line: &[u8], on_frame: &mut impl FnMut(Result<&[u8], FrameError>)) {
+        if std::mem::take(&mut self.oversize) || line.len() > self.max_frame_bytes {
+            return on_frame(Err(FrameError::TooLarge {
+                limit: self.max_frame_bytes,
+            }));
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            on_frame(Ok(line));
+        }
+    }
+}
+
+/// Reads one frame per line (see [`LineDecoder`] for the rules).
+pub struct LineReader<R> {
+    inner: R,
+    buffer: Box<[u8]>,
+    decoder: LineDecoder,
+    ready: VecDeque<Result<Vec<u8>, FrameError>>,
+    ended: bool,
 }
 
 impl<R: AsyncRead + Unpin + Send> LineReader<R> {
     /// A reader with the given frame limit.
     pub fn new(inner: R, max_frame_bytes: usize) -> Self {
         LineReader {
-            inner: BufReader::with_capacity(64 * 1024, inner),
-            max_frame_bytes,
+            inner,
+            buffer: vec![0; 64 * 1024].into_boxed_slice(),
+            decoder: LineDecoder::new(max_frame_bytes),
+            ready: VecDeque::new(),
+            ended: false,
         }
     }
 }
@@ -26,50 +102,24 @@ impl<R: AsyncRead + Unpin + Send> LineReader<R> {
 impl<R: AsyncRead + Unpin + Send> FrameReader for LineReader<R> {
     async fn read_frame(&mut self) -> Option<Result<Vec<u8>, FrameError>> {
         loop {
-            let mut line = Vec::new();
-            let mut oversize = false;
-            let mut ended = false;
-            loop {
-                let available = match self.inner.fill_buf().await {
-                    Ok(available) => available,
-                    Err(err) => return Some(Err(err.into())),
-                };
-                if available.is_empty() {
-                    ended = true;
-                    break;
-                }
-                let (chunk, consumed, complete) = match memchr::memchr(b'\n', available) {
-                    Some(pos) => (&available[..pos], pos + 1, true),
-                    None => (available, available.len(), false),
-                };
-                if !oversize {
-                    if line.len() + chunk.len() > self.max_frame_bytes {
-                        oversize = true;
-                        line = Vec::new();
-                    } else {
-                        line.extend_from_slice(chunk);
-                    }
-                }
-                self.inner.consume(consumed);
-                if complete {
-                    break;
-                }
+            if let Some(frame) = self.ready.pop_front() {
+                return Some(frame);
             }
-            if oversize {
-                return Some(Err(FrameError::TooLarge {
-                    limit: self.max_frame_bytes,
-                }));
+            if self.ended {
+                return None;
             }
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                if ended {
-                    return None;
+            let ready = &mut self.ready;
+            let collect =
+                |frame: Result<&[u8], FrameError>| ready.push_back(frame.map(<[u8]>::to_vec));
+            match self.inner.read(&mut self.buffer).await {
+                Ok(0) => {
+                    self.ended = true;
+                    self.decoder.finish(collect);
                 }
-                continue;
+                Ok(n) => self.decoder.push(&self.buffer[..n], collect),
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(err) => return Some(Err(err.into())),
             }
-            return Some(Ok(line));
         }
     }
 }
@@ -159,6 +209,26 @@ mod tests {
         assert!(got[1].is_err());
         assert_eq!(got[2].as_deref(), Ok(&b"{}"[..]));
         assert_eq!(got[3].as_deref(), Ok(&b"last"[..]));
+    }
+
+    #[test]
+    fn decoder_handles_lines_split_anywhere() {
+        let input = b"{\"a\":1}\r\n\n  \n0123456789ABCDEF\n{}\nlast";
+        for split in 0..input.len() {
+            let mut decoder = LineDecoder::new(10);
+            let mut got = Vec::new();
+            let mut collect = |f: Result<&[u8], FrameError>| {
+                got.push(f.map(<[u8]>::to_vec).map_err(|e| e.to_string()))
+            };
+            decoder.push(&input[..split], &mut collect);
+            decoder.push(&input[split..], &mut collect);
+            decoder.finish(&mut collect);
+            assert_eq!(got.len(), 4, "split at {split}");
+            assert_eq!(got[0].as_deref(), Ok(&b"{\"a\":1}"[..]));
+            assert!(got[1].is_err());
+            assert_eq!(got[2].as_deref(), Ok(&b"{}"[..]));
+            assert_eq!(got[3].as_deref(), Ok(&b"last"[..]));
+        }
     }
 
     #[tokio::test]

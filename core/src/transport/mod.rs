@@ -14,7 +14,7 @@ mod stdio;
 
 use async_trait::async_trait;
 
-pub use lines::{LineReader, LineTransport, LineWriter, stdio};
+pub use lines::{LineDecoder, LineReader, LineTransport, LineWriter, stdio};
 pub use stdio::{StdinSource, StdoutSink};
 
 /// Why a frame could not be read.
