@@ -1,0 +1,309 @@
+'use strict'
+// The JavaScript API of toolwire: Server, Context, content helpers, ToolwireError.
+// Protocol work happens in the engine (src/, core/); this layer converts values.
+
+const native = require('./native')
+const { ToolwireError, fromNative, unwrap } = require('./errors')
+const { compileSchema, describeIssues } = require('./schema')
+
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
+
+/** What a tool handler gets besides its arguments. */
+class Context {
+  #native
+  #signal = null
+
+  constructor(nativeContext) {
+    this.#native = nativeContext
+  }
+
+  /** Fires when the client cancels the call or its deadline passes (reason: an AbortError or TimeoutError DOMException). */
+  get signal() {
+    if (this.#signal === null) {
+      const controller = new AbortController()
+      this.#signal = controller.signal
+      this.#native.ended().then((reason) => {
+        if (reason === 'deadline') controller.abort(new DOMException('The tool call passed its deadline', 'TimeoutError'))
+        else if (reason) controller.abort(new DOMException('The client cancelled the tool call', 'AbortError'))
+      })
+    }
+    return this.#signal
+  }
+
+  /** True once the call was cancelled or passed its deadline. */
+  get cancelled() {
+    return this.#native.cancelled
+  }
+
+  get requestId() {
+    return this.#native.requestId
+  }
+
+  get toolName() {
+    return this.#native.toolName
+  }
+
+  get protocolVersion() {
+    return this.#native.protocolVersion
+  }
+
+  /** The client's `clientInfo` ({ name, version, ... }). */
+  get clientInfo() {
+    return this.#native.clientInfo
+  }
+
+  get clientCapabilities() {
+    return this.#native.clientCapabilities
+  }
+
+  /** Reports progress (only if the client asked for it; values must increase). Returns whether it was sent. */
+  progress(progress, total, message) {
+    return this.#native.progress(progress, total ?? undefined, message ?? undefined)
+  }
+
+  /** Sends `notifications/message` if `level` passes the client's level. Returns whether it was sent. */
+  log(level, data, logger) {
+    if (!LOG_LEVELS.includes(level)) {
+      throw new TypeError(`toolwire: unknown log level ${JSON.stringify(level)} (one of ${LOG_LEVELS.join(', ')})`)
+    }
+    return this.#native.log(level, data === undefined ? null : data, logger ?? undefined)
+  }
+
+  /** `sampling/createMessage`: asks the client's model. */
+  async sample(params, options = {}) {
+    return unwrap(await this.#native.clientRequest('sample', params, options.timeoutMs))
+  }
+
+  /** `elicitation/create`: asks the user. */
+  async elicit(params, options = {}) {
+    return unwrap(await this.#native.clientRequest('elicit', params, options.timeoutMs))
+  }
+
+  /** `roots/list`: the client's roots. */
+  async listRoots(options = {}) {
+    return unwrap(await this.#native.clientRequest('roots', {}, options.timeoutMs))
+  }
+
+  /** Any other request to the client. */
+  async request(method, params = {}, options = {}) {
+    return unwrap(await this.#native.clientRequest(method, params, options.timeoutMs))
+  }
+}
+
+/** A handler's return value as a CallToolResult. */
+function toResult(value) {
+  if (typeof value === 'string') return { content: [{ type: 'text', text: value }] }
+  if (value === undefined || value === null) return { content: [] }
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    if (Array.isArray(value.content)) return value
+    return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value }
+  }
+  return { content: [{ type: 'text', text: typeof value === 'bigint' ? value.toString() : JSON.stringify(value) }] }
+}
+
+function errorResult(text) {
+  return { content: [{ type: 'text', text }], isError: true }
+}
+
+const hasThen = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function'
+
+const TOOL_CONFIG_KEYS = new Set([
+  'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
+])
+
+class Server {
+  #native
+  #onToolError
+  #serving = null
+
+  /**
+   * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
+   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`.
+   */
+  constructor(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError('toolwire: new Server({ name, version, ... })')
+    const { onToolError, ...init } = options
+    if (typeof init.name !== 'string' || typeof init.version !== 'string') {
+      throw new TypeError('toolwire: a Server needs a string name and version')
+    }
+    this.#native = new native.NativeServer(init)
+    this.#onToolError = onToolError ?? defaultToolErrorLog
+  }
+
+  /**
+   * Registers a tool. `handler(args, ctx)` may return a value or a Promise: a string (text), an
+   * object with `content` (a CallToolResult, as is), another object (structured content plus
+   * its JSON as text). A throw becomes an `isError` result with the error's message.
+   */
+  tool(name, config, handler) {
+    if (typeof config === 'function' && handler === undefined) {
+      handler = config
+      config = {}
+    }
+    if (typeof name !== 'string') throw new TypeError('toolwire: a tool needs a string name')
+    if (typeof handler !== 'function') throw new TypeError(`toolwire: tool ${JSON.stringify(name)} needs a handler function`)
+    config = config ?? {}
+    for (const key of Object.keys(config)) {
+      if (!TOOL_CONFIG_KEYS.has(key)) throw new TypeError(`toolwire: unknown tool option ${JSON.stringify(key)} for tool ${JSON.stringify(name)}`)
+    }
+    const input = compileSchema(config.inputSchema, 'input', 'inputSchema')
+    const output = compileSchema(config.outputSchema, 'output', 'outputSchema')
+    const definition = { name, inputSchema: input.json ?? { type: 'object' } }
+    for (const key of ['title', 'description', 'annotations', 'icons', '_meta']) {
+      if (config[key] !== undefined) definition[key] = config[key]
+    }
+    if (output.json !== undefined) definition.outputSchema = output.json
+    const failed = this.#native.addTool(
+      definition,
+      this.#wrap(name, handler, input.parse),
+      config.timeoutMs ?? undefined,
+      config.maxConcurrency ?? undefined,
+    )
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /** Unregisters a tool; returns whether it existed. Clients are told (list_changed). */
+  removeTool(name) {
+    return this.#native.removeTool(name)
+  }
+
+  /** The registered tools' names, sorted. */
+  get toolNames() {
+    return this.#native.toolNames()
+  }
+
+  #wrap(name, handler, parse) {
+    const onError = this.#onToolError
+    const fail = (err, ctx) => {
+      // After a cancel or a deadline the answer is discarded; the abort is no failure.
+      if (!ctx.cancelled) {
+        try {
+          onError(err, name)
+        } catch {
+          // A failing log hook must not turn a tool error into a lost answer.
+        }
+      }
+      const message = err instanceof Error ? err.message : String(err)
+      return errorResult(message || (err instanceof Error ? err.name : 'Error'))
+    }
+    const run = (args, ctx) => {
+      let value
+      try {
+        value = handler(args, ctx)
+      } catch (err) {
+        return fail(err, ctx)
+      }
+      return hasThen(value) ? Promise.resolve(value).then(toResult, (err) => fail(err, ctx)) : toResult(value)
+    }
+    if (parse === null) return (nativeContext, args) => run(args, new Context(nativeContext))
+    const invalid = (issues) => errorResult(`Invalid arguments for tool ${JSON.stringify(name)}:\n${describeIssues(issues)}`)
+    return (nativeContext, args) => {
+      const parsed = parse(args)
+      const ctx = new Context(nativeContext)
+      if (hasThen(parsed)) return parsed.then((p) => (p.issues ? invalid(p.issues) : run(p.data, ctx)))
+      return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
+    }
+  }
+
+  /**
+   * Serves one client over stdin/stdout until stdin ends (then calls in flight finish) or
+   * `close()` is called. While serving, anything else written to stdout goes to stderr.
+   */
+  serveStdio() {
+    if (this.#serving) return Promise.reject(new ToolwireError('toolwire: this server is already serving stdio', 'TOOLWIRE_BUSY'))
+    return new Promise((resolve, reject) => {
+      const { stdin, stdout, stderr } = process
+      const protocolWrite = stdout.write
+      let ended = false
+      const write = (bytes) => {
+        if (bytes && !ended) protocolWrite.call(stdout, bytes)
+      }
+      const connection = this.#native.connect(() => write(connection.take()))
+      // Tools that console.log must not corrupt the protocol stream.
+      stdout.write = function redirected(...args) {
+        return stderr.write(...args)
+      }
+      const onData = (chunk) => write(connection.feed(chunk))
+      const onEnd = () => finish(null, false)
+      const onError = (err) => finish(err, false)
+      const onStdoutError = (err) => finish(err.code === 'EPIPE' ? null : err, true)
+      const finish = async (err, abrupt) => {
+        if (this.#serving === null || this.#serving.finished) return
+        this.#serving.finished = true
+        stdin.off('data', onData).off('end', onEnd).off('error', onError)
+        stdin.pause()
+        if (abrupt) {
+          ended = true
+          connection.close()
+        } else {
+          write(connection.endInput())
+        }
+        await connection.shutdown()
+        write(connection.take())
+        ended = true
+        stdout.off('error', onStdoutError)
+        stdout.write = protocolWrite
+        this.#serving = null
+        if (err) reject(err)
+        else resolve()
+      }
+      this.#serving = { finished: false, stop: () => finish(null, false) }
+      stdout.on('error', onStdoutError)
+      stdin.on('data', onData).on('end', onEnd).on('error', onError)
+    })
+  }
+
+  /** Ends `serveStdio()`: reading stops, calls in flight finish, then its Promise resolves. */
+  close() {
+    if (this.#serving) this.#serving.stop()
+  }
+
+  /**
+   * A session over a channel of your own: `send(message)` gets each outbound JSON text;
+   * feed inbound ones to `receive(message)`.
+   */
+  connect(send) {
+    if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
+    const connection = this.#native.connect(() => flush(connection.takeMessages()))
+    const flush = (messages) => {
+      for (const message of messages) send(message)
+    }
+    return {
+      receive(message) {
+        flush(connection.feedMessage(typeof message === 'string' ? Buffer.from(message) : message))
+      },
+      /** No more input: calls in flight finish (their answers are sent), then the session ends. */
+      async shutdown() {
+        await connection.shutdown()
+        flush(connection.takeMessages())
+      },
+      /** Ends at once: calls in flight are cancelled and nothing more is sent. */
+      close() {
+        connection.close()
+      },
+      get protocolVersion() {
+        return connection.protocolVersion ?? null
+      },
+    }
+  }
+}
+
+function defaultToolErrorLog(err, toolName) {
+  const detail = err instanceof Error ? err.stack || err.message : String(err)
+  process.stderr.write(`toolwire: tool ${JSON.stringify(toolName)} failed: ${detail}\n`)
+}
+
+/** Content blocks, for `return { content: [...] }`. */
+const text = (value) => ({ type: 'text', text: String(value) })
+const image = (data, mimeType) => ({ type: 'image', data: base64(data), mimeType })
+const audio = (data, mimeType) => ({ type: 'audio', data: base64(data), mimeType })
+const resourceLink = (uri, name, extra = {}) => ({ type: 'resource_link', uri, name, ...extra })
+const embeddedResource = (resource) => ({ type: 'resource', resource })
+
+function base64(data) {
+  if (typeof data === 'string') return data
+  return Buffer.from(data.buffer ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data).toString('base64')
+}
+
+module.exports = { Server, Context, ToolwireError, text, image, audio, resourceLink, embeddedResource, LOG_LEVELS }

@@ -1,0 +1,39 @@
+//! The `toolwire` Node addon: types converted, core called, nothing more.
+//! The JavaScript API on top lives in `../lib/`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod connection;
+mod context;
+mod errors;
+mod handler;
+mod js_thread;
+mod runtime;
+mod server;
+
+/// The engine's own logs go to stderr when `TOOLWIRE_LOG` asks for them (`level` or
+/// `target=level,…`); stdout is left to the protocol.
+#[napi_derive::module_init]
+fn init() {
+    runtime::install();
+    init_engine_logs();
+}
+
+fn init_engine_logs() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let Some(filter) = std::env::var("TOOLWIRE_LOG")
+        .ok()
+        .and_then(|spec| spec.parse::<tracing_subscriber::filter::Targets>().ok())
+    else {
+        return;
+    };
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
+        )
+        .with(filter)
+        .try_init();
+}

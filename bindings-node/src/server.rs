@@ -1,0 +1,115 @@
+//! `NativeServer`: the core's server, for the JS `Server` wrapper.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::{Function, Unknown};
+use napi_derive::napi;
+use serde_json::Value;
+use toolwire::{Server, ServerOptions, Tool};
+
+use crate::connection::NativeConnection;
+use crate::errors;
+use crate::handler::{CallArgs, JsToolHandler, call_tsfn};
+
+#[napi(object)]
+pub struct ServerInit {
+    pub name: String,
+    pub version: String,
+    pub title: Option<String>,
+    pub instructions: Option<String>,
+    pub page_size: Option<u32>,
+    pub default_tool_timeout_ms: Option<u32>,
+    pub max_concurrent_calls: Option<u32>,
+    pub max_frame_bytes: Option<u32>,
+    pub max_depth: Option<u32>,
+}
+
+#[napi]
+pub struct NativeServer {
+    server: Server,
+}
+
+#[napi]
+impl NativeServer {
+    #[napi(constructor)]
+    pub fn new(init: ServerInit) -> napi::Result<Self> {
+        let mut options = ServerOptions::default();
+        if let Some(limit) = init.max_frame_bytes {
+            options.max_frame_bytes = limit as usize;
+        }
+        if let Some(limit) = init.max_depth {
+            options.max_depth = limit as usize;
+        }
+        options.page_size = init.page_size.map(|size| size as usize);
+        options.default_tool_timeout = init
+            .default_tool_timeout_ms
+            .map(|ms| Duration::from_millis(u64::from(ms)));
+        if let Some(limit) = init.max_concurrent_calls {
+            options.max_concurrent_calls = limit as usize;
+        }
+        let mut builder = Server::builder(init.name, init.version).options(options);
+        if let Some(instructions) = init.instructions {
+            builder = builder.instructions(instructions);
+        }
+        if let Some(title) = init.title {
+            builder = builder.title(title);
+        }
+        let server = builder
+            .build()
+            .map_err(|err| napi::Error::new(napi::Status::InvalidArg, err.to_string()))?;
+        Ok(NativeServer { server })
+    }
+
+    /// Registers `handler(nativeContext, arguments)` under the wire-form `definition`;
+    /// returns `null`, or the error's description.
+    #[napi]
+    pub fn add_tool(
+        &self,
+        definition: Value,
+        handler: Function<'_, CallArgs, Unknown<'static>>,
+        timeout_ms: Option<u32>,
+        max_concurrency: Option<u32>,
+    ) -> napi::Result<Option<Value>> {
+        let mut tool = match Tool::from_json(definition) {
+            Ok(tool) => tool,
+            Err(why) => {
+                return Ok(Some(errors::registration(format!(
+                    "invalid tool definition: {why}"
+                ))));
+            }
+        };
+        if let Some(ms) = timeout_ms {
+            tool = tool.timeout(Duration::from_millis(u64::from(ms)));
+        }
+        if let Some(limit) = max_concurrency {
+            tool = tool.max_concurrency(limit as usize);
+        }
+        let handler = JsToolHandler {
+            func: handler.create_ref()?,
+            tsfn: Arc::new(call_tsfn(&handler)?),
+        };
+        Ok(self
+            .server
+            .add_tool(tool, handler)
+            .err()
+            .map(|err| errors::describe(&err)))
+    }
+
+    #[napi]
+    pub fn remove_tool(&self, name: String) -> bool {
+        self.server.remove_tool(&name)
+    }
+
+    #[napi]
+    pub fn tool_names(&self) -> Vec<String> {
+        self.server.tool_names()
+    }
+
+    /// A new session whose outbound frames JavaScript takes; `on_outbound()` is called (on
+    /// the JS thread) when frames were queued outside a `feed`.
+    #[napi]
+    pub fn connect(&self, on_outbound: Function<'_, (), ()>) -> napi::Result<NativeConnection> {
+        NativeConnection::open(&self.server, &on_outbound)
+    }
+}

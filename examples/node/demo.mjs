@@ -1,0 +1,102 @@
+// The demo server of the shared contract, with JavaScript handlers: echo, add, sleep, fail.
+//
+// Run it with `examples/run-demo node [--extra-tools N]`. The schemas are spelled out as JSON
+// Schema so that every language's demo lists exactly the same tools (see bindings-node's
+// README section for zod).
+import { setTimeout as delay } from 'node:timers/promises'
+import { pathToFileURL } from 'node:url'
+
+import { Server } from 'toolwire'
+
+const INSTRUCTIONS = 'Demo server: echo text, add two numbers, sleep with progress, or fail on purpose.'
+
+const object = (properties, required) => ({ type: 'object', properties, required, additionalProperties: false })
+
+export function buildServer({ extraTools = 0, ...options } = {}) {
+  const server = new Server({
+    name: 'toolwire-demo',
+    version: '0.1.0',
+    title: 'toolwire demo (Node)',
+    instructions: INSTRUCTIONS,
+    ...options,
+  })
+
+  server.tool('echo', {
+    description: 'Returns the text it is given.',
+    inputSchema: object({ text: { type: 'string' } }, ['text']),
+  }, ({ text }) => text)
+
+  server.tool('add', {
+    description: 'Adds two numbers.',
+    inputSchema: object({ a: { type: 'number' }, b: { type: 'number' } }, ['a', 'b']),
+    outputSchema: { type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] },
+  }, ({ a, b }) => ({ sum: a + b }))
+
+  server.tool('sleep', {
+    description: 'Waits ms milliseconds, reporting progress every 100 ms when asked.',
+    inputSchema: object({ ms: { type: 'integer', minimum: 0, maximum: 60000 } }, ['ms']),
+  }, async ({ ms }, ctx) => {
+    const start = performance.now()
+    const end = start + ms
+    // Progress counts 100 ms steps (not wall time), so every language reports the same values.
+    for (let step = 1; ; step++) {
+      const tick = start + step * 100
+      if (tick >= end) {
+        await delay(Math.max(0, end - performance.now()), undefined, { signal: ctx.signal })
+        break
+      }
+      await delay(Math.max(0, tick - performance.now()), undefined, { signal: ctx.signal })
+      ctx.progress(Math.min(step * 100, ms), ms)
+    }
+    return `slept ${ms} ms`
+  })
+
+  server.tool('fail', {
+    description: 'Fails with the given message.',
+    inputSchema: object({ message: { type: 'string' } }, ['message']),
+  }, ({ message }) => {
+    throw new Error(message)
+  })
+
+  for (let i = 0; i < extraTools; i++) {
+    server.tool(`tool_${String(i).padStart(3, '0')}`, {
+      description: `Extra tool number ${i} (benchmarks tools/list).`,
+      inputSchema: {
+        type: 'object',
+        properties: { q: { type: 'string' }, n: { type: 'integer', minimum: 0 } },
+        required: ['q'],
+      },
+    }, ({ q }) => q)
+  }
+  return server
+}
+
+function main(argv) {
+  let extraTools = 0
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--extra-tools') {
+      extraTools = Number.parseInt(argv[++i] ?? '0', 10)
+    } else if (argv[i] === '--http') {
+      process.stderr.write('toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)\n')
+      return 2
+    } else {
+      process.stderr.write(`toolwire-demo: unknown argument ${JSON.stringify(argv[i])}\nusage: demo.mjs [--extra-tools N]\n`)
+      return 2
+    }
+  }
+  // The failing tool's stack trace is the server log's business, not the client's.
+  buildServer({ extraTools, onToolError: quietFail }).serveStdio().catch((err) => {
+    process.stderr.write(`toolwire-demo: ${err.stack}\n`)
+    process.exitCode = 1
+  })
+  return 0
+}
+
+function quietFail(err, tool) {
+  if (tool !== 'fail') process.stderr.write(`toolwire-demo: tool ${tool} failed: ${err.stack}\n`)
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const code = main(process.argv.slice(2))
+  if (code !== 0) process.exitCode = code
+}
