@@ -95,7 +95,7 @@ function toResult(value) {
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] }
   if (value === undefined || value === null) return { content: [] }
   if (typeof value === 'object' && !Array.isArray(value)) {
-    if (Array.isArray(value.content)) return value
+    if ('content' in value) return value
     return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value }
   }
   return { content: [{ type: 'text', text: typeof value === 'bigint' ? value.toString() : JSON.stringify(value) }] }

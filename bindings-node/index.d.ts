@@ -1,0 +1,200 @@
+// Type definitions for toolwire (Node binding).
+
+/** A JSON Schema object (the engine accepts draft 2020-12 by default, others by `$schema`). */
+export type JsonSchema = { [key: string]: unknown }
+
+/** Anything zod 3 or zod 4 calls a schema: only the parts toolwire relies on. */
+export interface ZodLike<Output = unknown> {
+  safeParse(value: unknown): unknown
+  readonly _output: Output
+}
+
+/** `{ text: z.string() }`: an object of zod schemas. */
+export type ZodRawShapeLike = { [key: string]: ZodLike }
+
+type OptionalKeys<S extends ZodRawShapeLike> = {
+  [K in keyof S]: undefined extends S[K]['_output'] ? K : never
+}[keyof S]
+type RequiredKeys<S extends ZodRawShapeLike> = Exclude<keyof S, OptionalKeys<S>>
+type Simplify<T> = { [K in keyof T]: T[K] } & {}
+
+/** The arguments a handler receives for an input schema. */
+export type InferArgs<S> = S extends ZodLike<infer O>
+  ? O
+  : S extends ZodRawShapeLike
+    ? Simplify<{ [K in RequiredKeys<S>]: S[K]['_output'] } & { [K in OptionalKeys<S>]?: S[K]['_output'] }>
+    : { [key: string]: any }
+
+/** The structured result a handler may return for an output schema. */
+export type InferOutput<S> = S extends ZodLike<infer O>
+  ? O
+  : S extends ZodRawShapeLike
+    ? InferArgs<S>
+    : { [key: string]: unknown }
+
+export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
+
+export interface Implementation {
+  name: string
+  version: string
+  title?: string
+  [key: string]: unknown
+}
+
+export interface TextContent { type: 'text'; text: string; annotations?: Annotations; _meta?: Record<string, unknown> }
+export interface ImageContent { type: 'image'; data: string; mimeType: string; annotations?: Annotations; _meta?: Record<string, unknown> }
+export interface AudioContent { type: 'audio'; data: string; mimeType: string; annotations?: Annotations; _meta?: Record<string, unknown> }
+export interface ResourceLink {
+  type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number
+  annotations?: Annotations; _meta?: Record<string, unknown>
+}
+export interface EmbeddedResource {
+  type: 'resource'
+  resource: { uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string }
+  annotations?: Annotations
+  _meta?: Record<string, unknown>
+}
+export interface Annotations { audience?: ('user' | 'assistant')[]; priority?: number; lastModified?: string }
+export type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
+
+/** A `tools/call` result, returned as is. */
+export interface CallToolResult {
+  content: ContentBlock[]
+  structuredContent?: { [key: string]: unknown }
+  isError?: boolean
+  _meta?: Record<string, unknown>
+}
+
+export interface ToolAnnotations {
+  title?: string
+  readOnlyHint?: boolean
+  destructiveHint?: boolean
+  idempotentHint?: boolean
+  openWorldHint?: boolean
+}
+
+export interface ToolConfig<I = undefined, O = undefined> {
+  title?: string
+  description?: string
+  /** JSON Schema, a zod object, or a zod raw shape. */
+  inputSchema?: I
+  /** JSON Schema, a zod object, or a zod raw shape; a plain-object return is then checked against it. */
+  outputSchema?: O
+  annotations?: ToolAnnotations
+  icons?: { src: string; mimeType?: string; sizes?: string[]; theme?: 'light' | 'dark' }[]
+  _meta?: Record<string, unknown>
+  /** Deadline of one call; past it the call answers with an error and `ctx.signal` aborts. */
+  timeoutMs?: number
+  /** Calls of this tool running at once; more wait in a bounded queue. */
+  maxConcurrency?: number
+}
+
+/** What a handler may return: text, a CallToolResult, or a structured object. */
+export type ToolReturn<O> = string | CallToolResult | (O extends undefined ? { [key: string]: unknown } : InferOutput<O>) | null | undefined
+
+export type ToolHandler<I, O> = (args: InferArgs<I>, ctx: Context) => ToolReturn<O> | Promise<ToolReturn<O>>
+
+export interface RequestOptions {
+  /** How long to wait for the client (progress notifications extend it). */
+  timeoutMs?: number
+}
+
+/** What a tool handler gets besides its arguments. */
+export declare class Context {
+  private constructor()
+  /** Aborts when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
+  readonly signal: AbortSignal
+  /** True once the call was cancelled or passed its deadline. */
+  readonly cancelled: boolean
+  readonly requestId: string | number
+  readonly toolName: string
+  readonly protocolVersion: string
+  readonly clientInfo: Implementation | null
+  readonly clientCapabilities: { [key: string]: unknown }
+  /** Reports progress if the client asked for it (values must increase). Returns whether it was sent. */
+  progress(progress: number, total?: number, message?: string): boolean
+  /** Sends a log message if `level` passes the client's level. Returns whether it was sent. */
+  log(level: LogLevel, data: unknown, logger?: string): boolean
+  /** `sampling/createMessage`: asks the client's model. */
+  sample(params: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
+  /** `elicitation/create`: asks the user. */
+  elicit(params: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
+  /** `roots/list`: the client's roots. */
+  listRoots(options?: RequestOptions): Promise<{ roots: { uri: string; name?: string }[] }>
+  /** Any other request to the client. */
+  request(method: string, params?: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
+}
+
+export interface ServerOptions {
+  name: string
+  version: string
+  title?: string
+  instructions?: string
+  /** Tools per `tools/list` page (default: all). */
+  pageSize?: number
+  /** Deadline of calls of tools without their own. */
+  defaultToolTimeoutMs?: number
+  /** Calls running at once across the server; more wait in a bounded queue. */
+  maxConcurrentCalls?: number
+  /** Largest inbound message; a longer one is refused with -32600. */
+  maxFrameBytes?: number
+  /** Deepest JSON nesting accepted. */
+  maxDepth?: number
+  /** Called with what a tool threw (default: the stack goes to stderr). */
+  onToolError?: (error: unknown, toolName: string) => void
+}
+
+/** A session over a channel of your own (see `Server.connect`). */
+export interface Connection {
+  /** Feeds one inbound JSON-RPC message. */
+  receive(message: string | Uint8Array): void
+  /** No more input: calls in flight finish (their answers are sent), then the session ends. */
+  shutdown(): Promise<void>
+  /** Ends at once: calls in flight are cancelled and nothing more is sent. */
+  close(): void
+  readonly protocolVersion: string | null
+}
+
+export declare class Server {
+  constructor(options: ServerOptions)
+  /** Registers a tool; throws a `ToolwireError` (code `TOOLWIRE_REGISTRATION`) for a bad definition. */
+  tool<I = undefined, O = undefined>(name: string, config: ToolConfig<I, O>, handler: ToolHandler<I, O>): this
+  tool(name: string, handler: ToolHandler<undefined, undefined>): this
+  /** Unregisters a tool; returns whether it existed. Clients are told (list_changed). */
+  removeTool(name: string): boolean
+  /** The registered tools' names, sorted. */
+  readonly toolNames: string[]
+  /** Serves one client over stdin/stdout until stdin ends or `close()`; calls in flight finish first. */
+  serveStdio(): Promise<void>
+  /** Ends `serveStdio()`. */
+  close(): void
+  /** A session over a channel of your own: `send` gets each outbound JSON text. */
+  connect(send: (message: string) => void): Connection
+}
+
+export type ToolwireErrorCode =
+  | 'TOOLWIRE_REGISTRATION'
+  | 'TOOLWIRE_CAPABILITY'
+  | 'TOOLWIRE_CLIENT_ERROR'
+  | 'TOOLWIRE_TIMEOUT'
+  | 'TOOLWIRE_CLOSED'
+  | 'TOOLWIRE_TRANSPORT'
+  | 'TOOLWIRE_BUSY'
+  | 'TOOLWIRE_ERROR'
+  | 'ABORT_ERR'
+  | 'ERR_INVALID_ARG_VALUE'
+
+/** The engine's errors: one class, told apart by `code`. */
+export declare class ToolwireError extends Error {
+  readonly code: ToolwireErrorCode
+  /** The JSON-RPC error code, when the client answered with an error. */
+  readonly rpcCode?: number
+  readonly data?: unknown
+}
+
+export declare function text(value: string): TextContent
+export declare function image(data: string | Uint8Array, mimeType: string): ImageContent
+export declare function audio(data: string | Uint8Array, mimeType: string): AudioContent
+export declare function resourceLink(uri: string, name: string, extra?: Partial<Omit<ResourceLink, 'type' | 'uri' | 'name'>>): ResourceLink
+export declare function embeddedResource(resource: EmbeddedResource['resource']): EmbeddedResource
+export declare const LOG_LEVELS: readonly LogLevel[]

@@ -1,0 +1,69 @@
+// A client driving a toolwire Server through Server.connect(), for tests.
+import { setTimeout as delay } from 'node:timers/promises'
+
+export class Client {
+  constructor(server) {
+    this.frames = []
+    this.waiters = []
+    this.connection = server.connect((message) => {
+      const frame = JSON.parse(message)
+      const waiter = this.waiters.shift()
+      if (waiter) waiter(frame)
+      else this.frames.push(frame)
+    })
+  }
+
+  send(message) {
+    this.connection.receive(typeof message === 'string' ? message : JSON.stringify(message))
+  }
+
+  /** The next outbound frame (waits up to `ms`). */
+  async recv(ms = 5000) {
+    if (this.frames.length) return this.frames.shift()
+    let timer
+    const frame = new Promise((resolve) => this.waiters.push(resolve))
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no frame within ${ms} ms`)), ms)
+    })
+    try {
+      return await Promise.race([frame, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Resolves to true if nothing arrives within `ms`. */
+  async silentFor(ms) {
+    await delay(ms)
+    return this.frames.length === 0
+  }
+
+  async initialize(version = '2025-11-25', capabilities = {}) {
+    this.send({
+      jsonrpc: '2.0', id: 0, method: 'initialize',
+      params: { protocolVersion: version, capabilities, clientInfo: { name: 'node-test', version: '1' } },
+    })
+    const answer = await this.recv()
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    return answer
+  }
+
+  call(id, name, args = {}, meta) {
+    const params = { name, arguments: args }
+    if (meta) params._meta = meta
+    this.send({ jsonrpc: '2.0', id, method: 'tools/call', params })
+  }
+
+  async callResult(id, name, args = {}) {
+    this.call(id, name, args)
+    const answer = await this.recv()
+    if (answer.id !== id) throw new Error(`expected the answer to ${id}, got ${JSON.stringify(answer)}`)
+    return answer.result
+  }
+
+  /** Ends the input; returns whatever else was sent. */
+  async finish() {
+    await this.connection.shutdown()
+    return this.frames.splice(0)
+  }
+}

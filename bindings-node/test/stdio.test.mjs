@@ -1,0 +1,102 @@
+// serveStdio on a real process: framing, stdout hygiene, end of input, close().
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { test } from 'node:test'
+
+const fixture = join(import.meta.dirname, 'fixtures', 'stdio-server.cjs')
+
+function start() {
+  const child = spawn(process.execPath, [fixture], { stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  const lines = []
+  const waiters = []
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    stdout += chunk
+    let i
+    while ((i = stdout.indexOf('\n')) >= 0) {
+      const line = stdout.slice(0, i)
+      stdout = stdout.slice(i + 1)
+      const waiter = waiters.shift()
+      if (waiter) waiter(line)
+      else lines.push(line)
+    }
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+  const exited = once(child, 'exit')
+  return {
+    child,
+    send: (message) => child.stdin.write(typeof message === 'string' ? message : JSON.stringify(message) + '\n'),
+    next: () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((resolve) => waiters.push(resolve))),
+    json: async function () { return JSON.parse(await this.next()) },
+    stderr: () => stderr,
+    rest: () => lines.concat(stdout ? [stdout] : []),
+    exited,
+  }
+}
+
+const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
+const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' }
+const call = (id, name, args = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+
+test('end of input: calls in flight are answered, then the process exits 0 on its own', async () => {
+  const server = start()
+  server.send(init)
+  assert.equal((await server.json()).result.protocolVersion, '2025-11-25')
+  server.send(initialized)
+  server.send(call(1, 'slow', { ms: 150 }))
+  server.child.stdin.end()
+  const answer = await server.json()
+  assert.equal(answer.id, 1)
+  assert.equal(answer.result.content[0].text, 'slept 150')
+  const [code] = await server.exited
+  assert.equal(code, 0)
+  assert.match(server.stderr(), /serveStdio resolved/)
+  assert.deepEqual(server.rest(), [])
+})
+
+test('console.log in a tool goes to stderr; stdout carries only protocol', async () => {
+  const server = start()
+  server.send(init)
+  await server.next()
+  server.send(initialized)
+  server.send(call(1, 'print'))
+  const answer = await server.json()
+  assert.equal(answer.result.content[0].text, 'printed')
+  server.child.stdin.end()
+  await server.exited
+  assert.match(server.stderr(), /noise from a tool/)
+  assert.deepEqual(server.rest(), [])
+})
+
+test('bad lines get JSON-RPC errors and serving goes on; CRLF and split writes are fine', async () => {
+  const server = start()
+  server.send('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",')
+  server.send('"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\r\n')
+  assert.equal((await server.json()).id, 0)
+  server.send(initialized)
+  server.send('this is not json\n')
+  assert.equal((await server.json()).error.code, -32700)
+  server.send('\n\n{"jsonrpc":"2.0","id":5}\n')
+  assert.equal((await server.json()).error.code, -32600)
+  server.send(call(2, 'print'))
+  assert.equal((await server.json()).id, 2)
+  server.child.stdin.end()
+  const [code] = await server.exited
+  assert.equal(code, 0)
+})
+
+test('server.close() ends serving while stdin is still open', async () => {
+  const server = start()
+  server.send(init)
+  await server.next()
+  server.send(initialized)
+  server.send(call(1, 'stop'))
+  assert.equal((await server.json()).result.content[0].text, 'stopping')
+  const [code] = await server.exited
+  assert.equal(code, 0)
+  assert.match(server.stderr(), /serveStdio resolved/)
+  server.child.stdin.destroy()
+})

@@ -1,0 +1,63 @@
+// Type tests: `tsc -p test/types` must accept this file; the @ts-expect-error lines must fail.
+import { z } from 'zod'
+import { z as z3 } from 'zod3'
+
+import { Server, ToolwireError, image, text, type CallToolResult, type Context } from 'toolwire'
+
+const server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Types only.' })
+
+// zod 4 raw shape: args are inferred, optional keys stay optional.
+server.tool('greet', { inputSchema: { name: z.string(), times: z.number().optional() } }, ({ name, times }) => {
+  const n: string = name
+  const t: number | undefined = times
+  // @ts-expect-error `name` is a string
+  const wrong: number = name
+  return `${n} ${t ?? 1} ${wrong}`
+})
+
+// zod 4 object with an output schema: the structured return is checked.
+server.tool(
+  'stats',
+  { inputSchema: z.object({ values: z.array(z.number()) }), outputSchema: z.object({ mean: z.number() }) },
+  async ({ values }, ctx: Context) => {
+    ctx.progress(1, 2, 'half way')
+    ctx.log('info', { count: values.length })
+    if (ctx.signal.aborted) return { content: [text('aborted')], isError: true }
+    return { mean: values.reduce((a, b) => a + b, 0) / values.length }
+  },
+)
+
+// zod 3 works the same way.
+server.tool('old', { inputSchema: z3.object({ flag: z3.boolean() }) }, ({ flag }) => {
+  const f: boolean = flag
+  return String(f)
+})
+
+// Plain JSON Schema: arguments are an open record.
+server.tool('raw', { inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }, (args) => String(args.q))
+
+// No config at all, and content blocks.
+server.tool('picture', (): CallToolResult => ({ content: [image(new Uint8Array([1]), 'image/png')] }))
+
+// The back-channel and errors.
+server.tool('ask', async (_args, ctx) => {
+  try {
+    const answer = await ctx.elicit({ message: 'Name?', requestedSchema: { type: 'object' } }, { timeoutMs: 1000 })
+    return String(answer.action)
+  } catch (err) {
+    if (err instanceof ToolwireError && err.code === 'TOOLWIRE_CAPABILITY') return 'no elicitation'
+    throw err
+  }
+})
+
+// @ts-expect-error an unknown log level
+server.tool('badlevel', (_args, ctx) => ctx.log('loud', 'x'))
+
+// @ts-expect-error timeoutMs is a number
+server.tool('badopt', { timeoutMs: 'soon' }, () => 'x')
+
+const done: Promise<void> = server.serveStdio()
+void done
+server.close()
+const names: string[] = server.toolNames
+void names
