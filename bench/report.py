@@ -16,6 +16,7 @@ from typing import Callable
 LABEL = {
     "toolwire-rust": "toolwire, Rust handlers",
     "toolwire-python": "toolwire, Python handlers",
+    "toolwire-node": "toolwire, JS handlers",
     "rmcp": "rmcp",
     "ts-sdk": "TypeScript SDK",
     "python-sdk": "Python SDK",
@@ -116,6 +117,10 @@ def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
     ratio("toolwire-python", "seq", "python-sdk", "≥ 5×", lambda v: v >= 5)
     absolute("toolwire-python", "slow", "≥ 0.90", lambda v: v >= 0.90)
     ratio("toolwire-python", "rss", "python-sdk", "≤ 1×", lambda v: v <= 1)
+    ratio("toolwire-node", "pipe", "ts-sdk", "≥ 2×", lambda v: v >= 2)
+    ratio("toolwire-node", "seq", "ts-sdk", "≥ 2×", lambda v: v >= 2)
+    absolute("toolwire-node", "slow", "≥ 0.90", lambda v: v >= 0.90)
+    ratio("toolwire-node", "rss", "ts-sdk", "≤ 1×", lambda v: v <= 1)
 
     lines = [
         "# Benchmarks",

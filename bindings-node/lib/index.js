@@ -10,19 +10,20 @@ const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', '
 
 /** What a tool handler gets besides its arguments. */
 class Context {
-  #native
+  #call
+  #info = null
   #signal = null
 
-  constructor(nativeContext) {
-    this.#native = nativeContext
+  constructor(call) {
+    this.#call = call
   }
 
-  /** Fires when the client cancels the call or its deadline passes (reason: an AbortError or TimeoutError DOMException). */
+  /** Fires when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
   get signal() {
     if (this.#signal === null) {
       const controller = new AbortController()
       this.#signal = controller.signal
-      this.#native.ended().then((reason) => {
+      native.ctxEnded(this.#call).then((reason) => {
         if (reason === 'deadline') controller.abort(new DOMException('The tool call passed its deadline', 'TimeoutError'))
         else if (reason) controller.abort(new DOMException('The client cancelled the tool call', 'AbortError'))
       })
@@ -30,35 +31,40 @@ class Context {
     return this.#signal
   }
 
-  /** True once the call was cancelled or passed its deadline. */
+  /** True once the call was cancelled or passed its deadline (or is over). */
   get cancelled() {
-    return this.#native.cancelled
+    return native.ctxCancelled(this.#call)
+  }
+
+  #details() {
+    if (this.#info === null) this.#info = native.ctxInfo(this.#call) ?? {}
+    return this.#info
   }
 
   get requestId() {
-    return this.#native.requestId
+    return this.#details().requestId
   }
 
   get toolName() {
-    return this.#native.toolName
+    return this.#details().toolName
   }
 
   get protocolVersion() {
-    return this.#native.protocolVersion
+    return this.#details().protocolVersion
   }
 
   /** The client's `clientInfo` ({ name, version, ... }). */
   get clientInfo() {
-    return this.#native.clientInfo
+    return this.#details().clientInfo ?? null
   }
 
   get clientCapabilities() {
-    return this.#native.clientCapabilities
+    return this.#details().clientCapabilities ?? {}
   }
 
   /** Reports progress (only if the client asked for it; values must increase). Returns whether it was sent. */
   progress(progress, total, message) {
-    return this.#native.progress(progress, total ?? undefined, message ?? undefined)
+    return native.ctxProgress(this.#call, progress, total ?? undefined, message ?? undefined)
   }
 
   /** Sends `notifications/message` if `level` passes the client's level. Returns whether it was sent. */
@@ -66,43 +72,44 @@ class Context {
     if (!LOG_LEVELS.includes(level)) {
       throw new TypeError(`toolwire: unknown log level ${JSON.stringify(level)} (one of ${LOG_LEVELS.join(', ')})`)
     }
-    return this.#native.log(level, data === undefined ? null : data, logger ?? undefined)
+    return native.ctxLog(this.#call, level, data === undefined ? null : data, logger ?? undefined)
   }
 
   /** `sampling/createMessage`: asks the client's model. */
   async sample(params, options = {}) {
-    return unwrap(await this.#native.clientRequest('sample', params, options.timeoutMs))
+    return unwrap(await native.ctxClientRequest(this.#call, 'sample', params, options.timeoutMs))
   }
 
   /** `elicitation/create`: asks the user. */
   async elicit(params, options = {}) {
-    return unwrap(await this.#native.clientRequest('elicit', params, options.timeoutMs))
+    return unwrap(await native.ctxClientRequest(this.#call, 'elicit', params, options.timeoutMs))
   }
 
   /** `roots/list`: the client's roots. */
   async listRoots(options = {}) {
-    return unwrap(await this.#native.clientRequest('roots', {}, options.timeoutMs))
+    return unwrap(await native.ctxClientRequest(this.#call, 'roots', {}, options.timeoutMs))
   }
 
   /** Any other request to the client. */
   async request(method, params = {}, options = {}) {
-    return unwrap(await this.#native.clientRequest(method, params, options.timeoutMs))
+    return unwrap(await native.ctxClientRequest(this.#call, method, params, options.timeoutMs))
   }
 }
 
-/** A handler's return value as a CallToolResult. */
+/** A handler's return value as CallToolResult JSON (JSON text crosses to the engine cheaply). */
 function toResult(value) {
-  if (typeof value === 'string') return { content: [{ type: 'text', text: value }] }
-  if (value === undefined || value === null) return { content: [] }
+  if (typeof value === 'string') return JSON.stringify({ content: [{ type: 'text', text: value }] })
+  if (value === undefined || value === null) return '{"content":[]}'
   if (typeof value === 'object' && !Array.isArray(value)) {
-    if ('content' in value) return value
-    return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value }
+    if ('content' in value) return JSON.stringify(value)
+    const json = JSON.stringify(value)
+    return `{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}`
   }
-  return { content: [{ type: 'text', text: typeof value === 'bigint' ? value.toString() : JSON.stringify(value) }] }
+  return JSON.stringify({ content: [{ type: 'text', text: typeof value === 'bigint' ? value.toString() : JSON.stringify(value) }] })
 }
 
 function errorResult(text) {
-  return { content: [{ type: 'text', text }], isError: true }
+  return JSON.stringify({ content: [{ type: 'text', text }], isError: true })
 }
 
 const hasThen = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function'
@@ -188,19 +195,27 @@ class Server {
       return errorResult(message || (err instanceof Error ? err.name : 'Error'))
     }
     const run = (args, ctx) => {
+      // A result that cannot be serialised (a cycle, a BigInt) fails like a throw.
+      const settle = (value) => {
+        try {
+          return toResult(value)
+        } catch (err) {
+          return fail(err, ctx)
+        }
+      }
       let value
       try {
         value = handler(args, ctx)
       } catch (err) {
         return fail(err, ctx)
       }
-      return hasThen(value) ? Promise.resolve(value).then(toResult, (err) => fail(err, ctx)) : toResult(value)
+      return hasThen(value) ? Promise.resolve(value).then(settle, (err) => fail(err, ctx)) : settle(value)
     }
-    if (parse === null) return (nativeContext, args) => run(args, new Context(nativeContext))
+    if (parse === null) return (call, args) => run(JSON.parse(args), new Context(call))
     const invalid = (issues) => errorResult(`Invalid arguments for tool ${JSON.stringify(name)}:\n${describeIssues(issues)}`)
-    return (nativeContext, args) => {
-      const parsed = parse(args)
-      const ctx = new Context(nativeContext)
+    return (call, args) => {
+      const parsed = parse(JSON.parse(args))
+      const ctx = new Context(call)
       if (hasThen(parsed)) return parsed.then((p) => (p.issues ? invalid(p.issues) : run(p.data, ctx)))
       return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
     }
@@ -212,43 +227,62 @@ class Server {
    */
   serveStdio() {
     if (this.#serving) return Promise.reject(new ToolwireError('toolwire: this server is already serving stdio', 'TOOLWIRE_BUSY'))
+    const { stdout, stderr } = process
+    const protocolWrite = stdout.write
+    let ended = false
+    const write = (bytes) => {
+      if (bytes && !ended) protocolWrite.call(stdout, bytes)
+    }
+    // Frames queued outside a feed (Promise handlers, progress, timers) arrive here; in native
+    // mode take() writes them itself.
+    const connection = this.#native.connect(() => write(connection.take()))
+    // Tools that console.log must not corrupt the protocol stream.
+    stdout.write = function redirected(...args) {
+      return stderr.write(...args)
+    }
+    const restore = () => {
+      ended = true
+      stdout.write = protocolWrite
+      this.#serving = null
+    }
+    if (connection.serveStdio()) {
+      // Pipes and sockets: the engine reads and writes them from this thread's event loop.
+      this.#serving = { stop: () => connection.stopStdio() }
+      return connection.stdioServed().then(() => {
+        connection.take()
+        restore()
+      })
+    }
+    return this.#serveStdioStreams(connection, write, restore)
+  }
+
+  // A terminal or a file: Node's stream objects carry the bytes.
+  #serveStdioStreams(connection, write, restore) {
+    const { stdin, stdout } = process
     return new Promise((resolve, reject) => {
-      const { stdin, stdout, stderr } = process
-      const protocolWrite = stdout.write
-      let ended = false
-      const write = (bytes) => {
-        if (bytes && !ended) protocolWrite.call(stdout, bytes)
-      }
-      const connection = this.#native.connect(() => write(connection.take()))
-      // Tools that console.log must not corrupt the protocol stream.
-      stdout.write = function redirected(...args) {
-        return stderr.write(...args)
-      }
       const onData = (chunk) => write(connection.feed(chunk))
       const onEnd = () => finish(null, false)
       const onError = (err) => finish(err, false)
       const onStdoutError = (err) => finish(err.code === 'EPIPE' ? null : err, true)
+      let finished = false
       const finish = async (err, abrupt) => {
-        if (this.#serving === null || this.#serving.finished) return
-        this.#serving.finished = true
+        if (finished) return
+        finished = true
         stdin.off('data', onData).off('end', onEnd).off('error', onError)
         stdin.pause()
         if (abrupt) {
-          ended = true
           connection.close()
         } else {
           write(connection.endInput())
         }
         await connection.shutdown()
         write(connection.take())
-        ended = true
         stdout.off('error', onStdoutError)
-        stdout.write = protocolWrite
-        this.#serving = null
+        restore()
         if (err) reject(err)
         else resolve()
       }
-      this.#serving = { finished: false, stop: () => finish(null, false) }
+      this.#serving = { stop: () => finish(null, false) }
       stdout.on('error', onStdoutError)
       stdin.on('data', onData).on('end', onEnd).on('error', onError)
     })

@@ -1,33 +1,109 @@
 //! `NativeConnection`: one session whose frames JavaScript carries (stdio or its own channel).
 //!
-//! JavaScript reads the stream and feeds it here; calls that finish at once run their JS
-//! handler right inside `feed` and their answers come back as its return value, so a call
-//! costs no thread hop. Frames queued later (Promise handlers, progress, timers) ring a weak
-//! threadsafe function, and JavaScript takes them.
+//! Inbound bytes are fed on the JS thread (by JavaScript, or by the native stdin pump in
+//! `stdio.rs`); calls that finish at once run their JS handler right inside the feed and their
+//! answers are taken right after, so a call costs no thread hop. Frames queued later (Promise
+//! handlers, progress, timers) ring a weak threadsafe function, and JavaScript takes them.
 
+use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use napi::Env;
+use napi::Status;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::Status;
 use napi_derive::napi;
 use toolwire::transport::{FrameError, LineDecoder};
-use toolwire::{Outbound, Server, Session};
+use toolwire::{CancellationToken, Outbound, Server, Session};
 
 use crate::js_thread;
 use crate::runtime::runtime;
+use crate::stdio::{self, StdioPump};
 
 type WakeTsfn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
-#[napi]
-pub struct NativeConnection {
-    session: Session,
+/// The connection's state, shared with the stdin pump.
+pub(crate) struct ConnectionCore {
+    pub(crate) session: Session,
     outbound: Mutex<Outbound>,
     decoder: Mutex<LineDecoder>,
     /// Set once a wake-up is on its way to JavaScript, cleared when it takes the frames.
     wake_pending: Arc<AtomicBool>,
+    /// Where taken lines go when the native stdio pump serves (stdout); else they are returned.
+    pub(crate) sink: Mutex<Option<File>>,
+    /// Cancelled once the native stdio pump has ended and the session has drained.
+    pub(crate) served: CancellationToken,
+}
+
+impl ConnectionCore {
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.wake_pending) as usize
+    }
+
+    fn frame(&self, frame: Result<&[u8], FrameError>) {
+        match frame {
+            Ok(bytes) => self.session.handle_frame(bytes),
+            Err(_) => self.session.reject_oversize_frame(),
+        }
+    }
+
+    /// Feeds stream bytes on the JS thread of `env` (handlers may run right here).
+    pub(crate) fn feed(&self, env: &Env, bytes: &[u8]) {
+        js_thread::feeding(env, self.id(), || {
+            let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
+            decoder.push(bytes, |frame| {
+                js_thread::in_handle_scope(env, || self.frame(frame));
+            });
+        });
+    }
+
+    /// The stream ended: a last line without a newline is still a frame.
+    pub(crate) fn end_input(&self, env: &Env) {
+        js_thread::feeding(env, self.id(), || {
+            let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
+            decoder.finish(|frame| js_thread::in_handle_scope(env, || self.frame(frame)));
+        });
+    }
+
+    /// Every frame queued so far, each followed by a newline.
+    fn take_lines(&self) -> Vec<u8> {
+        self.wake_pending.store(false, Ordering::Release);
+        let mut outbound = self.outbound.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bytes = Vec::new();
+        while let Some(frame) = outbound.try_recv() {
+            bytes.extend_from_slice(frame.as_bytes());
+            bytes.push(b'\n');
+        }
+        bytes
+    }
+
+    /// Takes the queued lines: written to the sink when there is one (then `None`),
+    /// otherwise returned.
+    pub(crate) fn flush(&self) -> Option<Buffer> {
+        let bytes = self.take_lines();
+        if bytes.is_empty() {
+            return None;
+        }
+        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        match sink.as_mut() {
+            None => Some(Buffer::from(bytes)),
+            Some(out) => {
+                if let Err(err) = stdio::write_all(out, &bytes) {
+                    // The client stopped reading: nothing more can reach it.
+                    tracing::debug!(%err, "stdout closed");
+                    *sink = None;
+                    self.session.close();
+                }
+                None
+            }
+        }
+    }
+}
+
+#[napi]
+pub struct NativeConnection {
+    core: Arc<ConnectionCore>,
 }
 
 impl NativeConnection {
@@ -40,43 +116,23 @@ impl NativeConnection {
         let wake_pending = Arc::new(AtomicBool::new(false));
         let id = Arc::as_ptr(&wake_pending) as usize;
         let pending = wake_pending.clone();
-        let (session, outbound) =
-            Session::with_notifier(server, runtime().clone(), move || {
-                // Inside this connection's `feed`, JavaScript takes the frames right after.
-                if js_thread::is_feeding(id) || pending.swap(true, Ordering::AcqRel) {
-                    return;
-                }
-                wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
-            });
+        let (session, outbound) = Session::with_notifier(server, runtime().clone(), move || {
+            // Inside this connection's feed, the frames are taken right after.
+            if js_thread::is_feeding(id) || pending.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        });
         Ok(NativeConnection {
-            session,
-            outbound: Mutex::new(outbound),
-            decoder: Mutex::new(LineDecoder::new(server.options().max_frame_bytes)),
-            wake_pending,
+            core: Arc::new(ConnectionCore {
+                session,
+                outbound: Mutex::new(outbound),
+                decoder: Mutex::new(LineDecoder::new(server.options().max_frame_bytes)),
+                wake_pending,
+                sink: Mutex::new(None),
+                served: CancellationToken::new(),
+            }),
         })
-    }
-
-    fn id(&self) -> usize {
-        Arc::as_ptr(&self.wake_pending) as usize
-    }
-
-    fn frame(&self, frame: Result<&[u8], FrameError>) {
-        match frame {
-            Ok(bytes) => self.session.handle_frame(bytes),
-            Err(_) => self.session.reject_oversize_frame(),
-        }
-    }
-
-    /// Every frame queued so far, each followed by a newline.
-    fn take_lines(&self) -> Option<Buffer> {
-        self.wake_pending.store(false, Ordering::Release);
-        let mut outbound = self.outbound.lock().unwrap_or_else(|e| e.into_inner());
-        let mut bytes = Vec::new();
-        while let Some(frame) = outbound.try_recv() {
-            bytes.extend_from_slice(frame.as_bytes());
-            bytes.push(b'\n');
-        }
-        (!bytes.is_empty()).then(|| Buffer::from(bytes))
     }
 }
 
@@ -85,65 +141,83 @@ impl NativeConnection {
     /// Feeds bytes of a newline-delimited stream; returns the lines to write now, if any.
     #[napi]
     pub fn feed(&self, env: Env, chunk: Buffer) -> Option<Buffer> {
-        js_thread::feeding(&env, self.id(), || {
-            let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
-            decoder.push(&chunk, |frame| {
-                js_thread::in_handle_scope(&env, || self.frame(frame));
-            });
-        });
-        self.take_lines()
+        self.core.feed(&env, &chunk);
+        self.core.flush()
     }
 
     /// The stream ended: a last line without a newline is still a frame.
     #[napi]
     pub fn end_input(&self, env: Env) -> Option<Buffer> {
-        js_thread::feeding(&env, self.id(), || {
-            let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
-            decoder.finish(|frame| js_thread::in_handle_scope(&env, || self.frame(frame)));
-        });
-        self.take_lines()
+        self.core.end_input(&env);
+        self.core.flush()
     }
 
     /// Feeds one whole message (a channel that frames messages itself).
     #[napi]
     pub fn feed_message(&self, env: Env, message: Buffer) -> Vec<String> {
-        js_thread::feeding(&env, self.id(), || {
-            js_thread::in_handle_scope(&env, || self.session.handle_frame(&message));
+        let core = &self.core;
+        js_thread::feeding(&env, core.id(), || {
+            js_thread::in_handle_scope(&env, || core.session.handle_frame(&message));
         });
         self.take_messages()
     }
 
-    /// The lines queued since the last take (newline-terminated), or `null`.
+    /// The lines queued since the last take (newline-terminated), or `null`; when serving
+    /// stdio natively they are written to stdout instead.
     #[napi]
     pub fn take(&self) -> Option<Buffer> {
-        self.take_lines()
+        self.core.flush()
     }
 
     /// The messages queued since the last take.
     #[napi]
     pub fn take_messages(&self) -> Vec<String> {
-        self.wake_pending.store(false, Ordering::Release);
-        let mut outbound = self.outbound.lock().unwrap_or_else(|e| e.into_inner());
+        self.core.wake_pending.store(false, Ordering::Release);
+        let mut outbound = self.core.outbound.lock().unwrap_or_else(|e| e.into_inner());
         std::iter::from_fn(|| outbound.try_recv()).collect()
+    }
+
+    /// Serves stdin/stdout from the JS thread's own event loop (no stream objects, no thread
+    /// hop). Returns `false` when stdio are not pipes or sockets (use `feed` then).
+    #[napi]
+    pub fn serve_stdio(&self, env: Env) -> napi::Result<bool> {
+        StdioPump::start(&env, self.core.clone())
+    }
+
+    /// Stops the native stdin pump (as at end of input); calls in flight still finish.
+    #[napi]
+    pub fn stop_stdio(&self) {
+        stdio::stop(&self.core);
+    }
+
+    /// Resolves once the native stdio serving has ended and the session has drained.
+    #[napi]
+    pub async fn stdio_served(&self) {
+        self.core.served.cancelled().await;
     }
 
     /// No more input: calls in flight get the drain time (their answers still arrive), then
     /// the rest are cancelled. Resolves when the session has ended.
     #[napi]
     pub async fn shutdown(&self) {
-        let session = self.session.clone();
-        let _ = runtime().spawn(async move { session.shutdown().await }).await;
+        let session = self.core.session.clone();
+        let _ = runtime()
+            .spawn(async move { session.shutdown().await })
+            .await;
     }
 
     /// Ends at once: every call is cancelled and nothing more is sent.
     #[napi]
     pub fn close(&self) {
-        self.session.close();
+        self.core.session.close();
     }
 
     /// The negotiated protocol version, once initialized.
     #[napi(getter)]
     pub fn protocol_version(&self) -> Option<String> {
-        self.session.protocol_version().map(|v| v.as_str().to_owned())
+        self.core
+            .session
+            .protocol_version()
+            .map(|v| v.as_str().to_owned())
     }
 }

@@ -1,6 +1,12 @@
-//! `NativeContext`: a tool call's context, for the JS `Context` wrapper.
+//! Tool calls' contexts, for the JS `Context` wrapper: JavaScript holds a call's number, and
+//! the functions here act on the call with that number (a number costs nothing to hand over;
+//! a wrapped native object per call costs a finalizer).
+//!
+//! A call's entry lives while the call runs; afterwards its number finds nothing, and the
+//! context reads as cancelled (the call is over: whatever still runs should stop).
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use napi_derive::napi;
@@ -17,120 +23,156 @@ pub(crate) struct CallSignals {
     ended: CancellationToken,
 }
 
-impl CallSignals {
-    pub(crate) fn abort(&self, reason: &'static str) {
-        let _ = self.reason.set(reason);
-    }
-
-    pub(crate) fn end(&self) {
-        self.ended.cancel();
-    }
-}
-
-#[napi]
-pub struct NativeContext {
+struct CallEntry {
     ctx: Context,
     signals: Arc<CallSignals>,
 }
 
-impl NativeContext {
-    pub(crate) fn new(ctx: Context, signals: Arc<CallSignals>) -> Self {
-        NativeContext { ctx, signals }
+#[derive(Default)]
+struct Calls {
+    entries: HashMap<u32, CallEntry>,
+    next: u32,
+}
+
+fn calls() -> std::sync::MutexGuard<'static, Calls> {
+    static CALLS: OnceLock<Mutex<Calls>> = OnceLock::new();
+    CALLS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running call's entry; dropping it ends the call for JavaScript (and fires the signal
+/// with the reason given to [`abandon`](Self::abandon), if any).
+pub(crate) struct CallHandle {
+    id: u32,
+    signals: Arc<CallSignals>,
+}
+
+impl CallHandle {
+    pub(crate) fn register(ctx: Context) -> CallHandle {
+        let signals = Arc::new(CallSignals::default());
+        let mut calls = calls();
+        let mut id = calls.next;
+        while calls.entries.contains_key(&id) {
+            id = id.wrapping_add(1);
+        }
+        calls.next = id.wrapping_add(1);
+        calls.entries.insert(
+            id,
+            CallEntry {
+                ctx,
+                signals: signals.clone(),
+            },
+        );
+        CallHandle { id, signals }
+    }
+
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The call was dropped unfinished: `"cancelled"` or `"deadline"`.
+    pub(crate) fn abandon(&self, reason: &'static str) {
+        let _ = self.signals.reason.set(reason);
     }
 }
 
+impl Drop for CallHandle {
+    fn drop(&mut self) {
+        calls().entries.remove(&self.id);
+        self.signals.ended.cancel();
+    }
+}
+
+fn with_call<T>(id: u32, f: impl FnOnce(&CallEntry) -> T) -> Option<T> {
+    calls().entries.get(&id).map(f)
+}
+
+/// Reports progress; returns whether it was sent.
 #[napi]
-impl NativeContext {
-    /// Reports progress; returns whether it was sent.
-    #[napi]
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
-        self.ctx.progress(progress, total, message.as_deref())
-    }
+pub fn ctx_progress(id: u32, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
+    with_call(id, |call| {
+        call.ctx.progress(progress, total, message.as_deref())
+    })
+    .unwrap_or(false)
+}
 
-    /// Sends a log message if `level` passes the client's level; returns whether it was sent.
-    #[napi]
-    pub fn log(&self, level: String, data: Value, logger: Option<String>) -> napi::Result<bool> {
-        let level = LogLevel::parse(&level).ok_or_else(|| {
-            napi::Error::new(
-                napi::Status::InvalidArg,
-                format!("unknown log level {level:?}"),
-            )
-        })?;
-        Ok(self.ctx.log_as(level, logger.as_deref(), data))
-    }
+/// Sends a log message if `level` passes the client's level; returns whether it was sent.
+#[napi]
+pub fn ctx_log(id: u32, level: String, data: Value, logger: Option<String>) -> napi::Result<bool> {
+    let level = LogLevel::parse(&level).ok_or_else(|| {
+        napi::Error::new(
+            napi::Status::InvalidArg,
+            format!("unknown log level {level:?}"),
+        )
+    })?;
+    Ok(with_call(id, |call| call.ctx.log_as(level, logger.as_deref(), data)).unwrap_or(false))
+}
 
-    #[napi(getter)]
-    pub fn cancelled(&self) -> bool {
-        self.ctx.is_cancelled() || self.signals.reason.get().is_some()
-    }
+/// Whether the call was cancelled, passed its deadline, or is over.
+#[napi]
+pub fn ctx_cancelled(id: u32) -> bool {
+    with_call(id, |call| {
+        call.ctx.is_cancelled() || call.signals.reason.get().is_some()
+    })
+    .unwrap_or(true)
+}
 
-    #[napi(getter)]
-    pub fn request_id(&self) -> Value {
-        match self.ctx.request_id() {
+/// `{ requestId, toolName, protocolVersion, clientInfo, clientCapabilities }`, or `null` once
+/// the call is over.
+#[napi]
+pub fn ctx_info(id: u32) -> Value {
+    with_call(id, |call| {
+        let ctx = &call.ctx;
+        let request_id = match ctx.request_id() {
             RequestId::Number(n) => Value::from(*n),
             RequestId::String(s) => Value::from(s.as_ref()),
-        }
-    }
-
-    #[napi(getter)]
-    pub fn tool_name(&self) -> String {
-        self.ctx.tool_name().to_owned()
-    }
-
-    #[napi(getter)]
-    pub fn protocol_version(&self) -> String {
-        self.ctx.protocol_version().as_str().to_owned()
-    }
-
-    #[napi(getter)]
-    pub fn client_info(&self) -> Value {
-        self.ctx
-            .client_info()
-            .and_then(|info| serde_json::to_value(info).ok())
-            .unwrap_or(Value::Null)
-    }
-
-    #[napi(getter)]
-    pub fn client_capabilities(&self) -> Value {
-        self.ctx.client_capabilities().clone()
-    }
-
-    /// `sampling/createMessage`, `elicitation/create` or `roots/list` (by `kind`: "sample",
-    /// "elicit", "roots") or any other `kind` as a method name; resolves to `{ ok }` or
-    /// `{ error }`.
-    #[napi]
-    pub async fn client_request(
-        &self,
-        kind: String,
-        params: Value,
-        timeout_ms: Option<u32>,
-    ) -> Value {
-        let ctx = self.ctx.clone();
-        let options = match timeout_ms {
-            Some(ms) => RequestOptions::with_timeout(Duration::from_millis(u64::from(ms))),
-            None => RequestOptions::default(),
         };
-        let work = async move {
-            match kind.as_str() {
-                "sample" => ctx.sample(params).await,
-                "elicit" => ctx.elicit(params).await,
-                "roots" => ctx.list_roots().await,
-                method => ctx.request(method, params, options).await,
-            }
-        };
-        // The back-channel's timers live on the engine's runtime.
-        match crate::runtime::runtime().spawn(work).await {
-            Ok(result) => errors::outcome(result),
-            Err(join) => serde_json::json!({ "error": errors::invalid_argument(join.to_string()) }),
-        }
-    }
+        serde_json::json!({
+            "requestId": request_id,
+            "toolName": ctx.tool_name(),
+            "protocolVersion": ctx.protocol_version().as_str(),
+            "clientInfo": ctx.client_info().and_then(|info| serde_json::to_value(info).ok()),
+            "clientCapabilities": ctx.client_capabilities(),
+        })
+    })
+    .unwrap_or(Value::Null)
+}
 
-    /// Resolves when the call ends: to `"cancelled"` or `"deadline"` if it was abandoned,
-    /// otherwise to `null`.
-    #[napi]
-    pub async fn ended(&self) -> Option<String> {
-        let signals = self.signals.clone();
-        signals.ended.cancelled().await;
-        signals.reason.get().map(|reason| (*reason).to_owned())
-    }
+/// `sampling/createMessage`, `elicitation/create` or `roots/list` (by `kind`: "sample",
+/// "elicit", "roots") or any other `kind` as a method name; resolves to `{ ok }` or
+/// `{ error }`.
+#[napi]
+pub async fn ctx_client_request(
+    id: u32,
+    kind: String,
+    params: Value,
+    timeout_ms: Option<u32>,
+) -> Value {
+    let Some(ctx) = with_call(id, |call| call.ctx.clone()) else {
+        return errors::outcome(Err(toolwire::Error::Cancelled));
+    };
+    let options = match timeout_ms {
+        Some(ms) => RequestOptions::with_timeout(Duration::from_millis(u64::from(ms))),
+        None => RequestOptions::default(),
+    };
+    let result = match kind.as_str() {
+        "sample" => ctx.sample(params).await,
+        "elicit" => ctx.elicit(params).await,
+        "roots" => ctx.list_roots().await,
+        method => ctx.request(method, params, options).await,
+    };
+    errors::outcome(result)
+}
+
+/// Resolves when the call ends: to `"cancelled"` or `"deadline"` if it was abandoned,
+/// otherwise to `null`; a call that is already over gives `"cancelled"`.
+#[napi]
+pub async fn ctx_ended(id: u32) -> Option<String> {
+    let Some(signals) = with_call(id, |call| call.signals.clone()) else {
+        return Some("cancelled".to_owned());
+    };
+    signals.ended.cancelled().await;
+    signals.reason.get().map(|reason| (*reason).to_owned())
 }

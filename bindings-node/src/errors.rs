@@ -50,11 +50,6 @@ pub(crate) fn outcome(result: Result<Value, toolwire::Error>) -> Value {
     }
 }
 
-/// An argument error, in the same shape.
-pub(crate) fn invalid_argument(message: impl Into<String>) -> Value {
-    describe(&toolwire::Error::InvalidArgument(message.into()))
-}
-
 /// A tool definition that could not be read.
 pub(crate) fn registration(message: String) -> Value {
     json!({ "code": "TOOLWIRE_REGISTRATION", "message": message })

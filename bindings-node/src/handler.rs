@@ -15,16 +15,17 @@ use napi::{Env, JsValue, Status};
 use serde_json::Value;
 use toolwire::{CancellationToken, Context, ToolError, ToolHandler, ToolOutput};
 
-use crate::context::{CallSignals, NativeContext};
+use crate::context::CallHandle;
 use crate::js_thread;
 
 type Outcome = Result<ToolOutput, ToolError>;
-pub(crate) type CallArgs = FnArgs<(NativeContext, Value)>;
+/// `(callNumber, argumentsJson)`: JSON text is cheaper to hand over than a built object.
+pub(crate) type CallArgs = FnArgs<(u32, String)>;
 
 /// What a call hands the JS thread.
 pub(crate) struct CallInput {
-    ctx: NativeContext,
-    arguments: Value,
+    call: u32,
+    arguments: String,
 }
 
 pub(crate) type CallTsfn =
@@ -35,26 +36,28 @@ pub(crate) struct JsToolHandler {
     pub(crate) tsfn: Arc<CallTsfn>,
 }
 
-/// What the wrapper returned: a result now, or a Promise of one.
+/// What the wrapper returned: a result (as JSON text) now, or a Promise of one.
 enum Returned {
-    Ready(Value),
-    Pending(Promise<Value>),
+    Ready(String),
+    Pending(Promise<String>),
 }
 
 fn settle(env: &Env, value: Unknown<'_>) -> napi::Result<Returned> {
     if value.is_promise()? {
         // SAFETY: `value` is a live value of `env`'s current scope.
-        let promise = unsafe { Promise::<Value>::from_napi_value(env.raw(), value.raw())? };
+        let promise = unsafe { Promise::<String>::from_napi_value(env.raw(), value.raw())? };
         Ok(Returned::Pending(promise))
     } else {
         // SAFETY: as above.
         Ok(Returned::Ready(unsafe {
-            Value::from_napi_value(env.raw(), value.raw())?
+            String::from_napi_value(env.raw(), value.raw())?
         }))
     }
 }
 
-fn output(value: Value) -> Outcome {
+fn output(json: &str) -> Outcome {
+    let value = serde_json::from_str(json)
+        .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))?;
     ToolOutput::from_json(value)
         .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))
 }
@@ -66,7 +69,7 @@ fn js_failure(err: &napi::Error) -> ToolError {
 /// Marks the call as abandoned (cancelled or past its deadline) if its future is dropped
 /// before it finished, so the handler's `AbortSignal` fires.
 struct AbortOnDrop {
-    signals: Arc<CallSignals>,
+    call: CallHandle,
     cancel: CancellationToken,
     finished: bool,
 }
@@ -81,34 +84,33 @@ impl Drop for AbortOnDrop {
             } else {
                 "deadline"
             };
-            self.signals.abort(reason);
+            self.call.abandon(reason);
         }
-        self.signals.end();
     }
 }
 
 #[async_trait]
 impl ToolHandler for JsToolHandler {
     async fn call(&self, ctx: Context, arguments: Value) -> Outcome {
-        let signals = Arc::new(CallSignals::default());
         let mut guard = AbortOnDrop {
-            signals: signals.clone(),
             cancel: ctx.cancellation_token(),
+            call: CallHandle::register(ctx),
             finished: false,
         };
-        let native_ctx = NativeContext::new(ctx, signals);
+        let call = guard.call.id();
+        let arguments = arguments.to_string();
         let returned = match js_thread::current_env() {
             Some(env) => js_thread::in_handle_scope(&env, || {
                 let func = self.func.borrow_back(&env)?;
-                let value = func.call(FnArgs::from((native_ctx, arguments)))?;
+                let value = func.call(FnArgs::from((call, arguments)))?;
                 settle(&env, value)
             }),
-            None => self.call_through_tsfn(native_ctx, arguments).await,
+            None => self.call_through_tsfn(call, arguments).await,
         };
         let result = match returned {
-            Ok(Returned::Ready(value)) => output(value),
+            Ok(Returned::Ready(json)) => output(&json),
             Ok(Returned::Pending(promise)) => match promise.await {
-                Ok(value) => output(value),
+                Ok(json) => output(&json),
                 Err(err) => Err(js_failure(&err)),
             },
             Err(err) => Err(js_failure(&err)),
@@ -119,14 +121,10 @@ impl ToolHandler for JsToolHandler {
 }
 
 impl JsToolHandler {
-    async fn call_through_tsfn(
-        &self,
-        ctx: NativeContext,
-        arguments: Value,
-    ) -> napi::Result<Returned> {
+    async fn call_through_tsfn(&self, call: u32, arguments: String) -> napi::Result<Returned> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let status = self.tsfn.call_with_return_value(
-            CallInput { ctx, arguments },
+            CallInput { call, arguments },
             ThreadsafeFunctionCallMode::NonBlocking,
             move |value: napi::Result<Unknown<'static>>, env: Env| {
                 let _ = tx.send(value.and_then(|value| settle(&env, value)));
@@ -155,5 +153,5 @@ pub(crate) fn call_tsfn(
     func.build_threadsafe_function::<CallInput>()
         .callee_handled::<false>()
         .weak::<true>()
-        .build_callback(|call| Ok(FnArgs::from((call.value.ctx, call.value.arguments))))
+        .build_callback(|input| Ok(FnArgs::from((input.value.call, input.value.arguments))))
 }

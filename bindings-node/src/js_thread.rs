@@ -18,7 +18,9 @@ thread_local! {
 
 /// The env of the JavaScript call that is feeding frames on this thread, if any.
 pub(crate) fn current_env() -> Option<Env> {
-    FEEDING.with(Cell::get).map(|feeding| Env::from_raw(feeding.env))
+    FEEDING
+        .with(Cell::get)
+        .map(|feeding| Env::from_raw(feeding.env))
 }
 
 /// Marks this thread as inside a JavaScript call with `env`, feeding `connection`, for the
@@ -42,7 +44,8 @@ pub(crate) fn feeding<T>(env: &Env, connection: usize, work: impl FnOnce() -> T)
 pub(crate) fn in_handle_scope<T>(env: &Env, work: impl FnOnce() -> T) -> T {
     let mut scope = std::ptr::null_mut();
     // SAFETY: `env` is the live env of the JavaScript call we are in, on its thread.
-    let opened = unsafe { sys::napi_open_handle_scope(env.raw(), &mut scope) } == sys::Status::napi_ok;
+    let opened =
+        unsafe { sys::napi_open_handle_scope(env.raw(), &mut scope) } == sys::Status::napi_ok;
     let result = work();
     if opened {
         // SAFETY: closes the scope opened above, on the same thread, in LIFO order.

@@ -26,5 +26,7 @@ pub(crate) fn install() {
 
 pub(crate) fn runtime() -> &'static Handle {
     install();
-    HANDLE.get().unwrap_or_else(|| unreachable!("installed above"))
+    HANDLE
+        .get()
+        .unwrap_or_else(|| unreachable!("installed above"))
 }

@@ -159,14 +159,22 @@ test('a throw or a rejection is an isError result with the message; the stack go
   assert.ok(!JSON.stringify(sync).includes('tools.test.mjs'), 'the stack never reaches the client')
 })
 
-test('an invalid result is an error result, and the server keeps serving', async () => {
+test('an invalid or unserialisable result is an error result, and the server keeps serving', async () => {
   const server = newServer()
   server.tool('bad', () => ({ content: 'not an array' }))
+  server.tool('cycle', () => {
+    const value = { a: 1 }
+    value.self = value
+    return value
+  })
   server.tool('ok', () => 'fine')
   const client = await connected(server)
   const bad = await client.callResult(1, 'bad')
   assert.equal(bad.isError, true)
   assert.match(firstText(bad), /invalid result/)
+  const cycle = await client.callResult(3, 'cycle')
+  assert.equal(cycle.isError, true)
+  assert.match(firstText(cycle), /circular/)
   assert.equal(firstText(await client.callResult(2, 'ok')), 'fine')
 })
 
