@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { mkdtempSync, openSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
@@ -100,3 +102,41 @@ test('server.close() ends serving while stdin is still open', async () => {
   assert.match(server.stderr(), /serveStdio resolved/)
   server.child.stdin.destroy()
 })
+
+/** Runs the fixture with stdin from `source` ('file' or 'fifo') holding `input`; returns its stdout lines. */
+async function runWithStdin(source, input) {
+  const dir = mkdtempSync(join(tmpdir(), 'toolwire-stdio-'))
+  const file = join(dir, 'input.jsonl')
+  writeFileSync(file, input)
+  const child = source === 'file'
+    ? spawn(process.execPath, [fixture], { stdio: [openSync(file, 'r'), 'pipe', 'pipe'] })
+    : spawn('sh', ['-c', 'cat "$1" | "$2" "$3"', 'sh', file, process.execPath, fixture], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+  const [code] = await once(child, 'exit')
+  return { code, lines: stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line)), stderr }
+}
+
+const script = [init, initialized, call(1, 'slow', { ms: 30 }), call(2, 'print')].map((m) => JSON.stringify(m)).join('\n')
+  // A frame over the 4 MiB default limit is refused, and serving goes on.
+  + '\n{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"print","arguments":{"pad":"' + 'x'.repeat(5 << 20) + '"}}}\n'
+  + JSON.stringify(call(4, 'print')) // the last line has no newline
+
+for (const source of ['file', 'fifo']) {
+  test(`stdin from a ${source}: every request answered, oversize refused, then exit 0`, async () => {
+    const { code, lines, stderr } = await runWithStdin(source, script)
+    assert.equal(code, 0, stderr)
+    const byId = new Map(lines.map((line) => [line.id, line]))
+    assert.equal(byId.get(0).result.protocolVersion, '2025-11-25')
+    assert.equal(byId.get(1).result.content[0].text, 'slept 30')
+    assert.equal(byId.get(2).result.content[0].text, 'printed')
+    assert.equal(byId.get(4).result.content[0].text, 'printed')
+    const refused = lines.find((line) => line.error)
+    assert.equal(refused.error.code, -32600)
+    assert.match(refused.error.message, /exceeds the limit/)
+    assert.equal(lines.length, 5)
+    assert.match(stderr, /noise from a tool/)
+  })
+}
