@@ -23,8 +23,10 @@ function zod4ToJson(schema, io) {
   return core.toJSONSchema(schema, { io, unrepresentable: 'any' })
 }
 
-function zod4IsOptional(schema) {
-  return schema._zod.optin === 'optional'
+// zod 4 marks a field that may be missing on input ('optional' or, with a default,
+// 'defaulted') and one that may be missing on output.
+function zod4IsOptional(schema, io) {
+  return (io === 'input' ? schema._zod.optin : schema._zod.optout) !== undefined
 }
 
 // zod 3 has no JSON Schema export of its own: this covers the types tool arguments use.
@@ -132,7 +134,7 @@ function compileSchema(schema, io, where) {
     return { json: zodToJson(schema, io), parse: (value) => parseWith(schema, value) }
   }
   if (isRawShape(schema)) {
-    const isOptional = (field) => (isZod4(field) ? zod4IsOptional(field) : field.isOptional())
+    const isOptional = (field) => (isZod4(field) ? zod4IsOptional(field, io) : field.isOptional())
     const json = shapeToJson(schema, io, zodToJson, isOptional)
     return { json, parse: (value) => parseShape(schema, value) }
   }

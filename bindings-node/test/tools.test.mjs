@@ -59,14 +59,15 @@ for (const [label, z] of [['zod 4', z4], ['zod 3', z3]]) {
 
     test('a raw shape works like an object schema', async () => {
       const server = newServer()
-      server.tool('add', { inputSchema: { a: z.number(), b: z.number().optional() } }, ({ a, b }) => ({ sum: a + (b ?? 0) }))
+      server.tool('add', { inputSchema: { a: z.number(), b: z.number().optional(), c: z.number().default(10) } }, ({ a, b, c }) => ({ sum: a + (b ?? 0) + c }))
       const client = await connected(server)
       const tool = await listed(client, 'add')
       assert.deepEqual(tool.inputSchema.required, ['a'])
+      assert.equal(tool.inputSchema.properties.c.default, 10)
       assert.equal(tool.inputSchema.properties.a.type, 'number')
       const result = await client.callResult(1, 'add', { a: 2, b: 3 })
-      assert.deepEqual(result.structuredContent, { sum: 5 })
-      assert.equal(firstText(result), '{"sum":5}')
+      assert.deepEqual(result.structuredContent, { sum: 15 })
+      assert.equal(firstText(result), '{"sum":15}')
       const bad = await client.callResult(2, 'add', { a: 'x' })
       assert.equal(bad.isError, true)
     })

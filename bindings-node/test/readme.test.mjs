@@ -1,0 +1,69 @@
+// The README's Node example: it type-checks (tsc, strict), and it serves as written.
+import assert from 'node:assert/strict'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { test } from 'node:test'
+
+const here = import.meta.dirname
+const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8')
+const section = readme.slice(readme.indexOf('\n## Node\n'))
+const example = section.match(/```ts\n([\s\S]*?)```/)[1]
+const work = join(here, '.readme')
+
+test('the README example compiles under strict TypeScript and serves over stdio', async () => {
+  mkdirSync(work, { recursive: true })
+  writeFileSync(join(work, 'readme.mts'), example)
+  writeFileSync(join(work, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], rootDir: '.', outDir: '.' },
+    files: ['readme.mts'],
+  }))
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  execFileSync(process.execPath, [tsc, '-p', work], { stdio: 'inherit' })
+
+  const child = spawn(process.execPath, [join(work, 'readme.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let buffered = ''
+  const lines = []
+  let wake = null
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    buffered += chunk
+    let i
+    while ((i = buffered.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buffered.slice(0, i)))
+      buffered = buffered.slice(i + 1)
+    }
+    wake?.()
+  })
+  const next = async () => {
+    const deadline = Date.now() + 5000
+    while (lines.length === 0) {
+      if (Date.now() > deadline) {
+        child.kill()
+        throw new Error('no answer from the README example within 5 s')
+      }
+      await new Promise((resolve) => {
+        wake = resolve
+        setTimeout(resolve, 100)
+      })
+    }
+    return lines.shift()
+  }
+  const send = (message) => child.stdin.write(JSON.stringify(message) + '\n')
+  send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'readme', version: '1' } } })
+  assert.equal((await next()).result.serverInfo.name, 'weather')
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'forecast', arguments: { city: 'Paris', days: 2 }, _meta: { progressToken: 'p' } } })
+  const progress = await next()
+  assert.deepEqual(progress.params, { progressToken: 'p', progress: 0, total: 2, message: 'fetching' })
+  assert.equal((await next()).params.progress, 1)
+  assert.deepEqual((await next()).params, { level: 'info', data: { served: 'Paris' } })
+  const forecast = await next()
+  assert.deepEqual(forecast.result.structuredContent, { city: 'Paris', temperatures: [20, 21] })
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'shout', arguments: { text: 'hi' } } })
+  assert.equal((await next()).result.content[0].text, 'HI')
+  child.stdin.end()
+  const [code] = await once(child, 'exit')
+  assert.equal(code, 0)
+})
