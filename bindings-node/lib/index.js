@@ -8,6 +8,8 @@ const { compileSchema, describeIssues } = require('./schema')
 
 const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
 
+const CALL = Symbol('toolwire.call')
+
 /** What a tool handler gets besides its arguments. */
 class Context {
   #call
@@ -16,6 +18,10 @@ class Context {
 
   constructor(call) {
     this.#call = call
+  }
+
+  get [CALL]() {
+    return this.#call
   }
 
   /** Fires when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
@@ -209,15 +215,24 @@ class Server {
       } catch (err) {
         return fail(err, ctx)
       }
-      return hasThen(value) ? Promise.resolve(value).then(settle, (err) => fail(err, ctx)) : settle(value)
+      if (!hasThen(value)) return settle(value)
+      // The engine gets nothing now and the result when the Promise settles.
+      Promise.resolve(value).then(settle, (err) => fail(err, ctx)).then((json) => native.settleCall(ctx[CALL], json))
+      return undefined
     }
     if (parse === null) return (call, args) => run(JSON.parse(args), new Context(call))
     const invalid = (issues) => errorResult(`Invalid arguments for tool ${JSON.stringify(name)}:\n${describeIssues(issues)}`)
     return (call, args) => {
       const parsed = parse(JSON.parse(args))
       const ctx = new Context(call)
-      if (hasThen(parsed)) return parsed.then((p) => (p.issues ? invalid(p.issues) : run(p.data, ctx)))
-      return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
+      if (!hasThen(parsed)) return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
+      // An async refinement: the arguments are known later, and so is the result.
+      parsed.then((p) => {
+        if (p.issues) return native.settleCall(call, invalid(p.issues))
+        const json = run(p.data, ctx)
+        if (json !== undefined) native.settleCall(call, json)
+      })
+      return undefined
     }
   }
 

@@ -15,8 +15,9 @@ use napi::bindgen_prelude::{Buffer, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use toolwire::transport::{FrameError, LineDecoder};
-use toolwire::{CancellationToken, Outbound, Server, Session};
+use toolwire::{CancellationToken, HostHooks, Outbound, Server, Session};
 
+use crate::executor::LocalExecutor;
 use crate::js_thread;
 use crate::runtime::runtime;
 use crate::stdio::{self, StdioPump};
@@ -34,7 +35,12 @@ pub(crate) struct ConnectionCore {
     pub(crate) sink: Mutex<Option<File>>,
     /// Cancelled once the native stdio pump has ended and the session has drained.
     pub(crate) served: CancellationToken,
+    /// The calls that did not finish at once, polled on the JS thread.
+    pub(crate) executor: Arc<LocalExecutor>,
 }
+
+/// Rounds of polling pending calls per turn (calls may wake each other).
+const DRAIN_ROUNDS: usize = 64;
 
 impl ConnectionCore {
     pub(crate) fn id(&self) -> usize {
@@ -51,19 +57,35 @@ impl ConnectionCore {
     /// Feeds stream bytes on the JS thread of `env` (handlers may run right here).
     pub(crate) fn feed(&self, env: &Env, bytes: &[u8]) {
         js_thread::feeding(env, self.id(), || {
-            let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
-            decoder.push(bytes, |frame| {
-                js_thread::in_handle_scope(env, || self.frame(frame));
-            });
+            {
+                let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
+                decoder.push(bytes, |frame| {
+                    js_thread::in_handle_scope(env, || self.frame(frame));
+                });
+            }
+            self.drain(env);
         });
     }
 
     /// The stream ended: a last line without a newline is still a frame.
     pub(crate) fn end_input(&self, env: &Env) {
         js_thread::feeding(env, self.id(), || {
-            let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
-            decoder.finish(|frame| js_thread::in_handle_scope(env, || self.frame(frame)));
+            {
+                let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
+                decoder.finish(|frame| js_thread::in_handle_scope(env, || self.frame(frame)));
+            }
+            self.drain(env);
         });
+    }
+
+    /// Polls the pending calls that were woken (inside [`js_thread::feeding`]).
+    pub(crate) fn drain(&self, env: &Env) {
+        for _ in 0..DRAIN_ROUNDS {
+            if !self.executor.has_work() {
+                break;
+            }
+            js_thread::in_handle_scope(env, || self.executor.run_queued());
+        }
     }
 
     /// Every frame queued so far, each followed by a newline.
@@ -108,21 +130,38 @@ pub struct NativeConnection {
 
 impl NativeConnection {
     pub(crate) fn open(server: &Server, on_outbound: &Function<'_, (), ()>) -> napi::Result<Self> {
-        let wake: WakeTsfn = on_outbound
-            .build_threadsafe_function::<()>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build()?;
+        let wake: Arc<WakeTsfn> = Arc::new(
+            on_outbound
+                .build_threadsafe_function::<()>()
+                .callee_handled::<false>()
+                .weak::<true>()
+                .build()?,
+        );
         let wake_pending = Arc::new(AtomicBool::new(false));
         let id = Arc::as_ptr(&wake_pending) as usize;
-        let pending = wake_pending.clone();
-        let (session, outbound) = Session::with_notifier(server, runtime().clone(), move || {
-            // Inside this connection's feed, the frames are taken right after.
-            if js_thread::is_feeding(id) || pending.swap(true, Ordering::AcqRel) {
-                return;
+        // Asks the JS thread for a turn, once until it takes it.
+        let ring = {
+            let pending = wake_pending.clone();
+            move || {
+                if !pending.swap(true, Ordering::AcqRel) {
+                    wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+                }
             }
-            wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
-        });
+        };
+        let executor = LocalExecutor::new(id, Box::new(ring.clone()));
+        let hooks = HostHooks {
+            // Inside this connection's feed, the frames are taken right after.
+            notify: Box::new(move || {
+                if !js_thread::is_feeding(id) {
+                    ring();
+                }
+            }),
+            spawn_call: Some(Box::new({
+                let executor = executor.clone();
+                move |task| executor.spawn(task)
+            })),
+        };
+        let (session, outbound) = Session::hosted(server, runtime().clone(), hooks);
         Ok(NativeConnection {
             core: Arc::new(ConnectionCore {
                 session,
@@ -131,6 +170,7 @@ impl NativeConnection {
                 wake_pending,
                 sink: Mutex::new(None),
                 served: CancellationToken::new(),
+                executor,
             }),
         })
     }
@@ -158,25 +198,40 @@ impl NativeConnection {
         let core = &self.core;
         js_thread::feeding(&env, core.id(), || {
             js_thread::in_handle_scope(&env, || core.session.handle_frame(&message));
+            core.drain(&env);
         });
-        self.take_messages()
+        self.messages()
     }
 
-    /// The lines queued since the last take (newline-terminated), or `null`; when serving
-    /// stdio natively they are written to stdout instead.
+    /// The JS thread's turn: polls the pending calls that were woken, then returns the lines
+    /// queued since the last take (newline-terminated), or `null`; when serving stdio natively
+    /// they are written to stdout instead.
     #[napi]
-    pub fn take(&self) -> Option<Buffer> {
+    pub fn take(&self, env: Env) -> Option<Buffer> {
+        self.core.wake_pending.store(false, Ordering::Release);
+        js_thread::feeding(&env, self.core.id(), || self.core.drain(&env));
         self.core.flush()
     }
 
-    /// The messages queued since the last take.
+    /// [`take`](Self::take) for a channel of messages: the messages queued since the last take.
     #[napi]
-    pub fn take_messages(&self) -> Vec<String> {
+    pub fn take_messages(&self, env: Env) -> Vec<String> {
+        self.core.wake_pending.store(false, Ordering::Release);
+        js_thread::feeding(&env, self.core.id(), || self.core.drain(&env));
+        self.messages()
+    }
+}
+
+impl NativeConnection {
+    fn messages(&self) -> Vec<String> {
         self.core.wake_pending.store(false, Ordering::Release);
         let mut outbound = self.core.outbound.lock().unwrap_or_else(|e| e.into_inner());
         std::iter::from_fn(|| outbound.try_recv()).collect()
     }
+}
 
+#[napi]
+impl NativeConnection {
     /// Serves stdin/stdout from the JS thread's own event loop (no stream objects, no thread
     /// hop). Returns `false` when stdio are not pipes or sockets (use `feed` then).
     #[napi]

@@ -26,6 +26,8 @@ pub(crate) struct CallSignals {
 struct CallEntry {
     ctx: Context,
     signals: Arc<CallSignals>,
+    /// Where the handler's result goes when it settles later (it returned a Promise).
+    settle: Option<tokio::sync::oneshot::Sender<String>>,
 }
 
 #[derive(Default)]
@@ -50,6 +52,7 @@ pub(crate) struct CallHandle {
 }
 
 impl CallHandle {
+    /// Registers a running call.
     pub(crate) fn register(ctx: Context) -> CallHandle {
         let signals = Arc::new(CallSignals::default());
         let mut calls = calls();
@@ -63,6 +66,7 @@ impl CallHandle {
             CallEntry {
                 ctx,
                 signals: signals.clone(),
+                settle: None,
             },
         );
         CallHandle { id, signals }
@@ -78,6 +82,17 @@ impl CallHandle {
     }
 }
 
+/// Call `id`'s handler will settle its result later: the receiver gets it. Called on the JS
+/// thread right after the handler returned, so before `settle_call` can run (that takes a
+/// Promise job at least).
+pub(crate) fn settled_later(id: u32) -> tokio::sync::oneshot::Receiver<String> {
+    let (settle, settled) = tokio::sync::oneshot::channel();
+    if let Some(call) = calls().entries.get_mut(&id) {
+        call.settle = Some(settle);
+    }
+    settled
+}
+
 impl Drop for CallHandle {
     fn drop(&mut self) {
         calls().entries.remove(&self.id);
@@ -87,6 +102,19 @@ impl Drop for CallHandle {
 
 fn with_call<T>(id: u32, f: impl FnOnce(&CallEntry) -> T) -> Option<T> {
     calls().entries.get(&id).map(f)
+}
+
+/// The result (CallToolResult JSON) of a call whose handler returned a Promise; ignored once
+/// the call is over.
+#[napi]
+pub fn settle_call(id: u32, json: String) {
+    let sender = calls()
+        .entries
+        .get_mut(&id)
+        .and_then(|call| call.settle.take());
+    if let Some(sender) = sender {
+        let _ = sender.send(json);
+    }
 }
 
 /// Reports progress; returns whether it was sent.

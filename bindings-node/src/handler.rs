@@ -1,58 +1,47 @@
 //! `JsToolHandler`: the core's `ToolHandler` for a JavaScript function.
 //!
 //! The function is the JS layer's wrapper around the user's handler: it takes
-//! `(nativeContext, arguments)` and returns a `CallToolResult`-shaped object or a Promise of
-//! one (it catches the user's throws itself). It runs on the JS thread: directly when the
-//! call starts while JavaScript is feeding frames (the common case, no thread hop), otherwise
-//! through a weak threadsafe function (a call that waited for a concurrency slot).
-
-use std::sync::Arc;
+//! `(callNumber, argumentsJson)` and returns the CallToolResult as JSON text, or nothing and
+//! later calls `settleCall(callNumber, json)` when the handler's Promise settles (it catches
+//! the user's throws itself). It is called directly: every call is first polled while its
+//! connection is fed on the JS thread, and pending calls are polled there too (`executor.rs`).
 
 use async_trait::async_trait;
-use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Promise, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
 use napi::{Env, JsValue, Status};
 use serde_json::Value;
 use toolwire::{CancellationToken, Context, ToolError, ToolHandler, ToolOutput};
 
-use crate::context::CallHandle;
+use crate::context::{self, CallHandle};
 use crate::js_thread;
 
 type Outcome = Result<ToolOutput, ToolError>;
 /// `(callNumber, argumentsJson)`: JSON text is cheaper to hand over than a built object.
 pub(crate) type CallArgs = FnArgs<(u32, String)>;
 
-/// What a call hands the JS thread.
-pub(crate) struct CallInput {
-    call: u32,
-    arguments: String,
-}
-
-pub(crate) type CallTsfn =
-    ThreadsafeFunction<CallInput, Unknown<'static>, CallArgs, Status, false, true>;
-
 pub(crate) struct JsToolHandler {
     pub(crate) func: FunctionRef<CallArgs, Unknown<'static>>,
-    pub(crate) tsfn: Arc<CallTsfn>,
 }
 
-/// What the wrapper returned: a result (as JSON text) now, or a Promise of one.
+/// What the wrapper returned: the result (as JSON text) now, or nothing: it calls
+/// `settleCall` when the handler's Promise settles.
 enum Returned {
     Ready(String),
-    Pending(Promise<String>),
+    Later(tokio::sync::oneshot::Receiver<String>),
 }
 
-fn settle(env: &Env, value: Unknown<'_>) -> napi::Result<Returned> {
-    if value.is_promise()? {
-        // SAFETY: `value` is a live value of `env`'s current scope.
-        let promise = unsafe { Promise::<String>::from_napi_value(env.raw(), value.raw())? };
-        Ok(Returned::Pending(promise))
-    } else {
-        // SAFETY: as above.
-        Ok(Returned::Ready(unsafe {
-            String::from_napi_value(env.raw(), value.raw())?
-        }))
+/// Reads what the wrapper returned for call `call` (on the JS thread, right after it returned).
+fn settle(env: &Env, call: u32, value: Unknown<'_>) -> napi::Result<Returned> {
+    if matches!(
+        value.get_type()?,
+        napi::ValueType::Undefined | napi::ValueType::Null
+    ) {
+        return Ok(Returned::Later(context::settled_later(call)));
     }
+    // SAFETY: `value` is a live value of `env`'s current scope.
+    Ok(Returned::Ready(unsafe {
+        String::from_napi_value(env.raw(), value.raw())?
+    }))
 }
 
 fn output(json: &str) -> Outcome {
@@ -103,55 +92,25 @@ impl ToolHandler for JsToolHandler {
             Some(env) => js_thread::in_handle_scope(&env, || {
                 let func = self.func.borrow_back(&env)?;
                 let value = func.call(FnArgs::from((call, arguments)))?;
-                settle(&env, value)
+                settle(&env, call, value)
             }),
-            None => self.call_through_tsfn(call, arguments).await,
+            // Every connection feeds and polls its calls on the JS thread (see executor.rs).
+            None => Err(napi::Error::new(
+                Status::GenericFailure,
+                "a JavaScript tool was called off the JavaScript thread",
+            )),
         };
         let result = match returned {
             Ok(Returned::Ready(json)) => output(&json),
-            Ok(Returned::Pending(promise)) => match promise.await {
+            Ok(Returned::Later(settled)) => match settled.await {
                 Ok(json) => output(&json),
-                Err(err) => Err(js_failure(&err)),
+                Err(_) => Err(ToolError::new(
+                    "the tool's handler never settled its result",
+                )),
             },
             Err(err) => Err(js_failure(&err)),
         };
         guard.finished = true;
         result
     }
-}
-
-impl JsToolHandler {
-    async fn call_through_tsfn(&self, call: u32, arguments: String) -> napi::Result<Returned> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let status = self.tsfn.call_with_return_value(
-            CallInput { call, arguments },
-            ThreadsafeFunctionCallMode::NonBlocking,
-            move |value: napi::Result<Unknown<'static>>, env: Env| {
-                let _ = tx.send(value.and_then(|value| settle(&env, value)));
-                Ok(())
-            },
-        );
-        if status != Status::Ok {
-            return Err(napi::Error::new(
-                Status::GenericFailure,
-                format!("the JavaScript thread is not taking calls ({status})"),
-            ));
-        }
-        rx.await.unwrap_or_else(|_| {
-            Err(napi::Error::new(
-                Status::GenericFailure,
-                "the JavaScript thread dropped the call",
-            ))
-        })
-    }
-}
-
-/// Builds the threadsafe function for calls that start off the JS thread.
-pub(crate) fn call_tsfn(
-    func: &napi::bindgen_prelude::Function<'_, CallArgs, Unknown<'static>>,
-) -> napi::Result<CallTsfn> {
-    func.build_threadsafe_function::<CallInput>()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build_callback(|input| Ok(FnArgs::from((input.value.call, input.value.arguments))))
 }

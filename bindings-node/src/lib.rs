@@ -9,6 +9,7 @@
 mod connection;
 mod context;
 mod errors;
+mod executor;
 mod handler;
 mod js_thread;
 mod runtime;

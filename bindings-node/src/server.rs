@@ -1,6 +1,5 @@
 //! `NativeServer`: the core's server, for the JS `Server` wrapper.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::{Function, Unknown};
@@ -10,7 +9,7 @@ use toolwire::{Server, ServerOptions, Tool};
 
 use crate::connection::NativeConnection;
 use crate::errors;
-use crate::handler::{CallArgs, JsToolHandler, call_tsfn};
+use crate::handler::{CallArgs, JsToolHandler};
 
 #[napi(object)]
 pub struct ServerInit {
@@ -87,7 +86,6 @@ impl NativeServer {
         }
         let handler = JsToolHandler {
             func: handler.create_ref()?,
-            tsfn: Arc::new(call_tsfn(&handler)?),
         };
         Ok(self
             .server

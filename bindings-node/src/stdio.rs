@@ -21,6 +21,7 @@ use std::sync::Arc;
 use napi::{Env, sys};
 
 use crate::connection::ConnectionCore;
+use crate::js_thread;
 use crate::runtime::runtime;
 
 /// Storage for a libuv `uv_poll_t` (about 160 bytes on 64-bit Unix); its first field is the
@@ -42,6 +43,8 @@ unsafe extern "C" {
 const UV_READABLE: c_int = 1;
 /// Reads per wake-up before letting the event loop run other work.
 const READS_PER_WAKE: usize = 16;
+/// Rounds of answering calls settled by Promise jobs, per wake-up.
+const SETTLE_ROUNDS: usize = 16;
 
 thread_local! {
     /// The pumps running on this (JS) thread, by connection id, for `stop`.
@@ -225,7 +228,15 @@ impl StdioPump {
                     ended = true;
                     break;
                 }
-                Ok(n) => self.core.feed(&env, &self.buffer[..n]),
+                Ok(n) => {
+                    self.core.feed(&env, &self.buffer[..n]);
+                    if n < self.buffer.len() {
+                        // Drained (a short read): the poll handle is level-triggered, so
+                        // anything arriving now wakes us again; skip a read that would only
+                        // say EAGAIN.
+                        break;
+                    }
+                }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => {
@@ -314,7 +325,21 @@ unsafe extern "C" fn on_readable(handle: *mut UvPoll, status: c_int, _events: c_
             // An error on the descriptor: read() reports it (or the end).
             tracing::debug!(status, "stdin poll error");
         }
-        this.in_callback_scope(StdioPump::pump)
+        let env = Env::from_raw(this.env);
+        let core = this.core.clone();
+        js_thread::feeding(&env, core.id(), || {
+            let ended = this.in_callback_scope(StdioPump::pump);
+            // Promise jobs ran as the scope closed; calls they settled are answered now, not
+            // on another turn of the event loop.
+            for _ in 0..SETTLE_ROUNDS {
+                if !core.executor.has_work() {
+                    break;
+                }
+                this.in_callback_scope(|_| core.drain(&env));
+            }
+            core.flush();
+            ended
+        })
     }))
     .unwrap_or(true);
     if ended {

@@ -327,7 +327,7 @@ test('tools added or removed while connected: list_changed, then the new list', 
   assert.equal(firstText(await client.callResult(1, 'b')), 'b')
 })
 
-test('calls queued behind a concurrency limit run once a slot frees (through the threadsafe path)', async () => {
+test('calls queued behind a concurrency limit run once a slot frees (polled on the JS thread)', async () => {
   const server = newServer()
   let running = 0
   let most = 0

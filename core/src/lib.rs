@@ -12,7 +12,9 @@ pub mod transport;
 pub mod wire;
 
 pub use context::{Context, json_number};
-pub use dispatch::{Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session};
+pub use dispatch::{
+    CallTask, HostHooks, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,
+};
 pub use error::Error;
 pub use handler::{ToolError, ToolHandler};
 pub use protocol::{

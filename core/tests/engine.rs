@@ -668,10 +668,14 @@ fn host_driven_session_answers_inline_and_notifies_later() {
         .unwrap();
     let server = toolwire_demo::build_server().unwrap();
     let (rang, rung) = std::sync::mpsc::channel::<()>();
-    let (session, mut outbound) =
-        toolwire::Session::with_notifier(&server, runtime.handle().clone(), move || {
+    let hooks = toolwire::HostHooks {
+        notify: Box::new(move || {
             let _ = rang.send(());
-        });
+        }),
+        spawn_call: None,
+    };
+    let (session, mut outbound) =
+        toolwire::Session::hosted(&server, runtime.handle().clone(), hooks);
     let take = |outbound: &mut toolwire::Outbound| -> Value {
         let frame = outbound.try_recv().expect("a frame is ready");
         serde_json::from_str(&frame).unwrap()
@@ -703,4 +707,55 @@ fn host_driven_session_answers_inline_and_notifies_later() {
     rung.recv_timeout(Duration::from_secs(5))
         .expect("the notifier rings when the answer is queued");
     assert_eq!(take(&mut outbound)["id"], 2);
+}
+
+/// With `spawn_call`, a call that is pending after its first poll is handed to the host, which
+/// runs it (here: to completion on the test thread); the engine never spawns it itself.
+#[test]
+fn hosted_session_hands_pending_calls_to_the_host() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = toolwire_demo::build_server().unwrap();
+    let handed = Arc::new(std::sync::Mutex::new(Vec::<toolwire::CallTask>::new()));
+    let hooks = toolwire::HostHooks {
+        notify: Box::new(|| {}),
+        spawn_call: Some(Box::new({
+            let handed = handed.clone();
+            move |task| handed.lock().unwrap().push(task)
+        })),
+    };
+    let (session, mut outbound) =
+        toolwire::Session::hosted(&server, runtime.handle().clone(), hooks);
+    session.handle_frame(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "host", "version": "1"}}})
+        .to_string()
+        .as_bytes(),
+    );
+    session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert!(outbound.try_recv().is_some());
+    session.handle_frame(
+        call(1, "echo", json!({"text": "now"}))
+            .to_string()
+            .as_bytes(),
+    );
+    assert!(
+        outbound.try_recv().is_some(),
+        "a quick call needs no host task"
+    );
+    session.handle_frame(call(2, "sleep", json!({"ms": 20})).to_string().as_bytes());
+    let task = handed
+        .lock()
+        .unwrap()
+        .pop()
+        .expect("the pending call was handed over");
+    std::thread::sleep(Duration::from_millis(40));
+    assert!(outbound.try_recv().is_none(), "nobody ran the task yet");
+    runtime.block_on(task);
+    let answer: Value = serde_json::from_str(&outbound.try_recv().unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 20 ms");
 }

@@ -95,7 +95,12 @@ pub(crate) fn start(
         task.as_mut().poll(&mut cx).is_ready()
     };
     if !finished {
-        session.runtime.spawn(task);
+        match &session.spawn_call {
+            Some(spawn_call) => spawn_call(task),
+            None => {
+                session.runtime.spawn(task);
+            }
+        }
     }
 }
 

@@ -11,4 +11,4 @@ pub(crate) use limiter::Limiter;
 pub use peer::RequestOptions;
 pub use server::{Server, ServerBuilder, ServerOptions};
 pub(crate) use session::SessionShared;
-pub use session::{Outbound, Session};
+pub use session::{CallTask, HostHooks, Outbound, Session};

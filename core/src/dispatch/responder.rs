@@ -7,7 +7,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_raw};
 
-/// A host's wake-up for outbound frames (see [`Session::with_notifier`](crate::Session::with_notifier)).
+/// A host's wake-up for outbound frames (see [`HostHooks`](crate::HostHooks)).
 pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
 
 /// The sending side of a session's outbound frames: the channel [`Outbound`](crate::Outbound)

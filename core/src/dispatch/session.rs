@@ -48,6 +48,23 @@ pub(crate) struct SessionShared {
     pub(crate) tasks: TaskTracker,
     pub(crate) shutdown: CancellationToken,
     pub(crate) runtime: Handle,
+    pub(crate) spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
+}
+
+/// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
+pub type CallTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+
+/// How a host that runs its own event loop takes part in a session ([`Session::hosted`]).
+///
+/// The host feeds frames with [`Session::handle_frame`] on its loop's thread; a call is first
+/// polled right there, so a handler that answers at once runs on that thread too.
+pub struct HostHooks {
+    /// Runs after every outbound frame is queued, on whatever thread queued it: the host
+    /// schedules a drain of [`Outbound::try_recv`] on its loop. It must be quick.
+    pub notify: Box<dyn Fn() + Send + Sync>,
+    /// Takes each call that did not finish at its first poll; the host polls it to completion
+    /// (on its loop, waking on the task's waker). `None`: it runs as a task on the runtime.
+    pub spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
 }
 
 /// One client's session. Cheap to clone; clones refer to the same session.
@@ -101,19 +118,18 @@ impl Session {
         Self::build(server, runtime, None)
     }
 
-    /// [`with_runtime`](Self::with_runtime) for a host that takes frames with
-    /// [`Outbound::try_recv`] from its own event loop: `notify` runs after every frame is
-    /// queued, on whatever thread queued it (it must be quick; typically it schedules a drain).
-    pub fn with_notifier(
-        server: &Server,
-        runtime: Handle,
-        notify: impl Fn() + Send + Sync + 'static,
-    ) -> (Session, Outbound) {
-        Self::build(server, runtime, Some(Arc::new(notify)))
+    /// A session driven from a host's own event loop (a JS engine's, a UI thread's): see
+    /// [`HostHooks`].
+    pub fn hosted(server: &Server, runtime: Handle, hooks: HostHooks) -> (Session, Outbound) {
+        Self::build(server, runtime, Some(hooks))
     }
 
-    fn build(server: &Server, runtime: Handle, notify: Option<Notify>) -> (Session, Outbound) {
+    fn build(server: &Server, runtime: Handle, hooks: Option<HostHooks>) -> (Session, Outbound) {
         let (tx, rx) = mpsc::unbounded_channel();
+        let (notify, spawn_call) = match hooks {
+            Some(hooks) => (Some(Notify::from(hooks.notify)), hooks.spawn_call),
+            None => (None, None),
+        };
         let out = OutboundSender::new(tx, notify);
         let shutdown = CancellationToken::new();
         let shared = Arc::new(SessionShared {
@@ -128,6 +144,7 @@ impl Session {
             tasks: TaskTracker::new(),
             shutdown: shutdown.clone(),
             runtime,
+            spawn_call,
         });
         shared.runtime.spawn(watch_tool_changes(
             Arc::downgrade(&shared),
