@@ -17,6 +17,7 @@ LABEL = {
     "toolwire-rust": "toolwire, Rust handlers",
     "toolwire-python": "toolwire, Python handlers",
     "toolwire-node": "toolwire, JS handlers",
+    "toolwire-node-async": "toolwire, JS handlers (async echo)",
     "rmcp": "rmcp",
     "ts-sdk": "TypeScript SDK",
     "python-sdk": "Python SDK",
@@ -121,6 +122,8 @@ def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
     ratio("toolwire-node", "seq", "ts-sdk", "≥ 2×", lambda v: v >= 2)
     absolute("toolwire-node", "slow", "≥ 0.90", lambda v: v >= 0.90)
     ratio("toolwire-node", "rss", "ts-sdk", "≤ 1×", lambda v: v <= 1)
+    ratio("toolwire-node-async", "pipe", "ts-sdk", "≥ 2×", lambda v: v >= 2)
+    ratio("toolwire-node-async", "seq", "ts-sdk", "≥ 2×", lambda v: v >= 2)
 
     lines = [
         "# Benchmarks",

@@ -12,7 +12,7 @@ const INSTRUCTIONS = 'Demo server: echo text, add two numbers, sleep with progre
 
 const object = (properties, required) => ({ type: 'object', properties, required, additionalProperties: false })
 
-export function buildServer({ extraTools = 0, ...options } = {}) {
+export function buildServer({ extraTools = 0, asyncEcho = false, ...options } = {}) {
   const server = new Server({
     name: 'toolwire-demo',
     version: '0.1.0',
@@ -24,7 +24,7 @@ export function buildServer({ extraTools = 0, ...options } = {}) {
   server.tool('echo', {
     description: 'Returns the text it is given.',
     inputSchema: object({ text: { type: 'string' } }, ['text']),
-  }, ({ text }) => text)
+  }, asyncEcho ? async ({ text }) => text : ({ text }) => text)
 
   server.tool('add', {
     description: 'Adds two numbers.',
@@ -73,19 +73,23 @@ export function buildServer({ extraTools = 0, ...options } = {}) {
 
 function main(argv) {
   let extraTools = 0
+  let asyncEcho = false
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--extra-tools') {
       extraTools = Number.parseInt(argv[++i] ?? '0', 10)
+    } else if (argv[i] === '--async-echo') {
+      // echo as an async function, as the TypeScript SDK's examples (and our anchor) write it
+      asyncEcho = true
     } else if (argv[i] === '--http') {
       process.stderr.write('toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)\n')
       return 2
     } else {
-      process.stderr.write(`toolwire-demo: unknown argument ${JSON.stringify(argv[i])}\nusage: demo.mjs [--extra-tools N]\n`)
+      process.stderr.write(`toolwire-demo: unknown argument ${JSON.stringify(argv[i])}\nusage: demo.mjs [--extra-tools N] [--async-echo]\n`)
       return 2
     }
   }
   // The failing tool's stack trace is the server log's business, not the client's.
-  buildServer({ extraTools, onToolError: quietFail }).serveStdio().catch((err) => {
+  buildServer({ extraTools, asyncEcho, onToolError: quietFail }).serveStdio().catch((err) => {
     process.stderr.write(`toolwire-demo: ${err.stack}\n`)
     process.exitCode = 1
   })
