@@ -227,11 +227,14 @@ class Server {
       const ctx = new Context(call)
       if (!hasThen(parsed)) return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
       // An async refinement: the arguments are known later, and so is the result.
-      parsed.then((p) => {
-        if (p.issues) return native.settleCall(call, invalid(p.issues))
-        const json = run(p.data, ctx)
-        if (json !== undefined) native.settleCall(call, json)
-      })
+      parsed.then(
+        (p) => {
+          if (p.issues) return native.settleCall(call, invalid(p.issues))
+          const json = run(p.data, ctx)
+          if (json !== undefined) native.settleCall(call, json)
+        },
+        (err) => native.settleCall(call, fail(err, ctx)),
+      )
       return undefined
     }
   }

@@ -43,11 +43,16 @@ const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVe
 const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' }
 const call = (id, name, args = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
 
+async function handshake(server) {
+  server.send(init)
+  const answer = await server.json()
+  server.send(initialized)
+  return answer
+}
+
 test('end of input: calls in flight are answered, then the process exits 0 on its own', async () => {
   const server = start()
-  server.send(init)
-  assert.equal((await server.json()).result.protocolVersion, '2025-11-25')
-  server.send(initialized)
+  assert.equal((await handshake(server)).result.protocolVersion, '2025-11-25')
   server.send(call(1, 'slow', { ms: 150 }))
   server.child.stdin.end()
   const answer = await server.json()
@@ -61,9 +66,7 @@ test('end of input: calls in flight are answered, then the process exits 0 on it
 
 test('console.log in a tool goes to stderr; stdout carries only protocol', async () => {
   const server = start()
-  server.send(init)
-  await server.next()
-  server.send(initialized)
+  await handshake(server)
   server.send(call(1, 'print'))
   const answer = await server.json()
   assert.equal(answer.result.content[0].text, 'printed')
@@ -92,9 +95,7 @@ test('bad lines get JSON-RPC errors and serving goes on; CRLF and split writes a
 
 test('server.close() ends serving while stdin is still open', async () => {
   const server = start()
-  server.send(init)
-  await server.next()
-  server.send(initialized)
+  await handshake(server)
   server.send(call(1, 'stop'))
   assert.equal((await server.json()).result.content[0].text, 'stopping')
   const [code] = await server.exited

@@ -656,16 +656,33 @@ async fn serve_until_stops_reading_and_drains() {
     drop(tx);
 }
 
+/// A runtime for a host-driven session, whose frames the test thread feeds.
+fn host_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `initialize` and `notifications/initialized` fed straight into a session.
+fn initialize_hosted(session: &toolwire::Session) {
+    session.handle_frame(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "host", "version": "1"}}})
+        .to_string()
+        .as_bytes(),
+    );
+    session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+}
+
 /// A host that feeds frames from its own thread (no tokio context there) and takes answers
 /// with `try_recv`: quick calls are answered before `handle_frame` returns; answers produced
 /// later on the runtime ring the host's notifier.
 #[test]
 fn host_driven_session_answers_inline_and_notifies_later() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = host_runtime();
     let server = toolwire_demo::build_server().unwrap();
     let (rang, rung) = std::sync::mpsc::channel::<()>();
     let hooks = toolwire::HostHooks {
@@ -680,15 +697,8 @@ fn host_driven_session_answers_inline_and_notifies_later() {
         let frame = outbound.try_recv().expect("a frame is ready");
         serde_json::from_str(&frame).unwrap()
     };
-    session.handle_frame(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                          "clientInfo": {"name": "host", "version": "1"}}})
-        .to_string()
-        .as_bytes(),
-    );
+    initialize_hosted(&session);
     assert_eq!(take(&mut outbound)["id"], 0);
-    session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     session.handle_frame(
         call(1, "echo", json!({"text": "now"}))
             .to_string()
@@ -713,11 +723,7 @@ fn host_driven_session_answers_inline_and_notifies_later() {
 /// runs it (here: to completion on the test thread); the engine never spawns it itself.
 #[test]
 fn hosted_session_hands_pending_calls_to_the_host() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = host_runtime();
     let server = toolwire_demo::build_server().unwrap();
     let handed = Arc::new(std::sync::Mutex::new(Vec::<toolwire::CallTask>::new()));
     let hooks = toolwire::HostHooks {
@@ -729,14 +735,7 @@ fn hosted_session_hands_pending_calls_to_the_host() {
     };
     let (session, mut outbound) =
         toolwire::Session::hosted(&server, runtime.handle().clone(), hooks);
-    session.handle_frame(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                          "clientInfo": {"name": "host", "version": "1"}}})
-        .to_string()
-        .as_bytes(),
-    );
-    session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    initialize_hosted(&session);
     assert!(outbound.try_recv().is_some());
     session.handle_frame(
         call(1, "echo", json!({"text": "now"}))
