@@ -92,7 +92,12 @@ impl ConnectionCore {
     fn take_lines(&self) -> Vec<u8> {
         self.wake_pending.store(false, Ordering::Release);
         let mut outbound = self.outbound.lock().unwrap_or_else(|e| e.into_inner());
-        let mut bytes = Vec::new();
+        let Some(first) = outbound.try_recv() else {
+            return Vec::new();
+        };
+        // Usually one frame: it becomes the buffer itself.
+        let mut bytes = first.into_bytes();
+        bytes.push(b'\n');
         while let Some(frame) = outbound.try_recv() {
             bytes.extend_from_slice(frame.as_bytes());
             bytes.push(b'\n');

@@ -44,11 +44,12 @@ fn calls() -> std::sync::MutexGuard<'static, Calls> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
-/// A running call's entry; dropping it ends the call for JavaScript (and fires the signal
-/// with the reason given to [`abandon`](Self::abandon), if any).
+/// A running call's entry; dropping it ends the call for JavaScript, and fires the signal
+/// unless the call [finished](Self::finish).
 pub(crate) struct CallHandle {
     id: u32,
     signals: Arc<CallSignals>,
+    finished: bool,
 }
 
 impl CallHandle {
@@ -69,16 +70,20 @@ impl CallHandle {
                 settle: None,
             },
         );
-        CallHandle { id, signals }
+        CallHandle {
+            id,
+            signals,
+            finished: false,
+        }
     }
 
     pub(crate) fn id(&self) -> u32 {
         self.id
     }
 
-    /// The call was dropped unfinished: `"cancelled"` or `"deadline"`.
-    pub(crate) fn abandon(&self, reason: &'static str) {
-        let _ = self.signals.reason.set(reason);
+    /// The handler's result is in: the call ends normally.
+    pub(crate) fn finish(&mut self) {
+        self.finished = true;
     }
 }
 
@@ -95,7 +100,16 @@ pub(crate) fn settled_later(id: u32) -> tokio::sync::oneshot::Receiver<String> {
 
 impl Drop for CallHandle {
     fn drop(&mut self) {
-        calls().entries.remove(&self.id);
+        let entry = calls().entries.remove(&self.id);
+        if !self.finished {
+            // Dropped unfinished: the engine cancels the call's token before dropping it for
+            // a client's cancel; past a deadline it drops first.
+            let cancelled = entry.is_some_and(|call| call.ctx.is_cancelled());
+            let _ = self
+                .signals
+                .reason
+                .set(if cancelled { "cancelled" } else { "deadline" });
+        }
         self.signals.ended.cancel();
     }
 }

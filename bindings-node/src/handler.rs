@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
 use napi::{Env, JsValue, Status};
 use serde_json::Value;
-use toolwire::{CancellationToken, Context, ToolError, ToolHandler, ToolOutput};
+use toolwire::{Context, ToolError, ToolHandler, ToolOutput};
 
 use crate::context::{self, CallHandle};
 use crate::js_thread;
@@ -55,38 +55,12 @@ fn js_failure(err: &napi::Error) -> ToolError {
     ToolError::new(format!("the tool's handler failed: {}", err.reason))
 }
 
-/// Marks the call as abandoned (cancelled or past its deadline) if its future is dropped
-/// before it finished, so the handler's `AbortSignal` fires.
-struct AbortOnDrop {
-    call: CallHandle,
-    cancel: CancellationToken,
-    finished: bool,
-}
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        if !self.finished {
-            // The engine cancels the call's token before dropping it for a client's cancel;
-            // past a deadline it drops first.
-            let reason = if self.cancel.is_cancelled() {
-                "cancelled"
-            } else {
-                "deadline"
-            };
-            self.call.abandon(reason);
-        }
-    }
-}
-
 #[async_trait]
 impl ToolHandler for JsToolHandler {
     async fn call(&self, ctx: Context, arguments: Value) -> Outcome {
-        let mut guard = AbortOnDrop {
-            cancel: ctx.cancellation_token(),
-            call: CallHandle::register(ctx),
-            finished: false,
-        };
-        let call = guard.call.id();
+        // Dropped unfinished (a cancel, a deadline), it fires the handler's AbortSignal.
+        let mut guard = CallHandle::register(ctx);
+        let call = guard.id();
         let arguments = arguments.to_string();
         let returned = match js_thread::current_env() {
             Some(env) => js_thread::in_handle_scope(&env, || {
@@ -110,7 +84,7 @@ impl ToolHandler for JsToolHandler {
             },
             Err(err) => Err(js_failure(&err)),
         };
-        guard.finished = true;
+        guard.finish();
         result
     }
 }

@@ -42,3 +42,8 @@ fn init_engine_logs() {
         .with(filter)
         .try_init();
 }
+
+// The engine allocates a little per call (frames, JSON values); glibc's malloc is a tenth of
+// a call's CPU in profiles, mimalloc about half that. Only the addon's own allocations use it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
