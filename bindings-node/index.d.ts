@@ -164,7 +164,10 @@ export declare class Server {
   removeTool(name: string): boolean
   /** The registered tools' names, sorted. */
   readonly toolNames: string[]
-  /** Serves one client over stdin/stdout until stdin ends or `close()`; calls in flight finish first. */
+  /**
+   * Serves one client over stdin/stdout until stdin ends, `close()`, or SIGINT/SIGTERM (unless
+   * the application listens for them itself); calls in flight finish first.
+   */
   serveStdio(): Promise<void>
   /** Ends `serveStdio()`. */
   close(): void

@@ -240,8 +240,9 @@ class Server {
   }
 
   /**
-   * Serves one client over stdin/stdout until stdin ends (then calls in flight finish) or
-   * `close()` is called. While serving, anything else written to stdout goes to stderr.
+   * Serves one client over stdin/stdout until stdin ends (then calls in flight finish), or
+   * `close()`, SIGINT or SIGTERM (when the application has no listener of its own). While
+   * serving, anything else written to stdout goes to stderr.
    */
   serveStdio() {
     if (this.#serving) return Promise.reject(new ToolwireError('toolwire: this server is already serving stdio', 'TOOLWIRE_BUSY'))
@@ -258,9 +259,15 @@ class Server {
     stdout.write = function redirected(...args) {
       return stderr.write(...args)
     }
+    // Ctrl-C or a polite kill ends serving the way end of input does (calls in flight finish),
+    // unless the application listens for those signals itself.
+    const onSignal = () => this.close()
+    const signals = ['SIGINT', 'SIGTERM'].filter((signal) => process.listenerCount(signal) === 0)
+    for (const signal of signals) process.once(signal, onSignal)
     const restore = () => {
       ended = true
       stdout.write = protocolWrite
+      for (const signal of signals) process.off(signal, onSignal)
       this.#serving = null
     }
     if (connection.serveStdio()) {

@@ -141,3 +141,18 @@ for (const source of ['file', 'fifo']) {
     assert.match(stderr, /noise from a tool/)
   })
 }
+
+test('SIGTERM while a call runs: it is answered, then the process exits 0', async () => {
+  const server = start()
+  await handshake(server)
+  server.send(call(1, 'slow', { ms: 300 }))
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  server.child.kill('SIGTERM')
+  const answer = await server.json()
+  assert.equal(answer.result.content[0].text, 'slept 300')
+  const [code, signal] = await server.exited
+  assert.equal(signal, null)
+  assert.equal(code, 0)
+  assert.match(server.stderr(), /serveStdio resolved/)
+  server.child.stdin.destroy()
+})
