@@ -60,6 +60,7 @@ def machine() -> str:
 METRICS: dict[str, tuple[str, Callable[[dict], float], int]] = {
     "pipe": ("pipelined calls/s (64 in flight)", lambda r: r["pipelined"]["calls_per_s"], 0),
     "seq": ("sequential calls/s", lambda r: r["sequential"]["calls_per_s"], 0),
+    "seq1": ("sequential calls/s, both on one core", lambda r: r["sequential"]["calls_per_s"], 0),
     "p50": ("sequential p50, µs", lambda r: r["sequential"]["p50_us"], 1),
     "p99": ("sequential p99, µs", lambda r: r["sequential"]["p99_us"], 1),
     "cpu": ("server CPU per call, µs", lambda r: r["pipelined"]["server_cpu_us_per_call"], 2),
@@ -78,7 +79,14 @@ def fmt(value: float, digits: int) -> str:
 
 def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
     servers = [s for s in LABEL if s in results]
-    med = {s: {k: statistics.median(get(r) for r in results[s]) for k, (_, get, _) in METRICS.items()} for s in servers}
+    med = {
+        s: {k: statistics.median(get(r) for r in results[s]) for k, (_, get, _) in METRICS.items() if k != "seq1"}
+        for s in servers
+    }
+    # The one-core pass: the same sequential phase with both processes pinned to one core.
+    for s in servers:
+        onecore = results.get(f"onecore-{s}", [])
+        med[s]["seq1"] = statistics.median(r["sequential"]["calls_per_s"] for r in onecore) if onecore else float("nan")
     inflight = results.get("inflight-toolwire-rust", [])
     per_call = statistics.median(r["inflight"]["bytes_per_call"] for r in inflight) if inflight else float("nan")
 
@@ -116,14 +124,17 @@ def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
     )
     ratio("toolwire-python", "pipe", "python-sdk", "≥ 10×", lambda v: v >= 10)
     ratio("toolwire-python", "seq", "python-sdk", "≥ 5×", lambda v: v >= 5)
+    ratio("toolwire-python", "seq1", "python-sdk", "≥ 5×", lambda v: v >= 5)
     absolute("toolwire-python", "slow", "≥ 0.90", lambda v: v >= 0.90)
     ratio("toolwire-python", "rss", "python-sdk", "≤ 1×", lambda v: v <= 1)
     ratio("toolwire-node", "pipe", "ts-sdk", "≥ 2×", lambda v: v >= 2)
     ratio("toolwire-node", "seq", "ts-sdk", "≥ 2×", lambda v: v >= 2)
+    ratio("toolwire-node", "seq1", "ts-sdk", "≥ 2×", lambda v: v >= 2)
     absolute("toolwire-node", "slow", "≥ 0.90", lambda v: v >= 0.90)
     ratio("toolwire-node", "rss", "ts-sdk", "≤ 1×", lambda v: v <= 1)
     ratio("toolwire-node-async", "pipe", "ts-sdk", "≥ 2×", lambda v: v >= 2)
     ratio("toolwire-node-async", "seq", "ts-sdk", "≥ 2×", lambda v: v >= 2)
+    ratio("toolwire-node-async", "seq1", "ts-sdk", "≥ 2×", lambda v: v >= 2)
 
     lines = [
         "# Benchmarks",
@@ -131,7 +142,8 @@ def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
         "End-to-end over stdio: the load generator (`bench/loadgen`) spawns each server, performs the",
         "handshake, and runs timed phases, verifying every answer (id and content; any error fails the",
         "run). Servers run one after another in rotating order; each figure is the median of the rounds;",
-        "each round's figures are kept in `.cache/bench/<date>/`.",
+        "each round's figures are kept in `.cache/bench/<date>/`. The load generator and the server",
+        "run on a core each; a second, sequential-only pass pins both to one core (see the notes).",
         "Every server exposes `echo`, a `sleep` tool and 100 extra tools.",
         "",
         f"Command: `{command}`  ",

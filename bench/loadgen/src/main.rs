@@ -22,6 +22,8 @@ pub struct Plan {
     pub slow_ms: u64,
     pub slow_concurrency: usize,
     pub inflight: usize,
+    /// Only the sequential phase (for the one-core pass of bench/run).
+    pub sequential_only: bool,
     pub command: Vec<String>,
 }
 
@@ -30,7 +32,8 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --phase-ms MS   wall time of each timed phase (default 3000)
   --pipeline K    calls in flight in the pipelined phase (default 64)
   --slow-k K      concurrent calls of the 10 ms slow tool (default 64)
-  --inflight N    also hold N sleep calls in flight at once and measure memory per call (default 0: skip)";
+  --inflight N    also hold N sleep calls in flight at once and measure memory per call (default 0: skip)
+  --sequential-only  run only the sequential phase";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -39,6 +42,7 @@ fn parse_args() -> Result<Plan, String> {
         slow_ms: 10,
         slow_concurrency: 64,
         inflight: 0,
+        sequential_only: false,
         command: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -53,6 +57,7 @@ fn parse_args() -> Result<Plan, String> {
             "--pipeline" => plan.pipeline = number("--pipeline")?.max(1) as usize,
             "--slow-k" => plan.slow_concurrency = number("--slow-k")?.max(1) as usize,
             "--inflight" => plan.inflight = number("--inflight")? as usize,
+            "--sequential-only" => plan.sequential_only = true,
             "--" => {
                 plan.command = args.collect();
                 break;

@@ -164,6 +164,16 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         "p999_us": round(percentile_us(&latencies, 0.999), 1),
     });
 
+    if plan.sequential_only {
+        let conn = Rc::try_unwrap(conn).map_err(|_| "connection still shared")?;
+        conn.close().await?;
+        return Ok(json!({
+            "startup_ms": round(startup_ms, 1),
+            "sequential": sequential,
+            "errors": 0,
+        }));
+    }
+
     // Pipelined: K calls in flight; server (and our own) CPU per call from /proc.
     let cpu_before = proc_stats::cpu_time(pid);
     let own_before = proc_stats::cpu_time(std::process::id());
