@@ -16,31 +16,12 @@ mod runtime;
 mod server;
 mod stdio;
 
-/// The engine's own logs go to stderr when `TOOLWIRE_LOG` asks for them (`level` or
-/// `target=level,…`); stdout is left to the protocol.
+/// Runs when Node loads the addon.
 #[napi_derive::module_init]
 fn init() {
     runtime::install();
-    init_engine_logs();
-}
-
-fn init_engine_logs() {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    let Some(filter) = std::env::var("TOOLWIRE_LOG")
-        .ok()
-        .and_then(|spec| spec.parse::<tracing_subscriber::filter::Targets>().ok())
-    else {
-        return;
-    };
-    let _ = tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(false),
-        )
-        .with(filter)
-        .try_init();
+    // The engine's own logs go to stderr when TOOLWIRE_LOG asks for them.
+    toolwire::logs::init_from_env(None);
 }
 
 // The engine allocates a little per call (frames, JSON values); glibc's malloc is a tenth of

@@ -6,6 +6,8 @@ mod context;
 mod dispatch;
 mod error;
 mod handler;
+#[cfg(feature = "env-logs")]
+pub mod logs;
 pub mod protocol;
 mod registry;
 pub mod transport;

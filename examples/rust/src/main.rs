@@ -2,28 +2,12 @@
 
 use std::process::ExitCode;
 
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
-
 const USAGE: &str = "usage: toolwire-demo [--extra-tools N] [--http PORT]";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    // Logs go to stderr: stdout carries nothing but protocol.
-    // TOOLWIRE_LOG takes `level` or `target=level,…` (tracing's `Targets` syntax, no regex).
-    let filter: Targets = std::env::var("TOOLWIRE_LOG")
-        .ok()
-        .and_then(|spec| spec.parse().ok())
-        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN));
-    tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(false),
-        )
-        .with(filter)
-        .init();
+    // Logs go to stderr (warnings unless TOOLWIRE_LOG says otherwise): stdout is protocol only.
+    toolwire::logs::init_from_env(Some(tracing::Level::WARN));
 
     let mut extra_tools = 0;
     let mut args = std::env::args().skip(1);
