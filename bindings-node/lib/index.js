@@ -4,7 +4,7 @@
 
 const native = require('./native')
 const { ToolwireError, fromNative, unwrap } = require('./errors')
-const { compileSchema, describeIssues } = require('./schema')
+const { compileSchema, pointer } = require('./schema')
 
 const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
 
@@ -221,7 +221,8 @@ class Server {
       return undefined
     }
     if (parse === null) return (call, args) => run(JSON.parse(args), new Context(call))
-    const invalid = (issues) => errorResult(`Invalid arguments for tool ${JSON.stringify(name)}:\n${describeIssues(issues)}`)
+    const invalid = (issues) =>
+      errorResult(native.invalidArgumentsText(name, issues.map((issue) => ({ path: pointer(issue.path), message: issue.message }))))
     return (call, args) => {
       const parsed = parse(JSON.parse(args))
       const ctx = new Context(call)

@@ -144,11 +144,9 @@ function compileSchema(schema, io, where) {
   return { json: schema, parse: null }
 }
 
-/** The issues of a failed parse as lines `  /path: message`. */
-function describeIssues(issues) {
-  return issues
-    .map((issue) => `  ${issue.path && issue.path.length ? '/' + issue.path.join('/') : '(root)'}: ${issue.message}`)
-    .join('\n')
+/** A zod issue path as a JSON Pointer (`""` is the root). */
+function pointer(path) {
+  return (path || []).map((key) => '/' + String(key).replace(/~/g, '~0').replace(/\//g, '~1')).join('')
 }
 
 function parseWith(schema, value) {
@@ -186,4 +184,4 @@ function parseShape(shape, value) {
   return pending.length ? Promise.all(pending).then(finish) : finish()
 }
 
-module.exports = { compileSchema, describeIssues, isZod }
+module.exports = { compileSchema, isZod, pointer }

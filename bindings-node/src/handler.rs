@@ -88,3 +88,25 @@ impl ToolHandler for JsToolHandler {
         result
     }
 }
+
+/// One problem a host-language check found in a call's arguments.
+#[napi_derive::napi(object)]
+pub struct ArgumentIssue {
+    /// JSON Pointer to the offending value (`""` is the root).
+    pub path: String,
+    pub message: String,
+}
+
+/// The `isError` text for arguments a zod schema refused, worded as the engine words its own
+/// schema check.
+#[napi_derive::napi]
+pub fn invalid_arguments_text(tool: String, issues: Vec<ArgumentIssue>) -> String {
+    let violations: Vec<toolwire::Violation> = issues
+        .into_iter()
+        .map(|issue| toolwire::Violation {
+            path: issue.path,
+            message: issue.message,
+        })
+        .collect();
+    toolwire::invalid_arguments_text(&tool, &violations)
+}

@@ -22,6 +22,7 @@ pub use handler::{ToolError, ToolHandler};
 pub use protocol::{
     Content, Implementation, LogLevel, ProtocolVersion, Tool, ToolAnnotations, ToolOutput,
 };
+pub use registry::{Violation, invalid_arguments_text};
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{ErrorCode, ErrorObject, RequestId};
 

@@ -14,7 +14,7 @@ use super::limiter::Admission;
 use super::responder::Responder;
 use crate::context::{CallState, Context};
 use crate::protocol::{ProtocolVersion, ToolOutput};
-use crate::registry::{RegisteredTool, describe_violations};
+use crate::registry::{RegisteredTool, describe_violations, invalid_arguments_text};
 use crate::wire::{ErrorObject, RequestId};
 
 pub(crate) fn start(
@@ -50,10 +50,7 @@ pub(crate) fn start(
     };
     let violations = tool.input.violations(&arguments);
     if !violations.is_empty() {
-        let text = describe_violations(
-            &format!("Invalid arguments for tool {name:?}:"),
-            &violations,
-        );
+        let text = invalid_arguments_text(&name, &violations);
         return responder.result(&ToolOutput::error(text).into_json(version));
     }
     let progress_token = params

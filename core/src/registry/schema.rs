@@ -31,10 +31,11 @@ pub(crate) struct CompiledSchema {
 
 /// One way an instance fails its schema.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Violation {
+pub struct Violation {
     /// JSON Pointer to the offending value (`""` is the root).
-    pub(crate) path: String,
-    pub(crate) message: String,
+    pub path: String,
+    /// What is wrong there.
+    pub message: String,
 }
 
 impl CompiledSchema {
@@ -88,6 +89,12 @@ impl CompiledSchema {
 }
 
 /// `headline` then one line per violation: `- at /a/0: 5 is not of type "string"`.
+/// The text of the `isError` result for arguments that break their schema: the engine's own
+/// schema check and a binding's host-language check (zod refinements) read the same.
+pub fn invalid_arguments_text(tool: &str, violations: &[Violation]) -> String {
+    describe_violations(&format!("Invalid arguments for tool {tool:?}:"), violations)
+}
+
 pub(crate) fn describe_violations(headline: &str, violations: &[Violation]) -> String {
     let mut text = String::from(headline);
     for violation in violations.iter().take(MAX_LISTED_VIOLATIONS) {
