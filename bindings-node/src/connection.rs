@@ -59,11 +59,9 @@ impl ConnectionCore {
         js_thread::feeding(env, self.id(), || {
             {
                 let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
-                decoder.push(bytes, |frame| {
-                    js_thread::in_handle_scope(env, || self.frame(frame));
-                });
+                decoder.push(bytes, |frame| self.frame(frame));
             }
-            self.drain(env);
+            self.drain();
         });
     }
 
@@ -72,19 +70,19 @@ impl ConnectionCore {
         js_thread::feeding(env, self.id(), || {
             {
                 let mut decoder = self.decoder.lock().unwrap_or_else(|e| e.into_inner());
-                decoder.finish(|frame| js_thread::in_handle_scope(env, || self.frame(frame)));
+                decoder.finish(|frame| self.frame(frame));
             }
-            self.drain(env);
+            self.drain();
         });
     }
 
     /// Polls the pending calls that were woken (inside [`js_thread::feeding`]).
-    pub(crate) fn drain(&self, env: &Env) {
+    pub(crate) fn drain(&self) {
         for _ in 0..DRAIN_ROUNDS {
             if !self.executor.has_work() {
                 break;
             }
-            js_thread::in_handle_scope(env, || self.executor.run_queued());
+            self.executor.run_queued();
         }
     }
 
@@ -202,8 +200,8 @@ impl NativeConnection {
     pub fn feed_message(&self, env: Env, message: Buffer) -> Vec<String> {
         let core = &self.core;
         js_thread::feeding(&env, core.id(), || {
-            js_thread::in_handle_scope(&env, || core.session.handle_frame(&message));
-            core.drain(&env);
+            core.session.handle_frame(&message);
+            core.drain();
         });
         self.messages()
     }
@@ -214,15 +212,14 @@ impl NativeConnection {
     #[napi]
     pub fn take(&self, env: Env) -> Option<Buffer> {
         self.core.wake_pending.store(false, Ordering::Release);
-        js_thread::feeding(&env, self.core.id(), || self.core.drain(&env));
+        js_thread::feeding(&env, self.core.id(), || self.core.drain());
         self.core.flush()
     }
 
     /// [`take`](Self::take) for a channel of messages: the messages queued since the last take.
     #[napi]
     pub fn take_messages(&self, env: Env) -> Vec<String> {
-        self.core.wake_pending.store(false, Ordering::Release);
-        js_thread::feeding(&env, self.core.id(), || self.core.drain(&env));
+        js_thread::feeding(&env, self.core.id(), || self.core.drain());
         self.messages()
     }
 }

@@ -218,7 +218,7 @@ impl StdioPump {
         Ok(true)
     }
 
-    /// Reads what is there and feeds it; returns true at the end of input.
+    /// Reads what is there and feeds it; returns true at the end of input (the caller flushes).
     fn pump(&mut self) -> bool {
         let env = Env::from_raw(self.env);
         let mut ended = false;
@@ -249,7 +249,6 @@ impl StdioPump {
         if ended {
             self.core.end_input(&env);
         }
-        self.core.flush();
         ended
     }
 
@@ -335,7 +334,7 @@ unsafe extern "C" fn on_readable(handle: *mut UvPoll, status: c_int, _events: c_
                 if !core.executor.has_work() {
                     break;
                 }
-                this.in_callback_scope(|_| core.drain(&env));
+                this.in_callback_scope(|_| core.drain());
             }
             core.flush();
             ended
