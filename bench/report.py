@@ -77,7 +77,7 @@ def fmt(value: float, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
 
-def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
+def write(results: dict[str, list[dict]], target: Path, command: str, started: str) -> None:
     servers = [s for s in LABEL if s in results]
     med = {
         s: {k: statistics.median(get(r) for r in results[s]) for k, (_, get, _) in METRICS.items() if k != "seq1"}
@@ -147,7 +147,7 @@ def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
         "Every server exposes `echo`, a `sleep` tool and 100 extra tools.",
         "",
         f"Command: `{command}`  ",
-        f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}  ",
+        f"Date: {started}  ",
         f"Machine: {machine()}  ",
         f"Rounds: {len(results[servers[0]])}",
         "",
@@ -187,6 +187,15 @@ def write(results: dict[str, list[dict]], target: Path, command: str) -> None:
     print(f"wrote {target}")
 
 
+def run_started(folder: Path) -> str:
+    """When the run began: bench/run names its folder after that moment (UTC)."""
+    try:
+        started = datetime.strptime(folder.resolve().name, "%Y%m%d-%H%M%S")
+    except ValueError:
+        return f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} (report written)"
+    return started.strftime("%Y-%m-%d %H:%M UTC (run started)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("folder", type=Path)
@@ -202,7 +211,7 @@ def main() -> None:
         total = sum(len(v) for v in results.values())
         print(f"bench smoke: {total} runs, every answer verified, 0 errors")
         return
-    write(results, args.write, args.command)
+    write(results, args.write, args.command, run_started(args.folder))
 
 
 if __name__ == "__main__":
