@@ -1,0 +1,156 @@
+//! Tool definitions and server settings as records, turned into core's types.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use toolwire::{ServerOptions, Tool};
+
+use crate::errors::{ToolwireError, invalid_json};
+
+/// A tool as `tools/list` shows it, plus its run-time limits.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct ToolDefinition {
+    /// 1 to 128 characters of `A-Z a-z 0-9 _ . -`.
+    pub name: String,
+    /// Display name.
+    #[uniffi(default = None)]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[uniffi(default = None)]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments, as JSON text (an object schema; default: any object).
+    #[uniffi(default = None)]
+    pub input_schema_json: Option<String>,
+    /// JSON Schema of `structuredContent`, as JSON text; results are checked against it.
+    #[uniffi(default = None)]
+    pub output_schema_json: Option<String>,
+    /// Behaviour hints for clients.
+    #[uniffi(default = None)]
+    pub annotations: Option<ToolAnnotations>,
+    /// `_meta` of the definition, as JSON text of an object.
+    #[uniffi(default = None)]
+    pub meta_json: Option<String>,
+    /// The call is cancelled after this many milliseconds (default: the server's).
+    #[uniffi(default = None)]
+    pub timeout_ms: Option<u64>,
+    /// At most this many calls of this tool run at once; more wait their turn.
+    #[uniffi(default = None)]
+    pub max_concurrency: Option<u32>,
+}
+
+/// Hints about a tool's behaviour. Clients treat them as untrusted.
+#[derive(Clone, Debug, Default, uniffi::Record)]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[uniffi(default = None)]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[uniffi(default = None)]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[uniffi(default = None)]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect.
+    #[uniffi(default = None)]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[uniffi(default = None)]
+    pub open_world_hint: Option<bool>,
+}
+
+/// Server settings; every field has the engine's default.
+#[derive(Clone, Debug, Default, uniffi::Record)]
+pub struct ServerConfig {
+    /// Display name of the server.
+    #[uniffi(default = None)]
+    pub title: Option<String>,
+    /// Tools per `tools/list` page (default: all in one page).
+    #[uniffi(default = None)]
+    pub page_size: Option<u32>,
+    /// Tool calls are cancelled after this many milliseconds unless the tool says otherwise.
+    #[uniffi(default = None)]
+    pub default_tool_timeout_ms: Option<u64>,
+    /// At most this many tool calls run at once per session.
+    #[uniffi(default = None)]
+    pub max_concurrent_calls: Option<u32>,
+    /// Largest inbound message in bytes (default 4 MiB).
+    #[uniffi(default = None)]
+    pub max_frame_bytes: Option<u64>,
+    /// Deepest JSON nesting accepted (default 64).
+    #[uniffi(default = None)]
+    pub max_depth: Option<u32>,
+}
+
+impl ServerConfig {
+    pub(crate) fn to_options(&self) -> ServerOptions {
+        let mut options = ServerOptions::default();
+        options.page_size = self.page_size.map(to_usize);
+        options.default_tool_timeout = self.default_tool_timeout_ms.map(Duration::from_millis);
+        if let Some(limit) = self.max_concurrent_calls {
+            options.max_concurrent_calls = to_usize(limit);
+        }
+        if let Some(limit) = self.max_frame_bytes {
+            options.max_frame_bytes = usize::try_from(limit).unwrap_or(usize::MAX);
+        }
+        if let Some(limit) = self.max_depth {
+            options.max_depth = to_usize(limit);
+        }
+        options
+    }
+}
+
+fn to_usize(value: u32) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+impl ToolDefinition {
+    pub(crate) fn to_tool(&self) -> Result<Tool, ToolwireError> {
+        let mut tool = Tool::new(&self.name);
+        if let Some(title) = &self.title {
+            tool = tool.title(title);
+        }
+        if let Some(description) = &self.description {
+            tool = tool.description(description);
+        }
+        if let Some(schema) = &self.input_schema_json {
+            tool = tool.input_schema(parse_schema(&self.name, "inputSchema", schema)?);
+        }
+        if let Some(schema) = &self.output_schema_json {
+            tool = tool.output_schema(parse_schema(&self.name, "outputSchema", schema)?);
+        }
+        if let Some(hints) = &self.annotations {
+            tool = tool.annotations(toolwire::ToolAnnotations {
+                title: hints.title.clone(),
+                read_only_hint: hints.read_only_hint,
+                destructive_hint: hints.destructive_hint,
+                idempotent_hint: hints.idempotent_hint,
+                open_world_hint: hints.open_world_hint,
+            });
+        }
+        if let Some(meta) = &self.meta_json {
+            match serde_json::from_str(meta) {
+                Ok(Value::Object(meta)) => tool = tool.meta(meta),
+                Ok(_) => {
+                    return Err(ToolwireError::Registration {
+                        detail: format!("the _meta of tool {:?} must be a JSON object", self.name),
+                    });
+                }
+                Err(err) => return Err(invalid_json("the tool's _meta", err)),
+            }
+        }
+        if let Some(ms) = self.timeout_ms {
+            tool = tool.timeout(Duration::from_millis(ms));
+        }
+        if let Some(limit) = self.max_concurrency {
+            tool = tool.max_concurrency(to_usize(limit));
+        }
+        Ok(tool)
+    }
+}
+
+/// Text that is not JSON is a registration error, worded like core's schema errors.
+fn parse_schema(tool: &str, which: &str, text: &str) -> Result<Value, ToolwireError> {
+    serde_json::from_str(text).map_err(|err| ToolwireError::Registration {
+        detail: format!("invalid {which} of tool {tool:?}: not valid JSON: {err}"),
+    })
+}

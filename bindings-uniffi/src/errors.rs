@@ -1,0 +1,113 @@
+//! The binding's one error type: core's `Error` mapped once, plus what host code throws.
+//!
+//! Kotlin sees `ToolwireException.<Variant>`, Swift `ToolwireError.<variant>`. The text is in
+//! `detail` (not `message`, which Kotlin's `Throwable` owns).
+
+use toolwire::Error;
+
+/// Everything the engine's API can fail with, in one flat enum.
+#[derive(Debug, thiserror::Error, uniffi::Error)]
+pub enum ToolwireError {
+    /// A tool definition was refused (name, schema, duplicate).
+    #[error("{detail}")]
+    Registration {
+        /// What is wrong.
+        detail: String,
+    },
+    /// The client did not declare the capability a request to it needs.
+    #[error("{detail}")]
+    Capability {
+        /// Which capability.
+        detail: String,
+    },
+    /// The client answered a request with a JSON-RPC error.
+    #[error("{detail}")]
+    Client {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The error's message.
+        detail: String,
+        /// The error's `data`, as JSON text.
+        data_json: Option<String>,
+    },
+    /// A request to the client got no answer in time.
+    #[error("{detail}")]
+    Timeout {
+        /// How long we waited.
+        detail: String,
+    },
+    /// The operation was cancelled (the call was cancelled or timed out).
+    #[error("{detail}")]
+    Cancelled {
+        /// Why.
+        detail: String,
+    },
+    /// The session ended first.
+    #[error("{detail}")]
+    Closed {
+        /// Why.
+        detail: String,
+    },
+    /// Reading or writing the transport failed.
+    #[error("{detail}")]
+    Transport {
+        /// What failed.
+        detail: String,
+    },
+    /// An argument to an API call was invalid (e.g. JSON text that does not parse).
+    #[error("{detail}")]
+    InvalidArgument {
+        /// What is wrong.
+        detail: String,
+    },
+    /// A tool handler failed; the client gets an `isError` result with `detail`. Host code
+    /// may throw it on purpose; any other exception a handler throws arrives as this too.
+    #[error("{detail}")]
+    Handler {
+        /// The message the client sees.
+        detail: String,
+    },
+    /// A failure inside the binding itself (a bug: please report it).
+    #[error("{detail}")]
+    Internal {
+        /// What failed.
+        detail: String,
+    },
+}
+
+impl From<Error> for ToolwireError {
+    fn from(err: Error) -> Self {
+        let detail = err.to_string();
+        match err {
+            Error::InvalidToolName { .. }
+            | Error::DuplicateTool { .. }
+            | Error::InvalidSchema { .. } => ToolwireError::Registration { detail },
+            Error::CapabilityNotSupported { .. } => ToolwireError::Capability { detail },
+            Error::Timeout { .. } => ToolwireError::Timeout { detail },
+            Error::Cancelled => ToolwireError::Cancelled { detail },
+            Error::Closed => ToolwireError::Closed { detail },
+            Error::Peer(error) => ToolwireError::Client {
+                code: i64::from(error.code.0),
+                detail: error.message.to_string(),
+                data_json: error.data.as_ref().map(|data| data.to_string()),
+            },
+            Error::Transport(_) | Error::NoRuntime(_) => ToolwireError::Transport { detail },
+            Error::InvalidArgument(_) => ToolwireError::InvalidArgument { detail },
+            _ => ToolwireError::Internal { detail },
+        }
+    }
+}
+
+/// An exception the host's handler threw that is not a `ToolwireError` (Kotlin's
+/// `RuntimeException`, a Swift error of another type).
+impl From<uniffi::UnexpectedUniFFICallbackError> for ToolwireError {
+    fn from(err: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        ToolwireError::Handler { detail: err.reason }
+    }
+}
+
+pub(crate) fn invalid_json(what: &str, err: serde_json::Error) -> ToolwireError {
+    ToolwireError::InvalidArgument {
+        detail: format!("{what} is not valid JSON: {err}"),
+    }
+}

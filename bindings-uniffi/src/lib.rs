@@ -1,0 +1,26 @@
+//! The Kotlin and Swift binding of the toolwire engine, through UniFFI.
+//!
+//! This crate only converts types and calls core: tool definitions and results cross as
+//! records, JSON crosses as text, and a host-language handler is a foreign trait the engine
+//! awaits like any Rust handler. The Kotlin and Swift sources are generated from the built
+//! library (`uniffi-bindgen generate --library`); see `bindings-uniffi/README.md`.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod connection;
+mod context;
+mod definition;
+mod errors;
+mod handler;
+mod result;
+mod runtime;
+mod server;
+
+pub use connection::Connection;
+pub use context::{CallContext, ClientInfo, LogLevel};
+pub use definition::{ServerConfig, ToolAnnotations, ToolDefinition};
+pub use errors::ToolwireError;
+pub use handler::{BlockingToolHandler, ToolHandler};
+pub use result::{ContentBlock, ToolResult};
+pub use server::Server;
+
+uniffi::setup_scaffolding!("toolwire");

@@ -1,0 +1,133 @@
+//! What a handler returns, turned into core's `ToolOutput`.
+
+use serde_json::Value;
+use toolwire::{Content, ToolError, ToolOutput};
+
+/// A tool's result.
+#[derive(Clone, Debug, uniffi::Enum)]
+pub enum ToolResult {
+    /// One text block.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// `structuredContent` (JSON text of an object); its text is added as a block for
+    /// older clients, and it is checked against the tool's output schema.
+    Structured {
+        /// JSON text of the structured result.
+        json: String,
+    },
+    /// Content blocks, optionally with structured content.
+    Content {
+        /// The blocks, in order.
+        blocks: Vec<ContentBlock>,
+        /// JSON text of `structuredContent`, if any.
+        structured_json: Option<String>,
+    },
+    /// An `isError: true` result with this text, for failures the model should see.
+    Error {
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// One content block of a result.
+#[derive(Clone, Debug, uniffi::Enum)]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 data.
+        data_base64: String,
+        /// e.g. `image/png`.
+        mime_type: String,
+    },
+    /// Audio, base64-encoded.
+    Audio {
+        /// Base64 data.
+        data_base64: String,
+        /// e.g. `audio/wav`.
+        mime_type: String,
+    },
+    /// A link to a resource the client may fetch.
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        name: String,
+    },
+    /// A text resource embedded in the result.
+    EmbeddedText {
+        /// The resource's URI.
+        uri: String,
+        /// Its text.
+        text: String,
+    },
+    /// Any block, as JSON text of the wire form (e.g. with `annotations` or `_meta`).
+    Json {
+        /// JSON text of one content block.
+        json: String,
+    },
+}
+
+impl ToolResult {
+    /// A malformed result is the tool's failure (an `isError` result naming the problem),
+    /// never a protocol error.
+    pub(crate) fn into_output(self) -> Result<ToolOutput, ToolError> {
+        match self {
+            ToolResult::Text { text } => Ok(ToolOutput::text(text)),
+            ToolResult::Structured { json } => Ok(ToolOutput::structured(parse(
+                "the structured result",
+                &json,
+            )?)),
+            ToolResult::Content {
+                blocks,
+                structured_json,
+            } => {
+                let content = blocks
+                    .into_iter()
+                    .map(ContentBlock::into_content)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let structured = structured_json
+                    .map(|json| parse("the structured result", &json))
+                    .transpose()?;
+                Ok(ToolOutput {
+                    content,
+                    structured,
+                    ..ToolOutput::default()
+                })
+            }
+            ToolResult::Error { detail } => Ok(ToolOutput::error(detail)),
+        }
+    }
+}
+
+impl ContentBlock {
+    fn into_content(self) -> Result<Content, ToolError> {
+        Ok(match self {
+            ContentBlock::Text { text } => Content::text(text),
+            ContentBlock::Image {
+                data_base64,
+                mime_type,
+            } => Content::image(data_base64, mime_type),
+            ContentBlock::Audio {
+                data_base64,
+                mime_type,
+            } => Content::audio(data_base64, mime_type),
+            ContentBlock::ResourceLink { uri, name } => Content::resource_link(uri, name),
+            ContentBlock::EmbeddedText { uri, text } => Content::embedded_text(uri, text),
+            ContentBlock::Json { json } => {
+                Content::from_json(parse("a content block", &json)?).map_err(ToolError::new)?
+            }
+        })
+    }
+}
+
+fn parse(what: &str, json: &str) -> Result<Value, ToolError> {
+    serde_json::from_str(json)
+        .map_err(|err| ToolError::new(format!("the tool returned invalid JSON as {what}: {err}")))
+}

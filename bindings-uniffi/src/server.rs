@@ -1,0 +1,124 @@
+//! `Server`: the core server, its tools, and the ways to serve it.
+
+use std::sync::{Arc, Mutex};
+
+use toolwire::CancellationToken;
+
+use crate::connection::Connection;
+use crate::definition::{ServerConfig, ToolDefinition};
+use crate::errors::ToolwireError;
+use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
+use crate::runtime::{on_runtime, runtime};
+
+/// An MCP server: tools registered from host code, served over stdio or a channel of the
+/// app's own. Adding or removing tools while serving notifies clients (`list_changed`).
+#[derive(uniffi::Object)]
+pub struct Server {
+    server: toolwire::Server,
+    /// Cancelled by `stop()`: ends the current stdio serve.
+    stop: Mutex<CancellationToken>,
+}
+
+#[uniffi::export]
+impl Server {
+    /// A server named `name` at `version`; `instructions` tell the model how to use it.
+    #[uniffi::constructor(default(instructions = None, config = None))]
+    pub fn new(
+        name: String,
+        version: String,
+        instructions: Option<String>,
+        config: Option<ServerConfig>,
+    ) -> Result<Arc<Self>, ToolwireError> {
+        let config = config.unwrap_or_default();
+        let mut builder = toolwire::Server::builder(name, version).options(config.to_options());
+        if let Some(instructions) = instructions {
+            builder = builder.instructions(instructions);
+        }
+        if let Some(title) = config.title {
+            builder = builder.title(title);
+        }
+        Ok(Arc::new(Server {
+            server: builder.build()?,
+            stop: Mutex::new(CancellationToken::new()),
+        }))
+    }
+
+    /// Registers a tool whose handler suspends (Kotlin) or is async (Swift). The schemas are
+    /// compiled now: a bad definition fails here, not at the first call.
+    pub fn tool(
+        &self,
+        definition: ToolDefinition,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Result<(), ToolwireError> {
+        let tool = definition.to_tool()?;
+        Ok(self.server.add_tool(tool, ForeignTool(handler))?)
+    }
+
+    /// Registers a tool whose handler is a plain blocking function (run on a pool thread).
+    pub fn blocking_tool(
+        &self,
+        definition: ToolDefinition,
+        handler: Arc<dyn BlockingToolHandler>,
+    ) -> Result<(), ToolwireError> {
+        let tool = definition.to_tool()?;
+        Ok(self.server.add_tool(tool, BlockingTool(handler))?)
+    }
+
+    /// Removes a tool; returns whether it existed.
+    pub fn remove_tool(&self, name: String) -> bool {
+        self.server.remove_tool(&name)
+    }
+
+    /// The registered tools' names, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.server.tool_names()
+    }
+
+    /// Serves stdin/stdout until stdin ends or `stop()` is called; calls in flight finish
+    /// first. Nothing but protocol goes to stdout meanwhile: log to stderr.
+    pub async fn serve_stdio(&self) -> Result<(), ToolwireError> {
+        let stop = self.fresh_stop();
+        let server = self.server.clone();
+        on_runtime(async move {
+            let transport = toolwire::transport::stdio(server.options().max_frame_bytes);
+            server.serve_until(transport, stop).await
+        })
+        .await??;
+        Ok(())
+    }
+
+    /// `serve_stdio`, blocking the calling thread (for a `main` without coroutines).
+    pub fn serve_stdio_blocking(&self) -> Result<(), ToolwireError> {
+        let stop = self.fresh_stop();
+        let server = self.server.clone();
+        let serving = runtime().spawn(async move {
+            let transport = toolwire::transport::stdio(server.options().max_frame_bytes);
+            server.serve_until(transport, stop).await
+        });
+        match runtime().block_on(serving) {
+            Ok(outcome) => Ok(outcome?),
+            Err(err) => Err(ToolwireError::Internal {
+                detail: format!("the serve task failed: {err}"),
+            }),
+        }
+    }
+
+    /// Ends the current `serve_stdio`: reading stops, calls in flight finish.
+    pub fn stop(&self) {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).cancel();
+    }
+
+    /// A session over a channel of the app's own: feed it inbound messages, take its
+    /// outbound ones. Each connection is one MCP session.
+    pub fn connect(&self) -> Arc<Connection> {
+        Connection::new(&self.server)
+    }
+}
+
+impl Server {
+    fn fresh_stop(&self) -> CancellationToken {
+        let stop = CancellationToken::new();
+        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = stop.clone();
+        stop
+    }
+}

@@ -1,0 +1,136 @@
+// The demo server of the shared contract, with Kotlin handlers: echo, add, sleep, fail.
+//
+// Run it with `examples/run-demo kotlin [--extra-tools N]`. The schemas are spelled out as JSON
+// Schema text so that every language's demo lists exactly the same tools.
+package dev.toolwire.demo
+
+import dev.toolwire.Server
+import dev.toolwire.ServerConfig
+import dev.toolwire.ToolDefinition
+import dev.toolwire.ToolResult
+import dev.toolwire.tool
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.runBlocking
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.buildJsonObject
+import kotlinx.serialization.json.double
+import kotlinx.serialization.json.jsonObject
+import kotlinx.serialization.json.jsonPrimitive
+import kotlinx.serialization.json.long
+import kotlinx.serialization.json.put
+import kotlin.math.abs
+import kotlin.math.min
+import kotlin.system.exitProcess
+
+const val INSTRUCTIONS = "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose."
+
+private fun objectSchema(properties: String, required: String) =
+    """{"type":"object","properties":$properties,"required":$required,"additionalProperties":false}"""
+
+private fun arguments(json: String): JsonObject = Json.parseToJsonElement(json).jsonObject
+
+private fun JsonObject.string(key: String) = getValue(key).jsonPrimitive.content
+
+/** The demo server; [config] carries the vector runner's limits (page size, frame size, depth). */
+fun buildDemoServer(extraTools: Int = 0, config: ServerConfig = ServerConfig()): Server {
+    val server = Server(
+        "toolwire-demo",
+        "0.1.0",
+        INSTRUCTIONS,
+        config.copy(title = config.title ?: "toolwire demo (Kotlin)"),
+    )
+
+    server.tool(
+        ToolDefinition(
+            name = "echo",
+            description = "Returns the text it is given.",
+            inputSchemaJson = objectSchema("""{"text":{"type":"string"}}""", """["text"]"""),
+        ),
+    ) { _, args -> ToolResult.Text(arguments(args).string("text")) }
+
+    server.tool(
+        ToolDefinition(
+            name = "add",
+            description = "Adds two numbers.",
+            inputSchemaJson = objectSchema("""{"a":{"type":"number"},"b":{"type":"number"}}""", """["a","b"]"""),
+            outputSchemaJson = """{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}""",
+        ),
+    ) { _, args ->
+        val input = arguments(args)
+        val sum = input.getValue("a").jsonPrimitive.double + input.getValue("b").jsonPrimitive.double
+        // Whole sums are written as integers (3, not 3.0), as JSON numbers are in every demo.
+        val result = buildJsonObject {
+            if (sum % 1.0 == 0.0 && abs(sum) < 9.007199254740992E15) put("sum", sum.toLong()) else put("sum", sum)
+        }
+        ToolResult.Structured(result.toString())
+    }
+
+    server.tool(
+        ToolDefinition(
+            name = "sleep",
+            description = "Waits ms milliseconds, reporting progress every 100 ms when asked.",
+            inputSchemaJson = objectSchema("""{"ms":{"type":"integer","minimum":0,"maximum":60000}}""", """["ms"]"""),
+        ),
+    ) { context, args ->
+        val ms = arguments(args).getValue("ms").jsonPrimitive.long
+        val start = System.nanoTime()
+        val end = start + ms * 1_000_000
+        // Progress counts 100 ms steps (not wall time), so every language reports the same values.
+        var step = 1L
+        while (true) {
+            val tick = start + step * 100_000_000
+            if (tick >= end) {
+                delay(maxOf(0L, (end - System.nanoTime()) / 1_000_000))
+                break
+            }
+            delay(maxOf(0L, (tick - System.nanoTime()) / 1_000_000))
+            context.progress(min(step * 100, ms).toDouble(), ms.toDouble())
+            step++
+        }
+        ToolResult.Text("slept $ms ms")
+    }
+
+    server.tool(
+        ToolDefinition(
+            name = "fail",
+            description = "Fails with the given message.",
+            inputSchemaJson = objectSchema("""{"message":{"type":"string"}}""", """["message"]"""),
+        ),
+    ) { _, args -> throw IllegalStateException(arguments(args).string("message")) }
+
+    for (i in 0 until extraTools) {
+        server.tool(
+            ToolDefinition(
+                name = "tool_%03d".format(i),
+                description = "Extra tool number $i (benchmarks tools/list).",
+                inputSchemaJson = """{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","minimum":0}},"required":["q"]}""",
+            ),
+        ) { _, args -> ToolResult.Text(arguments(args).string("q")) }
+    }
+    return server
+}
+
+fun main(args: Array<String>) {
+    var extraTools = 0
+    var i = 0
+    while (i < args.size) {
+        when (args[i]) {
+            "--extra-tools" -> extraTools = args.getOrNull(++i)?.toIntOrNull() ?: usage("--extra-tools needs a number")
+            "--http" -> {
+                System.err.println("toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)")
+                exitProcess(2)
+            }
+            else -> usage("unknown argument \"${args[i]}\"")
+        }
+        i++
+    }
+    runBlocking { buildDemoServer(extraTools).serveStdio() }
+    // Coroutine and JNA threads must not keep the process alive once stdin has ended.
+    exitProcess(0)
+}
+
+private fun usage(problem: String): Nothing {
+    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N]")
+    exitProcess(2)
+}
