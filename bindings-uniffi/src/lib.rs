@@ -9,17 +9,22 @@
 mod connection;
 mod context;
 mod definition;
+mod driver;
+mod fast_path;
 mod errors;
 mod handler;
+mod queue;
 mod result;
 mod runtime;
 mod server;
 
 pub use connection::Connection;
 pub use context::{CallContext, ClientInfo, LogLevel};
+pub use driver::StdioDriver;
 pub use definition::{ServerConfig, ToolAnnotations, ToolDefinition};
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
+pub use queue::{Completion, PendingCall, Work, call_context, complete_calls, take_work};
 pub use result::{ContentBlock, ToolResult};
 pub use server::Server;
 

@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 use toolwire::CancellationToken;
 
 use crate::connection::Connection;
+use crate::driver::StdioDriver;
+use crate::queue::QueuedTool;
 use crate::definition::{ServerConfig, ToolDefinition};
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
@@ -62,6 +64,23 @@ impl Server {
     ) -> Result<(), ToolwireError> {
         let tool = definition.to_tool()?;
         Ok(self.server.add_tool(tool, BlockingTool(handler))?)
+    }
+
+    /// Registers a tool whose calls are queued for the host to take (`take_work`, or a
+    /// `StdioDriver`'s `next`) instead of called into it; `tool_key` names the host's handler
+    /// and must be unique in the process. This is what the Kotlin layer's `tool { }` uses.
+    pub fn queued_tool(
+        &self,
+        definition: ToolDefinition,
+        tool_key: u32,
+    ) -> Result<(), ToolwireError> {
+        let tool = definition.to_tool()?;
+        Ok(self.server.add_tool(tool, QueuedTool { key: tool_key })?)
+    }
+
+    /// A driver that serves stdio from the calling thread (see `StdioDriver`).
+    pub fn stdio_driver(&self) -> Result<Arc<StdioDriver>, ToolwireError> {
+        StdioDriver::new(&self.server)
     }
 
     /// Removes a tool; returns whether it existed.

@@ -8,9 +8,9 @@ import dev.toolwire.Server
 import dev.toolwire.ServerConfig
 import dev.toolwire.ToolDefinition
 import dev.toolwire.ToolResult
+import dev.toolwire.runStdio
 import dev.toolwire.tool
 import kotlinx.coroutines.delay
-import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.buildJsonObject
@@ -125,8 +125,8 @@ fun main(args: Array<String>) {
         }
         i++
     }
-    runBlocking { buildDemoServer(extraTools).serveStdio() }
-    // Coroutine and JNA threads must not keep the process alive once stdin has ended.
+    buildDemoServer(extraTools).runStdio()
+    // Coroutine threads must not keep the process alive once stdin has ended.
     exitProcess(0)
 }
 

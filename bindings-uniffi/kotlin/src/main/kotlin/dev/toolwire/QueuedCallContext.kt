@@ -1,0 +1,47 @@
+package dev.toolwire
+
+/**
+ * The [CallContext] a queued tool's handler gets: the engine's context object is fetched on
+ * first use only (most handlers never touch it, and an object per call would cost a finalizer
+ * and two downcalls). Once the call has ended, the context reads as cancelled, reports nothing
+ * and refuses requests to the client.
+ */
+internal class QueuedCallContext(private val callId: ULong) : CallContext(NoHandle) {
+    @Volatile
+    private var fetched = false
+
+    private val real: CallContext? by lazy {
+        fetched = true
+        callContext(callId)
+    }
+
+    private fun live(): CallContext = real ?: throw ToolwireException.Closed("the call has ended")
+
+    /** Frees the engine's context object now, if one was fetched. */
+    fun release() {
+        if (fetched) real?.destroy()
+    }
+
+    override fun requestId() = live().requestId()
+    override fun toolName() = live().toolName()
+    override fun protocolVersion() = live().protocolVersion()
+    override fun clientInfo() = live().clientInfo()
+    override fun clientCapabilitiesJson() = live().clientCapabilitiesJson()
+    override fun wantsProgress() = real?.wantsProgress() ?: false
+    override fun progress(progress: Double, total: Double?, message: String?) =
+        real?.progress(progress, total, message) ?: false
+    override fun log(level: LogLevel, message: String, logger: String?) = real?.log(level, message, logger) ?: false
+    override fun logJson(level: LogLevel, dataJson: String, logger: String?) =
+        real?.logJson(level, dataJson, logger) ?: false
+    override fun isCancelled() = real?.isCancelled() ?: true
+    override suspend fun cancelled() {
+        real?.cancelled()
+    }
+    override suspend fun sample(paramsJson: String) = live().sample(paramsJson)
+    override suspend fun elicit(paramsJson: String) = live().elicit(paramsJson)
+    override suspend fun listRoots() = live().listRoots()
+    override suspend fun request(method: String, paramsJson: String, timeoutMs: ULong?) =
+        live().request(method, paramsJson, timeoutMs)
+
+    override fun destroy() = release()
+}

@@ -1,0 +1,459 @@
+//! `StdioDriver`: stdio served from a host thread, with the host's handlers run on it.
+//!
+//! The host thread loops on `next`: the driver reads stdin, feeds frames to the session, polls
+//! the calls that are waiting (on this thread), writes answers to stdout, and returns the
+//! queued calls for the host to run; their results come back with the following `next`. A
+//! call whose handler finishes at once is read, run and answered on this one thread.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll, Wake, Waker};
+
+use toolwire::transport::{FrameError, LineDecoder};
+use toolwire::{CallTask, HostHooks, Outbound, Session};
+
+use crate::errors::ToolwireError;
+use crate::queue::{Completion, Work, queue, taking_own_calls};
+use crate::runtime::runtime;
+
+thread_local! {
+    /// The bell of the driver whose `next` runs on this thread: what it would be rung for
+    /// (a woken call, a queued frame) is looked at before that `next` waits anyway.
+    static SERVING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes read from stdin at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// An eventfd that other threads write to wake the driver from `poll`.
+struct Bell {
+    fd: OwnedFd,
+    rung: AtomicBool,
+}
+
+impl Bell {
+    fn new() -> io::Result<Self> {
+        // SAFETY: eventfd takes no pointers; the result is checked before use.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Bell {
+            fd,
+            rung: AtomicBool::new(false),
+        })
+    }
+
+    fn id(&self) -> usize {
+        self as *const Bell as usize
+    }
+
+    fn ring(&self) {
+        if SERVING.with(std::cell::Cell::get) == self.id() {
+            return;
+        }
+        // One write per wait: later rings before the driver wakes are free.
+        if self.rung.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
+        let _ = unsafe {
+            libc::write(
+                self.fd.as_raw_fd(),
+                (&one as *const u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+    }
+
+    fn clear(&self) {
+        let mut count: u64 = 0;
+        // SAFETY: reads at most 8 bytes into a live u64; the eventfd is non-blocking.
+        let _ = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                (&mut count as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+        self.rung.store(false, Ordering::Release);
+    }
+}
+
+/// Calls that did not finish at once, polled on the driver's thread.
+struct LocalTasks {
+    ready: Mutex<VecDeque<Arc<LocalTask>>>,
+    bell: Arc<Bell>,
+}
+
+struct LocalTask {
+    future: Mutex<Option<CallTask>>,
+    queued: AtomicBool,
+    tasks: Weak<LocalTasks>,
+}
+
+impl Wake for LocalTask {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(tasks) = self.tasks.upgrade() {
+            tasks.enqueue(self.clone());
+        }
+    }
+}
+
+impl LocalTasks {
+    fn spawn(self: &Arc<Self>, future: CallTask) {
+        self.enqueue(Arc::new(LocalTask {
+            future: Mutex::new(Some(future)),
+            queued: AtomicBool::new(true),
+            tasks: Arc::downgrade(self),
+        }));
+    }
+
+    fn enqueue(&self, task: Arc<LocalTask>) {
+        self.ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(task);
+        self.bell.ring();
+    }
+
+    /// Polls every task that is ready now; returns whether there were any.
+    fn run_ready(&self) -> bool {
+        let batch: Vec<_> = self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+            .collect();
+        let any = !batch.is_empty();
+        for task in batch {
+            task.queued.store(false, Ordering::Release);
+            let waker = Waker::from(task.clone());
+            let mut cx = Context::from_waker(&waker);
+            let mut slot = task.future.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(future) = slot.as_mut() {
+                // Tool code is caught by the engine; this guards the loop itself.
+                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    future.as_mut().poll(&mut cx)
+                }));
+                if !matches!(polled, Ok(Poll::Pending)) {
+                    *slot = None;
+                }
+            }
+        }
+        any
+    }
+}
+
+struct DriverState {
+    decoder: LineDecoder,
+    input_open: bool,
+    /// The session's shutdown has been started (after EOF or `stop`).
+    closing: bool,
+    output_broken: bool,
+}
+
+/// Serves stdin/stdout from the thread that calls [`next`](Self::next) (see the module docs).
+#[derive(uniffi::Object)]
+pub struct StdioDriver {
+    session: Session,
+    outbound: Mutex<Outbound>,
+    tasks: Arc<LocalTasks>,
+    bell: Arc<Bell>,
+    listener: Arc<dyn Fn() + Send + Sync>,
+    state: Mutex<DriverState>,
+    stop_requested: AtomicBool,
+    /// Set once the session has drained after the input ended.
+    drained: Arc<AtomicBool>,
+    /// Encoded work that did not fit the fast path's buffer (see `fast_path`).
+    overflow: Mutex<Option<Vec<u8>>>,
+    /// The id under which `fast_path` knows this driver, once registered.
+    fast_path_id: Mutex<Option<u64>>,
+}
+
+impl StdioDriver {
+    pub(crate) fn new(server: &toolwire::Server) -> Result<Arc<Self>, ToolwireError> {
+        let bell = Arc::new(Bell::new().map_err(|err| ToolwireError::Transport {
+            detail: format!("cannot create the driver's wake-up descriptor: {err}"),
+        })?);
+        let tasks = Arc::new(LocalTasks {
+            ready: Mutex::new(VecDeque::new()),
+            bell: bell.clone(),
+        });
+        let hooks = HostHooks {
+            notify: {
+                let bell = bell.clone();
+                Box::new(move || bell.ring())
+            },
+            spawn_call: Some({
+                let tasks = tasks.clone();
+                Box::new(move |task| tasks.spawn(task))
+            }),
+        };
+        let (session, outbound) = Session::hosted(server, runtime().handle().clone(), hooks);
+        let listener: Arc<dyn Fn() + Send + Sync> = {
+            let bell = bell.clone();
+            Arc::new(move || bell.ring())
+        };
+        queue().listen(listener.clone());
+        Ok(Arc::new(StdioDriver {
+            session,
+            outbound: Mutex::new(outbound),
+            tasks,
+            bell,
+            listener,
+            state: Mutex::new(DriverState {
+                decoder: LineDecoder::new(server.options().max_frame_bytes),
+                input_open: true,
+                closing: false,
+                output_broken: false,
+            }),
+            stop_requested: AtomicBool::new(false),
+            drained: Arc::new(AtomicBool::new(false)),
+            overflow: Mutex::new(None),
+            fast_path_id: Mutex::new(None),
+        }))
+    }
+
+    fn frame(&self, frame: Result<&[u8], FrameError>) {
+        match frame {
+            Ok(bytes) => self.session.handle_frame(bytes),
+            Err(_) => self.session.reject_oversize_frame(),
+        }
+    }
+
+    /// Ends the input: no more frames are read; calls in flight drain, then `next` ends.
+    fn begin_close(&self, state: &mut DriverState) {
+        if state.closing {
+            return;
+        }
+        state.closing = true;
+        state.input_open = false;
+        let session = self.session.clone();
+        let drained = self.drained.clone();
+        let bell = self.bell.clone();
+        runtime().spawn(async move {
+            session.shutdown().await;
+            drained.store(true, Ordering::Release);
+            bell.ring();
+        });
+    }
+
+    /// Writes every outbound frame queued now to stdout; returns whether there were any.
+    fn flush(&self, state: &mut DriverState) -> bool {
+        let mut batch = Vec::new();
+        {
+            let mut outbound = self.outbound.lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(frame) = outbound.try_recv() {
+                batch.extend_from_slice(frame.as_bytes());
+                batch.push(b'\n');
+            }
+        }
+        if batch.is_empty() {
+            return false;
+        }
+        if !state.output_broken
+            && let Err(err) = write_all(libc::STDOUT_FILENO, &batch)
+        {
+            // The client is gone: nothing more can be answered.
+            tracing::debug!(%err, "stdout closed; ending the session");
+            state.output_broken = true;
+            self.session.close();
+            self.begin_close(state);
+        }
+        true
+    }
+
+    /// Waits for stdin or the bell, then reads what stdin has.
+    fn wait_and_read(&self, state: &mut DriverState) {
+        let mut fds = [
+            libc::pollfd {
+                fd: self.bell.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: libc::STDIN_FILENO,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let watched = if state.input_open { 2 } else { 1 };
+        // SAFETY: `fds` is a live array of `watched` pollfd entries.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), watched as libc::nfds_t, -1) };
+        if ready < 0 {
+            return; // EINTR: the caller loops
+        }
+        if fds[0].revents != 0 {
+            self.bell.clear();
+        }
+        if state.input_open && fds[1].revents != 0 {
+            let mut buffer = vec![0u8; READ_CHUNK];
+            // SAFETY: reads at most `buffer.len()` bytes into the live buffer.
+            let read = unsafe {
+                libc::read(libc::STDIN_FILENO, buffer.as_mut_ptr().cast(), buffer.len())
+            };
+            match read {
+                n if n > 0 => {
+                    let bytes = &buffer[..n as usize];
+                    state.decoder.push(bytes, |frame| self.frame(frame));
+                }
+                0 => {
+                    state.decoder.finish(|frame| self.frame(frame));
+                    self.begin_close(state);
+                }
+                _ => {
+                    let err = io::Error::last_os_error();
+                    if !matches!(
+                        err.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                    ) {
+                        tracing::debug!(%err, "stdin failed; ending the input");
+                        state.decoder.finish(|frame| self.frame(frame));
+                        self.begin_close(state);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[uniffi::export]
+impl StdioDriver {
+    /// Hands back results of calls taken earlier, then serves until there are calls for the
+    /// host to run (returned) or the session has ended (`null`/`nil`). Call it from one
+    /// thread only, in a loop.
+    pub fn next(&self, completions: Vec<Completion>) -> Option<Work> {
+        let outer = SERVING.with(|serving| serving.replace(self.bell.id()));
+        let work = self.serve_until_work(completions);
+        SERVING.with(|serving| serving.set(outer));
+        work
+    }
+
+    /// Ends serving as EOF would, from any thread: calls in flight finish, then `next`
+    /// returns `null`/`nil`.
+    pub fn stop(&self) {
+        self.stop_requested.store(true, Ordering::Release);
+        self.bell.ring();
+    }
+
+    /// Registers this driver for the C function `toolwire_driver_next` (the JVM's fast path:
+    /// the same as `next`, without per-call marshalling) and returns its id there.
+    pub fn fast_path_id(self: Arc<Self>) -> u64 {
+        let mut slot = self.fast_path_id.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(id) = *slot {
+            return id;
+        }
+        let id = crate::fast_path::register(self.clone());
+        *slot = Some(id);
+        id
+    }
+
+    /// Forgets the fast-path registration (the driver is freed once the host lets go of it).
+    pub fn release_fast_path(&self) {
+        if let Some(id) = self
+            .fast_path_id
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            crate::fast_path::unregister(id);
+        }
+    }
+}
+
+impl StdioDriver {
+    pub(crate) fn take_overflow(&self) -> Option<Vec<u8>> {
+        self.overflow
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    pub(crate) fn keep_overflow(&self, encoded: Vec<u8>) {
+        *self.overflow.lock().unwrap_or_else(|e| e.into_inner()) = Some(encoded);
+    }
+
+    /// Results that arrive while kept work is handed out: they still count.
+    pub(crate) fn hand_back(&self, completions: Vec<Completion>) {
+        if !completions.is_empty() {
+            queue().complete(completions);
+        }
+    }
+
+    fn serve_until_work(&self, completions: Vec<Completion>) -> Option<Work> {
+        taking_own_calls(|| {
+            // Calls create tokio timers (deadlines, requests to the client) as they go.
+            let _runtime = runtime().enter();
+            queue().complete(completions);
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if self.stop_requested.load(Ordering::Acquire) {
+                    self.begin_close(&mut state);
+                }
+                while self.tasks.run_ready() {}
+                self.flush(&mut state);
+                let work = queue().take_now();
+                if !work.calls.is_empty() || !work.cancelled.is_empty() {
+                    return Some(work);
+                }
+                if self.drained.load(Ordering::Acquire) {
+                    // Frames queued while draining were flushed above.
+                    if !self.flush(&mut state) {
+                        return None;
+                    }
+                    continue;
+                }
+                self.wait_and_read(&mut state);
+            }
+        })
+    }
+
+}
+
+impl Drop for StdioDriver {
+    fn drop(&mut self) {
+        queue().unlisten(&self.listener);
+        self.session.close();
+    }
+}
+
+/// Writes all of `bytes` to `fd`, waiting out a non-blocking descriptor's EAGAIN.
+fn write_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: writes at most `bytes.len()` bytes from a live slice.
+        let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if written >= 0 {
+            bytes = &bytes[written as usize..];
+            continue;
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::Interrupted => {}
+            io::ErrorKind::WouldBlock => {
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: one live pollfd.
+                unsafe { libc::poll(&mut pfd, 1, -1) };
+            }
+            _ => return Err(err),
+        }
+    }
+    Ok(())
+}
