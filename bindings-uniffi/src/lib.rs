@@ -29,3 +29,8 @@ pub use result::{ContentBlock, ToolResult};
 pub use server::Server;
 
 uniffi::setup_scaffolding!("toolwire");
+
+// glibc's malloc/free were a sixth of a pipelined call's CPU in the Kotlin demo under perf
+// (the engine allocates per message); only the library's own allocations use mimalloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

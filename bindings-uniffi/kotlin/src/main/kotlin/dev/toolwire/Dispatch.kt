@@ -1,14 +1,17 @@
 package dev.toolwire
 
 import kotlinx.coroutines.CoroutineScope
-import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.launch
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicInteger
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.cancellation.CancellationException
+import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
+import kotlin.coroutines.intrinsics.startCoroutineUninterceptedOrReturn
 
 /**
  * Runs the calls of queued tools: takes them from the engine in batches, starts each handler
@@ -24,7 +27,6 @@ internal object Dispatch {
     private val nextKey = AtomicInteger()
     /** Calls whose handlers suspended, by call id: cancelled when the engine says so. */
     private val running = ConcurrentHashMap<Long, Job>()
-    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
     private val blockingScope = CoroutineScope(SupervisorJob() + Dispatchers.IO)
 
     @Volatile
@@ -81,35 +83,58 @@ internal object Dispatch {
         }
     }
 
-    private const val INLINE = 0
-    private const val FINISHED_INLINE = 1
-    private const val DETACHED = 2
-
     private fun startSuspending(id: ULong, call: PendingCall, handler: Handler.Suspending, done: MutableList<Completion>) {
-        // Whoever moves the state first decides where the result goes: still inside launch
-        // (it finished without suspending) -> into this batch; later -> completed on its own.
-        val state = AtomicInteger(INLINE)
-        var inlineResult: ToolResult? = null
-        val job = scope.launch(start = CoroutineStart.UNDISPATCHED) {
-            val context = QueuedCallContext(id)
-            val result = try {
-                guarded { handler.body(context, call.argumentsJson) }
-            } finally {
-                context.release()
-            }
-            if (state.compareAndSet(INLINE, FINISHED_INLINE)) {
-                inlineResult = result
-            } else {
-                running.remove(id.toLong())
-                completeCalls(listOf(Completion(id, result)))
-            }
+        // The lambda runs right here; only if it suspends does it become a job of its own
+        // (no launch per call: most handlers answer at once).
+        val job = Job()
+        val context = QueuedCallContext(id)
+        val completion = Detached(id, context, job)
+        val block: suspend () -> ToolResult = { handler.body(context, call.argumentsJson) }
+        val outcome = try {
+            block.startCoroutineUninterceptedOrReturn(completion)
+        } catch (e: CancellationException) {
+            context.release()
+            return
+        } catch (e: Exception) {
+            context.release()
+            done.add(Completion(id, failure(e)))
+            return
         }
-        if (state.compareAndSet(INLINE, DETACHED)) {
+        if (outcome === COROUTINE_SUSPENDED) {
             running[id.toLong()] = job
-            if (job.isCompleted) running.remove(id.toLong())
+            if (completion.finished) running.remove(id.toLong())
         } else {
-            inlineResult?.let { done.add(Completion(id, it)) }
+            context.release()
+            done.add(Completion(id, outcome as ToolResult))
         }
+    }
+
+    /** Where a handler that suspended resumes (on `Dispatchers.Default`) and finishes. */
+    private class Detached(
+        private val id: ULong,
+        private val callContext: QueuedCallContext,
+        job: Job,
+    ) : Continuation<ToolResult> {
+        override val context: CoroutineContext = job + Dispatchers.Default
+
+        @Volatile
+        var finished = false
+
+        override fun resumeWith(result: Result<ToolResult>) {
+            finished = true
+            running.remove(id.toLong())
+            callContext.release()
+            val error = result.exceptionOrNull()
+            // Cancelled: the engine no longer waits for a result.
+            if (error is CancellationException) return
+            val value = result.getOrNull() ?: failure(error ?: IllegalStateException("no result"))
+            completeCalls(listOf(Completion(id, value)))
+        }
+    }
+
+    private fun failure(e: Throwable): ToolResult = when (e) {
+        is ToolwireException -> ToolResult.Error(e.detail)
+        else -> ToolResult.Error(e.message?.takeIf { it.isNotBlank() } ?: e.javaClass.simpleName)
     }
 
     /** A handler's exception is the tool's failure; cancellation stays cancellation. */
@@ -118,9 +143,7 @@ internal object Dispatch {
             body()
         } catch (e: CancellationException) {
             throw e
-        } catch (e: ToolwireException) {
-            ToolResult.Error(e.detail)
         } catch (e: Exception) {
-            ToolResult.Error(e.message?.takeIf { it.isNotBlank() } ?: e.javaClass.simpleName)
+            failure(e)
         }
 }
