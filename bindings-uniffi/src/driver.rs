@@ -160,6 +160,8 @@ impl LocalTasks {
 
 struct DriverState {
     decoder: LineDecoder,
+    /// Reused for every read (a fresh zeroed buffer per read showed up as memset in perf).
+    read_buffer: Box<[u8]>,
     input_open: bool,
     /// The session's shutdown has been started (after EOF or `stop`).
     closing: bool,
@@ -217,6 +219,7 @@ impl StdioDriver {
             listener,
             state: Mutex::new(DriverState {
                 decoder: LineDecoder::new(server.options().max_frame_bytes),
+                read_buffer: vec![0u8; READ_CHUNK].into_boxed_slice(),
                 input_open: true,
                 closing: false,
                 output_broken: false,
@@ -301,15 +304,18 @@ impl StdioDriver {
             self.bell.clear();
         }
         if state.input_open && fds[1].revents != 0 {
-            let mut buffer = vec![0u8; READ_CHUNK];
+            let buffer = &mut state.read_buffer;
             // SAFETY: reads at most `buffer.len()` bytes into the live buffer.
-            let read = unsafe {
-                libc::read(libc::STDIN_FILENO, buffer.as_mut_ptr().cast(), buffer.len())
-            };
+            let read =
+                unsafe { libc::read(libc::STDIN_FILENO, buffer.as_mut_ptr().cast(), buffer.len()) };
             match read {
                 n if n > 0 => {
-                    let bytes = &buffer[..n as usize];
-                    state.decoder.push(bytes, |frame| self.frame(frame));
+                    let DriverState {
+                        decoder,
+                        read_buffer,
+                        ..
+                    } = state;
+                    decoder.push(&read_buffer[..n as usize], |frame| self.frame(frame));
                 }
                 0 => {
                     state.decoder.finish(|frame| self.frame(frame));
@@ -421,7 +427,6 @@ impl StdioDriver {
             }
         })
     }
-
 }
 
 impl Drop for StdioDriver {

@@ -74,11 +74,13 @@ pub unsafe extern "C" fn toolwire_driver_next(
         unsafe { std::slice::from_raw_parts_mut(output, output_capacity) }
     };
     // A panic must not unwind into the JVM.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| next(driver_id, input, output)))
-        .unwrap_or_else(|_| {
-            tracing::error!("the stdio driver panicked; ending the session");
-            ENDED
-        })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        next(driver_id, input, output)
+    }))
+    .unwrap_or_else(|_| {
+        tracing::error!("the stdio driver panicked; ending the session");
+        ENDED
+    })
 }
 
 fn next(driver_id: u64, input: &[u8], output: &mut [u8]) -> i64 {

@@ -238,7 +238,9 @@ impl toolwire::ToolHandler for QueuedTool {
         withdraw.0 = None;
         match outcome {
             Ok(result) => result.into_output(),
-            Err(_) => Err(ToolError::new("the tool's result was lost (its host stopped)")),
+            Err(_) => Err(ToolError::new(
+                "the tool's result was lost (its host stopped)",
+            )),
         }
     }
 }

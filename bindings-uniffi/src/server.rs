@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 use toolwire::CancellationToken;
 
 use crate::connection::Connection;
-use crate::driver::StdioDriver;
-use crate::queue::QueuedTool;
 use crate::definition::{ServerConfig, ToolDefinition};
+use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
+use crate::queue::QueuedTool;
 use crate::runtime::{on_runtime, runtime};
 
 /// An MCP server: tools registered from host code, served over stdio or a channel of the

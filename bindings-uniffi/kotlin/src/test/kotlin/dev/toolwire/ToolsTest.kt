@@ -416,3 +416,38 @@ class ToolsTest {
         }
     }
 }
+
+class ForeignTraitLoadTest {
+    @Test
+    fun `foreign-trait handlers take sustained pipelined load`() {
+        val server = Server("load", "1.0")
+        server.tool(
+            ToolDefinition(name = "echo", inputSchemaJson = TEXT_ARG),
+            object : ToolHandler {
+                override suspend fun call(context: CallContext, argumentsJson: String): ToolResult = ToolResult.Text(argumentsJson)
+            },
+        )
+        server.blockingTool(
+            ToolDefinition(name = "echo-blocking", inputSchemaJson = TEXT_ARG),
+            object : BlockingToolHandler {
+                override fun call(context: CallContext, argumentsJson: String): ToolResult = ToolResult.Text(argumentsJson)
+            },
+        )
+        TestClient(server).use { client ->
+            client.initialize()
+            val total = 20_000
+            var sent = 0
+            var received = 0
+            while (received < total) {
+                while (sent < total && sent - received < 64) {
+                    sent++
+                    client.call(sent, if (sent % 2 == 0) "echo" else "echo-blocking", """{"text":"$sent"}""")
+                }
+                val answer = client.recvObject()
+                val id = answer.getValue("id").jsonPrimitive.int
+                assertEquals("""{"text":"$id"}""", answer.firstText())
+                received++
+            }
+        }
+    }
+}

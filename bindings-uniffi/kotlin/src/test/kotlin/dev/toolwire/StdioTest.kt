@@ -1,0 +1,83 @@
+package dev.toolwire
+
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.int
+import kotlinx.serialization.json.jsonArray
+import kotlinx.serialization.json.jsonObject
+import kotlinx.serialization.json.jsonPrimitive
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import java.io.File
+import java.util.concurrent.TimeUnit
+
+/** The Kotlin demo as a real process on stdio (the `runStdio` driver path). */
+class StdioTest {
+    private fun startDemo(): Process {
+        val java = File(System.getProperty("java.home"), "bin/java").path
+        return ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), "dev.toolwire.demo.DemoKt")
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start()
+    }
+
+    private fun Process.send(vararg lines: String) {
+        val out = outputStream
+        for (line in lines) out.write((line + "\n").toByteArray())
+        out.flush()
+    }
+
+    private fun Process.answers(): List<JsonObject> =
+        inputStream.bufferedReader().readLines().map { Json.parseToJsonElement(it).jsonObject }
+
+    private val initialize =
+        """{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"""
+    private val initialized = """{"jsonrpc":"2.0","method":"notifications/initialized"}"""
+
+    @Test
+    fun `serves until EOF, answers every call and exits`() {
+        val demo = startDemo()
+        demo.send(
+            initialize,
+            initialized,
+            """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"héllo"}}}""",
+            """{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":250},"_meta":{"progressToken":"p"}}}""",
+            """{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fail","arguments":{"message":"on purpose"}}}""",
+            """{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}""",
+            """{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":30000}}}""",
+            """{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}""",
+            "{not json",
+        )
+        demo.outputStream.close()
+        val answers = demo.answers()
+        assertTrue(demo.waitFor(15, TimeUnit.SECONDS), "the demo must exit once stdin ends")
+        assertEquals(0, demo.exitValue())
+        val byId = answers.filter { "id" in it }.associateBy { it["id"].toString() }
+        assertEquals("héllo", text(byId.getValue("1")))
+        assertEquals("slept 250 ms", text(byId.getValue("2")))
+        assertEquals("on purpose", text(byId.getValue("3")))
+        assertEquals(3, byId.getValue("4").getValue("result").jsonObject.getValue("structuredContent").jsonObject.getValue("sum").jsonPrimitive.int)
+        assertTrue("5" !in byId, "a cancelled call is not answered")
+        assertEquals(-32700, byId.getValue("null").getValue("error").jsonObject.getValue("code").jsonPrimitive.int)
+        val progress = answers.filter { it["method"]?.jsonPrimitive?.content == "notifications/progress" }
+        assertEquals(listOf(100, 200), progress.map { it.getValue("params").jsonObject.getValue("progress").jsonPrimitive.int })
+    }
+
+    @Test
+    fun `SIGTERM lets calls in flight answer before the process exits`() {
+        val demo = startDemo()
+        demo.send(initialize, initialized, """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":400}}}""")
+        // Wait for the initialize answer so the call is surely in flight, then terminate.
+        val reader = demo.inputStream.bufferedReader()
+        assertTrue(reader.readLine().contains("\"id\":0"))
+        Thread.sleep(100)
+        // (Process.destroy() would also close our end of its pipes.)
+        assertEquals(0, ProcessBuilder("kill", "-TERM", demo.pid().toString()).start().waitFor())
+        val rest = reader.readLines().map { Json.parseToJsonElement(it).jsonObject }
+        assertTrue(demo.waitFor(15, TimeUnit.SECONDS))
+        assertEquals("slept 400 ms", text(rest.single { it["id"]?.toString() == "1" }))
+    }
+
+    private fun text(answer: JsonObject) =
+        answer.getValue("result").jsonObject.getValue("content").jsonArray[0].jsonObject.getValue("text").jsonPrimitive.content
+}
