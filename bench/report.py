@@ -18,11 +18,13 @@ LABEL = {
     "toolwire-python": "toolwire, Python handlers",
     "toolwire-node": "toolwire, JS handlers",
     "toolwire-node-async": "toolwire, JS handlers (async echo)",
+    "toolwire-kotlin": "toolwire, Kotlin handlers",
     "rmcp": "rmcp",
     "ts-sdk": "TypeScript SDK",
     "python-sdk": "Python SDK",
+    "kotlin-sdk": "Kotlin SDK",
 }
-ANCHORS = ["rmcp", "ts-sdk", "python-sdk"]
+ANCHORS = ["rmcp", "ts-sdk", "python-sdk", "kotlin-sdk"]
 
 
 def load(folder: Path) -> dict[str, list[dict]]:
@@ -42,6 +44,15 @@ def version(cmd: list[str]) -> str:
         return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[0]
     except (OSError, subprocess.CalledProcessError, IndexError):
         return "?"
+
+
+def java_version() -> str:
+    # `java -version` writes to stderr.
+    try:
+        done = subprocess.run(["java", "-version"], capture_output=True, text=True, check=True)
+        return done.stderr.strip().splitlines()[0]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return "java ?"
 
 
 def machine() -> str:
@@ -135,6 +146,11 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
     ratio("toolwire-node-async", "pipe", "ts-sdk", "≥ 2×", lambda v: v >= 2)
     ratio("toolwire-node-async", "seq", "ts-sdk", "≥ 2×", lambda v: v >= 2)
     ratio("toolwire-node-async", "seq1", "ts-sdk", "≥ 2×", lambda v: v >= 2)
+    ratio("toolwire-kotlin", "pipe", "kotlin-sdk", "≥ 2×", lambda v: v >= 2)
+    ratio("toolwire-kotlin", "seq", "kotlin-sdk", "≥ 2×", lambda v: v >= 2)
+    ratio("toolwire-kotlin", "seq1", "kotlin-sdk", "≥ 2×", lambda v: v >= 2)
+    absolute("toolwire-kotlin", "slow", "≥ 0.90", lambda v: v >= 0.90)
+    ratio("toolwire-kotlin", "rss", "kotlin-sdk", "≤ 1×", lambda v: v <= 1)
 
     lines = [
         "# Benchmarks",
@@ -173,9 +189,11 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
                 "rmcp 3.9.0",
                 "@modelcontextprotocol/sdk 1.32.2 (zod 4.6.7)",
                 "mcp 2.3.0 (Python)",
+                "io.modelcontextprotocol:kotlin-sdk-server-jvm 0.16.0",
                 version(["rustc", "--version"]),
                 f"node {version(['node', '--version'])}",
                 version([sys.executable, "--version"]),
+                java_version(),
             ]
         ),
         "",
