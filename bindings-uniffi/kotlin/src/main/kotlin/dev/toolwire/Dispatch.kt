@@ -53,9 +53,15 @@ internal object Dispatch {
             dispatcherStarted = true
             val thread = Thread({
                 while (true) {
-                    val done = ArrayList<Completion>()
-                    run(takeWork(60_000uL), done)
-                    if (done.isNotEmpty()) completeCalls(done)
+                    try {
+                        val done = ArrayList<Completion>()
+                        run(takeWork(60_000uL), done)
+                        if (done.isNotEmpty()) completeCalls(done)
+                    } catch (e: Throwable) {
+                        // Handlers' own failures never get here; this keeps the thread alive
+                        // through anything else (e.g. an OutOfMemoryError in one batch).
+                        System.err.println("toolwire: the dispatcher thread caught $e")
+                    }
                 }
             }, "toolwire-dispatch")
             thread.isDaemon = true
