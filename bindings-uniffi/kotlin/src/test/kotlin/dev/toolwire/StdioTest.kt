@@ -64,6 +64,30 @@ class StdioTest {
     }
 
     @Test
+    fun `a burst of calls in one write is answered in full, in slices`() {
+        val demo = startDemo()
+        val burst = (1..300).joinToString("\n") { i ->
+            // Every third call carries a long argument, so slices and reads end mid-frame.
+            val text = if (i % 3 == 0) "x".repeat(5_000) + i else "call $i"
+            """{"jsonrpc":"2.0","id":$i,"method":"tools/call","params":{"name":"echo","arguments":{"text":"$text"}}}"""
+        }
+        // Written from another thread: the answers fill our end of the pipe meanwhile.
+        val writer = Thread {
+            demo.send(initialize, initialized, burst)
+            demo.outputStream.close()
+        }
+        writer.start()
+        val answers = demo.answers().filter { it["id"]?.toString() != "0" }
+        writer.join()
+        assertTrue(demo.waitFor(15, TimeUnit.SECONDS))
+        assertEquals((1..300).toList(), answers.map { it.getValue("id").jsonPrimitive.int }.sorted())
+        for (answer in answers) {
+            val i = answer.getValue("id").jsonPrimitive.int
+            assertEquals(if (i % 3 == 0) "x".repeat(5_000) + i else "call $i", text(answer))
+        }
+    }
+
+    @Test
     fun `SIGTERM lets calls in flight answer before the process exits`() {
         val demo = startDemo()
         demo.send(initialize, initialized, """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":400}}}""")
