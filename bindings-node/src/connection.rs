@@ -15,9 +15,8 @@ use napi::bindgen_prelude::{Buffer, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use toolwire::transport::{FrameError, LineDecoder};
-use toolwire::{CancellationToken, HostHooks, Outbound, Server, Session};
+use toolwire::{CancellationToken, HostHooks, LocalExecutor, Outbound, Server, Session};
 
-use crate::executor::LocalExecutor;
 use crate::js_thread;
 use crate::runtime::runtime;
 use crate::stdio::{self, StdioPump};
@@ -82,7 +81,9 @@ impl ConnectionCore {
             if !self.executor.has_work() {
                 break;
             }
-            self.executor.run_queued();
+            // Calls create tokio timers (deadlines, requests to the client) as they go.
+            let _runtime = runtime().enter();
+            self.executor.run_ready();
         }
     }
 
@@ -151,14 +152,15 @@ impl NativeConnection {
                 }
             }
         };
-        let executor = LocalExecutor::new(id, Box::new(ring.clone()));
+        // Inside this connection's feed, frames are taken and woken calls polled right after.
+        let ring_unless_feeding = move || {
+            if !js_thread::is_feeding(id) {
+                ring();
+            }
+        };
+        let executor = LocalExecutor::new(ring_unless_feeding.clone());
         let hooks = HostHooks {
-            // Inside this connection's feed, the frames are taken right after.
-            notify: Box::new(move || {
-                if !js_thread::is_feeding(id) {
-                    ring();
-                }
-            }),
+            notify: Box::new(ring_unless_feeding),
             spawn_call: Some(Box::new({
                 let executor = executor.clone();
                 move |task| executor.spawn(task)

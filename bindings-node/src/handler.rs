@@ -4,7 +4,7 @@
 //! `(callNumber, argumentsJson)` and returns the CallToolResult as JSON text, or nothing and
 //! later calls `settleCall(callNumber, json)` when the handler's Promise settles (it catches
 //! the user's throws itself). It is called directly: every call is first polled while its
-//! connection is fed on the JS thread, and pending calls are polled there too (`executor.rs`).
+//! connection is fed on the JS thread, and pending calls are polled there too (core's `LocalExecutor`).
 
 use async_trait::async_trait;
 use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
@@ -68,7 +68,7 @@ impl ToolHandler for JsToolHandler {
                 let value = func.call(FnArgs::from((call, arguments)))?;
                 settle(&env, call, value)
             }),
-            // Every connection feeds and polls its calls on the JS thread (see executor.rs).
+            // Every connection feeds and polls its calls on the JS thread (core's `LocalExecutor`).
             None => Err(napi::Error::new(
                 Status::GenericFailure,
                 "a JavaScript tool was called off the JavaScript thread",

@@ -9,7 +9,6 @@
 mod connection;
 mod context;
 mod errors;
-mod executor;
 mod handler;
 mod js_thread;
 mod runtime;

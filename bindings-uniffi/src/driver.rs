@@ -5,15 +5,13 @@
 //! queued calls for the host to run; their results come back with the following `next`. A
 //! call whose handler finishes at once is read, run and answered on this one thread.
 
-use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::{Arc, Mutex};
 
 use toolwire::transport::{FrameError, LineDecoder};
-use toolwire::{CallTask, HostHooks, Outbound, Session};
+use toolwire::{HostHooks, LocalExecutor, Outbound, Session};
 
 use crate::errors::ToolwireError;
 use crate::queue::{Completion, Work, queue, taking_own_calls};
@@ -96,78 +94,6 @@ impl Bell {
     }
 }
 
-/// Calls that did not finish at once, polled on the driver's thread.
-struct LocalTasks {
-    ready: Mutex<VecDeque<Arc<LocalTask>>>,
-    bell: Arc<Bell>,
-}
-
-struct LocalTask {
-    future: Mutex<Option<CallTask>>,
-    queued: AtomicBool,
-    tasks: Weak<LocalTasks>,
-}
-
-impl Wake for LocalTask {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        if self.queued.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        if let Some(tasks) = self.tasks.upgrade() {
-            tasks.enqueue(self.clone());
-        }
-    }
-}
-
-impl LocalTasks {
-    fn spawn(self: &Arc<Self>, future: CallTask) {
-        self.enqueue(Arc::new(LocalTask {
-            future: Mutex::new(Some(future)),
-            queued: AtomicBool::new(true),
-            tasks: Arc::downgrade(self),
-        }));
-    }
-
-    fn enqueue(&self, task: Arc<LocalTask>) {
-        self.ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back(task);
-        self.bell.ring();
-    }
-
-    /// Polls every task that is ready now; returns whether there were any.
-    fn run_ready(&self) -> bool {
-        let batch: Vec<_> = self
-            .ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-            .collect();
-        let any = !batch.is_empty();
-        for task in batch {
-            task.queued.store(false, Ordering::Release);
-            let waker = Waker::from(task.clone());
-            let mut cx = Context::from_waker(&waker);
-            let mut slot = task.future.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(future) = slot.as_mut() {
-                // Tool code is caught by the engine; this guards the loop itself.
-                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    future.as_mut().poll(&mut cx)
-                }));
-                if !matches!(polled, Ok(Poll::Pending)) {
-                    *slot = None;
-                }
-            }
-        }
-        any
-    }
-}
-
 struct DriverState {
     decoder: LineDecoder,
     /// Reused for every read (a fresh zeroed buffer per read showed up as memset in perf).
@@ -185,7 +111,8 @@ struct DriverState {
 pub struct StdioDriver {
     session: Session,
     outbound: Mutex<Outbound>,
-    tasks: Arc<LocalTasks>,
+    /// Calls that did not finish at once, polled on the driver's thread.
+    tasks: Arc<LocalExecutor>,
     bell: Arc<Bell>,
     listener: Arc<dyn Fn() + Send + Sync>,
     state: Mutex<DriverState>,
@@ -203,9 +130,9 @@ impl StdioDriver {
         let bell = Arc::new(Bell::new().map_err(|err| ToolwireError::Transport {
             detail: format!("cannot create the driver's wake-up descriptor: {err}"),
         })?);
-        let tasks = Arc::new(LocalTasks {
-            ready: Mutex::new(VecDeque::new()),
-            bell: bell.clone(),
+        let tasks = LocalExecutor::new({
+            let bell = bell.clone();
+            move || bell.ring()
         });
         let hooks = HostHooks {
             notify: {

@@ -15,7 +15,8 @@ pub mod wire;
 
 pub use context::{Context, json_number};
 pub use dispatch::{
-    CallTask, HostHooks, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,
+    CallTask, HostHooks, LocalExecutor, Outbound, RequestOptions, Server, ServerBuilder,
+    ServerOptions, Session,
 };
 pub use error::Error;
 pub use handler::{ToolError, ToolHandler};

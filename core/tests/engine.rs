@@ -758,3 +758,44 @@ fn hosted_session_hands_pending_calls_to_the_host() {
     let answer: Value = serde_json::from_str(&outbound.try_recv().unwrap()).unwrap();
     assert_eq!(answer["result"]["content"][0]["text"], "slept 20 ms");
 }
+
+/// `LocalExecutor`: pending calls handed over by `spawn_call` are polled by the host on its
+/// own thread; a wake-up from the runtime (the sleep's timer) rings, and `run_ready` then
+/// finishes the call there.
+#[test]
+fn local_executor_polls_handed_calls_on_the_host_thread() {
+    let runtime = host_runtime();
+    let server = toolwire_demo::build_server().unwrap();
+    let (rang, rung) = std::sync::mpsc::channel::<()>();
+    let executor = toolwire::LocalExecutor::new(move || {
+        let _ = rang.send(());
+    });
+    let hooks = toolwire::HostHooks {
+        notify: Box::new(|| {}),
+        spawn_call: Some(Box::new({
+            let executor = executor.clone();
+            move |task| executor.spawn(task)
+        })),
+    };
+    let (session, mut outbound) =
+        toolwire::Session::hosted(&server, runtime.handle().clone(), hooks);
+    initialize_hosted(&session);
+    assert!(outbound.try_recv().is_some());
+    session.handle_frame(call(1, "sleep", json!({"ms": 20})).to_string().as_bytes());
+    assert!(
+        executor.has_work(),
+        "the handed call waits for its first real poll"
+    );
+    let _runtime = runtime.enter();
+    // The first real poll registers the timer's wake-up; nothing is answered yet.
+    while rung.try_recv().is_ok() {}
+    assert!(executor.run_ready());
+    assert!(!executor.has_work());
+    assert!(outbound.try_recv().is_none());
+    rung.recv_timeout(Duration::from_secs(5))
+        .expect("the timer's wake-up rings the host");
+    assert!(executor.run_ready());
+    let answer: Value = serde_json::from_str(&outbound.try_recv().unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 20 ms");
+    assert!(!executor.run_ready(), "nothing is left to poll");
+}

@@ -2,12 +2,14 @@
 
 mod call;
 mod limiter;
+mod local;
 mod peer;
 mod responder;
 mod server;
 mod session;
 
 pub(crate) use limiter::Limiter;
+pub use local::LocalExecutor;
 pub use peer::RequestOptions;
 pub use server::{Server, ServerBuilder, ServerOptions};
 pub(crate) use session::SessionShared;
