@@ -14,9 +14,9 @@ import java.util.concurrent.TimeUnit
 
 /** The Kotlin demo as a real process on stdio (the `runStdio` driver path). */
 class StdioTest {
-    private fun startDemo(): Process {
+    private fun startDemo(mainClass: String = "dev.toolwire.demo.DemoKt"): Process {
         val java = File(System.getProperty("java.home"), "bin/java").path
-        return ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), "dev.toolwire.demo.DemoKt")
+        return ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), mainClass)
             .redirectError(ProcessBuilder.Redirect.INHERIT)
             .start()
     }
@@ -85,6 +85,24 @@ class StdioTest {
             val i = answer.getValue("id").jsonPrimitive.int
             assertEquals(if (i % 3 == 0) "x".repeat(5_000) + i else "call $i", text(answer))
         }
+    }
+
+    @Test
+    fun `content-block results are answered on the stdio path too`() {
+        val demo = startDemo("dev.toolwire.ContentServerKt")
+        demo.send(
+            initialize,
+            initialized,
+            """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"blocks","arguments":{}}}""",
+            """{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"text","arguments":{}}}""",
+        )
+        demo.outputStream.close()
+        val byId = demo.answers().associateBy { it["id"].toString() }
+        assertTrue(demo.waitFor(15, TimeUnit.SECONDS))
+        val blocks = byId.getValue("1").getValue("result").jsonObject
+        assertEquals(listOf("text", "image"), blocks.getValue("content").jsonArray.map { it.jsonObject.getValue("type").jsonPrimitive.content })
+        assertEquals(2, blocks.getValue("structuredContent").jsonObject.getValue("n").jsonPrimitive.int)
+        assertEquals("plain", text(byId.getValue("2")))
     }
 
     @Test
