@@ -411,9 +411,12 @@ fn write_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
     while !bytes.is_empty() {
         // SAFETY: writes at most `bytes.len()` bytes from a live slice.
         let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if written >= 0 {
+        if written > 0 {
             bytes = &bytes[written as usize..];
             continue;
+        }
+        if written == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
         }
         let err = io::Error::last_os_error();
         match err.kind() {

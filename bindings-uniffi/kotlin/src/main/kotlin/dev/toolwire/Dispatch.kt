@@ -90,8 +90,8 @@ internal object Dispatch {
     }
 
     private fun startSuspending(id: ULong, call: PendingCall, handler: Handler.Suspending, done: MutableList<Completion>) {
-        // The lambda runs right here; only if it suspends does it become a job of its own
-        // (no launch per call: most handlers answer at once).
+        // The lambda runs right here, without a launch (most handlers answer at once). Its
+        // context needs a Job from the start; only a call that suspends is tracked by it.
         val job = Job()
         val context = QueuedCallContext(id)
         val completion = Detached(id, context, job)
