@@ -23,7 +23,7 @@ pub(crate) fn describe(err: &toolwire::Error) -> Value {
         E::InvalidToolName { .. } | E::DuplicateTool { .. } | E::InvalidSchema { .. } => {
             "TOOLWIRE_REGISTRATION"
         }
-        E::CapabilityNotSupported { .. } => "TOOLWIRE_CAPABILITY",
+        E::CapabilityNotSupported { .. } | E::NoBackChannel { .. } => "TOOLWIRE_CAPABILITY",
         E::Timeout { .. } => "TOOLWIRE_TIMEOUT",
         E::Cancelled => "ABORT_ERR",
         E::Closed => "TOOLWIRE_CLOSED",

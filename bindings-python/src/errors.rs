@@ -71,7 +71,9 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
         E::InvalidToolName { .. } | E::DuplicateTool { .. } | E::InvalidSchema { .. } => {
             RegistrationError::new_err(message)
         }
-        E::CapabilityNotSupported { .. } => CapabilityError::new_err(message),
+        E::CapabilityNotSupported { .. } | E::NoBackChannel { .. } => {
+            CapabilityError::new_err(message)
+        }
         E::Timeout { .. } => PyTimeoutError::new_err(message),
         E::Cancelled => CancelledError::new_err(message),
         E::Closed => SessionClosedError::new_err(message),

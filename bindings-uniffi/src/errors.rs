@@ -82,7 +82,9 @@ impl From<Error> for ToolwireError {
             Error::InvalidToolName { .. }
             | Error::DuplicateTool { .. }
             | Error::InvalidSchema { .. } => ToolwireError::Registration { detail },
-            Error::CapabilityNotSupported { .. } => ToolwireError::Capability { detail },
+            Error::CapabilityNotSupported { .. } | Error::NoBackChannel { .. } => {
+                ToolwireError::Capability { detail }
+            }
             Error::Timeout { .. } => ToolwireError::Timeout { detail },
             Error::Cancelled => ToolwireError::Cancelled { detail },
             Error::Closed => ToolwireError::Closed { detail },

@@ -7,12 +7,14 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::Error;
-use crate::dispatch::{RequestOptions, SessionShared};
+use crate::dispatch::{OutboundSender, RequestOptions, SessionShared};
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
 use crate::wire::{RequestId, notification_frame};
 
 pub(crate) struct CallState {
     session: Arc<SessionShared>,
+    /// Where the call's progress, logs and requests to the client go (its answer's stream).
+    out: OutboundSender,
     pub(crate) request_id: RequestId,
     tool: String,
     progress_token: Option<Value>,
@@ -24,6 +26,7 @@ pub(crate) struct CallState {
 impl CallState {
     pub(crate) fn new(
         session: Arc<SessionShared>,
+        out: OutboundSender,
         request_id: RequestId,
         tool: String,
         progress_token: Option<Value>,
@@ -31,6 +34,7 @@ impl CallState {
     ) -> Arc<Self> {
         Arc::new(CallState {
             session,
+            out,
             request_id,
             tool,
             progress_token,
@@ -150,7 +154,8 @@ impl Context {
         {
             params.insert("message".into(), Value::from(message));
         }
-        self.session()
+        self.call
+            .out
             .send(notification_frame("notifications/progress", Some(&params)));
         true
     }
@@ -172,9 +177,18 @@ impl Context {
             params.insert("logger".into(), Value::from(logger));
         }
         params.insert("data".into(), data.into());
-        self.session()
+        self.call
+            .out
             .send(notification_frame("notifications/message", Some(&params)));
         true
+    }
+
+    /// Over Streamable HTTP with an SSE answer: closes the connection carrying this call's
+    /// stream after a `retry:` hint, without ending the call. The client reconnects with
+    /// `Last-Event-ID` and gets what was sent meanwhile, including the answer (SSE polling, for
+    /// long calls behind proxies that cut idle connections). No effect on other transports.
+    pub fn close_sse_stream(&self) {
+        self.call.out.release_connection();
     }
 
     /// Whether the call was cancelled (by the client, its deadline, or shutdown).
@@ -237,7 +251,7 @@ impl Context {
         options: RequestOptions,
     ) -> Result<Value, Error> {
         tokio::select! {
-            outcome = self.session().peer_request(method, params, &options) => outcome,
+            outcome = self.session().peer_request(&self.call.out, method, params, &options) => outcome,
             () = self.call.cancel.cancelled() => Err(Error::Cancelled),
         }
     }

@@ -45,6 +45,15 @@ pub enum Error {
         /// How long we waited.
         after: Duration,
     },
+    /// The transport has no way for the client to answer a server→client request (stateless
+    /// HTTP: each POST stands alone), so it was not sent.
+    #[error(
+        "cannot send {method}: this transport has no channel for the client's answer (stateless HTTP)"
+    )]
+    NoBackChannel {
+        /// The request that could not be sent.
+        method: String,
+    },
     /// The operation was cancelled.
     #[error("cancelled")]
     Cancelled,

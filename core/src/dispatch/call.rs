@@ -67,6 +67,7 @@ pub(crate) fn start(
     };
     let call = CallState::new(
         session.clone(),
+        responder.out().clone(),
         responder.id().clone(),
         name,
         progress_token,

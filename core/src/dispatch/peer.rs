@@ -11,6 +11,7 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::SessionShared;
+use super::responder::OutboundSender;
 use crate::Error;
 use crate::wire::{ErrorObject, RequestId, notification_frame, request_frame};
 
@@ -85,6 +86,7 @@ impl PeerRequests {
 /// Removes the pending entry and tells the client, unless the answer arrived.
 struct PendingGuard<'a> {
     session: &'a SessionShared,
+    out: &'a OutboundSender,
     id: i64,
     armed: bool,
     reason: &'static str,
@@ -93,7 +95,7 @@ struct PendingGuard<'a> {
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         if self.armed && self.session.peer.table().remove(&self.id).is_some() {
-            self.session.send(notification_frame(
+            self.out.send(notification_frame(
                 "notifications/cancelled",
                 Some(&json!({"requestId": self.id, "reason": self.reason})),
             ));
@@ -102,14 +104,22 @@ impl Drop for PendingGuard<'_> {
 }
 
 impl SessionShared {
+    /// Sends `method` to the client on `out` (the stream of the call that asks) and waits for
+    /// the answer.
     pub(crate) async fn peer_request(
         &self,
+        out: &OutboundSender,
         method: &str,
         params: Value,
         options: &RequestOptions,
     ) -> Result<Value, Error> {
         if self.shutdown.is_cancelled() {
             return Err(Error::Closed);
+        }
+        if !out.has_back_channel() {
+            return Err(Error::NoBackChannel {
+                method: method.to_owned(),
+            });
         }
         let defaults = &self.server.options;
         let timeout = options.timeout.unwrap_or(defaults.client_request_timeout);
@@ -145,11 +155,12 @@ impl SessionShared {
         );
         let mut guard = PendingGuard {
             session: self,
+            out,
             id,
             armed: true,
             reason: "the request was abandoned",
         };
-        self.send(request_frame(id, method, Some(&params)));
+        out.send(request_frame(id, method, Some(&params)));
 
         let start = Instant::now();
         let hard_deadline = start + max_total;

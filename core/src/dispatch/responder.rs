@@ -1,33 +1,130 @@
 //! Where a request's answer goes: straight out, or into the batch it came in.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_raw};
 
 /// A host's wake-up for outbound frames (see [`HostHooks`](crate::HostHooks)).
 pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
 
-/// The sending side of a session's outbound frames: the channel [`Outbound`](crate::Outbound)
-/// reads, and the host's wake-up, if it gave one.
+/// Where a session's outbound frames go: the session's one channel (read by
+/// [`Outbound`](crate::Outbound)), or, for frames tied to one inbound message on a transport
+/// that keeps those apart (an HTTP POST's own stream), that message's stream.
 #[derive(Clone)]
-pub(crate) struct OutboundSender {
-    tx: UnboundedSender<String>,
-    notify: Option<Notify>,
+pub(crate) enum OutboundSender {
+    Session {
+        tx: UnboundedSender<String>,
+        notify: Option<Notify>,
+    },
+    Stream(Arc<RequestStream>),
 }
 
 impl OutboundSender {
     pub(crate) fn new(tx: UnboundedSender<String>, notify: Option<Notify>) -> Self {
-        OutboundSender { tx, notify }
+        OutboundSender::Session { tx, notify }
     }
 
+    /// Sends a frame that is not an answer (a notification, a request to the client).
     pub(crate) fn send(&self, frame: String) {
-        if self.tx.send(frame).is_ok()
-            && let Some(notify) = &self.notify
-        {
-            notify();
+        match self {
+            OutboundSender::Session { tx, notify } => {
+                if tx.send(frame).is_ok()
+                    && let Some(notify) = notify
+                {
+                    notify();
+                }
+            }
+            OutboundSender::Stream(stream) => stream.send(frame),
+        }
+    }
+
+    /// Sends the answer to a request (`None`: it has none, being cancelled).
+    pub(crate) fn answer(&self, frame: Option<String>) {
+        match self {
+            OutboundSender::Session { .. } => {
+                if let Some(frame) = frame {
+                    self.send(frame);
+                }
+            }
+            OutboundSender::Stream(stream) => stream.answer(frame),
+        }
+    }
+
+    /// Asks the transport to close the connection that carries this stream now (SSE
+    /// polling: the client reconnects and resumes). Nothing happens on other transports.
+    pub(crate) fn release_connection(&self) {
+        if let OutboundSender::Stream(stream) = self {
+            let _ = stream.tx.send(StreamItem::Release);
+        }
+    }
+
+    /// Whether a request sent this way can be answered by the client (a stateless HTTP
+    /// exchange has no way back).
+    pub(crate) fn has_back_channel(&self) -> bool {
+        match self {
+            OutboundSender::Session { .. } => true,
+            OutboundSender::Stream(stream) => stream.back_channel,
+        }
+    }
+}
+
+/// What flows on a [`RequestStream`].
+#[derive(Debug)]
+pub(crate) enum StreamItem {
+    Frame(String),
+    /// Close the HTTP connection carrying the stream; the stream itself goes on.
+    Release,
+    /// Every request of the inbound message was answered (or cancelled): the stream is done.
+    End,
+}
+
+/// The frames tied to the requests of one inbound message: their notifications, requests to
+/// the client, and answers; it ends once each request has had its answer (or was cancelled).
+pub(crate) struct RequestStream {
+    tx: UnboundedSender<StreamItem>,
+    answers_left: AtomicUsize,
+    back_channel: bool,
+}
+
+impl RequestStream {
+    /// A stream expecting `answers` answers; `back_channel`: whether the client can answer
+    /// requests sent on it.
+    pub(crate) fn new(
+        answers: usize,
+        back_channel: bool,
+    ) -> (Arc<Self>, UnboundedReceiver<StreamItem>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let stream = Arc::new(RequestStream {
+            tx,
+            answers_left: AtomicUsize::new(answers),
+            back_channel,
+        });
+        if answers == 0 {
+            let _ = stream.tx.send(StreamItem::End);
+        }
+        (stream, rx)
+    }
+
+    fn send(&self, frame: String) {
+        // Once ended, a late notification has nowhere to go (its request was answered).
+        if self.answers_left.load(Ordering::Acquire) > 0 {
+            let _ = self.tx.send(StreamItem::Frame(frame));
+        }
+    }
+
+    fn answer(&self, frame: Option<String>) {
+        if let Some(frame) = frame {
+            let _ = self.tx.send(StreamItem::Frame(frame));
+        }
+        let left = self
+            .answers_left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        if left == Ok(1) {
+            let _ = self.tx.send(StreamItem::End);
         }
     }
 }
@@ -53,11 +150,16 @@ impl BatchCollector {
         if let Some(frame) = frame {
             frames.push(frame);
         }
+        let was = *remaining;
         *remaining = remaining.saturating_sub(1);
-        if *remaining == 0 && !frames.is_empty() {
-            let joined = format!("[{}]", frames.join(","));
-            frames.clear();
-            self.out.send(joined);
+        if was == 1 {
+            if frames.is_empty() {
+                self.out.answer(None);
+            } else {
+                let joined = format!("[{}]", frames.join(","));
+                frames.clear();
+                self.out.answer(Some(joined));
+            }
         }
     }
 }
@@ -90,6 +192,11 @@ impl Responder {
         &self.id
     }
 
+    /// Where this request's related frames (progress, logs, requests to the client) go.
+    pub(crate) fn out(&self) -> &OutboundSender {
+        &self.out
+    }
+
     pub(crate) fn result<T: Serialize + ?Sized>(mut self, result: &T) {
         let frame = result_frame(&self.id, result);
         self.deliver(Some(frame));
@@ -114,11 +221,7 @@ impl Responder {
     fn deliver(&mut self, frame: Option<String>) {
         self.done = true;
         match &self.target {
-            ReplyTarget::Direct => {
-                if let Some(frame) = frame {
-                    self.out.send(frame);
-                }
-            }
+            ReplyTarget::Direct => self.out.answer(frame),
             ReplyTarget::Batch(collector) => collector.complete(frame),
         }
     }

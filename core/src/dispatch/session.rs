@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::peer::PeerRequests;
-use super::responder::{BatchCollector, Notify, OutboundSender, ReplyTarget, Responder};
+use super::responder::{
+    BatchCollector, Notify, OutboundSender, ReplyTarget, RequestStream, Responder,
+};
 use super::server::ServerInner;
 use super::{Server, call};
 use crate::Error;
@@ -164,17 +166,49 @@ impl Session {
     /// Never blocks: tool calls are spawned, everything else is answered at once.
     pub fn handle_frame(&self, frame: &[u8]) {
         let shared = &self.shared;
-        match parse_frame(frame, &shared.server.limits) {
-            Frame::Single(Ok(message)) => shared.dispatch(message, ReplyTarget::Direct),
-            Frame::Single(Err(rejection)) => {
-                if rejection.reply {
-                    shared.send(error_frame(rejection.id.as_ref(), &rejection.error));
-                } else {
-                    tracing::debug!(reason = %rejection.error.message, "dropped an unanswerable message");
-                }
-            }
-            Frame::Batch(items) => shared.dispatch_batch(items),
+        shared.dispatch_frame(parse_frame(frame, &shared.server.limits), &shared.out);
+    }
+
+    /// Processes one parsed frame whose answers and related frames go to `stream` (or, without
+    /// one, to the session's outbound channel).
+    pub(crate) fn handle_parsed(&self, frame: Frame, stream: Option<Arc<RequestStream>>) {
+        match stream {
+            Some(stream) => self
+                .shared
+                .dispatch_frame(frame, &OutboundSender::Stream(stream)),
+            None => self.shared.dispatch_frame(frame, &self.shared.out),
         }
+    }
+
+    /// How many answers `frame` will get: one per request (a batch's come as one array).
+    pub(crate) fn answers_expected(frame: &Frame) -> usize {
+        match frame {
+            Frame::Single(Ok(Inbound::Request { .. })) => 1,
+            Frame::Single(Ok(_)) => 0,
+            Frame::Single(Err(rejection)) => usize::from(rejection.reply),
+            Frame::Batch(items) => usize::from(items.iter().any(|item| match item {
+                Ok(Inbound::Request { .. }) => true,
+                Ok(_) => false,
+                Err(rejection) => rejection.reply,
+            })),
+        }
+    }
+
+    /// Whether the negotiated protocol version takes batches.
+    pub(crate) fn allows_batches(&self) -> bool {
+        self.protocol_version()
+            .is_some_and(ProtocolVersion::allows_batches)
+    }
+
+    /// Marks the session initialized at `version` without a handshake (stateless HTTP, where
+    /// each exchange stands alone).
+    pub(crate) fn assume_initialized(&self, version: ProtocolVersion) {
+        let _ = self.shared.negotiated.set(Negotiated {
+            version,
+            client_info: Implementation::new("unknown", "unknown"),
+            client_capabilities: json!({}),
+        });
+        self.shared.initialized.store(true, Ordering::Release);
     }
 
     /// Answers a frame the transport refused for its size (it never reached the parser).
@@ -346,10 +380,24 @@ impl SessionShared {
         }
     }
 
-    fn dispatch(self: &Arc<Self>, message: Inbound, target: ReplyTarget) {
+    fn dispatch_frame(self: &Arc<Self>, frame: Frame, out: &OutboundSender) {
+        match frame {
+            Frame::Single(Ok(message)) => self.dispatch(message, ReplyTarget::Direct, out),
+            Frame::Single(Err(rejection)) => {
+                if rejection.reply {
+                    out.answer(Some(error_frame(rejection.id.as_ref(), &rejection.error)));
+                } else {
+                    tracing::debug!(reason = %rejection.error.message, "dropped an unanswerable message");
+                }
+            }
+            Frame::Batch(items) => self.dispatch_batch(items, out),
+        }
+    }
+
+    fn dispatch(self: &Arc<Self>, message: Inbound, target: ReplyTarget, out: &OutboundSender) {
         match message {
             Inbound::Request { id, method, params } => {
-                let responder = Responder::new(self.out.clone(), id, target);
+                let responder = Responder::new(out.clone(), id, target);
                 self.handle_request(responder, &method, params);
             }
             Inbound::Notification { method, params } => self.handle_notification(&method, params),
@@ -372,7 +420,11 @@ impl SessionShared {
         }
     }
 
-    fn dispatch_batch(self: &Arc<Self>, items: Vec<Result<Inbound, crate::wire::Rejection>>) {
+    fn dispatch_batch(
+        self: &Arc<Self>,
+        items: Vec<Result<Inbound, crate::wire::Rejection>>,
+        out: &OutboundSender,
+    ) {
         let version = self.negotiated.get().map(|n| n.version);
         if !version.is_some_and(ProtocolVersion::allows_batches) {
             let why = match version {
@@ -381,7 +433,7 @@ impl SessionShared {
                 ),
                 None => "Invalid request: a batch cannot carry initialize; send it alone".into(),
             };
-            self.send(error_frame(None, &ErrorObject::invalid_request(why)));
+            out.answer(Some(error_frame(None, &ErrorObject::invalid_request(why))));
             return;
         }
         let answers = items
@@ -392,16 +444,19 @@ impl SessionShared {
                 Err(rejection) => rejection.reply,
             })
             .count();
-        let collector = BatchCollector::new(self.out.clone(), answers.max(1));
+        let collector = BatchCollector::new(out.clone(), answers.max(1));
         for item in items {
             match item {
                 Ok(Inbound::Request { id, method, .. }) if method == "initialize" => {
-                    Responder::new(self.out.clone(), id, ReplyTarget::Batch(collector.clone()))
-                        .error(ErrorObject::invalid_request(
+                    Responder::new(out.clone(), id, ReplyTarget::Batch(collector.clone())).error(
+                        ErrorObject::invalid_request(
                             "Invalid request: initialize must not be part of a batch",
-                        ));
+                        ),
+                    );
                 }
-                Ok(message) => self.dispatch(message, ReplyTarget::Batch(collector.clone())),
+                Ok(message) => {
+                    self.dispatch(message, ReplyTarget::Batch(collector.clone()), out);
+                }
                 Err(rejection) if rejection.reply => {
                     collector.complete(Some(error_frame(rejection.id.as_ref(), &rejection.error)));
                 }

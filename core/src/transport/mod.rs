@@ -5,8 +5,11 @@
 //! | [`stdio`] | the client spawned us: one JSON message per line on stdin/stdout |
 //! | [`LineTransport`] | the same framing over any byte stream (pipes, sockets) |
 //! | [`memory::pair`] | two linked in-process ends, for tests and embedding |
+//! | [`http`] | Streamable HTTP: [`Server::serve_http`](crate::Server::serve_http) |
 //! | [`Session`](crate::Session) + [`Outbound`](crate::Outbound) | bring your own: feed frames, take frames |
 
+#[cfg(feature = "http")]
+pub mod http;
 mod lines;
 pub mod memory;
 mod serve;

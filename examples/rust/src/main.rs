@@ -1,51 +1,139 @@
-//! `toolwire-demo [--extra-tools N] [--http PORT]`: the Rust demo server on stdio.
+//! `toolwire-demo [--extra-tools N] [--http PORT [--host ADDR] [--stateless] [--json]]`: the
+//! Rust demo server on stdio, or on Streamable HTTP at `http://ADDR:PORT/mcp`.
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N] [--http PORT]";
+use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
-    // Logs go to stderr (warnings unless TOOLWIRE_LOG says otherwise): stdout is protocol only.
-    toolwire::logs::init_from_env(Some(tracing::Level::WARN));
+const USAGE: &str =
+    "usage: toolwire-demo [--extra-tools N] [--http PORT [--host ADDR] [--stateless] [--json]]";
 
-    let mut extra_tools = 0;
+struct Args {
+    extra_tools: usize,
+    http_port: Option<u16>,
+    host: String,
+    stateless: bool,
+    json: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut parsed = Args {
+        extra_tools: 0,
+        http_port: None,
+        host: "127.0.0.1".into(),
+        stateless: false,
+        json: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--extra-tools" => match args.next().and_then(|n| n.parse().ok()) {
-                Some(n) => extra_tools = n,
-                None => {
-                    eprintln!("toolwire-demo: --extra-tools needs a count\n{USAGE}");
-                    return ExitCode::from(2);
-                }
-            },
+            "--extra-tools" => {
+                parsed.extra_tools = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .ok_or("--extra-tools needs a count")?;
+            }
             "--http" => {
-                eprintln!(
-                    "toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)"
+                parsed.http_port = Some(
+                    args.next()
+                        .and_then(|n| n.parse().ok())
+                        .ok_or("--http needs a port (0 picks a free one)")?,
                 );
-                return ExitCode::from(2);
             }
-            other => {
-                eprintln!("toolwire-demo: unknown argument {other:?}\n{USAGE}");
-                return ExitCode::from(2);
-            }
+            "--host" => parsed.host = args.next().ok_or("--host needs an address")?,
+            "--stateless" => parsed.stateless = true,
+            "--json" => parsed.json = true,
+            other => return Err(format!("unknown argument {other:?}")),
         }
     }
+    if parsed.http_port.is_none() && (parsed.stateless || parsed.json) {
+        return Err("--stateless and --json go with --http".into());
+    }
+    Ok(parsed)
+}
 
-    let options = toolwire::ServerOptions::default();
-    let server = match toolwire_demo::build_server_full(options, extra_tools) {
+fn main() -> ExitCode {
+    // Logs go to stderr (warnings unless TOOLWIRE_LOG says otherwise): stdout is protocol only.
+    toolwire::logs::init_from_env(Some(tracing::Level::WARN));
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(why) => {
+            eprintln!("toolwire-demo: {why}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = match toolwire_demo::build_server_full(
+        toolwire::ServerOptions::default(),
+        args.extra_tools,
+    ) {
         Ok(server) => server,
         Err(err) => {
             eprintln!("toolwire-demo: {err}");
             return ExitCode::FAILURE;
         }
     };
-    match server.serve_stdio().await {
+    // One client on stdio needs one thread; HTTP serves many clients on every core.
+    let runtime = match args.http_port {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    };
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("toolwire-demo: cannot start the runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match args.http_port {
+            None => server.serve_stdio().await,
+            Some(port) => serve_http(&server, &args, port).await,
+        }
+    });
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("toolwire-demo: {err}");
             ExitCode::FAILURE
         }
     }
+}
+
+async fn serve_http(
+    server: &toolwire::Server,
+    args: &Args,
+    port: u16,
+) -> Result<(), toolwire::Error> {
+    let mut options = HttpOptions::default();
+    options.stateless = args.stateless;
+    if args.json {
+        options.response_mode = ResponseMode::Json;
+    }
+    let address = if args.host.contains(':') {
+        format!("[{}]:{port}", args.host)
+    } else {
+        format!("{}:{port}", args.host)
+    };
+    let http = server.serve_http(&address, options).await?;
+    // The one line a launcher waits for: where to connect.
+    eprintln!(
+        "toolwire-demo: listening on http://{}/mcp",
+        http.local_addr()
+    );
+    let stop = http.stop_token();
+    tokio::spawn(async move {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            Some(()) = async { match terminate.as_mut() { Some(s) => s.recv().await, None => None } } => {}
+        }
+        stop.cancel();
+    });
+    http.wait().await;
+    Ok(())
 }

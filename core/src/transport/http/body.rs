@@ -1,0 +1,84 @@
+//! Response bodies: a complete one, or an SSE stream fed through a channel.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::body::{Frame, SizeHint};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Sleep;
+
+pub(crate) enum Body {
+    Full(Option<Bytes>),
+    Sse(SseBody),
+}
+
+impl Body {
+    pub(crate) fn empty() -> Self {
+        Body::Full(None)
+    }
+
+    pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
+        Body::Full(Some(bytes.into()))
+    }
+}
+
+/// An SSE body: chunks as the stream's writer sends them, a comment line when idle for
+/// `keep_alive`, and the end when the writer drops its sender.
+pub(crate) struct SseBody {
+    rx: UnboundedReceiver<Bytes>,
+    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+}
+
+impl SseBody {
+    pub(crate) fn new(rx: UnboundedReceiver<Bytes>, keep_alive: Option<Duration>) -> Self {
+        SseBody {
+            rx,
+            keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+        }
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match self.get_mut() {
+            Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Body::Sse(sse) => {
+                if let Poll::Ready(chunk) = sse.rx.poll_recv(cx) {
+                    if let Some((every, timer)) = &mut sse.keep_alive {
+                        timer.as_mut().reset(tokio::time::Instant::now() + *every);
+                    }
+                    return Poll::Ready(chunk.map(|b| Ok(Frame::data(b))));
+                }
+                if let Some((every, timer)) = &mut sse.keep_alive
+                    && timer.as_mut().poll(cx).is_ready()
+                {
+                    timer.as_mut().reset(tokio::time::Instant::now() + *every);
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(
+                        b": keep-alive\n\n",
+                    )))));
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Body::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Body::Full(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
+            Body::Full(None) => SizeHint::with_exact(0),
+            Body::Sse(_) => SizeHint::default(),
+        }
+    }
+}

@@ -1,0 +1,767 @@
+//! One HTTP request in, one response out: the checks, then POST, GET or DELETE.
+#![allow(
+    clippy::result_large_err,
+    reason = "the Err side is the refusal to send, built once on a rare path"
+)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::json;
+use tokio::sync::mpsc::{self, UnboundedReceiver};
+use tokio_util::sync::CancellationToken;
+
+use super::auth::BearerAuth;
+use super::body::{Body, SseBody};
+use super::guard::Guard;
+use super::sessions::{HttpSession, STANDALONE, SessionTable};
+use super::sse::{SseStream, parse_event_id};
+use super::{HttpOptions, ResponseMode};
+use crate::dispatch::{RequestStream, StreamItem};
+use crate::protocol::ProtocolVersion;
+use crate::wire::{ErrorCode, ErrorObject, Frame, Inbound, RequestId, error_frame, parse_frame};
+use crate::{Server, Session};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+const LAST_EVENT_HEADER: &str = "last-event-id";
+const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+/// JSON-RPC code the SDKs use on HTTP-level refusals (no JSON-RPC request to blame).
+const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
+
+pub(crate) struct Endpoint {
+    server: Server,
+    options: HttpOptions,
+    guard: Guard,
+    sessions: SessionTable,
+    max_body: usize,
+    stop: CancellationToken,
+}
+
+type Reply = Response<Body>;
+
+impl Endpoint {
+    pub(crate) fn new(
+        server: Server,
+        options: HttpOptions,
+        local_addr: SocketAddr,
+        stop: CancellationToken,
+    ) -> Arc<Self> {
+        let guard = Guard::new(
+            &options.allowed_hosts,
+            &options.allowed_origins,
+            local_addr.ip().is_loopback(),
+        );
+        let max_body = options
+            .max_body_bytes
+            .unwrap_or(server.inner.limits.max_frame_bytes);
+        Arc::new(Endpoint {
+            server,
+            options,
+            guard,
+            sessions: SessionTable::default(),
+            max_body,
+            stop,
+        })
+    }
+
+    pub(crate) async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Reply {
+        let headers = request.headers();
+        let host = text_header(headers, header::HOST.as_str());
+        if !self.guard.host_allowed(host) {
+            tracing::debug!(?host, "refused a request for a host not allowed");
+            return refusal(StatusCode::FORBIDDEN, "Forbidden: Host header not allowed");
+        }
+        if !self
+            .guard
+            .origin_allowed(text_header(headers, header::ORIGIN.as_str()))
+        {
+            return refusal(StatusCode::FORBIDDEN, "Forbidden: Origin not allowed");
+        }
+        let path = request.uri().path();
+        if let Some(auth) = &self.options.auth
+            && (path == METADATA_PATH
+                || path.strip_prefix(METADATA_PATH) == Some(&self.options.path))
+        {
+            return if request.method() == Method::GET {
+                self.resource_metadata(auth, host)
+            } else {
+                method_not_allowed("GET")
+            };
+        }
+        if path != self.options.path {
+            return refusal(StatusCode::NOT_FOUND, "Not Found");
+        }
+        let owner = match &self.options.auth {
+            None => None,
+            Some(auth) => match self.authorize(auth, headers, host).await {
+                Ok(subject) => subject,
+                Err(reply) => return reply,
+            },
+        };
+        match *request.method() {
+            Method::POST => self.post(request, owner).await,
+            Method::GET if self.options.stateless => method_not_allowed("POST"),
+            Method::GET => self.get(&request, owner),
+            Method::DELETE if self.options.stateless => method_not_allowed("POST"),
+            Method::DELETE => self.delete(&request, owner),
+            _ if self.options.stateless => method_not_allowed("POST"),
+            _ => method_not_allowed("GET, POST, DELETE"),
+        }
+    }
+
+    async fn post(self: &Arc<Self>, request: Request<Incoming>, owner: Option<String>) -> Reply {
+        let headers = request.headers();
+        let needs_sse = self.options.response_mode != ResponseMode::Json;
+        if !accepts(headers, "application/json")
+            || (needs_sse && !accepts(headers, "text/event-stream"))
+        {
+            let wanted = if needs_sse {
+                "application/json and text/event-stream"
+            } else {
+                "application/json"
+            };
+            return refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                &format!("Not Acceptable: the client must accept {wanted}"),
+            );
+        }
+        if !is_json(headers) {
+            return refusal(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported Media Type: the body must be application/json",
+            );
+        }
+        let version = match header_version(headers) {
+            Ok(version) => version,
+            Err(reply) => return reply,
+        };
+        let session_id = text_header(headers, SESSION_HEADER).map(str::to_owned);
+        let body = match read_body(request.into_body(), self.max_body).await {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let frame = parse_frame(&body, &self.server.inner.limits);
+        if let Frame::Single(Err(rejection)) = &frame {
+            return json_reply(
+                StatusCode::BAD_REQUEST,
+                error_frame(rejection.id.as_ref(), &rejection.error),
+            );
+        }
+        let initialize = matches!(
+            &frame,
+            Frame::Single(Ok(Inbound::Request { method, .. })) if method == "initialize"
+        );
+        if self.options.stateless {
+            return self.post_stateless(frame, version, initialize);
+        }
+        let (http_session, created) = match session_id {
+            Some(id) => match self.session_of(&id, owner.as_deref()) {
+                Ok(session) => (session, false),
+                Err(reply) => return reply,
+            },
+            None if initialize => {
+                if self.sessions.len() >= self.options.max_sessions {
+                    return refusal(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "Service Unavailable: too many live sessions; retry later",
+                    );
+                }
+                let Ok((session, outbound)) = self.server.session() else {
+                    return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
+                };
+                match HttpSession::start(
+                    session,
+                    outbound,
+                    owner,
+                    self.options.event_store.clone(),
+                    self.options.sse_retry,
+                ) {
+                    Some(session) => (session, true),
+                    None => {
+                        return refusal(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "Internal Server Error: no secure random source for a session id",
+                        );
+                    }
+                }
+            }
+            None => {
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: Mcp-Session-Id header is required",
+                );
+            }
+        };
+        let _busy = http_session.begin_request();
+        let session = &http_session.session;
+        let answers = answers_expected(session, &frame);
+        if answers == 0 {
+            session.handle_parsed(frame, None);
+            return accepted();
+        }
+        let (stream, mut items) = RequestStream::new(answers, true);
+        session.handle_parsed(frame, Some(stream));
+        let mut reply = match self.options.response_mode {
+            ResponseMode::Json => self.answer_json(&http_session, &mut items).await,
+            mode => {
+                let ready = drain_ready(&mut items);
+                match immediate_answer(mode, &ready) {
+                    Some(answer) => json_reply(StatusCode::OK, answer.to_owned()),
+                    None => self.answer_sse(&http_session, ready, items),
+                }
+            }
+        };
+        if created {
+            if session.protocol_version().is_none() {
+                // initialize failed: the client saw why; no session was opened.
+                http_session.terminate();
+            } else if self
+                .sessions
+                .insert(http_session.clone(), self.options.max_sessions)
+            {
+                if let Ok(value) = HeaderValue::from_str(&http_session.id) {
+                    reply.headers_mut().insert(SESSION_HEADER, value);
+                }
+            } else {
+                http_session.terminate();
+                return refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: too many live sessions; retry later",
+                );
+            }
+        }
+        reply
+    }
+
+    /// One POST on its own: a throwaway session, initialized as the version header says.
+    fn post_stateless(
+        &self,
+        frame: Frame,
+        version: Option<ProtocolVersion>,
+        initialize: bool,
+    ) -> Reply {
+        let Ok((session, _outbound)) = self.server.session() else {
+            return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
+        };
+        if !initialize {
+            session.assume_initialized(version.unwrap_or(ProtocolVersion::V2025_03_26));
+        }
+        let answers = answers_expected(&session, &frame);
+        if answers == 0 {
+            session.handle_parsed(frame, None);
+            return accepted();
+        }
+        let (stream, mut items) = RequestStream::new(answers, false);
+        session.handle_parsed(frame, Some(stream));
+        let ready = drain_ready(&mut items);
+        if let Some(answer) = immediate_answer(ResponseMode::Auto, &ready)
+            && self.options.response_mode != ResponseMode::Sse
+        {
+            return json_reply(StatusCode::OK, answer.to_owned());
+        }
+        if self.options.response_mode == ResponseMode::Json {
+            return self.wait_json_stateless(session, ready, items);
+        }
+        let sse = SseStream::new("s".into(), None, self.options.sse_retry);
+        let reply = self.sse_reply(&sse, false);
+        tokio::spawn(async move {
+            forward(&sse, ready, items).await;
+            sse.end();
+            drop(session);
+        });
+        reply
+    }
+
+    /// JSON mode without sessions: the answer once it comes (what precedes it has nowhere to
+    /// go and is dropped).
+    fn wait_json_stateless(
+        &self,
+        session: Session,
+        ready: Vec<StreamItem>,
+        mut items: UnboundedReceiver<StreamItem>,
+    ) -> Reply {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let mut last = None;
+            for item in ready {
+                if let StreamItem::Frame(frame) = item {
+                    last = Some(frame);
+                }
+            }
+            while let Some(item) = items.recv().await {
+                match item {
+                    StreamItem::Frame(frame) => last = Some(frame),
+                    StreamItem::Release => {}
+                    StreamItem::End => break,
+                }
+            }
+            drop(session);
+            let _ = tx.send(last);
+        });
+        // Answered through a one-chunk body that arrives when the call ends.
+        let (body_tx, body_rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            if let Ok(Some(answer)) = rx.await {
+                let _ = body_tx.send(Bytes::from(answer));
+            }
+        });
+        let mut reply = Response::new(Body::Sse(SseBody::new(body_rx, None)));
+        reply.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        reply
+    }
+
+    /// JSON mode: wait for the answer; frames before it go on the standalone stream.
+    async fn answer_json(
+        &self,
+        http_session: &HttpSession,
+        items: &mut UnboundedReceiver<StreamItem>,
+    ) -> Reply {
+        let mut last: Option<String> = None;
+        while let Some(item) = items.recv().await {
+            match item {
+                StreamItem::Frame(frame) => {
+                    if let Some(earlier) = last.replace(frame) {
+                        http_session.standalone.push(&earlier);
+                    }
+                }
+                StreamItem::Release => {}
+                StreamItem::End => break,
+            }
+        }
+        match last {
+            Some(answer) => json_reply(StatusCode::OK, answer),
+            // Every request was cancelled by the client: nothing to answer.
+            None => accepted(),
+        }
+    }
+
+    /// An SSE answer on a resumable stream of the session.
+    fn answer_sse(
+        &self,
+        http_session: &Arc<HttpSession>,
+        ready: Vec<StreamItem>,
+        items: UnboundedReceiver<StreamItem>,
+    ) -> Reply {
+        let sse = http_session.open_stream();
+        let priming = http_session
+            .session
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
+        let reply = self.sse_reply(&sse, priming);
+        let http_session = http_session.clone();
+        tokio::spawn(async move {
+            let _busy = http_session.begin_request();
+            forward(&sse, ready, items).await;
+            http_session.close_stream(&sse);
+        });
+        reply
+    }
+
+    fn sse_reply(&self, sse: &SseStream, priming: bool) -> Reply {
+        let (connection, chunks) = mpsc::unbounded_channel();
+        sse.attach(connection, priming);
+        sse_response(SseBody::new(chunks, self.options.sse_keep_alive))
+    }
+
+    fn get(&self, request: &Request<Incoming>, owner: Option<String>) -> Reply {
+        let headers = request.headers();
+        if !accepts(headers, "text/event-stream") {
+            return refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: the client must accept text/event-stream",
+            );
+        }
+        if let Err(reply) = header_version(headers) {
+            return reply;
+        }
+        let Some(id) = text_header(headers, SESSION_HEADER) else {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: Mcp-Session-Id header is required",
+            );
+        };
+        let http_session = match self.session_of(id, owner.as_deref()) {
+            Ok(session) => session,
+            Err(reply) => return reply,
+        };
+        let _busy = http_session.begin_request();
+        let (connection, chunks) = mpsc::unbounded_channel();
+        if let Some(last) = text_header(headers, LAST_EVENT_HEADER) {
+            let Some((name, after)) = parse_event_id(last) else {
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: malformed Last-Event-ID",
+                );
+            };
+            let resumed = match http_session.stream(name) {
+                Some(stream) => stream.resume(connection, after).is_ok(),
+                None => self.replay_ended(&http_session, name, after, connection),
+            };
+            if !resumed {
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: the events after Last-Event-ID are no longer available",
+                );
+            }
+        } else {
+            if http_session.standalone.is_attached() {
+                return refusal(
+                    StatusCode::CONFLICT,
+                    "Conflict: the session's standalone stream is already open",
+                );
+            }
+            let priming = http_session
+                .session
+                .protocol_version()
+                .is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
+            http_session.standalone.attach(connection, priming);
+        }
+        sse_response(SseBody::new(chunks, self.options.sse_keep_alive))
+    }
+
+    /// Replays a finished POST stream from the store; false if it is not there.
+    fn replay_ended(
+        &self,
+        http_session: &HttpSession,
+        name: &str,
+        after: u64,
+        connection: mpsc::UnboundedSender<Bytes>,
+    ) -> bool {
+        if name == STANDALONE {
+            return false;
+        }
+        let stream = SseStream::new(
+            name.to_owned(),
+            Some(super::sse::Replay {
+                store: self.options.event_store.clone(),
+                session: http_session.id.clone(),
+            }),
+            self.options.sse_retry,
+        );
+        stream.end_quietly();
+        stream.resume(connection, after).is_ok()
+    }
+
+    fn delete(&self, request: &Request<Incoming>, owner: Option<String>) -> Reply {
+        let headers = request.headers();
+        let Some(id) = text_header(headers, SESSION_HEADER) else {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: Mcp-Session-Id header is required",
+            );
+        };
+        if let Err(reply) = self.session_of(id, owner.as_deref()) {
+            return reply;
+        }
+        if let Some(session) = self.sessions.remove(id) {
+            session.terminate();
+        }
+        let mut reply = Response::new(Body::empty());
+        *reply.status_mut() = StatusCode::OK;
+        reply
+    }
+
+    /// The live session `id`, if `owner` may use it; otherwise the 404 to send.
+    fn session_of(&self, id: &str, owner: Option<&str>) -> Result<Arc<HttpSession>, Reply> {
+        match self.sessions.get(id) {
+            Some(session) if session.owner.as_deref() == owner => Ok(session),
+            _ => Err(refusal(
+                StatusCode::NOT_FOUND,
+                "Not Found: unknown or expired session; initialize a new one",
+            )),
+        }
+    }
+
+    async fn authorize(
+        &self,
+        auth: &BearerAuth,
+        headers: &HeaderMap,
+        host: Option<&str>,
+    ) -> Result<Option<String>, Reply> {
+        let token = text_header(headers, header::AUTHORIZATION.as_str()).and_then(|value| {
+            let (scheme, token) = value.split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| token.trim())
+                .filter(|t| !t.is_empty())
+        });
+        let metadata = self.metadata_url(auth, host);
+        let Some(token) = token else {
+            let challenge = format!("Bearer resource_metadata=\"{metadata}\"");
+            return Err(challenge_reply(
+                StatusCode::UNAUTHORIZED,
+                &challenge,
+                "Unauthorized: a bearer token is required",
+            ));
+        };
+        match auth.validator.validate(token).await {
+            Ok(info) => Ok(info.subject),
+            Err(rejection) => {
+                let (status, error) = if rejection.insufficient_scope {
+                    (StatusCode::FORBIDDEN, "insufficient_scope")
+                } else {
+                    (StatusCode::UNAUTHORIZED, "invalid_token")
+                };
+                let mut challenge = format!("Bearer error=\"{error}\"");
+                if let Some(scope) = &rejection.scope {
+                    challenge.push_str(&format!(", scope=\"{}\"", quoted(scope)));
+                }
+                challenge.push_str(&format!(", resource_metadata=\"{metadata}\""));
+                if let Some(description) = &rejection.description {
+                    challenge.push_str(&format!(", error_description=\"{}\"", quoted(description)));
+                }
+                let message = if rejection.insufficient_scope {
+                    "Forbidden: the token lacks a required scope"
+                } else {
+                    "Unauthorized: the token is invalid or expired"
+                };
+                Err(challenge_reply(status, &challenge, message))
+            }
+        }
+    }
+
+    /// This server's canonical URL: the configured one, or `http://<Host><path>`.
+    fn resource_url(&self, auth: &BearerAuth, host: Option<&str>) -> String {
+        auth.resource.clone().unwrap_or_else(|| {
+            format!(
+                "http://{}{}",
+                host.unwrap_or("localhost"),
+                self.options.path
+            )
+        })
+    }
+
+    fn metadata_url(&self, auth: &BearerAuth, host: Option<&str>) -> String {
+        let resource = self.resource_url(auth, host);
+        // Insert the well-known prefix between the origin and the path (RFC 9728 §3.1).
+        let (origin, path) = match resource.find("://") {
+            Some(scheme_end) => match resource[scheme_end + 3..].find('/') {
+                Some(slash) => resource.split_at(scheme_end + 3 + slash),
+                None => (resource.as_str(), ""),
+            },
+            None => (resource.as_str(), ""),
+        };
+        quoted(&format!("{origin}{METADATA_PATH}{path}"))
+    }
+
+    fn resource_metadata(&self, auth: &BearerAuth, host: Option<&str>) -> Reply {
+        let mut document = json!({
+            "resource": self.resource_url(auth, host),
+            "authorization_servers": auth.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        });
+        if !auth.scopes_supported.is_empty() {
+            document["scopes_supported"] = json!(auth.scopes_supported);
+        }
+        json_reply(StatusCode::OK, document.to_string())
+    }
+
+    /// Ends the sessions idle for the configured time, now and then.
+    pub(crate) async fn reap_idle_sessions(self: Arc<Self>) {
+        let Some(limit) = self.options.session_idle_timeout else {
+            return;
+        };
+        let period = (limit / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+        loop {
+            tokio::select! {
+                () = self.stop.cancelled() => return,
+                () = tokio::time::sleep(period) => {}
+            }
+            for session in self.sessions.take_idle(limit) {
+                tracing::debug!(session = %session.id, "ending an idle session");
+                session.terminate();
+            }
+        }
+    }
+
+    /// Shutdown: every session drains its calls, then ends.
+    pub(crate) async fn end_all_sessions(&self) {
+        let sessions = self.sessions.take_all();
+        futures_util::future::join_all(sessions.iter().map(|s| s.end())).await;
+    }
+}
+
+/// How many answers `frame` gets on its stream (a batch the version does not allow gets its
+/// one error).
+fn answers_expected(session: &Session, frame: &Frame) -> usize {
+    match frame {
+        Frame::Batch(_) if !session.allows_batches() => 1,
+        frame => Session::answers_expected(frame),
+    }
+}
+
+/// The stream items already there (a call that finished at its first poll is).
+fn drain_ready(items: &mut UnboundedReceiver<StreamItem>) -> Vec<StreamItem> {
+    let mut ready = Vec::new();
+    while let Ok(item) = items.try_recv() {
+        let end = matches!(item, StreamItem::End);
+        ready.push(item);
+        if end {
+            break;
+        }
+    }
+    ready
+}
+
+/// The answer, when it is all there is to send and it is already here.
+fn immediate_answer(mode: ResponseMode, ready: &[StreamItem]) -> Option<&str> {
+    match (mode, ready) {
+        (ResponseMode::Auto, [StreamItem::Frame(answer), StreamItem::End]) => Some(answer),
+        _ => None,
+    }
+}
+
+/// Feeds a POST's stream items to its SSE stream until the last answer.
+async fn forward(
+    sse: &SseStream,
+    ready: Vec<StreamItem>,
+    mut items: UnboundedReceiver<StreamItem>,
+) {
+    for item in ready {
+        if !apply(sse, item) {
+            return;
+        }
+    }
+    while let Some(item) = items.recv().await {
+        if !apply(sse, item) {
+            return;
+        }
+    }
+}
+
+/// False once the stream has ended.
+fn apply(sse: &SseStream, item: StreamItem) -> bool {
+    match item {
+        StreamItem::Frame(frame) => sse.push(&frame),
+        StreamItem::Release => sse.release_connection(),
+        StreamItem::End => return false,
+    }
+    true
+}
+
+fn text_header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Whether the `Accept` headers admit `media` (exactly, as `type/*`, or as `*/*`).
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let family = media.split('/').next().unwrap_or(media);
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|item| item.split(';').next().unwrap_or("").trim())
+        .any(|item| {
+            item.eq_ignore_ascii_case(media)
+                || item == "*/*"
+                || item
+                    .strip_suffix("/*")
+                    .is_some_and(|f| f.eq_ignore_ascii_case(family))
+        })
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    text_header(headers, header::CONTENT_TYPE.as_str())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The `MCP-Protocol-Version` header: absent, a version we speak, or a 400.
+fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reply> {
+    let Some(value) = headers.get(VERSION_HEADER) else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or("").trim();
+    ProtocolVersion::parse(text).map(Some).ok_or_else(|| {
+        let supported: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
+        refusal(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "Bad Request: unsupported MCP-Protocol-Version {text:?} (supported: {})",
+                supported.join(", ")
+            ),
+        )
+    })
+}
+
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("Payload Too Large: the body exceeds the limit of {limit} bytes"),
+        )),
+        Err(err) => Err(refusal(
+            StatusCode::BAD_REQUEST,
+            &format!("Bad Request: reading the body failed: {err}"),
+        )),
+    }
+}
+
+fn json_reply(status: StatusCode, json: String) -> Reply {
+    let mut reply = Response::new(Body::full(json));
+    *reply.status_mut() = status;
+    reply.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    reply
+}
+
+/// An HTTP-level refusal, with a JSON-RPC error body (no id) saying why.
+fn refusal(status: StatusCode, message: &str) -> Reply {
+    let error = ErrorObject::new(TRANSPORT_ERROR, message.to_owned());
+    json_reply(status, error_frame(None::<&RequestId>, &error))
+}
+
+fn challenge_reply(status: StatusCode, challenge: &str, message: &str) -> Reply {
+    let mut reply = refusal(status, message);
+    if let Ok(value) = HeaderValue::from_str(challenge) {
+        reply.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    reply
+}
+
+fn method_not_allowed(allow: &'static str) -> Reply {
+    let mut reply = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+    reply
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    reply
+}
+
+fn accepted() -> Reply {
+    let mut reply = Response::new(Body::empty());
+    *reply.status_mut() = StatusCode::ACCEPTED;
+    reply
+}
+
+fn sse_response(body: SseBody) -> Reply {
+    let mut reply = Response::new(Body::Sse(body));
+    let headers = reply.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    reply
+}
+
+/// A value safe inside a quoted-string of a challenge.
+fn quoted(text: &str) -> String {
+    text.chars()
+        .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
+        .collect()
+}

@@ -1,0 +1,249 @@
+//! Streamable HTTP (MCP 2025-03-26 … 2025-11-25) on one endpoint path.
+//!
+//! - `POST`: one client message (or a batch). Notifications and responses get `202`; requests
+//!   get their answers as JSON or as an SSE stream that also carries the progress, logs and
+//!   server→client requests of those requests, then ends.
+//! - `GET`: the session's standalone SSE stream (messages tied to no request), or, with
+//!   `Last-Event-ID`, the resumption of any stream of the session after that event.
+//! - `DELETE`: ends the session.
+//!
+//! Safe by default: binds where it is told (examples use 127.0.0.1), checks `Host` and `Origin`
+//! against allow-lists (loopback names for a loopback bind), limits bodies and live sessions,
+//! and can require a bearer token checked by a validator of yours.
+
+mod auth;
+mod body;
+mod endpoint;
+mod events;
+mod guard;
+mod sessions;
+mod sse;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use auth::{AuthRejection, BearerAuth, TokenInfo, TokenValidator};
+pub use events::{EventStore, MemoryEventStore};
+
+use crate::{Error, Server};
+
+/// How answers to POSTed requests are sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResponseMode {
+    /// JSON when the answer is ready as the request is handled (nothing else to send first);
+    /// otherwise an SSE stream, so progress, logs and requests to the client flow while the
+    /// call runs, and the client can resume it after a dropped connection.
+    #[default]
+    Auto,
+    /// Always one JSON body. Messages tied to the call (progress, logs, requests to the client)
+    /// go on the session's standalone GET stream instead.
+    Json,
+    /// Always an SSE stream.
+    Sse,
+}
+
+/// Settings of the Streamable HTTP transport.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The MCP endpoint path (default `/mcp`).
+    pub path: String,
+    /// `Host` header values accepted (`name` or `name:port`, case-insensitive). Empty (the
+    /// default): loopback names when bound to a loopback address, any host otherwise.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` header values accepted (e.g. `https://app.example.com`). Empty (the default):
+    /// loopback origins (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`) when bound
+    /// to a loopback address, none otherwise. A request without `Origin` (not from a browser)
+    /// passes.
+    pub allowed_origins: Vec<String>,
+    /// No sessions: every POST stands alone (no session id, no GET stream, requests to the
+    /// client fail at once with [`Error::NoBackChannel`]). Scales behind any load balancer.
+    pub stateless: bool,
+    /// JSON or SSE answers (default [`ResponseMode::Auto`]).
+    pub response_mode: ResponseMode,
+    /// Live sessions at most (default 10,000); a new one beyond that gets `503`.
+    pub max_sessions: usize,
+    /// A session with no request, no call in flight and no open stream for this long is ended
+    /// (default 1 hour; `None`: never).
+    pub session_idle_timeout: Option<Duration>,
+    /// Largest request body in bytes (default: the server's `max_frame_bytes`).
+    pub max_body_bytes: Option<usize>,
+    /// The `retry:` hint sent before the server closes an SSE connection it wants the client to
+    /// reopen (default 1 s).
+    pub sse_retry: Duration,
+    /// A comment line on idle SSE connections this often, so proxies keep them (default 15 s).
+    pub sse_keep_alive: Option<Duration>,
+    /// Where SSE events are kept for replay after `Last-Event-ID` (default: in memory, bounded).
+    pub event_store: Arc<dyn EventStore>,
+    /// Require a bearer token on every request (default: none).
+    pub auth: Option<BearerAuth>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            path: "/mcp".into(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            stateless: false,
+            response_mode: ResponseMode::Auto,
+            max_sessions: 10_000,
+            session_idle_timeout: Some(Duration::from_secs(3600)),
+            max_body_bytes: None,
+            sse_retry: Duration::from_secs(1),
+            sse_keep_alive: Some(Duration::from_secs(15)),
+            event_store: Arc::new(MemoryEventStore::default()),
+            auth: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("path", &self.path)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("stateless", &self.stateless)
+            .field("response_mode", &self.response_mode)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("auth", &self.auth.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A running Streamable HTTP server (see [`Server::serve_http`]).
+pub struct HttpServer {
+    local_addr: SocketAddr,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("local_addr", &self.local_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpServer {
+    /// The address it listens on (the port, when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// A token that stops the server when cancelled (as [`shutdown`](Self::shutdown) does).
+    pub fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// Stops accepting, lets calls in flight finish (each session's `drain_timeout`), ends
+    /// every session and closes the connections.
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+
+    /// Waits until the server stops (its stop token is cancelled).
+    pub async fn wait(self) {
+        let _ = self.task.await;
+    }
+}
+
+impl Server {
+    /// Serves Streamable HTTP on `addr` (e.g. `"127.0.0.1:8080"`; port 0 picks one) at
+    /// `options.path`, until the returned handle is shut down. Binds before returning, so a
+    /// bad address or a port in use is reported here.
+    pub async fn serve_http(&self, addr: &str, options: HttpOptions) -> Result<HttpServer, Error> {
+        let listener = TcpListener::bind(addr).await.map_err(Error::Transport)?;
+        self.serve_http_on(listener, options)
+    }
+
+    /// [`serve_http`](Self::serve_http) on a listener you bound.
+    pub fn serve_http_on(
+        &self,
+        listener: TcpListener,
+        options: HttpOptions,
+    ) -> Result<HttpServer, Error> {
+        if !options.path.starts_with('/') {
+            return Err(Error::InvalidArgument(format!(
+                "the HTTP path must start with '/': {:?}",
+                options.path
+            )));
+        }
+        let local_addr = listener.local_addr().map_err(Error::Transport)?;
+        let stop = CancellationToken::new();
+        let endpoint = endpoint::Endpoint::new(self.clone(), options, local_addr, stop.clone());
+        let task = tokio::spawn(accept_loop(listener, endpoint, stop.clone()));
+        tracing::info!(%local_addr, "serving Streamable HTTP");
+        Ok(HttpServer {
+            local_addr,
+            stop,
+            task,
+        })
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    endpoint: Arc<endpoint::Endpoint>,
+    stop: CancellationToken,
+) {
+    let connections = TaskTracker::new();
+    let reaper = tokio::spawn(endpoint.clone().reap_idle_sessions());
+    loop {
+        let accepted = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (socket, _peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                // Out of descriptors and the like: back off instead of spinning.
+                tracing::warn!(%err, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // Answers are small writes that must not wait for Nagle's timer.
+        let _ = socket.set_nodelay(true);
+        let endpoint = endpoint.clone();
+        let stop = stop.clone();
+        connections.spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let endpoint = endpoint.clone();
+                async move { Ok::<_, std::convert::Infallible>(endpoint.handle(request).await) }
+            });
+            let connection = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(socket), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(err) = result {
+                        tracing::debug!(%err, "HTTP connection ended with an error");
+                    }
+                }
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    reaper.abort();
+    endpoint.end_all_sessions().await;
+    connections.close();
+    connections.wait().await;
+}

@@ -1,0 +1,175 @@
+//! One SSE stream of a session: numbered events, kept for replay, written to whichever HTTP
+//! connection currently carries the stream (none, after a drop, until the client resumes).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::events::EventStore;
+
+/// Where a stream's events are kept; `None` for streams that cannot be resumed.
+pub(crate) struct Replay {
+    pub(crate) store: Arc<dyn EventStore>,
+    pub(crate) session: Arc<str>,
+}
+
+pub(crate) struct SseStream {
+    pub(crate) name: String,
+    replay: Option<Replay>,
+    retry: Duration,
+    state: Mutex<StreamState>,
+}
+
+struct StreamState {
+    next_seq: u64,
+    connection: Option<UnboundedSender<Bytes>>,
+    ended: bool,
+}
+
+/// The stream cannot be resumed from that event (it is unknown, or events are gone).
+#[derive(Debug)]
+pub(crate) struct Gone;
+
+impl SseStream {
+    pub(crate) fn new(name: String, replay: Option<Replay>, retry: Duration) -> Arc<Self> {
+        Arc::new(SseStream {
+            name,
+            replay,
+            retry,
+            state: Mutex::new(StreamState {
+                next_seq: 1,
+                connection: None,
+                ended: false,
+            }),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, StreamState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes `connection` carry the stream from now on (a previous one is let go). With
+    /// `priming`, a first event with an id and no data lets the client resume from the start.
+    pub(crate) fn attach(&self, connection: UnboundedSender<Bytes>, priming: bool) {
+        let mut state = self.state();
+        if priming && self.replay.is_some() {
+            let _ = connection.send(Bytes::from(format!("id: {}-0\ndata: \n\n", self.name)));
+        }
+        if state.ended {
+            return; // dropping the sender ends the body
+        }
+        state.connection = Some(connection);
+    }
+
+    /// Replays the events after `after` into `connection`, then attaches it (if the stream
+    /// still runs; an ended stream's body ends after the replay).
+    pub(crate) fn resume(
+        &self,
+        connection: UnboundedSender<Bytes>,
+        after: u64,
+    ) -> Result<(), Gone> {
+        let replay = self.replay.as_ref().ok_or(Gone)?;
+        let mut state = self.state();
+        let events = replay
+            .store
+            .replay(&replay.session, &self.name, after)
+            .ok_or(Gone)?;
+        for (seq, message) in events {
+            let _ = connection.send(self.event(seq, &message));
+        }
+        if !state.ended {
+            state.connection = Some(connection);
+        }
+        Ok(())
+    }
+
+    /// Whether a connection carries the stream now.
+    pub(crate) fn is_attached(&self) -> bool {
+        self.state()
+            .connection
+            .as_ref()
+            .is_some_and(|c| !c.is_closed())
+    }
+
+    /// Sends (and keeps) one message.
+    pub(crate) fn push(&self, message: &str) {
+        let mut state = self.state();
+        if state.ended {
+            return;
+        }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        if let Some(replay) = &self.replay {
+            replay
+                .store
+                .store(&replay.session, &self.name, seq, message);
+        }
+        if let Some(connection) = &state.connection
+            && connection.send(self.event(seq, message)).is_err()
+        {
+            state.connection = None;
+        }
+    }
+
+    /// Closes the current connection after a `retry:` hint; the stream goes on, and the
+    /// client resumes it with `Last-Event-ID` (SSE polling). Not for unresumable streams.
+    pub(crate) fn release_connection(&self) {
+        if self.replay.is_none() {
+            return;
+        }
+        let mut state = self.state();
+        if let Some(connection) = state.connection.take() {
+            let _ = connection.send(self.retry_line());
+        }
+    }
+
+    /// The stream is complete: its connection's body ends.
+    pub(crate) fn end(&self) {
+        let mut state = self.state();
+        if state.ended {
+            return;
+        }
+        state.ended = true;
+        state.connection = None;
+        if let Some(replay) = &self.replay {
+            replay.store.stream_ended(&replay.session, &self.name);
+        }
+    }
+
+    /// Marks a stream that is only replayed from the store as complete.
+    pub(crate) fn end_quietly(&self) {
+        self.state().ended = true;
+    }
+
+    fn event(&self, seq: u64, message: &str) -> Bytes {
+        // Frames are compact JSON: one line, so one `data:` field.
+        let mut event = String::with_capacity(message.len() + self.name.len() + 40);
+        event.push_str("event: message\n");
+        if self.replay.is_some() {
+            event.push_str("id: ");
+            event.push_str(&self.name);
+            event.push('-');
+            event.push_str(&seq.to_string());
+            event.push('\n');
+        }
+        event.push_str("data: ");
+        event.push_str(message);
+        event.push_str("\n\n");
+        Bytes::from(event)
+    }
+
+    fn retry_line(&self) -> Bytes {
+        Bytes::from(format!("retry: {}\n\n", self.retry.as_millis()))
+    }
+}
+
+/// `<stream>-<seq>` → (stream, seq).
+pub(crate) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
+    let (stream, seq) = id.trim().rsplit_once('-')?;
+    if stream.is_empty() {
+        return None;
+    }
+    Some((stream, seq.parse().ok()?))
+}
