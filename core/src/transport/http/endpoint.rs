@@ -74,7 +74,9 @@ impl Endpoint {
     pub(crate) async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Reply {
         let headers = request.headers();
         let host = text_header(headers, header::HOST.as_str());
-        if !self.guard.host_allowed(host) {
+        // Two Host headers could pass the check with one and route with the other.
+        let single_host = headers.get_all(header::HOST).iter().count() <= 1;
+        if !single_host || !self.guard.host_allowed(host) {
             tracing::debug!(?host, "refused a request for a host not allowed");
             return refusal(StatusCode::FORBIDDEN, "Forbidden: Host header not allowed");
         }

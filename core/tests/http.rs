@@ -1,0 +1,897 @@
+//! Streamable HTTP from the outside: a real hyper client against `Server::serve_http` on
+//! 127.0.0.1: status codes of every refusal, sessions and their isolation, SSE streams and
+//! resumption, stateless mode, Host/Origin checks, bearer tokens, idle reaping, and many
+//! sessions at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use toolwire::transport::http::{
+    AuthRejection, BearerAuth, HttpOptions, HttpServer, ResponseMode, TokenInfo,
+};
+use toolwire::{Context, Server, Tool, ToolError, ToolOutput};
+
+fn test_server() -> Server {
+    Server::builder("http-test", "1")
+        .tool(Tool::new("echo"), |_ctx: Context, args: Value| async move {
+            Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default().to_owned()))
+        })
+        .tool(Tool::new("steps"), |ctx: Context, args: Value| async move {
+            let steps = args["steps"].as_u64().unwrap_or(3);
+            for step in 1..=steps {
+                ctx.progress(step as f64, Some(steps as f64), None);
+                ctx.log(toolwire::LogLevel::Info, json!({"step": step, "tag": args["tag"]}));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            Ok(ToolOutput::text(format!("done {}", args["tag"])))
+        })
+        .tool(Tool::new("poll"), |ctx: Context, _args: Value| async move {
+            ctx.progress(1.0, Some(2.0), None);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            ctx.close_sse_stream();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            ctx.progress(2.0, Some(2.0), None);
+            Ok(ToolOutput::text("polled"))
+        })
+        .tool(Tool::new("ask"), |ctx: Context, _args: Value| async move {
+            let answer = ctx
+                .elicit(json!({"message": "Which region?", "requestedSchema": {"type": "object", "properties": {"r": {"type": "string"}}}}))
+                .await?;
+            Ok(ToolOutput::text(answer["content"]["r"].as_str().unwrap_or("none").to_owned()))
+        })
+        .tool(Tool::new("nap"), |ctx: Context, args: Value| async move {
+            let ms = args["ms"].as_u64().unwrap_or(100);
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(ToolOutput::text("rested")),
+                () = ctx.cancelled() => Err(ToolError::new("cancelled")),
+            }
+        })
+        .build()
+        .expect("valid test server")
+}
+
+async fn serve(options: HttpOptions) -> HttpServer {
+    test_server()
+        .serve_http("127.0.0.1:0", options)
+        .await
+        .expect("bind 127.0.0.1:0")
+}
+
+/// One keep-alive HTTP/1.1 connection.
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    host: String,
+}
+
+impl Conn {
+    async fn open(server: &HttpServer) -> Conn {
+        let addr = server.local_addr();
+        let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let (sender, connection) = http1::handshake(TokioIo::new(stream))
+            .await
+            .expect("handshake");
+        tokio::spawn(connection);
+        Conn {
+            sender,
+            host: addr.to_string(),
+        }
+    }
+
+    async fn send(
+        &mut self,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Response<Incoming> {
+        let mut request = Request::builder().method(method).uri("/mcp");
+        if !headers.iter().any(|(name, _)| *name == "host") {
+            request = request.header("host", self.host.as_str());
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .expect("request");
+        self.sender.ready().await.expect("connection ready");
+        self.sender.send_request(request).await.expect("response")
+    }
+
+    /// A POST as a well-behaved client sends it.
+    async fn post(&mut self, session: Option<&str>, body: &Value) -> Response<Incoming> {
+        let mut headers = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        if let Some(session) = session {
+            headers.push(("mcp-session-id", session));
+            headers.push(("mcp-protocol-version", "2025-11-25"));
+        }
+        self.send(Method::POST, &headers, &body.to_string()).await
+    }
+
+    /// initialize + initialized; the session id.
+    async fn open_session(&mut self, capabilities: Value) -> String {
+        let reply = self
+            .post(
+                None,
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": capabilities,
+                "clientInfo": {"name": "http-test", "version": "1"}}}),
+            )
+            .await;
+        assert_eq!(reply.status(), StatusCode::OK);
+        let id = header(reply.headers(), "mcp-session-id").expect("a session id");
+        let body = json_body(reply).await;
+        assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
+        let reply = self
+            .post(
+                Some(&id),
+                &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            )
+            .await;
+        assert_eq!(reply.status(), StatusCode::ACCEPTED);
+        id
+    }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+async fn json_body(reply: Response<Incoming>) -> Value {
+    let bytes = reply.into_body().collect().await.expect("body").to_bytes();
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON ({e}): {bytes:?}"))
+}
+
+fn call(id: i64, name: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
+}
+
+/// One SSE event: its id (if any), its data, and a `retry:` seen before it.
+#[derive(Debug, Default, Clone)]
+struct Event {
+    id: Option<String>,
+    data: String,
+    retry: Option<u64>,
+}
+
+/// Reads SSE events from a body as they arrive.
+struct Events {
+    body: Incoming,
+    buffer: String,
+}
+
+impl Events {
+    fn new(reply: Response<Incoming>) -> Events {
+        assert_eq!(
+            header(reply.headers(), "content-type").as_deref(),
+            Some("text/event-stream")
+        );
+        Events {
+            body: reply.into_body(),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event, or `None` at the end of the body.
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = Event::default();
+                let mut any = false;
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        event.id = Some(v.to_owned());
+                        any = true;
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        event.data.push_str(v);
+                        any = true;
+                    } else if let Some(v) = line.strip_prefix("retry: ") {
+                        event.retry = v.parse().ok();
+                        any = true;
+                    }
+                }
+                if any {
+                    return Some(event);
+                }
+                continue; // a comment (keep-alive)
+            }
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
+                .await
+                .expect("SSE event within 10 s")?
+                .expect("body frame");
+            if let Ok(data) = frame.into_data() {
+                self.buffer
+                    .push_str(std::str::from_utf8(&data).expect("UTF-8"));
+            }
+        }
+    }
+
+    /// Every remaining JSON message until the body ends.
+    async fn rest(&mut self) -> Vec<Value> {
+        let mut messages = Vec::new();
+        while let Some(event) = self.next().await {
+            if !event.data.is_empty() {
+                messages.push(serde_json::from_str(&event.data).expect("JSON data"));
+            }
+        }
+        messages
+    }
+}
+
+#[tokio::test]
+async fn refusals_have_the_right_status_and_the_server_keeps_serving() {
+    let server = serve(HttpOptions::default()).await;
+    let mut conn = Conn::open(&server).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let json_accept = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+    ];
+    // (method, headers, body, expected status, what the error message says)
+    type Case<'a> = (Method, Vec<(&'a str, &'a str)>, String, StatusCode, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            Method::POST,
+            json_accept.to_vec(),
+            init.clone(),
+            StatusCode::NOT_ACCEPTABLE,
+            "accept",
+        ),
+        (
+            Method::POST,
+            vec![
+                ("content-type", "text/plain"),
+                ("accept", "application/json, text/event-stream"),
+            ],
+            init.clone(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Media Type",
+        ),
+        (
+            Method::POST,
+            vec![("content-type", "application/json"), ("accept", "*/*")],
+            "{not json".into(),
+            StatusCode::BAD_REQUEST,
+            "Parse error",
+        ),
+        (
+            Method::POST,
+            vec![("content-type", "application/json"), ("accept", "*/*")],
+            json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string(),
+            StatusCode::BAD_REQUEST,
+            "Mcp-Session-Id header is required",
+        ),
+        (
+            Method::POST,
+            vec![
+                ("content-type", "application/json"),
+                ("accept", "*/*"),
+                ("mcp-session-id", "0123"),
+            ],
+            json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string(),
+            StatusCode::NOT_FOUND,
+            "unknown or expired session",
+        ),
+        (
+            Method::POST,
+            vec![
+                ("content-type", "application/json"),
+                ("accept", "*/*"),
+                ("mcp-protocol-version", "1999-01-01"),
+            ],
+            init.clone(),
+            StatusCode::BAD_REQUEST,
+            "unsupported MCP-Protocol-Version",
+        ),
+        (
+            Method::PUT,
+            vec![],
+            String::new(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed",
+        ),
+        (
+            Method::GET,
+            vec![("accept", "text/event-stream")],
+            String::new(),
+            StatusCode::BAD_REQUEST,
+            "required",
+        ),
+        (
+            Method::GET,
+            vec![("accept", "application/json")],
+            String::new(),
+            StatusCode::NOT_ACCEPTABLE,
+            "accept",
+        ),
+        (
+            Method::DELETE,
+            vec![("mcp-session-id", "nope")],
+            String::new(),
+            StatusCode::NOT_FOUND,
+            "unknown",
+        ),
+        (
+            Method::POST,
+            vec![
+                ("content-type", "application/json"),
+                ("accept", "*/*"),
+                ("origin", "http://evil.example.com"),
+            ],
+            init.clone(),
+            StatusCode::FORBIDDEN,
+            "Origin",
+        ),
+        (
+            Method::POST,
+            vec![
+                ("content-type", "application/json"),
+                ("accept", "*/*"),
+                ("host", "evil.example.com"),
+            ],
+            init.clone(),
+            StatusCode::FORBIDDEN,
+            "Host",
+        ),
+    ];
+    for (method, headers, body, status, says) in cases {
+        let reply = conn.send(method.clone(), &headers, &body).await;
+        assert_eq!(reply.status(), status, "{method} {headers:?}");
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            assert_eq!(
+                header(reply.headers(), "allow").as_deref(),
+                Some("GET, POST, DELETE")
+            );
+        }
+        let body = json_body(reply).await;
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(says),
+            "{status}: {message:?} lacks {says:?}"
+        );
+        if status == StatusCode::BAD_REQUEST && says == "Parse error" {
+            assert_eq!(body["error"]["code"], -32700);
+        }
+    }
+    // A body over the limit (the server's 4 MiB frame limit) is refused unread; the server may
+    // then close that connection, so it goes on one of its own.
+    let mut big = Conn::open(&server).await;
+    let huge = format!("[{}1]", "1,".repeat(2_200_000));
+    let reply = big
+        .send(
+            Method::POST,
+            &[("content-type", "application/json"), ("accept", "*/*")],
+            &huge,
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    // The same connection still serves a good client.
+    let session = conn.open_session(json!({})).await;
+    let reply = conn
+        .post(
+            Some(&session),
+            &call(7, "echo", json!({"text": "still here"})),
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    assert_eq!(
+        json_body(reply).await["result"]["content"][0]["text"],
+        "still here"
+    );
+    // Loopback names and origins pass.
+    let ok = conn
+        .send(
+            Method::POST,
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("host", "localhost:1234"),
+                ("origin", "http://localhost:5173"),
+            ],
+            &init,
+        )
+        .await;
+    assert_eq!(ok.status(), StatusCode::OK);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn quick_answers_are_json_and_slow_ones_stream_with_their_progress() {
+    let server = serve(HttpOptions::default()).await;
+    let mut conn = Conn::open(&server).await;
+    let session = conn.open_session(json!({})).await;
+    let quick = conn
+        .post(Some(&session), &call(1, "echo", json!({"text": "hi"})))
+        .await;
+    assert_eq!(
+        header(quick.headers(), "content-type").as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(json_body(quick).await["result"]["content"][0]["text"], "hi");
+
+    let mut request = call(2, "steps", json!({"steps": 3, "tag": "a"}));
+    request["params"]["_meta"] = json!({"progressToken": "tok"});
+    let mut events = Events::new(conn.post(Some(&session), &request).await);
+    let priming = events.next().await.expect("priming event");
+    assert!(priming.data.is_empty() && priming.id.as_deref().is_some_and(|id| id.ends_with("-0")));
+    let messages = events.rest().await;
+    let progress: Vec<f64> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap_or_default())
+        .collect();
+    assert_eq!(progress, vec![1.0, 2.0, 3.0]);
+    assert_eq!(
+        messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .count(),
+        3
+    );
+    let last = messages.last().expect("the answer");
+    assert_eq!(last["id"], 2);
+    assert_eq!(last["result"]["content"][0]["text"], "done \"a\"");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn sessions_never_see_each_others_messages() {
+    let server = serve(HttpOptions::default()).await;
+    let mut a = Conn::open(&server).await;
+    let mut b = Conn::open(&server).await;
+    let session_a = a.open_session(json!({})).await;
+    let session_b = b.open_session(json!({})).await;
+    assert_ne!(session_a, session_b);
+    // A's standalone stream is open while B's calls run and send progress and logs.
+    let mut a_get = Conn::open(&server).await;
+    let standalone = a_get
+        .send(
+            Method::GET,
+            &[
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &session_a),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(standalone.status(), StatusCode::OK);
+    let mut standalone = Events::new(standalone);
+    assert!(standalone.next().await.expect("priming").data.is_empty());
+
+    let mut request_b = call(1, "steps", json!({"steps": 2, "tag": "b"}));
+    request_b["params"]["_meta"] = json!({"progressToken": 1});
+    let mut request_a = call(1, "steps", json!({"steps": 2, "tag": "a"}));
+    request_a["params"]["_meta"] = json!({"progressToken": 1});
+    let (reply_a, reply_b) = tokio::join!(
+        a.post(Some(&session_a), &request_a),
+        b.post(Some(&session_b), &request_b)
+    );
+    let (messages_a, messages_b) =
+        tokio::join!(async { Events::new(reply_a).rest().await }, async {
+            Events::new(reply_b).rest().await
+        });
+    for message in &messages_a {
+        assert!(
+            !message.to_string().contains("\"b\""),
+            "A saw B's message {message}"
+        );
+    }
+    for message in &messages_b {
+        assert!(
+            !message.to_string().contains("\"a\""),
+            "B saw A's message {message}"
+        );
+    }
+    assert_eq!(
+        messages_a.last().unwrap()["result"]["content"][0]["text"],
+        "done \"a\""
+    );
+    assert_eq!(
+        messages_b.last().unwrap()["result"]["content"][0]["text"],
+        "done \"b\""
+    );
+    // Nothing went to A's standalone stream (its calls' messages are on their own streams).
+    let nothing = tokio::time::timeout(Duration::from_millis(100), standalone.next()).await;
+    assert!(nothing.is_err(), "unexpected standalone event {nothing:?}");
+    // A second standalone stream is a conflict; B's id does not open A's.
+    let second = a
+        .send(
+            Method::GET,
+            &[
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &session_a),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(second.status(), StatusCode::CONFLICT);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_released_stream_is_resumed_after_last_event_id() {
+    let server = serve(HttpOptions::default()).await;
+    let mut conn = Conn::open(&server).await;
+    let session = conn.open_session(json!({})).await;
+    let mut request = call(5, "poll", json!({}));
+    request["params"]["_meta"] = json!({"progressToken": "p"});
+    let mut events = Events::new(conn.post(Some(&session), &request).await);
+    let mut last_id = None;
+    let mut retry = None;
+    while let Some(event) = events.next().await {
+        if event.retry.is_some() {
+            retry = event.retry;
+        }
+        if event.id.is_some() {
+            last_id = event.id;
+        }
+    }
+    assert_eq!(
+        retry,
+        Some(1000),
+        "a retry hint before the connection closed"
+    );
+    let last_id = last_id.expect("events had ids");
+    assert!(
+        last_id.ends_with("-1"),
+        "progress 1 was the last event before the close: {last_id}"
+    );
+    // The call goes on; resuming gets what came after, including the answer.
+    let mut get = Conn::open(&server).await;
+    let resumed = get
+        .send(
+            Method::GET,
+            &[
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &session),
+                ("last-event-id", &last_id),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let messages = Events::new(resumed).rest().await;
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0]["params"]["progress"], 2);
+    assert_eq!(messages[1]["id"], 5);
+    assert_eq!(messages[1]["result"]["content"][0]["text"], "polled");
+    // Replaying the finished stream again from its start gives the whole stream.
+    let first = last_id.replace("-1", "-0");
+    let again = get
+        .send(
+            Method::GET,
+            &[
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &session),
+                ("last-event-id", &first),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(Events::new(again).rest().await.len(), 3);
+    // Unknown streams are refused with 400, not 404 (the session is fine).
+    let unknown = get
+        .send(
+            Method::GET,
+            &[
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &session),
+                ("last-event-id", "p99-3"),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn elicitation_travels_on_the_call_stream_and_the_answer_comes_by_post() {
+    let server = serve(HttpOptions::default()).await;
+    let mut conn = Conn::open(&server).await;
+    let session = conn.open_session(json!({"elicitation": {}})).await;
+    let mut events = Events::new(conn.post(Some(&session), &call(9, "ask", json!({}))).await);
+    events.next().await.expect("priming");
+    let request: Value = serde_json::from_str(&events.next().await.expect("request").data).unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    let mut other = Conn::open(&server).await;
+    let answer = other
+        .post(
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"r": "eu"}}}),
+        )
+        .await;
+    assert_eq!(answer.status(), StatusCode::ACCEPTED);
+    let messages = events.rest().await;
+    assert_eq!(
+        messages.last().unwrap()["result"]["content"][0]["text"],
+        "eu"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn stateless_mode_answers_without_sessions_and_refuses_requests_to_the_client() {
+    let mut options = HttpOptions::default();
+    options.stateless = true;
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let reply = conn
+        .send(
+            Method::POST,
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+            &call(1, "echo", json!({"text": "alone"})).to_string(),
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    assert!(header(reply.headers(), "mcp-session-id").is_none());
+    assert_eq!(
+        json_body(reply).await["result"]["content"][0]["text"],
+        "alone"
+    );
+    // A tool that asks the client fails at once with a clear message instead of hanging.
+    let asked = tokio::time::timeout(
+        Duration::from_secs(5),
+        conn.send(
+            Method::POST,
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ],
+            &call(2, "ask", json!({})).to_string(),
+        ),
+    )
+    .await
+    .expect("no hang");
+    let answer = match header(asked.headers(), "content-type").as_deref() {
+        Some("application/json") => json_body(asked).await,
+        _ => Events::new(asked).rest().await.pop().expect("answer"),
+    };
+    assert_eq!(answer["result"]["isError"], true);
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("elicitation") || text.contains("stateless"),
+        "{text}"
+    );
+    for (method, allow) in [(Method::GET, "POST"), (Method::DELETE, "POST")] {
+        let reply = conn
+            .send(method, &[("accept", "text/event-stream")], "")
+            .await;
+        assert_eq!(reply.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(header(reply.headers(), "allow").as_deref(), Some(allow));
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn json_mode_always_answers_with_one_json_body() {
+    let mut options = HttpOptions::default();
+    options.response_mode = ResponseMode::Json;
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let session = conn.open_session(json!({})).await;
+    let mut request = call(3, "steps", json!({"steps": 2, "tag": "j"}));
+    request["params"]["_meta"] = json!({"progressToken": 3});
+    let reply = conn.post(Some(&session), &request).await;
+    assert_eq!(
+        header(reply.headers(), "content-type").as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(
+        json_body(reply).await["result"]["content"][0]["text"],
+        "done \"j\""
+    );
+    server.shutdown().await;
+}
+
+fn token_check(token: &str) -> Result<TokenInfo, AuthRejection> {
+    match token {
+        "alice-token" => Ok(TokenInfo::new(Some("alice".into()), vec!["tools".into()])),
+        "bob-token" => Ok(TokenInfo::new(Some("bob".into()), vec!["tools".into()])),
+        "reader-token" => Err(AuthRejection::insufficient_scope("tools")),
+        _ => Err(AuthRejection::invalid_token("unknown token")),
+    }
+}
+
+#[tokio::test]
+async fn bearer_tokens_are_required_checked_and_bound_to_the_session() {
+    let mut options = HttpOptions::default();
+    options.auth = Some(BearerAuth::new(token_check, "https://auth.example.com"));
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let base = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let missing = conn.send(Method::POST, &base, &init).await;
+    assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+    let challenge = header(missing.headers(), "www-authenticate").expect("a challenge");
+    let metadata_url = format!(
+        "http://{}/.well-known/oauth-protected-resource/mcp",
+        server.local_addr()
+    );
+    assert_eq!(
+        challenge,
+        format!("Bearer resource_metadata=\"{metadata_url}\"")
+    );
+
+    let with = |token: &'static str| {
+        let mut headers = base.to_vec();
+        headers.push(("authorization", token));
+        headers
+    };
+    let bad = conn.send(Method::POST, &with("Bearer forged"), &init).await;
+    assert_eq!(bad.status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        header(bad.headers(), "www-authenticate")
+            .unwrap()
+            .contains("error=\"invalid_token\"")
+    );
+    let scoped = conn
+        .send(Method::POST, &with("Bearer reader-token"), &init)
+        .await;
+    assert_eq!(scoped.status(), StatusCode::FORBIDDEN);
+    assert!(
+        header(scoped.headers(), "www-authenticate")
+            .unwrap()
+            .contains("scope=\"tools\"")
+    );
+
+    let opened = conn
+        .send(Method::POST, &with("Bearer alice-token"), &init)
+        .await;
+    assert_eq!(opened.status(), StatusCode::OK);
+    let session = header(opened.headers(), "mcp-session-id").unwrap();
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    let mut as_alice = with("Bearer alice-token");
+    as_alice.push(("mcp-session-id", &session));
+    assert_eq!(
+        conn.send(Method::POST, &as_alice, &ping).await.status(),
+        StatusCode::OK
+    );
+    // Bob's valid token does not open Alice's session.
+    let mut as_bob = with("Bearer bob-token");
+    as_bob.push(("mcp-session-id", &session));
+    assert_eq!(
+        conn.send(Method::POST, &as_bob, &ping).await.status(),
+        StatusCode::NOT_FOUND
+    );
+
+    // The metadata needs no token.
+    let metadata = conn.send(Method::GET, &[], "").await;
+    assert_eq!(
+        metadata.status(),
+        StatusCode::UNAUTHORIZED,
+        "the MCP path itself still needs one"
+    );
+    let stream = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    let (mut sender, connection) = http1::handshake(TokioIo::new(stream)).await.unwrap();
+    tokio::spawn(connection);
+    let request = Request::get("/.well-known/oauth-protected-resource/mcp")
+        .header("host", server.local_addr().to_string())
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let document = json_body(sender.send_request(request).await.unwrap()).await;
+    assert_eq!(
+        document["authorization_servers"],
+        json!(["https://auth.example.com"])
+    );
+    assert_eq!(
+        document["resource"],
+        format!("http://{}/mcp", server.local_addr())
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_sessions_are_reaped_but_not_while_a_call_runs() {
+    let mut options = HttpOptions::default();
+    options.session_idle_timeout = Some(Duration::from_millis(200));
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let idle = conn.open_session(json!({})).await;
+    let busy = conn.open_session(json!({})).await;
+    let mut long = Conn::open(&server).await;
+    let long_call = tokio::spawn(async move {
+        let reply = long
+            .post(Some(&busy), &call(1, "nap", json!({"ms": 700})))
+            .await;
+        let answer = Events::new(reply).rest().await.pop().expect("answer");
+        (answer, busy, long)
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let gone = conn
+        .post(
+            Some(&idle),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+        )
+        .await;
+    assert_eq!(
+        gone.status(),
+        StatusCode::NOT_FOUND,
+        "the idle session was ended"
+    );
+    let (answer, busy, mut long) = long_call.await.unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "rested");
+    let alive = long
+        .post(
+            Some(&busy),
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+        )
+        .await;
+    assert_eq!(
+        alive.status(),
+        StatusCode::OK,
+        "the busy session lived through the call"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_sessions_lose_nothing() {
+    const SESSIONS: usize = 1000;
+    const CONNECTIONS: usize = 50;
+    let server = Arc::new(serve(HttpOptions::default()).await);
+    let answered = Arc::new(AtomicUsize::new(0));
+    // Every session is opened first, so all 1,000 are live at once; then each makes calls.
+    let mut tasks = Vec::new();
+    for c in 0..CONNECTIONS {
+        let server = server.clone();
+        let answered = answered.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = Conn::open(&server).await;
+            let mut sessions = Vec::new();
+            for _ in 0..SESSIONS / CONNECTIONS {
+                sessions.push(conn.open_session(json!({})).await);
+            }
+            for round in 0..3 {
+                for (s, session) in sessions.iter().enumerate() {
+                    let text = format!("conn {c} session {s} round {round}");
+                    let reply = conn
+                        .post(Some(session), &call(round, "echo", json!({"text": text})))
+                        .await;
+                    assert_eq!(reply.status(), StatusCode::OK);
+                    let body = json_body(reply).await;
+                    assert_eq!(body["id"], round);
+                    assert_eq!(body["result"]["content"][0]["text"], text);
+                    answered.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("a client task failed");
+    }
+    assert_eq!(answered.load(Ordering::Relaxed), SESSIONS * 3);
+    match Arc::try_unwrap(server) {
+        Ok(server) => server.shutdown().await,
+        Err(_) => panic!("server handle still shared"),
+    }
+}
