@@ -43,6 +43,7 @@ where
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolError {
     message: String,
+    not_found: bool,
 }
 
 impl ToolError {
@@ -50,7 +51,22 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            not_found: false,
         }
+    }
+
+    /// What was asked for does not exist: from a resource handler, the client gets
+    /// `-32002 Resource not found` (elsewhere it is an ordinary failure).
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            not_found: true,
+        }
+    }
+
+    /// Whether this is a [`not_found`](Self::not_found) failure.
+    pub fn is_not_found(&self) -> bool {
+        self.not_found
     }
 
     /// The message the client sees.

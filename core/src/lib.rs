@@ -2,6 +2,7 @@
 #![warn(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod catalog;
 mod context;
 mod dispatch;
 mod error;
@@ -13,6 +14,11 @@ mod registry;
 pub mod transport;
 pub mod wire;
 
+pub use catalog::{
+    Completer, Completion, CompletionRequest, Prompt, PromptArgument, PromptHandler, PromptMessage,
+    PromptRequest, PromptResult, Reference, Resource, ResourceContents, ResourceHandler,
+    ResourceRequest, ResourceTemplate, Role,
+};
 pub use context::{Context, json_number};
 pub use dispatch::{
     CallTask, HostHooks, LocalExecutor, Outbound, RequestOptions, Server, ServerBuilder,

@@ -83,20 +83,27 @@ pub(crate) fn start(
         serial,
         version,
     );
-    // Poll once right here: a call that finishes at once costs no task spawn, and a host that
-    // feeds frames from its own thread (a JS event loop) runs its quick handlers on that thread.
-    // A pending call continues as a task, whose first poll registers its real wake-ups.
-    let mut task = Box::pin(session.tasks.track_future(task));
-    let finished = {
-        let _runtime = session.runtime.enter();
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        task.as_mut().poll(&mut cx).is_ready()
-    };
-    if !finished {
-        match &session.spawn_call {
-            Some(spawn_call) => spawn_call(task),
-            None => {
-                session.runtime.spawn(task);
+    session.run_task(task);
+}
+
+impl SessionShared {
+    /// Runs a request's work: polled once right here (a call that finishes at once costs no
+    /// task spawn, and a host feeding frames from its own thread, a JS event loop, runs its
+    /// quick handlers on that thread); if pending it goes on as a task (the host's, if it takes
+    /// them), whose first poll registers its real wake-ups.
+    pub(crate) fn run_task(&self, work: impl Future<Output = ()> + Send + 'static) {
+        let mut task = Box::pin(self.tasks.track_future(work));
+        let finished = {
+            let _runtime = self.runtime.enter();
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            task.as_mut().poll(&mut cx).is_ready()
+        };
+        if !finished {
+            match &self.spawn_call {
+                Some(spawn_call) => spawn_call(task),
+                None => {
+                    self.runtime.spawn(task);
+                }
             }
         }
     }

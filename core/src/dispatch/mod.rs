@@ -1,6 +1,7 @@
 //! Dispatch: sessions, routing, tool calls, correlation in both directions, limits.
 
 mod call;
+mod catalog;
 mod limiter;
 mod local;
 mod peer;

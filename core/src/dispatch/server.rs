@@ -4,6 +4,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Limiter;
+use crate::catalog::{
+    Catalog, Completer, Prompt, PromptHandler, Reference, Resource, ResourceHandler,
+    ResourceTemplate,
+};
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Tool};
 use crate::registry::ToolRegistry;
 use crate::wire::Limits;
@@ -62,6 +66,7 @@ pub(crate) struct ServerInner {
     pub(crate) options: ServerOptions,
     pub(crate) limits: Limits,
     pub(crate) registry: ToolRegistry,
+    pub(crate) catalog: Catalog,
     pub(crate) call_limiter: Limiter,
 }
 
@@ -85,9 +90,20 @@ impl ServerInner {
                 info["websiteUrl"] = json!(url);
             }
         }
+        // Capabilities follow what is registered when the client initializes.
+        let mut capabilities = json!({"tools": {"listChanged": true}, "logging": {}});
+        if self.catalog.has_resources() {
+            capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
+        }
+        if self.catalog.has_prompts() {
+            capabilities["prompts"] = json!({"listChanged": true});
+        }
+        if self.catalog.has_completers() && version >= ProtocolVersion::V2025_03_26 {
+            capabilities["completions"] = json!({});
+        }
         let mut result = json!({
             "protocolVersion": version.as_str(),
-            "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+            "capabilities": capabilities,
             "serverInfo": info,
         });
         if let Some(instructions) = &self.instructions {
@@ -141,6 +157,7 @@ impl Server {
             instructions: None,
             options: ServerOptions::default(),
             tools: Vec::new(),
+            catalog: Vec::new(),
         }
     }
 
@@ -170,6 +187,98 @@ impl Server {
     pub fn options(&self) -> &ServerOptions {
         &self.inner.options
     }
+
+    /// Registers a resource with a fixed URI; sessions get `notifications/resources/list_changed`.
+    pub fn add_resource(
+        &self,
+        resource: Resource,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        self.inner.catalog.add_resource(resource, Arc::new(handler))
+    }
+
+    /// [`add_resource`](Self::add_resource) for a handler behind an `Arc`.
+    pub fn add_resource_arc(
+        &self,
+        resource: Resource,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<(), Error> {
+        self.inner.catalog.add_resource(resource, handler)
+    }
+
+    /// Registers a resource template; a `resources/read` of a URI no fixed resource has goes to
+    /// the first template it matches.
+    pub fn add_resource_template(
+        &self,
+        template: ResourceTemplate,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        self.inner.catalog.add_template(template, Arc::new(handler))
+    }
+
+    /// [`add_resource_template`](Self::add_resource_template) for a handler behind an `Arc`.
+    pub fn add_resource_template_arc(
+        &self,
+        template: ResourceTemplate,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<(), Error> {
+        self.inner.catalog.add_template(template, handler)
+    }
+
+    /// Registers a prompt.
+    pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) -> Result<(), Error> {
+        self.inner.catalog.add_prompt(prompt, Arc::new(handler))
+    }
+
+    /// [`add_prompt`](Self::add_prompt) for a handler behind an `Arc`.
+    pub fn add_prompt_arc(
+        &self,
+        prompt: Prompt,
+        handler: Arc<dyn PromptHandler>,
+    ) -> Result<(), Error> {
+        self.inner.catalog.add_prompt(prompt, handler)
+    }
+
+    /// Completes the arguments of a registered prompt or resource template
+    /// (`completion/complete`); replaces an earlier completer of the same reference.
+    pub fn set_completer(
+        &self,
+        reference: Reference,
+        completer: impl Completer,
+    ) -> Result<(), Error> {
+        self.inner
+            .catalog
+            .set_completer(reference, Arc::new(completer))
+    }
+
+    /// [`set_completer`](Self::set_completer) for a completer behind an `Arc`.
+    pub fn set_completer_arc(
+        &self,
+        reference: Reference,
+        completer: Arc<dyn Completer>,
+    ) -> Result<(), Error> {
+        self.inner.catalog.set_completer(reference, completer)
+    }
+
+    /// Removes the resource `uri`; `false` if there was none.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.inner.catalog.remove_resource(uri)
+    }
+
+    /// Removes the template `uri_template`; `false` if there was none.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.inner.catalog.remove_template(uri_template)
+    }
+
+    /// Removes the prompt `name`; `false` if there was none.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.inner.catalog.remove_prompt(name)
+    }
+
+    /// Tells every session subscribed to `uri` that it changed (`notifications/resources/updated`).
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner.catalog.resource_updated(uri);
+    }
 }
 
 /// Builds a [`Server`]; registration errors surface in [`build`](Self::build).
@@ -179,6 +288,15 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     options: ServerOptions,
     tools: Vec<(Tool, Arc<dyn ToolHandler>)>,
+    catalog: Vec<Registration>,
+}
+
+/// A catalog entry given to the builder, registered in `build`.
+enum Registration {
+    Resource(Resource, Arc<dyn ResourceHandler>),
+    Template(ResourceTemplate, Arc<dyn ResourceHandler>),
+    Prompt(Prompt, Arc<dyn PromptHandler>),
+    Completer(Reference, Arc<dyn Completer>),
 }
 
 impl ServerBuilder {
@@ -217,6 +335,38 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a resource with a fixed URI.
+    pub fn resource(mut self, resource: Resource, handler: impl ResourceHandler) -> Self {
+        self.catalog
+            .push(Registration::Resource(resource, Arc::new(handler)));
+        self
+    }
+
+    /// Adds a resource template.
+    pub fn resource_template(
+        mut self,
+        template: ResourceTemplate,
+        handler: impl ResourceHandler,
+    ) -> Self {
+        self.catalog
+            .push(Registration::Template(template, Arc::new(handler)));
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: Prompt, handler: impl PromptHandler) -> Self {
+        self.catalog
+            .push(Registration::Prompt(prompt, Arc::new(handler)));
+        self
+    }
+
+    /// Completes the arguments of a prompt or template added to this builder.
+    pub fn completer(mut self, reference: Reference, completer: impl Completer) -> Self {
+        self.catalog
+            .push(Registration::Completer(reference, Arc::new(completer)));
+        self
+    }
+
     /// Checks every tool and builds the server.
     pub fn build(self) -> Result<Server, Error> {
         let options = self.options;
@@ -234,6 +384,17 @@ impl ServerBuilder {
         for (tool, handler) in self.tools {
             registry.insert(registry.prepare(tool, handler)?)?;
         }
+        let catalog = Catalog::default();
+        for registration in self.catalog {
+            match registration {
+                Registration::Resource(def, handler) => catalog.add_resource(def, handler)?,
+                Registration::Template(def, handler) => catalog.add_template(def, handler)?,
+                Registration::Prompt(def, handler) => catalog.add_prompt(def, handler)?,
+                Registration::Completer(reference, completer) => {
+                    catalog.set_completer(reference, completer)?;
+                }
+            }
+        }
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -244,6 +405,7 @@ impl ServerBuilder {
                 },
                 call_limiter: Limiter::new(options.max_concurrent_calls, options.max_queued_calls),
                 registry,
+                catalog,
                 options,
             }),
         })

@@ -3,7 +3,7 @@
 //! A transport feeds frames in with [`Session::handle_frame`] and takes frames out of the
 //! paired [`Outbound`]. That pair is also the "bring your own transport" entry point.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -51,6 +51,8 @@ pub(crate) struct SessionShared {
     pub(crate) shutdown: CancellationToken,
     pub(crate) runtime: Handle,
     pub(crate) spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
+    /// Resource URIs this client subscribed to.
+    subscriptions: Mutex<HashSet<String>>,
 }
 
 /// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
@@ -147,13 +149,23 @@ impl Session {
             shutdown: shutdown.clone(),
             runtime,
             spawn_call,
+            subscriptions: Mutex::new(HashSet::new()),
         });
-        shared.runtime.spawn(watch_tool_changes(
+        let catalog = &shared.server.catalog;
+        shared.runtime.spawn(watch_changes(
             Arc::downgrade(&shared),
-            {
-                let mut rx = shared.server.registry.subscribe();
-                rx.borrow_and_update();
-                rx
+            Watched {
+                tools: {
+                    let mut rx = shared.server.registry.subscribe();
+                    rx.borrow_and_update();
+                    rx
+                },
+                catalog: {
+                    let mut rx = catalog.subscribe_changes();
+                    rx.borrow_and_update();
+                    rx
+                },
+                updates: catalog.subscribe_updates(),
             },
             shutdown.clone(),
             server.inner.options.list_changed_debounce,
@@ -275,33 +287,126 @@ impl Drop for SessionShared {
     }
 }
 
-/// Sends one coalesced `list_changed` per burst of registry changes, once initialized.
-async fn watch_tool_changes(
+struct Watched {
+    tools: tokio::sync::watch::Receiver<u64>,
+    catalog: tokio::sync::watch::Receiver<[u64; 2]>,
+    updates: tokio::sync::broadcast::Receiver<Arc<str>>,
+}
+
+/// Sends one coalesced `list_changed` per burst of changes to each list, once initialized, and
+/// `notifications/resources/updated` for subscribed URIs.
+async fn watch_changes(
     session: std::sync::Weak<SessionShared>,
-    mut changes: tokio::sync::watch::Receiver<u64>,
+    mut watched: Watched,
     shutdown: CancellationToken,
     debounce: std::time::Duration,
 ) {
+    let mut seen_catalog = *watched.catalog.borrow();
     loop {
+        let mut tools_changed = false;
         tokio::select! {
             () = shutdown.cancelled() => return,
-            changed = changes.changed() => if changed.is_err() { return },
+            changed = watched.tools.changed() => {
+                if changed.is_err() { return }
+                tools_changed = true;
+            }
+            changed = watched.catalog.changed() => if changed.is_err() { return },
+            update = watched.updates.recv() => {
+                let uri = match update {
+                    Ok(uri) => uri,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "resource updates came faster than this session took them");
+                        continue;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(session) = session.upgrade() else { return };
+                if session.subscriptions().contains(&*uri) {
+                    session.send(notification_frame(
+                        "notifications/resources/updated",
+                        Some(&json!({"uri": &*uri})),
+                    ));
+                }
+                continue;
+            }
         }
         tokio::select! {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(debounce) => {}
         }
-        changes.borrow_and_update();
+        if watched.tools.has_changed().unwrap_or(false) {
+            tools_changed = true;
+        }
+        watched.tools.borrow_and_update();
+        let catalog = *watched.catalog.borrow_and_update();
         let Some(session) = session.upgrade() else {
             return;
         };
-        if session.initialized.load(Ordering::Acquire) {
-            session.send(notification_frame::<Value>(
-                "notifications/tools/list_changed",
-                None,
+        if !session.initialized.load(Ordering::Acquire) {
+            seen_catalog = catalog;
+            continue;
+        }
+        let notify = |method: &str| session.send(notification_frame::<Value>(method, None));
+        if tools_changed {
+            notify("notifications/tools/list_changed");
+        }
+        if catalog[0] != seen_catalog[0] {
+            notify("notifications/resources/list_changed");
+        }
+        if catalog[1] != seen_catalog[1] {
+            notify("notifications/prompts/list_changed");
+        }
+        seen_catalog = catalog;
+    }
+}
+
+/// One page of a list sorted by key, as the JSON text of `{"<key>": [...], "nextCursor"?}`.
+pub(crate) fn page<V>(
+    items: &BTreeMap<String, V>,
+    params: Option<&Value>,
+    page_size: Option<usize>,
+    list_key: &str,
+    render: impl Fn(&V) -> String,
+) -> Result<String, ErrorObject> {
+    let after = match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(
+            decode_cursor(cursor)
+                .ok_or_else(|| ErrorObject::invalid_params("Invalid params: invalid cursor"))?,
+        ),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: \"cursor\" must be a string",
             ));
         }
+    };
+    let lower = match &after {
+        Some(after) => Bound::Excluded(after.as_str()),
+        None => Bound::Unbounded,
+    };
+    let mut page = items.range::<str, _>((lower, Bound::Unbounded));
+    let mut json = format!("{{\"{list_key}\":[");
+    let mut last = None;
+    for (index, (key, item)) in page
+        .by_ref()
+        .take(page_size.unwrap_or(usize::MAX))
+        .enumerate()
+    {
+        if index > 0 {
+            json.push(',');
+        }
+        json.push_str(&render(item));
+        last = Some(key.as_str());
     }
+    json.push(']');
+    if let Some(last) = last
+        && page.next().is_some()
+    {
+        json.push_str(r#","nextCursor":"#);
+        json.push_str(&Value::from(encode_cursor(last)).to_string());
+    }
+    json.push('}');
+    Ok(json)
 }
 
 const CURSOR_PREFIX: &str = "tw1.";
@@ -479,7 +584,8 @@ impl SessionShared {
             "ping" => return responder.result(&json!({})),
             _ => {}
         }
-        let known = matches!(method, "tools/list" | "tools/call" | "logging/setLevel");
+        let catalog = super::catalog::METHODS.contains(&method);
+        let known = catalog || matches!(method, "tools/list" | "tools/call" | "logging/setLevel");
         if !known {
             return responder.error(ErrorObject::method_not_found(method));
         }
@@ -488,6 +594,9 @@ impl SessionShared {
                 "Invalid request: the session is not initialized; send initialize first",
             ));
         };
+        if catalog {
+            return super::catalog::handle(self, responder, method, params, negotiated.version);
+        }
         match method {
             "tools/list" => self.list_tools(responder, params, negotiated.version),
             "tools/call" => call::start(self, responder, params, negotiated.version),
@@ -542,48 +651,22 @@ impl SessionShared {
     }
 
     fn list_tools(&self, responder: Responder, params: Option<Value>, version: ProtocolVersion) {
-        let after = match params.as_ref().and_then(|p| p.get("cursor")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(cursor)) => match decode_cursor(cursor) {
-                Some(after) => Some(after),
-                None => {
-                    return responder.error(ErrorObject::invalid_params(
-                        "Invalid params: invalid cursor",
-                    ));
-                }
-            },
-            Some(_) => {
-                return responder.error(ErrorObject::invalid_params(
-                    "Invalid params: \"cursor\" must be a string",
-                ));
-            }
-        };
-        let snapshot = self.server.registry.snapshot();
-        let page_size = self.server.options.page_size.unwrap_or(usize::MAX);
-        let lower = match &after {
-            Some(after) => Bound::Excluded(after.as_str()),
-            None => Bound::Unbounded,
-        };
         // Each entry is serialised once per version; a page is their concatenation.
-        let mut page = snapshot.range::<str, _>((lower, Bound::Unbounded));
-        let mut json = String::from(r#"{"tools":["#);
-        let mut last = None;
-        for (index, (name, tool)) in page.by_ref().take(page_size).enumerate() {
-            if index > 0 {
-                json.push(',');
-            }
-            json.push_str(tool.listing(version));
-            last = Some(name.as_str());
+        let listed = page(
+            &self.server.registry.snapshot(),
+            params.as_ref(),
+            self.server.options.page_size,
+            "tools",
+            |tool| tool.listing(version).to_owned(),
+        );
+        match listed {
+            Ok(json) => responder.result_json(&json),
+            Err(error) => responder.error(error),
         }
-        json.push(']');
-        if let Some(last) = last
-            && page.next().is_some()
-        {
-            json.push_str(r#","nextCursor":"#);
-            json.push_str(&Value::from(encode_cursor(last)).to_string());
-        }
-        json.push('}');
-        responder.result_json(&json);
+    }
+
+    pub(crate) fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.subscriptions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn set_log_level(&self, responder: Responder, params: Option<Value>) {

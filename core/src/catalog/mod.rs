@@ -1,0 +1,371 @@
+//! Resources, resource templates, prompts and their argument completion: definitions, the
+//! handler traits their code implements, and the registry sessions read.
+
+mod defs;
+mod template;
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use tokio::sync::{broadcast, watch};
+
+pub use defs::{
+    Completion, Prompt, PromptArgument, PromptMessage, PromptResult, Resource, ResourceContents,
+    ResourceTemplate, Role,
+};
+pub(crate) use template::UriPattern;
+
+use crate::{Error, ToolError};
+
+/// A `resources/read` of one URI; `variables` holds what a template's `{vars}` matched.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ResourceRequest {
+    /// The URI asked for.
+    pub uri: String,
+    /// Template variables by name (empty for a fixed resource).
+    pub variables: BTreeMap<String, String>,
+}
+
+/// Reads a resource (or any resource of a template).
+///
+/// `Err(ToolError::not_found(..))` answers `-32002`; another error answers `-32603` with its
+/// message.
+#[async_trait]
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// The contents of `request.uri`.
+    async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError>;
+}
+
+#[async_trait]
+impl<F, Fut> ResourceHandler for F
+where
+    F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+{
+    async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
+        (self)(request).await
+    }
+}
+
+/// A `prompts/get`: the prompt's name and its (string) arguments, already checked against
+/// the prompt's declared arguments.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PromptRequest {
+    /// The prompt.
+    pub name: String,
+    /// Its arguments.
+    pub arguments: BTreeMap<String, String>,
+}
+
+/// Renders a prompt. An error answers `-32603` with its message.
+#[async_trait]
+pub trait PromptHandler: Send + Sync + 'static {
+    /// The prompt's messages for `request`.
+    async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError>;
+}
+
+#[async_trait]
+impl<F, Fut> PromptHandler for F
+where
+    F: Fn(PromptRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<PromptResult, ToolError>> + Send + 'static,
+{
+    async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
+        (self)(request).await
+    }
+}
+
+/// What `completion/complete` is for: a prompt (by name) or a resource template (by its URI
+/// template).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Reference {
+    /// `ref/prompt`.
+    Prompt(String),
+    /// `ref/resource`.
+    ResourceTemplate(String),
+}
+
+/// One `completion/complete`: the argument being typed, what is typed so far, and the values
+/// of arguments already chosen.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct CompletionRequest {
+    /// The prompt or template.
+    pub reference: Reference,
+    /// The argument (or template variable) name.
+    pub argument: String,
+    /// Its partial value.
+    pub value: String,
+    /// Other arguments already resolved (`context.arguments`).
+    pub context: BTreeMap<String, String>,
+}
+
+/// Suggests values for the arguments of one prompt or template.
+#[async_trait]
+pub trait Completer: Send + Sync + 'static {
+    /// Suggestions for `request.argument`, best first.
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError>;
+}
+
+#[async_trait]
+impl<F, Fut> Completer for F
+where
+    F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Completion, ToolError>> + Send + 'static,
+{
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
+        (self)(request).await
+    }
+}
+
+pub(crate) struct RegisteredResource {
+    pub(crate) def: Resource,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+pub(crate) struct RegisteredTemplate {
+    pub(crate) def: ResourceTemplate,
+    pub(crate) pattern: UriPattern,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+pub(crate) struct RegisteredPrompt {
+    pub(crate) def: Prompt,
+    pub(crate) handler: Arc<dyn PromptHandler>,
+}
+
+/// Which list a change touched (the index into the generation array).
+#[derive(Clone, Copy)]
+pub(crate) enum Kind {
+    Resources = 0,
+    Prompts = 1,
+}
+
+type Map<T> = RwLock<Arc<BTreeMap<String, Arc<T>>>>;
+
+/// Copy-on-write maps like the tool registry; a generation per list for `list_changed`.
+pub(crate) struct Catalog {
+    pub(crate) resources: Map<RegisteredResource>,
+    pub(crate) templates: Map<RegisteredTemplate>,
+    pub(crate) prompts: Map<RegisteredPrompt>,
+    completers: RwLock<HashMap<Reference, Arc<dyn Completer>>>,
+    generation: watch::Sender<[u64; 2]>,
+    updates: broadcast::Sender<Arc<str>>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog {
+            resources: RwLock::default(),
+            templates: RwLock::default(),
+            prompts: RwLock::default(),
+            completers: RwLock::default(),
+            generation: watch::Sender::new([0; 2]),
+            updates: broadcast::Sender::new(1024),
+        }
+    }
+}
+
+fn insert<T>(map: &Map<T>, key: String, value: T, what: &str) -> Result<(), Error> {
+    let mut guard = map.write().unwrap_or_else(|e| e.into_inner());
+    if guard.contains_key(&key) {
+        return Err(Error::InvalidArgument(format!(
+            "a {what} {key:?} is already registered"
+        )));
+    }
+    Arc::make_mut(&mut guard).insert(key, Arc::new(value));
+    Ok(())
+}
+
+fn remove<T>(map: &Map<T>, key: &str) -> bool {
+    let mut guard = map.write().unwrap_or_else(|e| e.into_inner());
+    guard.contains_key(key) && Arc::make_mut(&mut guard).remove(key).is_some()
+}
+
+pub(crate) fn snapshot<T>(map: &Map<T>) -> Arc<BTreeMap<String, Arc<T>>> {
+    map.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+impl Catalog {
+    fn changed(&self, kind: Kind) {
+        self.generation.send_modify(|g| g[kind as usize] += 1);
+    }
+
+    pub(crate) fn add_resource(
+        &self,
+        def: Resource,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<(), Error> {
+        if def.uri.is_empty() || def.name.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a resource needs a uri and a name".into(),
+            ));
+        }
+        insert(
+            &self.resources,
+            def.uri.clone(),
+            RegisteredResource { def, handler },
+            "resource",
+        )?;
+        self.changed(Kind::Resources);
+        Ok(())
+    }
+
+    pub(crate) fn add_template(
+        &self,
+        def: ResourceTemplate,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<(), Error> {
+        if def.name.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a resource template needs a name".into(),
+            ));
+        }
+        let pattern = UriPattern::parse(&def.uri_template).map_err(|why| {
+            Error::InvalidArgument(format!(
+                "invalid URI template {:?}: {why}",
+                def.uri_template
+            ))
+        })?;
+        insert(
+            &self.templates,
+            def.uri_template.clone(),
+            RegisteredTemplate {
+                def,
+                pattern,
+                handler,
+            },
+            "resource template",
+        )?;
+        self.changed(Kind::Resources);
+        Ok(())
+    }
+
+    pub(crate) fn add_prompt(
+        &self,
+        def: Prompt,
+        handler: Arc<dyn PromptHandler>,
+    ) -> Result<(), Error> {
+        if def.name.is_empty() {
+            return Err(Error::InvalidArgument("a prompt needs a name".into()));
+        }
+        insert(
+            &self.prompts,
+            def.name.clone(),
+            RegisteredPrompt { def, handler },
+            "prompt",
+        )?;
+        self.changed(Kind::Prompts);
+        Ok(())
+    }
+
+    pub(crate) fn set_completer(
+        &self,
+        reference: Reference,
+        completer: Arc<dyn Completer>,
+    ) -> Result<(), Error> {
+        let known = match &reference {
+            Reference::Prompt(name) => snapshot(&self.prompts).contains_key(name),
+            Reference::ResourceTemplate(uri) => snapshot(&self.templates).contains_key(uri),
+        };
+        if !known {
+            return Err(Error::InvalidArgument(format!(
+                "no {reference:?} is registered to complete"
+            )));
+        }
+        self.completers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(reference, completer);
+        Ok(())
+    }
+
+    pub(crate) fn completer(&self, reference: &Reference) -> Option<Arc<dyn Completer>> {
+        self.completers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(reference)
+            .cloned()
+    }
+
+    pub(crate) fn has_completers(&self) -> bool {
+        !self
+            .completers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    pub(crate) fn remove_resource(&self, uri: &str) -> bool {
+        let removed = remove(&self.resources, uri);
+        if removed {
+            self.changed(Kind::Resources);
+        }
+        removed
+    }
+
+    pub(crate) fn remove_template(&self, uri_template: &str) -> bool {
+        let removed = remove(&self.templates, uri_template);
+        if removed {
+            self.completers
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&Reference::ResourceTemplate(uri_template.to_owned()));
+            self.changed(Kind::Resources);
+        }
+        removed
+    }
+
+    pub(crate) fn remove_prompt(&self, name: &str) -> bool {
+        let removed = remove(&self.prompts, name);
+        if removed {
+            self.completers
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&Reference::Prompt(name.to_owned()));
+            self.changed(Kind::Prompts);
+        }
+        removed
+    }
+
+    pub(crate) fn has_resources(&self) -> bool {
+        !snapshot(&self.resources).is_empty() || !snapshot(&self.templates).is_empty()
+    }
+
+    pub(crate) fn has_prompts(&self) -> bool {
+        !snapshot(&self.prompts).is_empty()
+    }
+
+    /// The handler for `uri`: its fixed resource, else the first template that matches.
+    pub(crate) fn find_resource(
+        &self,
+        uri: &str,
+    ) -> Option<(Arc<dyn ResourceHandler>, BTreeMap<String, String>)> {
+        if let Some(resource) = snapshot(&self.resources).get(uri) {
+            return Some((resource.handler.clone(), BTreeMap::new()));
+        }
+        snapshot(&self.templates).values().find_map(|template| {
+            template
+                .pattern
+                .matches(uri)
+                .map(|variables| (template.handler.clone(), variables))
+        })
+    }
+
+    pub(crate) fn subscribe_changes(&self) -> watch::Receiver<[u64; 2]> {
+        self.generation.subscribe()
+    }
+
+    pub(crate) fn subscribe_updates(&self) -> broadcast::Receiver<Arc<str>> {
+        self.updates.subscribe()
+    }
+
+    pub(crate) fn resource_updated(&self, uri: &str) {
+        // No receivers (no session) is fine: nobody is subscribed.
+        let _ = self.updates.send(Arc::from(uri));
+    }
+}

@@ -1,0 +1,276 @@
+//! The session side of resources, prompts and completion: listing with pagination, reading,
+//! subscriptions, rendering prompts, completing arguments.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::SessionShared;
+use super::responder::Responder;
+use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
+use crate::protocol::ProtocolVersion;
+use crate::wire::{ErrorCode, ErrorObject};
+
+/// The methods served here.
+pub(crate) const METHODS: [&str; 8] = [
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+];
+
+pub(crate) fn handle(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    method: &str,
+    params: Option<Value>,
+    version: ProtocolVersion,
+) {
+    let catalog = &session.server.catalog;
+    // A capability the server does not have (nothing of that kind registered) is -32601.
+    let offered = if method.starts_with("resources/") {
+        catalog.has_resources()
+    } else if method.starts_with("prompts/") {
+        catalog.has_prompts()
+    } else {
+        catalog.has_completers()
+    };
+    if !offered {
+        return responder.error(ErrorObject::method_not_found(method));
+    }
+    let page_size = session.server.options.page_size;
+    let listed = match method {
+        "resources/list" => Some(super::session::page(
+            &catalog::snapshot(&catalog.resources),
+            params.as_ref(),
+            page_size,
+            "resources",
+            |r| r.def.to_json(version).to_string(),
+        )),
+        "resources/templates/list" => Some(super::session::page(
+            &catalog::snapshot(&catalog.templates),
+            params.as_ref(),
+            page_size,
+            "resourceTemplates",
+            |t| t.def.to_json(version).to_string(),
+        )),
+        "prompts/list" => Some(super::session::page(
+            &catalog::snapshot(&catalog.prompts),
+            params.as_ref(),
+            page_size,
+            "prompts",
+            |p| p.def.to_json(version).to_string(),
+        )),
+        _ => None,
+    };
+    if let Some(listed) = listed {
+        return match listed {
+            Ok(json) => responder.result_json(&json),
+            Err(error) => responder.error(error),
+        };
+    }
+    match method {
+        "resources/read" => read(session, responder, params),
+        "resources/subscribe" | "resources/unsubscribe" => {
+            let Some(uri) = string_param(params.as_ref(), "uri") else {
+                return responder.error(ErrorObject::invalid_params(
+                    "Invalid params: \"uri\" must be a string",
+                ));
+            };
+            let mut subscriptions = session.subscriptions();
+            if method == "resources/subscribe" {
+                subscriptions.insert(uri);
+            } else {
+                subscriptions.remove(&uri);
+            }
+            drop(subscriptions);
+            responder.result(&json!({}));
+        }
+        "prompts/get" => get_prompt(session, responder, params),
+        _ => complete(session, responder, params),
+    }
+}
+
+fn string_param(params: Option<&Value>, key: &str) -> Option<String> {
+    params?.get(key)?.as_str().map(str::to_owned)
+}
+
+/// `{"k": "v", …}` → map; `None` if any value is not a string.
+fn string_map(value: Option<&Value>) -> Option<BTreeMap<String, String>> {
+    match value {
+        None | Some(Value::Null) => Some(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect(),
+        Some(_) => None,
+    }
+}
+
+fn not_found(uri: &str) -> ErrorObject {
+    ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
+        .with_data(json!({"uri": uri}))
+}
+
+fn read(session: &Arc<SessionShared>, responder: Responder, params: Option<Value>) {
+    let Some(uri) = string_param(params.as_ref(), "uri") else {
+        return responder.error(ErrorObject::invalid_params(
+            "Invalid params: \"uri\" must be a string",
+        ));
+    };
+    let Some((handler, variables)) = session.server.catalog.find_resource(&uri) else {
+        return responder.error(not_found(&uri));
+    };
+    session.run_task(async move {
+        let request = ResourceRequest {
+            uri: uri.clone(),
+            variables,
+        };
+        match handler.read(request).await {
+            Ok(contents) => responder.result(&json!({ "contents": contents })),
+            Err(err) if err.is_not_found() => responder.error(not_found(&uri)),
+            Err(err) => responder.error(ErrorObject::internal(format!(
+                "Reading {uri} failed: {}",
+                err.message()
+            ))),
+        }
+    });
+}
+
+fn get_prompt(session: &Arc<SessionShared>, responder: Responder, params: Option<Value>) {
+    let Some(name) = string_param(params.as_ref(), "name") else {
+        return responder.error(ErrorObject::invalid_params(
+            "Invalid params: \"name\" must be a string",
+        ));
+    };
+    let Some(prompt) = catalog::snapshot(&session.server.catalog.prompts)
+        .get(&name)
+        .cloned()
+    else {
+        return responder.error(ErrorObject::invalid_params(format!(
+            "Unknown prompt: {name}"
+        )));
+    };
+    let Some(arguments) = string_map(params.as_ref().and_then(|p| p.get("arguments"))) else {
+        return responder.error(ErrorObject::invalid_params(
+            "Invalid params: prompt \"arguments\" must be an object of strings",
+        ));
+    };
+    let missing: Vec<&str> = prompt
+        .def
+        .arguments
+        .iter()
+        .filter(|a| a.required && !arguments.contains_key(&a.name))
+        .map(|a| a.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return responder.error(ErrorObject::invalid_params(format!(
+            "Invalid params: prompt {name:?} needs the argument(s) {}",
+            missing.join(", ")
+        )));
+    }
+    if let Some(unknown) = arguments
+        .keys()
+        .find(|k| !prompt.def.arguments.iter().any(|a| &a.name == *k))
+    {
+        return responder.error(ErrorObject::invalid_params(format!(
+            "Invalid params: prompt {name:?} takes no argument {unknown:?}"
+        )));
+    }
+    session.run_task(async move {
+        match prompt
+            .handler
+            .get(PromptRequest {
+                name: name.clone(),
+                arguments,
+            })
+            .await
+        {
+            Ok(result) => responder.result(&result.to_json()),
+            Err(err) => responder.error(ErrorObject::internal(format!(
+                "Prompt {name:?} failed: {}",
+                err.message()
+            ))),
+        }
+    });
+}
+
+fn complete(session: &Arc<SessionShared>, responder: Responder, params: Option<Value>) {
+    let params = params.unwrap_or(Value::Null);
+    let reference = match (
+        params.pointer("/ref/type").and_then(Value::as_str),
+        params.pointer("/ref/name").and_then(Value::as_str),
+        params.pointer("/ref/uri").and_then(Value::as_str),
+    ) {
+        (Some("ref/prompt"), Some(name), _) => Reference::Prompt(name.to_owned()),
+        (Some("ref/resource"), _, Some(uri)) => Reference::ResourceTemplate(uri.to_owned()),
+        _ => {
+            return responder.error(ErrorObject::invalid_params(
+                "Invalid params: \"ref\" must be {type: \"ref/prompt\", name} or {type: \"ref/resource\", uri}",
+            ));
+        }
+    };
+    let (Some(argument), Some(value)) = (
+        params.pointer("/argument/name").and_then(Value::as_str),
+        params.pointer("/argument/value").and_then(Value::as_str),
+    ) else {
+        return responder.error(ErrorObject::invalid_params(
+            "Invalid params: \"argument\" must be {name, value} (strings)",
+        ));
+    };
+    let Some(context) = string_map(params.pointer("/context/arguments")) else {
+        return responder.error(ErrorObject::invalid_params(
+            "Invalid params: \"context.arguments\" must be an object of strings",
+        ));
+    };
+    let catalog = &session.server.catalog;
+    let known = match &reference {
+        Reference::Prompt(name) => catalog::snapshot(&catalog.prompts)
+            .get(name)
+            .map(|p| p.def.arguments.iter().any(|a| a.name == argument)),
+        Reference::ResourceTemplate(uri) => catalog::snapshot(&catalog.templates)
+            .get(uri)
+            .map(|t| t.pattern.has_variable(argument)),
+    };
+    match known {
+        None => {
+            return responder.error(ErrorObject::invalid_params(format!(
+                "Invalid params: no such {}",
+                match &reference {
+                    Reference::Prompt(name) => format!("prompt {name:?}"),
+                    Reference::ResourceTemplate(uri) => format!("resource template {uri:?}"),
+                }
+            )));
+        }
+        Some(false) => {
+            return responder.error(ErrorObject::invalid_params(format!(
+                "Invalid params: {argument:?} is not an argument of {reference:?}"
+            )));
+        }
+        Some(true) => {}
+    }
+    // Nothing to suggest is an empty list, not an error.
+    let Some(completer) = catalog.completer(&reference) else {
+        return responder.result(&catalog::Completion::default().to_json());
+    };
+    let request = CompletionRequest {
+        reference,
+        argument: argument.to_owned(),
+        value: value.to_owned(),
+        context,
+    };
+    session.run_task(async move {
+        match completer.complete(request).await {
+            Ok(completion) => responder.result(&completion.to_json()),
+            Err(err) => responder.error(ErrorObject::internal(format!(
+                "Completion failed: {}",
+                err.message()
+            ))),
+        }
+    });
+}
