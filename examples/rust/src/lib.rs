@@ -1,6 +1,8 @@
 //! The demo server of the shared contract, with Rust handlers: `echo`, `add`, `sleep`, `fail`.
 //! Every language's demo exposes these same tools; the golden vectors and benchmarks rely on them.
 
+pub mod conformance;
+
 use std::time::Duration;
 
 use serde_json::{Value, json};

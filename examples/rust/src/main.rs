@@ -1,5 +1,6 @@
-//! `toolwire-demo [--extra-tools N] [--http PORT [--host ADDR] [--stateless] [--json]]`: the
-//! Rust demo server on stdio, or on Streamable HTTP at `http://ADDR:PORT/mcp`.
+//! `toolwire-demo [--extra-tools N | --conformance] [--http PORT [--host ADDR] [--stateless] [--json]]`:
+//! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
+//! `http://ADDR:PORT/mcp`.
 
 use std::process::ExitCode;
 
@@ -14,6 +15,7 @@ struct Args {
     host: String,
     stateless: bool,
     json: bool,
+    conformance: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -23,6 +25,7 @@ fn parse_args() -> Result<Args, String> {
         host: "127.0.0.1".into(),
         stateless: false,
         json: false,
+        conformance: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -43,6 +46,7 @@ fn parse_args() -> Result<Args, String> {
             "--host" => parsed.host = args.next().ok_or("--host needs an address")?,
             "--stateless" => parsed.stateless = true,
             "--json" => parsed.json = true,
+            "--conformance" => parsed.conformance = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -62,10 +66,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let server = match toolwire_demo::build_server_full(
-        toolwire::ServerOptions::default(),
-        args.extra_tools,
-    ) {
+    let built = if args.conformance {
+        toolwire_demo::conformance::build_conformance_server()
+    } else {
+        toolwire_demo::build_server_full(toolwire::ServerOptions::default(), args.extra_tools)
+    };
+    let server = match built {
         Ok(server) => server,
         Err(err) => {
             eprintln!("toolwire-demo: {err}");

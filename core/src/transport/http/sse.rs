@@ -72,10 +72,12 @@ impl SseStream {
     ) -> Result<(), Gone> {
         let replay = self.replay.as_ref().ok_or(Gone)?;
         let mut state = self.state();
-        let events = replay
-            .store
-            .replay(&replay.session, &self.name, after)
-            .ok_or(Gone)?;
+        let events = match replay.store.replay(&replay.session, &self.name, after) {
+            Some(events) => events,
+            // Nothing was sent after `after` (e.g. only the priming event): nothing to replay.
+            None if state.next_seq == after + 1 => Vec::new(),
+            None => return Err(Gone),
+        };
         for (seq, message) in events {
             let _ = connection.send(self.event(seq, &message));
         }
