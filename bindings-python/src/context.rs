@@ -100,6 +100,11 @@ impl NativeContext {
         Ok(self.ctx.log_as(level, logger, to_json(data)?))
     }
 
+    /// Streamable HTTP with an SSE answer: closes this call's connection (the client resumes).
+    fn close_sse_stream(&self) {
+        self.ctx.close_sse_stream();
+    }
+
     #[getter]
     fn cancelled(&self) -> bool {
         self.ctx.is_cancelled()

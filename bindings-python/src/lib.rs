@@ -4,10 +4,12 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod bridge;
+mod catalog;
 mod context;
 mod convert;
 mod errors;
 mod handler;
+mod http;
 mod runtime;
 mod server;
 
@@ -21,6 +23,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::NativeSession>()?;
     m.add_class::<context::NativeContext>()?;
     m.add_class::<bridge::LoopBridge>()?;
+    m.add_class::<http::NativeHttpServer>()?;
     errors::register(m)?;
     Ok(())
 }

@@ -5,12 +5,18 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use toolwire::{CancellationToken, Outbound, Server, ServerOptions, Session, Tool};
+use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
+use toolwire::{
+    CancellationToken, Outbound, Prompt, Reference, Resource, ResourceTemplate, Server,
+    ServerOptions, Session, Tool,
+};
 
 use crate::bridge::{BridgeHandle, LoopBridge};
+use crate::catalog::PyJsonHandler;
 use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{BridgeSlot, PyToolHandler};
+use crate::http::{NativeHttpServer, PyTokenValidator};
 use crate::runtime::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
@@ -137,6 +143,141 @@ impl NativeServer {
                 "the serve task failed: {join}"
             ))),
         }
+    }
+
+    /// Registers a resource (`template`: a resource template) read by `func(request) -> list`.
+    #[pyo3(signature = (definition, func, template))]
+    fn add_resource(
+        &self,
+        definition: &Bound<'_, PyAny>,
+        func: Py<PyAny>,
+        template: bool,
+    ) -> PyResult<()> {
+        let handler = Arc::new(PyJsonHandler {
+            func: Arc::new(func),
+        });
+        let definition = to_json(definition)?;
+        let invalid = |e: serde_json::Error| {
+            PyValueError::new_err(format!("invalid resource definition: {e}"))
+        };
+        if template {
+            let def = ResourceTemplate::from_json(definition).map_err(invalid)?;
+            self.server
+                .add_resource_template_arc(def, handler)
+                .map_err(to_py_err)
+        } else {
+            let def = Resource::from_json(definition).map_err(invalid)?;
+            self.server
+                .add_resource_arc(def, handler)
+                .map_err(to_py_err)
+        }
+    }
+
+    /// Registers a prompt rendered by `func(request) -> {"messages": [...]}`.
+    fn add_prompt(&self, definition: &Bound<'_, PyAny>, func: Py<PyAny>) -> PyResult<()> {
+        let def = Prompt::from_json(to_json(definition)?)
+            .map_err(|e| PyValueError::new_err(format!("invalid prompt definition: {e}")))?;
+        let handler = Arc::new(PyJsonHandler {
+            func: Arc::new(func),
+        });
+        self.server.add_prompt_arc(def, handler).map_err(to_py_err)
+    }
+
+    /// Completes arguments of a prompt (`kind` "prompt") or template ("template").
+    fn set_completer(&self, kind: &str, name: &str, func: Py<PyAny>) -> PyResult<()> {
+        let reference = match kind {
+            "prompt" => Reference::Prompt(name.to_owned()),
+            "template" => Reference::ResourceTemplate(name.to_owned()),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown completion kind {other:?}"
+                )));
+            }
+        };
+        let completer = Arc::new(PyJsonHandler {
+            func: Arc::new(func),
+        });
+        self.server
+            .set_completer_arc(reference, completer)
+            .map_err(to_py_err)
+    }
+
+    fn remove_resource(&self, uri: &str) -> bool {
+        self.server.remove_resource(uri) || self.server.remove_resource_template(uri)
+    }
+
+    fn remove_prompt(&self, name: &str) -> bool {
+        self.server.remove_prompt(name)
+    }
+
+    fn notify_resource_updated(&self, uri: &str) {
+        self.server.notify_resource_updated(uri);
+    }
+
+    /// Starts Streamable HTTP on `host:port`; `async def` tools run on the bridge's loop.
+    #[pyo3(signature = (bridge, host, port, path, stateless, json_response, allowed_hosts,
+                        allowed_origins, max_sessions, session_idle_timeout_ms,
+                        token_validator, authorization_servers, resource_url))]
+    #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
+    fn start_http(
+        &self,
+        py: Python<'_>,
+        bridge: &LoopBridge,
+        host: &str,
+        port: u16,
+        path: String,
+        stateless: bool,
+        json_response: bool,
+        allowed_hosts: Vec<String>,
+        allowed_origins: Vec<String>,
+        max_sessions: Option<usize>,
+        session_idle_timeout_ms: Option<u64>,
+        token_validator: Option<Py<PyAny>>,
+        authorization_servers: Vec<String>,
+        resource_url: Option<String>,
+    ) -> PyResult<NativeHttpServer> {
+        let mut options = HttpOptions::default();
+        options.path = path.clone();
+        options.stateless = stateless;
+        if json_response {
+            options.response_mode = ResponseMode::Json;
+        }
+        options.allowed_hosts = allowed_hosts;
+        options.allowed_origins = allowed_origins;
+        if let Some(limit) = max_sessions {
+            options.max_sessions = limit;
+        }
+        if let Some(ms) = session_idle_timeout_ms {
+            options.session_idle_timeout = (ms > 0).then(|| Duration::from_millis(ms));
+        }
+        if let Some(func) = token_validator {
+            let mut auth = BearerAuth::new(
+                PyTokenValidator {
+                    func: Arc::new(func),
+                },
+                authorization_servers.first().cloned().unwrap_or_default(),
+            );
+            auth.authorization_servers = authorization_servers;
+            auth.resource = resource_url;
+            options.auth = Some(auth);
+        }
+        self.set_loop(Some(bridge.handle()));
+        let address = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let server = self.server.clone();
+        let started = py.detach(|| {
+            runtime().block_on(async move { server.serve_http(&address, options).await })
+        });
+        let http = started.map_err(to_py_err)?;
+        let url = format!("http://{}{path}", http.local_addr());
+        Ok(NativeHttpServer {
+            url,
+            stop: http.stop_token(),
+            server: std::sync::Mutex::new(Some(http)),
+        })
     }
 
     /// From now on, `async def` tools run on this bridge's loop.

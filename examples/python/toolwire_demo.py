@@ -1,12 +1,15 @@
 """The demo server of the shared contract, with Python handlers: echo, add, sleep, fail.
 
-Run it with `examples/run-demo python [--extra-tools N]`. The schemas are spelled out (not
+Run it with `examples/run-demo python [--extra-tools N] [--http PORT]` (`--conformance` serves the
+conformance suite's tools, resources and prompts instead). The schemas are spelled out (not
 derived from type hints) so that every language's demo lists exactly the same tools.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sys
 from typing import Any, Optional
 
@@ -80,21 +83,47 @@ def build_server(extra_tools: int = 0, **options: Any) -> Server:
     return server
 
 
+USAGE = "usage: toolwire_demo.py [--extra-tools N | --conformance] [--http PORT [--stateless] [--json]]"
+
+
+async def serve_http(server: Server, port: int, stateless: bool, json_response: bool) -> None:
+    http = await server.start_http("127.0.0.1", port, stateless=stateless, json_response=json_response)
+    # The one line a launcher waits for: where to connect.
+    print(f"toolwire-demo: listening on {http.url}", file=sys.stderr, flush=True)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, http.stop)
+    await http.wait()
+
+
 def main(argv: list[str]) -> int:
     extra = 0
+    port: Optional[int] = None
+    conformance = stateless = json_response = False
     args = iter(argv)
     for arg in args:
         if arg == "--extra-tools":
             extra = int(next(args, "0"))
         elif arg == "--http":
-            print("toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)", file=sys.stderr)
-            return 2
+            port = int(next(args, "0"))
+        elif arg == "--conformance":
+            conformance = True
+        elif arg == "--stateless":
+            stateless = True
+        elif arg == "--json":
+            json_response = True
         else:
-            print(
-                f"toolwire-demo: unknown argument {arg!r}\nusage: toolwire_demo.py [--extra-tools N]", file=sys.stderr
-            )
+            print(f"toolwire-demo: unknown argument {arg!r}\n{USAGE}", file=sys.stderr)
             return 2
-    build_server(extra).run()
+    if conformance:
+        from toolwire_conformance import build_conformance_server
+
+        server = build_conformance_server()
+    else:
+        server = build_server(extra)
+    if port is None:
+        server.run()
+    else:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_http(server, port, stateless, json_response))
     return 0
 
 

@@ -15,12 +15,14 @@ server.run()
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import enum
 import inspect
 import json
 import logging
+import signal
 import sys
 import threading
 from typing import Any, Callable, ClassVar, Optional, TypeVar, Union
@@ -38,6 +40,8 @@ from ._schema import analyse, convert
 
 __all__ = [
     "Audio",
+    "HttpServer",
+    "ResourceNotFound",
     "CapabilityError",
     "ClientRequestError",
     "Context",
@@ -65,6 +69,10 @@ class ToolError(Exception):
 
     Any other exception does the same, and its traceback goes to the log.
     """
+
+
+class ResourceNotFound(Exception):
+    """Raise it in a resource function: the client gets JSON-RPC -32002 (resource not found)."""
 
 
 # ---------------------------------------------------------------- content blocks
@@ -254,6 +262,12 @@ class Context:
     def debug(self, data: Any) -> bool:
         return self.log("debug", data)
 
+    def close_sse_stream(self) -> None:
+        """Over Streamable HTTP with an SSE answer: closes the connection carrying this call
+        (after a retry hint) without ending the call; the client reconnects and resumes, and
+        gets what was sent meanwhile. No effect on stdio."""
+        self._native.close_sse_stream()
+
     def info(self, data: Any) -> bool:
         return self.log("info", data)
 
@@ -395,6 +409,8 @@ class Server:
             name, version, instructions, title, page_size, timeout_ms, max_concurrent_calls, max_frame_bytes, max_depth
         )
         self._background_loop: Optional[asyncio.AbstractEventLoop] = None
+        # The loop `async def` resources, prompts and completers run on (the serving one).
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
 
     def tool(
         self,
@@ -452,7 +468,7 @@ class Server:
         max_concurrency: Optional[int] = None,
     ) -> None:
         """Registers `fn` as a tool (see `tool`); while serving, clients get `list_changed`."""
-        signature = analyse(fn, Context)
+        signature = analyse(fn, Context, (ToolResult, *_BLOCKS))
         params = signature.params
         if input_schema is not None:
             params = {key: Any for key in input_schema.get("properties", {})}
@@ -488,8 +504,12 @@ class Server:
             asyncio.run(self.run_async())
 
     def stop(self) -> None:
-        """Ends a running `run()` / `run_async()`: reading stops, calls in flight finish."""
+        """Ends a running `run()` / `run_async()` / `serve_http()`: reading stops, calls in
+        flight finish."""
         self._native.stop()
+        http = getattr(self, "_http", None)
+        if http is not None:
+            http.stop()
 
     async def run_async(self) -> None:
         """Serves stdio inside a running asyncio loop; `async def` tools run on this loop.
@@ -500,6 +520,7 @@ class Server:
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
+        self._loop = loop
         try:
             # Redirect before serving starts: a call may run as soon as the first line is read.
             with contextlib.redirect_stdout(sys.stderr):
@@ -515,6 +536,251 @@ class Server:
                     raise
         finally:
             loop.remove_reader(bridge.fileno())
+
+    # ------------------------------------------------------------ resources, prompts, completion
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+        annotations: Optional[dict[str, Any]] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> Callable[[F], F]:
+        """Registers the decorated function (sync or `async def`) as the reader of `uri`.
+
+        A `uri` with `{variables}` (RFC 6570: `{id}` is one path segment, `{+path}` anything) is a
+        resource template: the function gets the variables as keyword arguments. A parameter
+        named `uri` gets the URI asked for. Return a str (text), bytes (a blob), a dict with
+        `text` or `blob`, or a list of those; raise `ResourceNotFound` for a URI that does not
+        exist.
+        """
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
+                meta=meta,
+            )
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+        annotations: Optional[dict[str, Any]] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> None:
+        """Registers `fn` as a resource or resource template (see `resource`)."""
+        template = "{" in uri
+        definition: dict[str, Any] = {"uriTemplate" if template else "uri": uri, "name": name or fn.__name__}
+        described = description or _first_paragraph(fn)
+        for key, value in (
+            ("title", title),
+            ("description", described),
+            ("mimeType", mime_type),
+            ("annotations", annotations),
+            ("_meta", meta),
+        ):
+            if value is not None:
+                definition[key] = value
+        parameters = inspect.signature(fn).parameters
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+        def invoke(request: dict[str, Any]) -> Any:
+            kwargs = {k: v for k, v in request["variables"].items() if takes_any or k in parameters}
+            if "uri" in parameters:
+                kwargs["uri"] = request["uri"]
+            try:
+                value = self._call(fn, **kwargs)
+            except ResourceNotFound as exc:
+                return {"notFound": str(exc) or request["uri"]}
+            except Exception:
+                logger.error("resource %s raised", uri, exc_info=True)
+                raise
+            return _resource_contents(request["uri"], value, mime_type)
+
+        self._native.add_resource(definition, invoke, template)
+
+    def prompt(
+        self,
+        name: Optional[str] = None,
+        *,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> Callable[[F], F]:
+        """Registers the decorated function (sync or `async def`) as a prompt.
+
+        Its parameters are the prompt's arguments (strings; required unless they have a
+        default). Return a str (one user message), a list of messages (str, content blocks such
+        as `Image`, or `{"role", "content"}` dicts), or a dict with `messages`.
+        """
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, title=title, description=description, meta=meta)
+            return fn
+
+        return register
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> None:
+        """Registers `fn` as a prompt (see `prompt`)."""
+        arguments = [
+            {"name": p.name, "required": p.default is inspect.Parameter.empty}
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        ]
+        definition: dict[str, Any] = {"name": name or fn.__name__, "arguments": arguments}
+        described = description or _first_paragraph(fn)
+        for key, value in (("title", title), ("description", described), ("_meta", meta)):
+            if value is not None:
+                definition[key] = value
+
+        def invoke(request: dict[str, Any]) -> Any:
+            try:
+                return _prompt_result(self._call(fn, **request["arguments"]))
+            except Exception:
+                logger.error("prompt %s raised", definition["name"], exc_info=True)
+                raise
+
+        self._native.add_prompt(definition, invoke)
+
+    def completion(self, *, prompt: Optional[str] = None, template: Optional[str] = None) -> Callable[[F], F]:
+        """Registers the decorated `fn(argument, value, context) -> list[str]` (sync or async) as
+        the completer of a prompt's arguments or a resource template's variables."""
+        if (prompt is None) == (template is None):
+            raise ValueError("give exactly one of prompt= and template=")
+
+        def register(fn: F) -> F:
+            def invoke(request: dict[str, Any]) -> Any:
+                values = self._call(fn, request["argument"], request["value"], request["context"])
+                return [str(v) for v in values]
+
+            if prompt is not None:
+                self._native.set_completer("prompt", prompt, invoke)
+            else:
+                self._native.set_completer("template", template or "", invoke)
+            return fn
+
+        return register
+
+    def remove_resource(self, uri: str) -> bool:
+        """Removes a resource or template; False if there was none."""
+        return self._native.remove_resource(uri)
+
+    def remove_prompt(self, name: str) -> bool:
+        """Removes a prompt; False if there was none."""
+        return self._native.remove_prompt(name)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tells the clients subscribed to `uri` that it changed."""
+        self._native.notify_resource_updated(uri)
+
+    def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Runs `fn` on this (engine) thread; a coroutine runs on the serving loop meanwhile."""
+        result = fn(*args, **kwargs)
+        if inspect.isawaitable(result):
+            loop = self._loop or self._private_loop()
+            return asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
+        return result
+
+    # ------------------------------------------------------------ Streamable HTTP
+
+    async def start_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_hosts: Optional[list[str]] = None,
+        allowed_origins: Optional[list[str]] = None,
+        max_sessions: Optional[int] = None,
+        session_idle_timeout: Optional[float] = None,
+        token_validator: Optional[Callable[[str], Optional[dict[str, Any]]]] = None,
+        authorization_servers: Optional[list[str]] = None,
+        resource_url: Optional[str] = None,
+    ) -> HttpServer:
+        """Starts serving Streamable HTTP at `http://host:port/path` (port 0 picks one; see
+        `HttpServer.url`); `async def` tools run on the running loop.
+
+        Safe by default: Host and Origin are checked (loopback names for a loopback host, or
+        `allowed_hosts` / `allowed_origins`). `stateless` drops sessions (requests to the client
+        then fail at once); `json_response` always answers with one JSON body. With
+        `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
+        token (401 otherwise, pointing at the metadata that names `authorization_servers`).
+        """
+        loop = asyncio.get_running_loop()
+        bridge = self._native.bridge(loop)
+        loop.add_reader(bridge.fileno(), bridge.drain)
+        self._loop = loop
+        idle_ms = None if session_idle_timeout is None else int(session_idle_timeout * 1000)
+        try:
+            native = self._native.start_http(
+                bridge,
+                host,
+                port,
+                path,
+                stateless,
+                json_response,
+                list(allowed_hosts or []),
+                list(allowed_origins or []),
+                max_sessions,
+                idle_ms,
+                token_validator,
+                list(authorization_servers or []),
+                resource_url,
+            )
+        except BaseException:
+            loop.remove_reader(bridge.fileno())
+            raise
+        return HttpServer(native, loop, bridge)
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serves Streamable HTTP until cancelled or `stop()` (see `start_http` for options)."""
+        http = await self.start_http(host, port, **options)
+        self._http = http
+        logger.info("serving MCP at %s", http.url)
+        await http.wait()
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serves Streamable HTTP until Ctrl-C or SIGTERM (blocking; runs its own asyncio loop)."""
+
+        async def main() -> None:
+            http = await self.start_http(host, port, **options)
+            self._http = http
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGTERM, http.stop)
+            print(f"toolwire: serving MCP at {http.url}", file=sys.stderr, flush=True)
+            await http.wait()
+
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(main())
 
     def session(self) -> Session:
         """A session for a transport of your own (and for tests).
@@ -536,6 +802,7 @@ class Server:
         # runs waits in the socket).
         loop.call_soon_threadsafe(loop.add_reader, bridge.fileno(), bridge.drain)
         self._native.use_bridge(bridge)
+        self._loop = loop
         return loop, bridge
 
     def _private_loop(self) -> asyncio.AbstractEventLoop:
@@ -544,3 +811,89 @@ class Server:
             threading.Thread(target=loop.run_forever, name="toolwire-loop", daemon=True).start()
             self._background_loop = loop
         return self._background_loop
+
+
+class HttpServer:
+    """A running Streamable HTTP server (from `Server.start_http`)."""
+
+    def __init__(self, native: _native.NativeHttpServer, loop: asyncio.AbstractEventLoop, bridge: Any) -> None:
+        self._native = native
+        self._loop = loop
+        self._bridge = bridge
+
+    @property
+    def url(self) -> str:
+        """The endpoint, e.g. `http://127.0.0.1:8000/mcp`."""
+        return self._native.url
+
+    def stop(self) -> None:
+        """Stops accepting; sessions drain their calls and end (await `wait()`)."""
+        self._native.stop()
+
+    async def wait(self) -> None:
+        """Until the server stopped; cancelling this stops it (calls in flight still drain)."""
+        waiting = self._loop.run_in_executor(None, self._native.wait)
+        try:
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            self._native.stop()
+            with contextlib.suppress(Exception):
+                await waiting
+            raise
+        finally:
+            self._loop.remove_reader(self._bridge.fileno())
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _first_paragraph(fn: Callable[..., Any]) -> Optional[str]:
+    doc = inspect.getdoc(fn)
+    return doc.split("\n\n")[0].strip() if doc else None
+
+
+def _resource_contents(uri: str, value: Any, mime_type: Optional[str]) -> list[dict[str, Any]]:
+    """A resource function's return value as the wire's `contents` list."""
+    items = value if isinstance(value, list) else [value]
+    contents = []
+    for item in items:
+        if isinstance(item, str):
+            entry: dict[str, Any] = {"uri": uri, "text": item}
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            entry = {"uri": uri, "blob": base64.b64encode(bytes(item)).decode("ascii")}
+        elif isinstance(item, dict) and ("text" in item or "blob" in item):
+            entry = {"uri": uri, **item}
+            if "mime_type" in entry:
+                entry["mimeType"] = entry.pop("mime_type")
+        else:
+            raise TypeError(f"a resource function returned {type(item).__name__}; return str, bytes or a dict")
+        if mime_type is not None:
+            entry.setdefault("mimeType", mime_type)
+        contents.append(entry)
+    return contents
+
+
+def _message(item: Any) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    if isinstance(item, dict) and "role" in item:
+        content = item.get("content")
+        if isinstance(content, str):
+            content = {"type": "text", "text": content}
+        elif hasattr(content, "to_json"):
+            content = content.to_json()
+        return {"role": item["role"], "content": content}
+    if hasattr(item, "to_json"):
+        return {"role": "user", "content": item.to_json()}
+    raise TypeError(f"a prompt message cannot be {type(item).__name__}")
+
+
+def _prompt_result(value: Any) -> dict[str, Any]:
+    """A prompt function's return value as the wire's `GetPromptResult`."""
+    if isinstance(value, dict) and "messages" in value:
+        result = dict(value)
+        result["messages"] = [_message(m) for m in value["messages"]]
+        return result
+    items = value if isinstance(value, list) else [value]
+    return {"messages": [_message(m) for m in items]}

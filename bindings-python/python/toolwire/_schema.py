@@ -214,7 +214,7 @@ class Signature:
     params: dict[str, Any]  # name -> annotation, for converting arguments back
 
 
-def analyse(fn: Callable[..., Any], context_type: type) -> Signature:
+def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type, ...] = ()) -> Signature:
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except NameError as err:
@@ -247,7 +247,8 @@ def analyse(fn: Callable[..., Any], context_type: type) -> Signature:
     input_schema = _with_defs(_object(properties, required), builder)
     output_schema = None
     returns = hints.get("return", inspect.Signature.empty)
-    if returns is not inspect.Signature.empty:
+    # The package's own result classes (ToolResult, content blocks) are results, not data.
+    if returns is not inspect.Signature.empty and returns not in result_types:
         out_builder = SchemaBuilder()
         output_schema = _output_schema(returns, out_builder)
         if output_schema is not None:

@@ -1,0 +1,146 @@
+"""Resources, resource templates, prompts and completion registered from Python."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import pytest
+from conftest import Client
+from toolwire import Image, ResourceNotFound, Server
+
+
+def request(client, id: int, method: str, params: dict) -> dict:
+    client.send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    return client.recv()
+
+
+def catalog_server() -> Server:
+    server = Server("catalog")
+
+    @server.resource("memo://readme", name="readme", mime_type="text/plain")
+    def readme() -> str:
+        """The read-me."""
+        return "read me"
+
+    @server.resource("memo://logo", name="logo", mime_type="image/png")
+    def logo() -> bytes:
+        return b"\x89PNG"
+
+    @server.resource("memo://notes/{day}", name="notes", mime_type="text/plain")
+    async def notes(day: str, uri: str) -> str:
+        await asyncio.sleep(0.01)
+        if day == "never":
+            raise ResourceNotFound(f"no notes for {day}")
+        return f"notes of {day} at {uri}"
+
+    @server.resource("memo://broken", name="broken")
+    def broken() -> str:
+        raise RuntimeError("disk on fire")
+
+    @server.prompt(description="Greets someone")
+    def greet(name: str, style: str = "plain") -> str:
+        return f"Hello {name} ({style})"
+
+    @server.prompt()
+    async def show(url: str) -> list:
+        return [Image("AAAA", "image/png"), {"role": "assistant", "content": f"Seen {url}"}]
+
+    @server.completion(prompt="greet")
+    def complete_greet(argument: str, value: str, context: dict) -> list[str]:
+        return [n for n in ("ada", "alan", "grace") if n.startswith(value)]
+
+    return server
+
+
+def test_capabilities_follow_what_is_registered() -> None:
+    caps = Client(catalog_server()).initialize()["result"]["capabilities"]
+    assert caps["resources"] == {"subscribe": True, "listChanged": True}
+    assert caps["prompts"] == {"listChanged": True}
+    assert caps["completions"] == {}
+    caps = Client(Server("plain")).initialize()["result"]["capabilities"]
+    assert "resources" not in caps and "prompts" not in caps
+
+
+def test_lists_and_reads(client_for) -> None:
+    client = client_for(catalog_server())
+    listed = request(client, 1, "resources/list", {})["result"]["resources"]
+    assert [r["uri"] for r in listed] == ["memo://broken", "memo://logo", "memo://readme"]
+    assert listed[2]["description"] == "The read-me." and listed[2]["mimeType"] == "text/plain"
+    templates = request(client, 2, "resources/templates/list", {})["result"]["resourceTemplates"]
+    assert templates == [{"uriTemplate": "memo://notes/{day}", "name": "notes", "mimeType": "text/plain"}]
+    text = request(client, 3, "resources/read", {"uri": "memo://readme"})["result"]["contents"]
+    assert text == [{"uri": "memo://readme", "mimeType": "text/plain", "text": "read me"}]
+    blob = request(client, 4, "resources/read", {"uri": "memo://logo"})["result"]["contents"][0]
+    assert base64.b64decode(blob["blob"]) == b"\x89PNG" and blob["mimeType"] == "image/png"
+    notes = request(client, 5, "resources/read", {"uri": "memo://notes/monday"})["result"]["contents"][0]
+    assert notes["text"] == "notes of monday at memo://notes/monday"
+
+
+def test_missing_and_failing_resources(client_for) -> None:
+    client = client_for(catalog_server())
+    for id, uri in ((1, "memo://nothing"), (2, "memo://notes/never")):
+        error = request(client, id, "resources/read", {"uri": uri})["error"]
+        assert error["code"] == -32002 and error["data"] == {"uri": uri}
+    error = request(client, 3, "resources/read", {"uri": "memo://broken"})["error"]
+    assert error["code"] == -32603 and "disk on fire" in error["message"]
+    assert request(client, 4, "resources/read", {})["error"]["code"] == -32602
+
+
+def test_prompts_with_argument_checks(client_for) -> None:
+    client = client_for(catalog_server())
+    prompts = request(client, 1, "prompts/list", {})["result"]["prompts"]
+    greet = next(p for p in prompts if p["name"] == "greet")
+    assert greet["arguments"] == [{"name": "name", "required": True}, {"name": "style", "required": False}]
+    got = request(client, 2, "prompts/get", {"name": "greet", "arguments": {"name": "Ada"}})["result"]
+    assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "Hello Ada (plain)"}}]
+    shown = request(client, 3, "prompts/get", {"name": "show", "arguments": {"url": "x"}})["result"]["messages"]
+    assert shown[0]["content"]["type"] == "image"
+    assert shown[1] == {"role": "assistant", "content": {"type": "text", "text": "Seen x"}}
+    for id, params in (
+        (4, {"name": "greet", "arguments": {}}),
+        (5, {"name": "greet", "arguments": {"name": 3}}),
+        (6, {"name": "greet", "arguments": {"name": "a", "mood": "b"}}),
+        (7, {"name": "nope"}),
+    ):
+        assert request(client, id, "prompts/get", params)["error"]["code"] == -32602, params
+
+
+def test_completion(client_for) -> None:
+    client = client_for(catalog_server())
+    params = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "a"}}
+    completion = request(client, 1, "completion/complete", params)["result"]["completion"]
+    assert completion == {"values": ["ada", "alan"], "hasMore": False}
+    params["argument"]["name"] = "nope"
+    assert request(client, 2, "completion/complete", params)["error"]["code"] == -32602
+
+
+def test_subscriptions_and_updates(client_for) -> None:
+    server = catalog_server()
+    client = client_for(server)
+    assert request(client, 1, "resources/subscribe", {"uri": "memo://readme"})["result"] == {}
+    server.notify_resource_updated("memo://logo")  # not subscribed: nothing
+    server.notify_resource_updated("memo://readme")
+    assert client.recv() == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "memo://readme"},
+    }
+    assert request(client, 2, "resources/unsubscribe", {"uri": "memo://readme"})["result"] == {}
+    server.notify_resource_updated("memo://readme")
+    assert request(client, 3, "ping", {}) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def test_registration_errors_and_list_changed(client_for) -> None:
+    server = catalog_server()
+    with pytest.raises(ValueError, match="already registered"):
+        server.add_resource(lambda: "x", "memo://readme", name="again")
+    with pytest.raises(ValueError, match="template"):
+        server.add_resource(lambda: "x", "memo://{a}{b}", name="bad")
+    with pytest.raises(ValueError):
+        server.completion()
+    client = client_for(server)
+    server.add_resource(lambda: "new", "memo://new", name="new")
+    assert client.recv()["method"] == "notifications/resources/list_changed"
+    assert server.remove_prompt("show")
+    assert client.recv()["method"] == "notifications/prompts/list_changed"

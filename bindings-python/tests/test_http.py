@@ -1,0 +1,148 @@
+"""Streamable HTTP from Python: `start_http` on the running loop, driven by the official MCP
+Python SDK client and by plain HTTP requests (urllib, in a thread)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from typing import Any, Optional
+
+import pytest
+from mcp import Client
+from toolwire import Context, Server
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+class Reply:
+    def __init__(self, status: int, headers: Any, body: bytes) -> None:
+        self.status_code = status
+        self.headers = {k.lower(): v for k, v in headers.items()}
+        self.body = body
+
+    def json(self) -> Any:
+        """The JSON body, or the last message of an SSE body."""
+        if self.headers.get("content-type") == "text/event-stream":
+            data = [line[6:] for line in self.body.decode().splitlines() if line.startswith("data: ")]
+            return json.loads([d for d in data if d][-1])
+        return json.loads(self.body)
+
+
+async def fetch(url: str, method: str = "GET", body: Any = None, headers: Optional[dict[str, str]] = None) -> Reply:
+    def go() -> Reply:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return Reply(response.status, response.headers, response.read())
+        except urllib.error.HTTPError as err:
+            return Reply(err.code, err.headers, err.read())
+
+    return await asyncio.to_thread(go)
+
+
+def http_server() -> Server:
+    server = Server("http-test")
+
+    @server.tool()
+    async def slow_echo(ctx: Context, text: str) -> str:
+        await ctx.progress(1, 2)
+        await asyncio.sleep(0.02)
+        return text
+
+    @server.tool()
+    def shout(text: str) -> str:
+        return text.upper()
+
+    @server.resource("memo://a", name="a")
+    async def memo() -> str:
+        return "from a coroutine"
+
+    @server.prompt()
+    def hello(name: str) -> str:
+        return f"hello {name}"
+
+    return server
+
+
+@pytest.mark.asyncio
+async def test_sdk_client_over_http_with_async_handlers() -> None:
+    server = http_server()
+    http = await server.start_http("127.0.0.1", 0)
+    try:
+        assert http.url.startswith("http://127.0.0.1:") and http.url.endswith("/mcp")
+        seen: list[float] = []
+
+        async def on_progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
+            seen.append(progress)
+
+        async with Client(http.url, mode="legacy") as client:
+            result = await client.call_tool("slow_echo", {"text": "hi"}, progress_callback=on_progress)
+            assert result.content[0].text == "hi" and seen == [1]
+            assert (await client.call_tool("shout", {"text": "hi"})).content[0].text == "HI"
+            read = await client.read_resource("memo://a")
+            assert read.contents[0].text == "from a coroutine"
+            prompt = await client.get_prompt("hello", {"name": "ada"})
+            assert prompt.messages[0].content.text == "hello ada"
+    finally:
+        http.stop()
+        await http.wait()
+
+
+@pytest.mark.asyncio
+async def test_token_validator_and_stateless_mode() -> None:
+    def validate(token: str) -> Optional[dict[str, Any]]:
+        if token == "good":
+            return {"subject": "ada", "scopes": ["mcp"]}
+        if token == "narrow":
+            return {"error": "insufficient_scope", "scope": "mcp"}
+        return None
+
+    server = http_server()
+    http = await server.start_http(
+        "127.0.0.1", 0, stateless=True, token_validator=validate, authorization_servers=["https://auth.example"]
+    )
+    try:
+        missing = await fetch(http.url, "POST", INIT, HEADERS)
+        assert missing.status_code == 401
+        assert "resource_metadata=" in missing.headers["www-authenticate"]
+        narrow = await fetch(http.url, "POST", INIT, {**HEADERS, "authorization": "Bearer narrow"})
+        assert narrow.status_code == 403
+        bad = await fetch(http.url, "POST", INIT, {**HEADERS, "authorization": "Bearer bad"})
+        assert bad.status_code == 401
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "shout", "arguments": {"text": "x"}},
+        }
+        ok = await fetch(http.url, "POST", call, {**HEADERS, "authorization": "Bearer good"})
+        assert ok.status_code == 200 and "mcp-session-id" not in ok.headers
+        assert ok.json()["result"]["content"][0]["text"] == "X"
+        metadata = await fetch(http.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"))
+        assert metadata.json()["authorization_servers"] == ["https://auth.example"]
+        assert (await fetch(http.url, headers={"authorization": "Bearer good"})).status_code == 405
+    finally:
+        http.stop()
+        await http.wait()
+
+
+@pytest.mark.asyncio
+async def test_a_port_in_use_is_reported() -> None:
+    server = http_server()
+    http = await server.start_http("127.0.0.1", 0)
+    try:
+        port = int(http.url.rsplit(":", 1)[1].split("/")[0])
+        with pytest.raises(Exception, match="(?i)address|in use"):
+            await server.start_http("127.0.0.1", port)
+    finally:
+        http.stop()
+        await http.wait()
