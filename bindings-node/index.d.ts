@@ -115,6 +115,8 @@ export declare class Context {
   progress(progress: number, total?: number, message?: string): boolean
   /** Sends a log message if `level` passes the client's level. Returns whether it was sent. */
   log(level: LogLevel, data: unknown, logger?: string): boolean
+  /** Over Streamable HTTP with an SSE answer: closes this call's connection; the client resumes. */
+  closeSseStream(): void
   /** `sampling/createMessage`: asks the client's model. */
   sample(params: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
   /** `elicitation/create`: asks the user. */
@@ -155,6 +157,97 @@ export interface Connection {
   readonly protocolVersion: string | null
 }
 
+/** What a resource handler may return (or resolve to). */
+export type ResourceValue =
+  | string
+  | Uint8Array
+  | { text: string; mimeType?: string; _meta?: Record<string, unknown> }
+  | { blob: string | Uint8Array; mimeType?: string; _meta?: Record<string, unknown> }
+export type ResourceHandler = (
+  uri: string,
+  variables: Record<string, string>,
+) => ResourceValue | ResourceValue[] | Promise<ResourceValue | ResourceValue[]>
+
+export interface ResourceConfig {
+  name?: string
+  title?: string
+  description?: string
+  mimeType?: string
+  annotations?: Annotations
+  _meta?: Record<string, unknown>
+}
+
+export interface PromptArgument {
+  name: string
+  title?: string
+  description?: string
+  required?: boolean
+}
+
+export interface PromptConfig {
+  title?: string
+  description?: string
+  arguments?: PromptArgument[]
+  _meta?: Record<string, unknown>
+}
+
+export interface PromptMessage {
+  role: 'user' | 'assistant'
+  content: string | ContentBlock
+}
+export type PromptValue = string | ContentBlock | PromptMessage
+export type PromptReturn = PromptValue | PromptValue[] | { description?: string; messages: PromptValue[] }
+export type PromptHandler = (args: Record<string, string>) => PromptReturn | Promise<PromptReturn>
+
+export type Completer = (
+  argument: string,
+  value: string,
+  context: Record<string, string>,
+) => Iterable<string> | Promise<Iterable<string>>
+
+export interface TokenInfo {
+  subject?: string
+  scopes?: string[]
+}
+
+export interface HttpOptions {
+  /** The endpoint path (default `/mcp`). */
+  path?: string
+  /** No sessions: each POST stands alone; requests to the client fail at once. */
+  stateless?: boolean
+  /** Always answer with one JSON body (no SSE). */
+  jsonResponse?: boolean
+  /** Accepted `Host` values (default: loopback names on a loopback host). */
+  allowedHosts?: string[]
+  /** Accepted `Origin` values (default: loopback origins on a loopback host). */
+  allowedOrigins?: string[]
+  maxSessions?: number
+  /** Idle sessions end after this long (default 1 hour; 0: never). */
+  sessionIdleTimeoutMs?: number
+  /** Require a bearer token: return what it grants, or null to refuse it (401). */
+  tokenValidator?: (token: string) => TokenInfo | null | undefined | Promise<TokenInfo | null | undefined>
+  /** The authorization servers named in the protected-resource metadata. */
+  authorizationServers?: string[]
+  /** This server's canonical URL (the tokens' audience). */
+  resourceUrl?: string
+}
+
+/** A running Streamable HTTP server. */
+export declare class HttpServer {
+  private constructor()
+  /** The endpoint, e.g. `http://127.0.0.1:8000/mcp`. */
+  readonly url: string
+  /** Resolves once the server has stopped and its sessions ended. */
+  readonly closed: Promise<void>
+  /** Stops accepting; sessions drain their calls; resolves when done. */
+  close(): Promise<void>
+}
+
+/** Throw it in a resource handler: the client gets JSON-RPC -32002 (resource not found). */
+export declare class ResourceNotFound extends Error {
+  constructor(message?: string)
+}
+
 export declare class Server {
   constructor(options: ServerOptions)
   /** Registers a tool; throws a `ToolwireError` (code `TOOLWIRE_REGISTRATION`) for a bad definition. */
@@ -173,6 +266,20 @@ export declare class Server {
   close(): void
   /** A session over a channel of your own: `send` gets each outbound JSON text. */
   connect(send: (message: string) => void): Connection
+  /** Registers a resource, or a resource template when `uri` has `{variables}`. */
+  resource(uri: string, config: ResourceConfig, handler: ResourceHandler): this
+  resource(uri: string, handler: ResourceHandler): this
+  /** Registers a prompt. */
+  prompt(name: string, config: PromptConfig, handler: PromptHandler): this
+  prompt(name: string, handler: PromptHandler): this
+  /** Completes a prompt's arguments or a resource template's variables. */
+  completion(target: { prompt: string } | { template: string }, complete: Completer): this
+  removeResource(uri: string): boolean
+  removePrompt(name: string): boolean
+  /** Tells the clients subscribed to `uri` that it changed. */
+  notifyResourceUpdated(uri: string): void
+  /** Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening. */
+  serveHttp(host?: string, port?: number, options?: HttpOptions): Promise<HttpServer>
 }
 
 export type ToolwireErrorCode =

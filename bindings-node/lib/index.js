@@ -81,6 +81,14 @@ class Context {
     return native.ctxLog(this.#call, level, data === undefined ? null : data, logger ?? undefined)
   }
 
+  /**
+   * Over Streamable HTTP with an SSE answer: closes the connection carrying this call (after a
+   * retry hint) without ending the call; the client reconnects and resumes. No effect on stdio.
+   */
+  closeSseStream() {
+    native.ctxCloseSseStream(this.#call)
+  }
+
   /** `sampling/createMessage`: asks the client's model. */
   async sample(params, options = {}) {
     return unwrap(await native.ctxClientRequest(this.#call, 'sample', params, options.timeoutMs))
@@ -240,6 +248,118 @@ class Server {
     }
   }
 
+
+  /**
+   * Registers a resource. A `uri` with `{variables}` is a resource template (RFC 6570: `{id}` is
+   * one path segment, `{+path}` anything). `handler(uri, variables)` may return (or resolve to)
+   * a string (text), a Buffer/Uint8Array (a blob), `{ text | blob, mimeType }`, or an array of
+   * those; throw `new ResourceNotFound()` for a URI that does not exist.
+   */
+  resource(uri, config, handler) {
+    if (typeof config === 'function' && handler === undefined) {
+      handler = config
+      config = {}
+    }
+    if (typeof uri !== 'string') throw new TypeError('toolwire: a resource needs a string uri')
+    if (typeof handler !== 'function') throw new TypeError(`toolwire: resource ${JSON.stringify(uri)} needs a handler function`)
+    config = config ?? {}
+    const template = uri.includes('{')
+    const definition = { [template ? 'uriTemplate' : 'uri']: uri, name: config.name ?? uri }
+    for (const key of ['title', 'description', 'mimeType', 'annotations', '_meta']) {
+      if (config[key] !== undefined) definition[key] = config[key]
+    }
+    const wrapper = jsonWrapper((request) => handler(request.uri, request.variables), (value, request) => ({
+      contents: resourceContents(request.uri, value, config.mimeType),
+    }))
+    const failed = this.#native.addResource(definition, template, wrapper)
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /**
+   * Registers a prompt. `config.arguments` lists `{ name, description?, required? }`;
+   * `handler(args)` may return (or resolve to) a string (one user message), an array of messages
+   * (strings, content blocks, or `{ role, content }`), or `{ messages, description? }`.
+   */
+  prompt(name, config, handler) {
+    if (typeof config === 'function' && handler === undefined) {
+      handler = config
+      config = {}
+    }
+    if (typeof name !== 'string') throw new TypeError('toolwire: a prompt needs a string name')
+    if (typeof handler !== 'function') throw new TypeError(`toolwire: prompt ${JSON.stringify(name)} needs a handler function`)
+    config = config ?? {}
+    const definition = { name, arguments: (config.arguments ?? []).map((a) => ({ required: false, ...a })) }
+    for (const key of ['title', 'description', '_meta']) {
+      if (config[key] !== undefined) definition[key] = config[key]
+    }
+    const failed = this.#native.addPrompt(definition, jsonWrapper((request) => handler(request.arguments), promptResult))
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /**
+   * Completes the arguments of a prompt (`{ prompt: name }`) or the variables of a resource
+   * template (`{ template: uriTemplate }`): `complete(argument, value, context)` returns (or
+   * resolves to) suggested values, best first.
+   */
+  completion(target, complete) {
+    const kind = target?.prompt !== undefined ? 'prompt' : target?.template !== undefined ? 'template' : null
+    if (kind === null) throw new TypeError('toolwire: completion({ prompt } or { template }, complete)')
+    if (typeof complete !== 'function') throw new TypeError('toolwire: completion needs a function')
+    const wrapper = jsonWrapper(
+      (request) => complete(request.argument, request.value, request.context),
+      (values) => ({ values: Array.from(values ?? [], String) }),
+    )
+    const failed = this.#native.setCompleter(kind, kind === 'prompt' ? target.prompt : target.template, wrapper)
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /** Unregisters a resource or template; returns whether it existed. */
+  removeResource(uri) {
+    return this.#native.removeResource(uri)
+  }
+
+  /** Unregisters a prompt; returns whether it existed. */
+  removePrompt(name) {
+    return this.#native.removePrompt(name)
+  }
+
+  /** Tells the clients subscribed to `uri` that it changed. */
+  notifyResourceUpdated(uri) {
+    this.#native.notifyResourceUpdated(uri)
+  }
+
+  /**
+   * Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one). Resolves once
+   * listening, to an `HttpServer` (`url`, `close()`, `closed`). Options: `path`, `stateless`,
+   * `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `sessionIdleTimeoutMs`,
+   * `tokenValidator(token) -> { subject?, scopes? } | null` (sync or async) with
+   * `authorizationServers` and `resourceUrl`. Host and Origin are checked by default.
+   */
+  async serveHttp(host = '127.0.0.1', port = 8000, options = {}) {
+    const { tokenValidator, ...init } = options ?? {}
+    let resolveClosed
+    const closed = new Promise((resolve) => {
+      resolveClosed = resolve
+    })
+    const validator =
+      typeof tokenValidator === 'function'
+        ? jsonWrapper(
+            (request) => tokenValidator(request.token),
+            (verdict) => (verdict ? { valid: true, ...verdict } : { valid: false }),
+          )
+        : undefined
+    let nativeHttp
+    try {
+      nativeHttp = this.#native.startHttp({ host, port, ...init }, validator, () => resolveClosed())
+    } catch (err) {
+      throw new ToolwireError(`toolwire: cannot serve HTTP on ${host}:${port}: ${err.message}`, 'TOOLWIRE_TRANSPORT')
+    }
+    return new HttpServer(nativeHttp, closed)
+  }
+
   /**
    * Serves one client over stdin/stdout until stdin ends (then calls in flight finish), or
    * `close()`, SIGINT or SIGTERM (when the application has no listener of its own). While
@@ -349,6 +469,99 @@ class Server {
   }
 }
 
+/** A running Streamable HTTP server (from `server.serveHttp`). */
+class HttpServer {
+  #native
+
+  constructor(nativeHttp, closed) {
+    this.#native = nativeHttp
+    /** Resolves once the server has stopped and its sessions ended. */
+    this.closed = closed
+  }
+
+  /** The endpoint, e.g. `http://127.0.0.1:8000/mcp`. */
+  get url() {
+    return this.#native.url
+  }
+
+  /** Stops accepting; sessions drain their calls; resolves when done. */
+  close() {
+    this.#native.close()
+    return this.closed
+  }
+}
+
+/** Throw it in a resource handler: the client gets JSON-RPC -32002 (resource not found). */
+class ResourceNotFound extends Error {
+  constructor(message = 'Resource not found') {
+    super(message)
+    this.name = 'ResourceNotFound'
+  }
+}
+
+/**
+ * The engine's calling convention for resources, prompts, completers and token validators:
+ * `(token, requestJson)` → the answer as JSON text, or nothing now and `settleJson(token, json)`
+ * when a Promise settles. Throws become `{ error }` (or `{ notFound }`).
+ */
+function jsonWrapper(handler, shape) {
+  const failure = (err) =>
+    JSON.stringify(
+      err instanceof ResourceNotFound ? { notFound: err.message } : { error: err instanceof Error ? err.message : String(err) },
+    )
+  return (token, requestJson) => {
+    const request = JSON.parse(requestJson)
+    const answer = (value) => {
+      try {
+        return JSON.stringify(shape(value, request))
+      } catch (err) {
+        return failure(err)
+      }
+    }
+    let value
+    try {
+      value = handler(request)
+    } catch (err) {
+      return failure(err)
+    }
+    if (!hasThen(value)) return answer(value)
+    Promise.resolve(value).then(answer, failure).then((json) => native.settleJson(token, json))
+    return undefined
+  }
+}
+
+function resourceContents(uri, value, mimeType) {
+  const items = Array.isArray(value) ? value : [value]
+  return items.map((item) => {
+    let entry
+    if (typeof item === 'string') entry = { uri, text: item }
+    else if (item instanceof Uint8Array || item instanceof ArrayBuffer) entry = { uri, blob: base64(item instanceof ArrayBuffer ? new Uint8Array(item) : item) }
+    else if (item && typeof item === 'object' && ('text' in item || 'blob' in item)) {
+      entry = { uri, ...item }
+      if (entry.blob !== undefined) entry.blob = base64(entry.blob)
+    } else throw new TypeError(`a resource handler returned ${typeof item}; return a string, bytes or { text | blob }`)
+    if (mimeType !== undefined && entry.mimeType === undefined) entry.mimeType = mimeType
+    return entry
+  })
+}
+
+function promptMessage(item) {
+  if (typeof item === 'string') return { role: 'user', content: { type: 'text', text: item } }
+  if (item && typeof item === 'object' && 'role' in item) {
+    const content = typeof item.content === 'string' ? { type: 'text', text: item.content } : item.content
+    return { role: item.role, content }
+  }
+  if (item && typeof item === 'object' && 'type' in item) return { role: 'user', content: item }
+  throw new TypeError(`a prompt message cannot be ${typeof item}`)
+}
+
+function promptResult(value) {
+  if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray(value.messages)) {
+    return { ...value, messages: value.messages.map(promptMessage) }
+  }
+  return { messages: (Array.isArray(value) ? value : [value]).map(promptMessage) }
+}
+
 function defaultToolErrorLog(err, toolName) {
   const detail = err instanceof Error ? err.stack || err.message : String(err)
   process.stderr.write(`toolwire: tool ${JSON.stringify(toolName)} failed: ${detail}\n`)
@@ -366,4 +579,16 @@ function base64(data) {
   return Buffer.from(data.buffer ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data).toString('base64')
 }
 
-module.exports = { Server, Context, ToolwireError, text, image, audio, resourceLink, embeddedResource, LOG_LEVELS }
+module.exports = {
+  Server,
+  Context,
+  HttpServer,
+  ResourceNotFound,
+  ToolwireError,
+  text,
+  image,
+  audio,
+  resourceLink,
+  embeddedResource,
+  LOG_LEVELS,
+}

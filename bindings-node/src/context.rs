@@ -153,6 +153,12 @@ pub fn ctx_log(id: u32, level: String, data: Value, logger: Option<String>) -> n
 }
 
 /// Whether the call was cancelled, passed its deadline, or is over.
+/// Streamable HTTP with an SSE answer: closes the call's connection (the client resumes).
+#[napi]
+pub fn ctx_close_sse_stream(id: u32) {
+    with_call(id, |call| call.ctx.close_sse_stream());
+}
+
 #[napi]
 pub fn ctx_cancelled(id: u32) -> bool {
     with_call(id, |call| {

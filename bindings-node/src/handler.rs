@@ -8,6 +8,7 @@
 
 use async_trait::async_trait;
 use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, Status};
 use serde_json::Value;
 use toolwire::{Context, ToolError, ToolHandler, ToolOutput};
@@ -19,8 +20,14 @@ type Outcome = Result<ToolOutput, ToolError>;
 /// `(callNumber, argumentsJson)`: JSON text is cheaper to hand over than a built object.
 pub(crate) type CallArgs = FnArgs<(u32, String)>;
 
+/// The same function, callable from any thread (sessions the engine serves itself, as over
+/// HTTP, run calls on the runtime's threads); weak, so it keeps no Node process alive.
+pub(crate) type RemoteTool =
+    ThreadsafeFunction<CallArgs, Unknown<'static>, CallArgs, Status, false, true>;
+
 pub(crate) struct JsToolHandler {
     pub(crate) func: FunctionRef<CallArgs, Unknown<'static>>,
+    pub(crate) remote: RemoteTool,
 }
 
 /// What the wrapper returned: the result (as JSON text) now, or nothing: it calls
@@ -68,11 +75,28 @@ impl ToolHandler for JsToolHandler {
                 let value = func.call(FnArgs::from((call, arguments)))?;
                 settle(&env, call, value)
             }),
-            // Every connection feeds and polls its calls on the JS thread (core's `LocalExecutor`).
-            None => Err(napi::Error::new(
-                Status::GenericFailure,
-                "a JavaScript tool was called off the JavaScript thread",
-            )),
+            // Off the JS thread (a session the engine serves, e.g. over HTTP): hop to it.
+            None => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let status = self.remote.call_with_return_value(
+                    FnArgs::from((call, arguments)),
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                    move |value, env| {
+                        let _ = tx.send(value.and_then(|value| settle(&env, call, value)));
+                        Ok(())
+                    },
+                );
+                if status == Status::Ok {
+                    rx.await.unwrap_or_else(|_| {
+                        Err(napi::Error::new(
+                            Status::GenericFailure,
+                            "the JavaScript thread stopped before the tool ran",
+                        ))
+                    })
+                } else {
+                    Err(napi::Error::new(status, "the JavaScript thread is gone"))
+                }
+            }
         };
         let result = match returned {
             Ok(Returned::Ready(json)) => output(&json),

@@ -6,10 +6,12 @@
 // (clippy --all-targets) leave out, so they look unused there.
 #![cfg_attr(test, allow(dead_code))]
 
+mod catalog;
 mod connection;
 mod context;
 mod errors;
 mod handler;
+mod http;
 mod js_thread;
 mod runtime;
 mod server;

@@ -1,15 +1,18 @@
 //! `NativeServer`: the core's server, for the JS `Server` wrapper.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::{Function, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
-use toolwire::{Server, ServerOptions, Tool};
+use toolwire::{Prompt, Reference, Resource, ResourceTemplate, Server, ServerOptions, Tool};
 
+use crate::catalog::{JsJsonHandler, JsonArgs};
 use crate::connection::NativeConnection;
 use crate::errors;
 use crate::handler::{CallArgs, JsToolHandler};
+use crate::http::{HttpInit, NativeHttpServer};
 
 #[napi(object)]
 pub struct ServerInit {
@@ -86,6 +89,11 @@ impl NativeServer {
         }
         let handler = JsToolHandler {
             func: handler.create_ref()?,
+            remote: handler
+                .build_threadsafe_function::<CallArgs>()
+                .callee_handled::<false>()
+                .weak::<true>()
+                .build()?,
         };
         Ok(self
             .server
@@ -102,6 +110,109 @@ impl NativeServer {
     #[napi]
     pub fn tool_names(&self) -> Vec<String> {
         self.server.tool_names()
+    }
+
+    /// Registers a resource (`template`: a resource template) whose reads `handler` answers;
+    /// returns `null`, or the error's description.
+    #[napi]
+    pub fn add_resource(
+        &self,
+        definition: Value,
+        template: bool,
+        handler: Function<'_, JsonArgs, Unknown<'static>>,
+    ) -> napi::Result<Option<Value>> {
+        let handler = Arc::new(JsJsonHandler::new(&handler)?);
+        let added = if template {
+            match ResourceTemplate::from_json(definition) {
+                Ok(def) => self.server.add_resource_template_arc(def, handler),
+                Err(why) => {
+                    return Ok(Some(errors::registration(format!(
+                        "invalid resource template: {why}"
+                    ))));
+                }
+            }
+        } else {
+            match Resource::from_json(definition) {
+                Ok(def) => self.server.add_resource_arc(def, handler),
+                Err(why) => {
+                    return Ok(Some(errors::registration(format!(
+                        "invalid resource: {why}"
+                    ))));
+                }
+            }
+        };
+        Ok(added.err().map(|err| errors::describe(&err)))
+    }
+
+    /// Registers a prompt rendered by `handler`; returns `null`, or the error's description.
+    #[napi]
+    pub fn add_prompt(
+        &self,
+        definition: Value,
+        handler: Function<'_, JsonArgs, Unknown<'static>>,
+    ) -> napi::Result<Option<Value>> {
+        let def = match Prompt::from_json(definition) {
+            Ok(def) => def,
+            Err(why) => return Ok(Some(errors::registration(format!("invalid prompt: {why}")))),
+        };
+        let handler = Arc::new(JsJsonHandler::new(&handler)?);
+        Ok(self
+            .server
+            .add_prompt_arc(def, handler)
+            .err()
+            .map(|err| errors::describe(&err)))
+    }
+
+    /// Completes a prompt's (`kind` "prompt") or template's ("template") arguments.
+    #[napi]
+    pub fn set_completer(
+        &self,
+        kind: String,
+        name: String,
+        handler: Function<'_, JsonArgs, Unknown<'static>>,
+    ) -> napi::Result<Option<Value>> {
+        let reference = match kind.as_str() {
+            "prompt" => Reference::Prompt(name),
+            "template" => Reference::ResourceTemplate(name),
+            other => {
+                return Ok(Some(errors::registration(format!(
+                    "unknown completion kind {other:?}"
+                ))));
+            }
+        };
+        let completer = Arc::new(JsJsonHandler::new(&handler)?);
+        Ok(self
+            .server
+            .set_completer_arc(reference, completer)
+            .err()
+            .map(|err| errors::describe(&err)))
+    }
+
+    #[napi]
+    pub fn remove_resource(&self, uri: String) -> bool {
+        self.server.remove_resource(&uri) || self.server.remove_resource_template(&uri)
+    }
+
+    #[napi]
+    pub fn remove_prompt(&self, name: String) -> bool {
+        self.server.remove_prompt(&name)
+    }
+
+    #[napi]
+    pub fn notify_resource_updated(&self, uri: String) {
+        self.server.notify_resource_updated(&uri);
+    }
+
+    /// Starts Streamable HTTP; `on_stopped()` runs once it has stopped (until then the server
+    /// keeps the Node process alive). Returns the running server, or throws.
+    #[napi]
+    pub fn start_http(
+        &self,
+        init: HttpInit,
+        token_validator: Option<Function<'_, JsonArgs, Unknown<'static>>>,
+        on_stopped: Function<'_, (), ()>,
+    ) -> napi::Result<NativeHttpServer> {
+        NativeHttpServer::start(&self.server, init, token_validator, &on_stopped)
     }
 
     /// A new session whose outbound frames JavaScript takes; `on_outbound()` is called (on

@@ -1,6 +1,7 @@
 // The demo server of the shared contract, with JavaScript handlers: echo, add, sleep, fail.
 //
-// Run it with `examples/run-demo node [--extra-tools N]`. The schemas are spelled out as JSON
+// Run it with `examples/run-demo node [--extra-tools N] [--http PORT]` (`--conformance`: the
+// conformance suite's server). The schemas are spelled out as JSON
 // Schema so that every language's demo lists exactly the same tools (see bindings-node's
 // README section for zod).
 import { setTimeout as delay } from 'node:timers/promises'
@@ -71,9 +72,15 @@ export function buildServer({ extraTools = 0, asyncEcho = false, ...options } = 
   return server
 }
 
+const USAGE = 'usage: demo.mjs [--extra-tools N | --conformance] [--async-echo] [--http PORT [--stateless] [--json]]'
+
 function main(argv) {
   let extraTools = 0
   let asyncEcho = false
+  let httpPort = null
+  let conformance = false
+  let stateless = false
+  let jsonResponse = false
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--extra-tools') {
       extraTools = Number.parseInt(argv[++i] ?? '0', 10)
@@ -81,18 +88,35 @@ function main(argv) {
       // echo as an async function, as the TypeScript SDK's examples (and our anchor) write it
       asyncEcho = true
     } else if (argv[i] === '--http') {
-      process.stderr.write('toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)\n')
-      return 2
+      httpPort = Number.parseInt(argv[++i] ?? '0', 10)
+    } else if (argv[i] === '--conformance') {
+      conformance = true
+    } else if (argv[i] === '--stateless') {
+      stateless = true
+    } else if (argv[i] === '--json') {
+      jsonResponse = true
     } else {
-      process.stderr.write(`toolwire-demo: unknown argument ${JSON.stringify(argv[i])}\nusage: demo.mjs [--extra-tools N] [--async-echo]\n`)
+      process.stderr.write(`toolwire-demo: unknown argument ${JSON.stringify(argv[i])}\n${USAGE}\n`)
       return 2
     }
   }
-  // The failing tool's stack trace is the server log's business, not the client's.
-  buildServer({ extraTools, asyncEcho, onToolError: quietFail }).serveStdio().catch((err) => {
+  const failed = (err) => {
     process.stderr.write(`toolwire-demo: ${err.stack}\n`)
     process.exitCode = 1
-  })
+  }
+  const build = conformance
+    ? import('./conformance.mjs').then((m) => m.buildConformanceServer())
+    : Promise.resolve(buildServer({ extraTools, asyncEcho, onToolError: quietFail }))
+  build
+    .then(async (server) => {
+      if (httpPort === null) return server.serveStdio()
+      const http = await server.serveHttp('127.0.0.1', httpPort, { stateless, jsonResponse })
+      // The one line a launcher waits for: where to connect.
+      process.stderr.write(`toolwire-demo: listening on ${http.url}\n`)
+      for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => http.close())
+      return http.closed
+    })
+    .catch(failed)
   return 0
 }
 

@@ -61,3 +61,17 @@ void done
 server.close()
 const names: string[] = server.toolNames
 void names
+
+// Resources, prompts, completion and HTTP.
+server.resource('memo://{day}', { mimeType: 'text/plain' }, (uri, { day }) => `notes of ${day} at ${uri}`)
+server.resource('memo://logo', async () => new Uint8Array([1, 2, 3]))
+server.prompt('greet', { arguments: [{ name: 'name', required: true }] }, ({ name }) => [`Hello ${name}`, { role: 'assistant', content: 'Hi' }])
+server.completion({ prompt: 'greet' }, (_argument, value) => ['ada', 'alan'].filter((n) => n.startsWith(value)))
+// @ts-expect-error a completion target names a prompt or a template
+server.completion({ tool: 'x' }, () => [])
+async function serveOverHttp(): Promise<string> {
+  const http = await server.serveHttp('127.0.0.1', 0, { stateless: true, tokenValidator: (token) => (token === 'ok' ? { subject: 'me' } : null) })
+  await http.close()
+  return http.url
+}
+void serveOverHttp

@@ -1,0 +1,247 @@
+//! Resources, prompts, completers and token validators whose code is JavaScript.
+//!
+//! The JS layer's wrapper takes `(token, requestJson)` and returns the answer as JSON text, or
+//! nothing and later calls `settleJson(token, json)` when a Promise settles. It reports a
+//! missing resource as `{"notFound": message}` and a failure as `{"error": message}`. On the
+//! JS thread it is called directly; from the runtime's threads (HTTP sessions) through a
+//! threadsafe function.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use async_trait::async_trait;
+use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, JsValue, Status};
+use napi_derive::napi;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use toolwire::transport::http::{AuthRejection, TokenInfo, TokenValidator};
+use toolwire::{
+    Completer, Completion, CompletionRequest, PromptHandler, PromptRequest, PromptResult,
+    Reference, ResourceContents, ResourceHandler, ResourceRequest, ToolError,
+};
+
+use crate::js_thread;
+
+/// `(token, requestJson)`.
+pub(crate) type JsonArgs = FnArgs<(u32, String)>;
+type Remote = ThreadsafeFunction<JsonArgs, Unknown<'static>, JsonArgs, Status, false, true>;
+
+pub(crate) struct JsJsonHandler {
+    func: FunctionRef<JsonArgs, Unknown<'static>>,
+    remote: Remote,
+}
+
+#[derive(Default)]
+struct Pending {
+    next: u32,
+    waiting: HashMap<u32, oneshot::Sender<String>>,
+}
+
+fn pending() -> std::sync::MutexGuard<'static, Pending> {
+    static PENDING: OnceLock<Mutex<Pending>> = OnceLock::new();
+    PENDING
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// Delivers the answer of a wrapper that returned nothing at first.
+#[napi]
+pub fn settle_json(token: u32, json: String) {
+    if let Some(sender) = pending().waiting.remove(&token) {
+        let _ = sender.send(json);
+    }
+}
+
+enum Returned {
+    Ready(String),
+    Later(oneshot::Receiver<String>),
+}
+
+fn read_returned(env: &Env, token: u32, value: Unknown<'_>) -> napi::Result<Returned> {
+    if matches!(
+        value.get_type()?,
+        napi::ValueType::Undefined | napi::ValueType::Null
+    ) {
+        let (tx, rx) = oneshot::channel();
+        pending().waiting.insert(token, tx);
+        return Ok(Returned::Later(rx));
+    }
+    // SAFETY: `value` is a live value of `env`'s current scope.
+    Ok(Returned::Ready(unsafe {
+        String::from_napi_value(env.raw(), value.raw())?
+    }))
+}
+
+impl JsJsonHandler {
+    pub(crate) fn new(
+        func: &napi::bindgen_prelude::Function<'_, JsonArgs, Unknown<'static>>,
+    ) -> napi::Result<Self> {
+        Ok(JsJsonHandler {
+            func: func.create_ref()?,
+            remote: func
+                .build_threadsafe_function::<JsonArgs>()
+                .callee_handled::<false>()
+                .weak::<true>()
+                .build()?,
+        })
+    }
+
+    async fn call(&self, request: Value) -> Result<Value, ToolError> {
+        let token = {
+            let mut pending = pending();
+            let mut token = pending.next;
+            while pending.waiting.contains_key(&token) {
+                token = token.wrapping_add(1);
+            }
+            pending.next = token.wrapping_add(1);
+            token
+        };
+        let request = request.to_string();
+        let returned = match js_thread::current_env() {
+            Some(env) => js_thread::in_handle_scope(&env, || {
+                let func = self.func.borrow_back(&env)?;
+                let value = func.call(FnArgs::from((token, request)))?;
+                read_returned(&env, token, value)
+            }),
+            None => {
+                let (tx, rx) = oneshot::channel();
+                let status = self.remote.call_with_return_value(
+                    FnArgs::from((token, request)),
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                    move |value, env| {
+                        let _ = tx.send(value.and_then(|value| read_returned(&env, token, value)));
+                        Ok(())
+                    },
+                );
+                if status == Status::Ok {
+                    rx.await.unwrap_or_else(|_| {
+                        Err(napi::Error::new(
+                            Status::GenericFailure,
+                            "the JavaScript thread stopped",
+                        ))
+                    })
+                } else {
+                    Err(napi::Error::new(status, "the JavaScript thread is gone"))
+                }
+            }
+        };
+        let json = match returned {
+            Ok(Returned::Ready(json)) => json,
+            Ok(Returned::Later(rx)) => rx
+                .await
+                .map_err(|_| ToolError::new("the handler never settled its result"))?,
+            Err(err) => {
+                pending().waiting.remove(&token);
+                return Err(ToolError::new(format!(
+                    "the handler failed: {}",
+                    err.reason
+                )));
+            }
+        };
+        let value: Value = serde_json::from_str(&json)
+            .map_err(|why| ToolError::new(format!("the handler returned invalid JSON: {why}")))?;
+        if let Some(message) = value.get("notFound").and_then(Value::as_str) {
+            return Err(ToolError::not_found(message));
+        }
+        if let Some(message) = value.get("error").and_then(Value::as_str) {
+            return Err(ToolError::new(message));
+        }
+        Ok(value)
+    }
+}
+
+#[async_trait]
+impl ResourceHandler for JsJsonHandler {
+    async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
+        let value = self
+            .call(json!({"uri": request.uri, "variables": request.variables}))
+            .await?;
+        let Some(Value::Array(items)) = value.get("contents").cloned() else {
+            return Err(ToolError::new("the resource handler returned no contents"));
+        };
+        items
+            .into_iter()
+            .map(|item| ResourceContents::from_json(item).map_err(ToolError::new))
+            .collect()
+    }
+}
+
+#[async_trait]
+impl PromptHandler for JsJsonHandler {
+    async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
+        let value = self
+            .call(json!({"name": request.name, "arguments": request.arguments}))
+            .await?;
+        PromptResult::from_json(value).map_err(ToolError::new)
+    }
+}
+
+#[async_trait]
+impl Completer for JsJsonHandler {
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
+        let reference = match &request.reference {
+            Reference::Prompt(name) => json!({"type": "ref/prompt", "name": name}),
+            Reference::ResourceTemplate(uri) => json!({"type": "ref/resource", "uri": uri}),
+        };
+        let value = self
+            .call(json!({"ref": reference, "argument": request.argument,
+                "value": request.value, "context": request.context}))
+            .await?;
+        let values = value
+            .get("values")
+            .and_then(Value::as_array)
+            .and_then(|items| {
+                items
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| ToolError::new("a completer must return a list of strings"))?;
+        Ok(Completion::new(values))
+    }
+}
+
+#[async_trait]
+impl TokenValidator for JsJsonHandler {
+    async fn validate(&self, token: &str) -> Result<TokenInfo, AuthRejection> {
+        let verdict = match self.call(json!({"token": token})).await {
+            Ok(verdict) => verdict,
+            Err(err) => {
+                tracing::warn!(error = %err, "the token validator failed; refusing the token");
+                return Err(AuthRejection::invalid_token(
+                    "the token could not be validated",
+                ));
+            }
+        };
+        match verdict.get("valid").and_then(Value::as_bool) {
+            Some(true) => Ok(TokenInfo::new(
+                verdict
+                    .get("subject")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                verdict
+                    .get("scopes")
+                    .and_then(Value::as_array)
+                    .map(|s| {
+                        s.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            )),
+            _ if verdict.get("insufficientScope").is_some() => {
+                Err(AuthRejection::insufficient_scope(
+                    verdict
+                        .get("insufficientScope")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                ))
+            }
+            _ => Err(AuthRejection::invalid_token("invalid token")),
+        }
+    }
+}

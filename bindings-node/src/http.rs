@@ -1,0 +1,114 @@
+//! `NativeHttpServer`: a running Streamable HTTP server for the JS `HttpServer` wrapper.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::Status;
+use napi::bindgen_prelude::{Function, Unknown};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
+use toolwire::{CancellationToken, Server};
+
+use crate::catalog::{JsJsonHandler, JsonArgs};
+use crate::runtime::runtime;
+
+#[napi(object)]
+pub struct HttpInit {
+    pub host: String,
+    pub port: u32,
+    pub path: Option<String>,
+    pub stateless: Option<bool>,
+    pub json_response: Option<bool>,
+    pub allowed_hosts: Option<Vec<String>>,
+    pub allowed_origins: Option<Vec<String>>,
+    pub max_sessions: Option<u32>,
+    /// 0 turns reaping off.
+    pub session_idle_timeout_ms: Option<u32>,
+    pub authorization_servers: Option<Vec<String>>,
+    pub resource_url: Option<String>,
+}
+
+#[napi]
+pub struct NativeHttpServer {
+    url: String,
+    stop: CancellationToken,
+}
+
+impl NativeHttpServer {
+    pub(crate) fn start(
+        server: &Server,
+        init: HttpInit,
+        token_validator: Option<Function<'_, JsonArgs, Unknown<'static>>>,
+        on_stopped: &Function<'_, (), ()>,
+    ) -> napi::Result<Self> {
+        let port = u16::try_from(init.port).map_err(|_| {
+            napi::Error::new(Status::InvalidArg, format!("invalid port {}", init.port))
+        })?;
+        let mut options = HttpOptions::default();
+        if let Some(path) = init.path {
+            options.path = path;
+        }
+        options.stateless = init.stateless.unwrap_or(false);
+        if init.json_response == Some(true) {
+            options.response_mode = ResponseMode::Json;
+        }
+        options.allowed_hosts = init.allowed_hosts.unwrap_or_default();
+        options.allowed_origins = init.allowed_origins.unwrap_or_default();
+        if let Some(limit) = init.max_sessions {
+            options.max_sessions = limit as usize;
+        }
+        if let Some(ms) = init.session_idle_timeout_ms {
+            options.session_idle_timeout = (ms > 0).then(|| Duration::from_millis(u64::from(ms)));
+        }
+        if let Some(validator) = token_validator {
+            let servers = init.authorization_servers.unwrap_or_default();
+            let mut auth = BearerAuth::new(
+                JsJsonHandler::new(&validator)?,
+                servers.first().cloned().unwrap_or_default(),
+            );
+            auth.authorization_servers = servers;
+            auth.resource = init.resource_url;
+            options.auth = Some(auth);
+        }
+        let path = options.path.clone();
+        let address = if init.host.contains(':') {
+            format!("[{}]:{port}", init.host)
+        } else {
+            format!("{}:{port}", init.host)
+        };
+        // Not weak: a serving HTTP server keeps the process alive until it stops.
+        let stopped = Arc::new(
+            on_stopped
+                .build_threadsafe_function::<()>()
+                .callee_handled::<false>()
+                .build()?,
+        );
+        let server = server.clone();
+        let http = runtime()
+            .block_on(async move { server.serve_http(&address, options).await })
+            .map_err(|err| napi::Error::new(Status::GenericFailure, err.to_string()))?;
+        let url = format!("http://{}{path}", http.local_addr());
+        let stop = http.stop_token();
+        runtime().spawn(async move {
+            http.wait().await;
+            stopped.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        });
+        Ok(NativeHttpServer { url, stop })
+    }
+}
+
+#[napi]
+impl NativeHttpServer {
+    /// The endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stops accepting; sessions drain their calls, then `on_stopped` runs.
+    #[napi]
+    pub fn close(&self) {
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,171 @@
+// Resources, templates, prompts, completion and Streamable HTTP registered from JavaScript.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
+
+import { ResourceNotFound, Server, ToolwireError, image } from '../lib/index.js'
+import { Client } from './client.mjs'
+
+async function request(client, id, method, params = {}) {
+  client.send({ jsonrpc: '2.0', id, method, params })
+  return client.recv()
+}
+
+function catalogServer() {
+  return new Server({ name: 'catalog', version: '1' })
+    .resource('memo://readme', { name: 'readme', description: 'The read-me.', mimeType: 'text/plain' }, () => 'read me')
+    .resource('memo://logo', { name: 'logo', mimeType: 'image/png' }, () => new Uint8Array([0x89, 0x50]))
+    .resource('memo://notes/{day}', { name: 'notes', mimeType: 'text/plain' }, async (uri, { day }) => {
+      await delay(5)
+      if (day === 'never') throw new ResourceNotFound(`no notes for ${day}`)
+      return `notes of ${day} at ${uri}`
+    })
+    .resource('memo://broken', { name: 'broken' }, () => {
+      throw new Error('disk on fire')
+    })
+    .prompt('greet', { description: 'Greets', arguments: [{ name: 'name', required: true }, { name: 'style' }] }, ({ name, style }) =>
+      `Hello ${name} (${style ?? 'plain'})`,
+    )
+    .prompt('show', { arguments: [{ name: 'url', required: true }] }, async ({ url }) => [
+      image('AAAA', 'image/png'),
+      { role: 'assistant', content: `Seen ${url}` },
+    ])
+    .completion({ prompt: 'greet' }, (_argument, value) => ['ada', 'alan', 'grace'].filter((n) => n.startsWith(value)))
+}
+
+test('capabilities follow what is registered', async () => {
+  const client = new Client(catalogServer())
+  const caps = (await client.initialize()).result.capabilities
+  assert.deepEqual(caps.resources, { subscribe: true, listChanged: true })
+  assert.deepEqual(caps.prompts, { listChanged: true })
+  assert.deepEqual(caps.completions, {})
+  const plain = new Client(new Server({ name: 'plain', version: '1' }))
+  const bare = (await plain.initialize()).result.capabilities
+  assert.equal(bare.resources, undefined)
+  assert.equal(bare.prompts, undefined)
+})
+
+test('lists and reads resources, sync and async, text and blob', async () => {
+  const client = new Client(catalogServer())
+  await client.initialize()
+  const listed = (await request(client, 1, 'resources/list')).result.resources
+  assert.deepEqual(listed.map((r) => r.uri), ['memo://broken', 'memo://logo', 'memo://readme'])
+  const templates = (await request(client, 2, 'resources/templates/list')).result.resourceTemplates
+  assert.deepEqual(templates, [{ uriTemplate: 'memo://notes/{day}', name: 'notes', mimeType: 'text/plain' }])
+  const readme = (await request(client, 3, 'resources/read', { uri: 'memo://readme' })).result.contents
+  assert.deepEqual(readme, [{ uri: 'memo://readme', mimeType: 'text/plain', text: 'read me' }])
+  const logo = (await request(client, 4, 'resources/read', { uri: 'memo://logo' })).result.contents[0]
+  assert.deepEqual([...Buffer.from(logo.blob, 'base64')], [0x89, 0x50])
+  const notes = (await request(client, 5, 'resources/read', { uri: 'memo://notes/monday' })).result.contents[0]
+  assert.equal(notes.text, 'notes of monday at memo://notes/monday')
+})
+
+test('missing and failing resources get -32002 and -32603', async () => {
+  const client = new Client(catalogServer())
+  await client.initialize()
+  for (const [id, uri] of [[1, 'memo://nothing'], [2, 'memo://notes/never']]) {
+    const { error } = await request(client, id, 'resources/read', { uri })
+    assert.equal(error.code, -32002)
+    assert.deepEqual(error.data, { uri })
+  }
+  const { error } = await request(client, 3, 'resources/read', { uri: 'memo://broken' })
+  assert.equal(error.code, -32603)
+  assert.match(error.message, /disk on fire/)
+})
+
+test('prompts render and check their arguments; completion', async () => {
+  const client = new Client(catalogServer())
+  await client.initialize()
+  const prompts = (await request(client, 1, 'prompts/list')).result.prompts
+  assert.deepEqual(prompts.find((p) => p.name === 'greet').arguments, [{ name: 'name', required: true }, { name: 'style', required: false }])
+  const greeted = (await request(client, 2, 'prompts/get', { name: 'greet', arguments: { name: 'Ada' } })).result
+  assert.deepEqual(greeted.messages, [{ role: 'user', content: { type: 'text', text: 'Hello Ada (plain)' } }])
+  const shown = (await request(client, 3, 'prompts/get', { name: 'show', arguments: { url: 'x' } })).result.messages
+  assert.equal(shown[0].content.type, 'image')
+  assert.deepEqual(shown[1], { role: 'assistant', content: { type: 'text', text: 'Seen x' } })
+  assert.equal((await request(client, 4, 'prompts/get', { name: 'greet', arguments: {} })).error.code, -32602)
+  assert.equal((await request(client, 5, 'prompts/get', { name: 'nope' })).error.code, -32602)
+  const completion = (
+    await request(client, 6, 'completion/complete', { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'a' } })
+  ).result.completion
+  assert.deepEqual(completion, { values: ['ada', 'alan'], hasMore: false })
+})
+
+test('subscriptions, updates and list_changed', async () => {
+  const server = catalogServer()
+  const client = new Client(server)
+  await client.initialize()
+  assert.deepEqual((await request(client, 1, 'resources/subscribe', { uri: 'memo://readme' })).result, {})
+  server.notifyResourceUpdated('memo://logo')
+  server.notifyResourceUpdated('memo://readme')
+  assert.deepEqual(await client.recv(), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'memo://readme' } })
+  server.resource('memo://new', () => 'new')
+  assert.equal((await client.recv()).method, 'notifications/resources/list_changed')
+  assert.equal(server.removePrompt('show'), true)
+  assert.equal((await client.recv()).method, 'notifications/prompts/list_changed')
+  assert.throws(() => server.resource('memo://readme', () => 'again'), (err) => err instanceof ToolwireError && /already registered/.test(err.message))
+})
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+}
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+async function body(res) {
+  const text = await res.text()
+  if (res.headers.get('content-type') === 'text/event-stream') {
+    const data = text.split('\n').filter((l) => l.startsWith('data: ') && l.length > 6)
+    return JSON.parse(data.at(-1).slice(6))
+  }
+  return JSON.parse(text)
+}
+
+test('serveHttp: sessions, async handlers on the JS thread, resources, close', async () => {
+  const server = catalogServer().tool('shout', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, async ({ text }, ctx) => {
+    ctx.progress(1, 2)
+    await delay(5)
+    return text.toUpperCase()
+  })
+  const http = await server.serveHttp('127.0.0.1', 0)
+  assert.match(http.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+  const init = await fetch(http.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+  assert.equal(init.status, 200)
+  const session = init.headers.get('mcp-session-id')
+  assert.match(session, /^[0-9a-f]{32}$/)
+  const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'shout', arguments: { text: 'hi' } } }
+  const shouted = await fetch(http.url, { method: 'POST', headers, body: JSON.stringify(call) })
+  assert.equal((await body(shouted)).result.content[0].text, 'HI')
+  const read = { jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'memo://notes/friday' } }
+  const notes = await fetch(http.url, { method: 'POST', headers, body: JSON.stringify(read) })
+  assert.equal((await body(notes)).result.contents[0].text, 'notes of friday at memo://notes/friday')
+  const evil = await fetch(http.url, { method: 'POST', headers: { ...HEADERS, origin: 'http://evil.example.com' }, body: JSON.stringify(INIT) })
+  assert.equal(evil.status, 403)
+  await http.close()
+  await assert.rejects(fetch(http.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) }))
+})
+
+test('serveHttp: token validator (sync or async), stateless, and a port in use', async () => {
+  const server = new Server({ name: 'auth', version: '1' }).tool('ping2', () => 'pong')
+  const http = await server.serveHttp('127.0.0.1', 0, {
+    stateless: true,
+    authorizationServers: ['https://auth.example'],
+    tokenValidator: async (token) => (token === 'good' ? { subject: 'ada', scopes: ['mcp'] } : null),
+  })
+  const missing = await fetch(http.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+  assert.equal(missing.status, 401)
+  assert.match(missing.headers.get('www-authenticate'), /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/)
+  const bad = await fetch(http.url, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer bad' }, body: JSON.stringify(INIT) })
+  assert.equal(bad.status, 401)
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ping2', arguments: {} } }
+  const ok = await fetch(http.url, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer good' }, body: JSON.stringify(call) })
+  assert.equal(ok.status, 200)
+  assert.equal(ok.headers.get('mcp-session-id'), null)
+  assert.equal((await body(ok)).result.content[0].text, 'pong')
+  const port = Number(new URL(http.url).port)
+  await assert.rejects(server.serveHttp('127.0.0.1', port), (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_TRANSPORT')
+  await http.close()
+})
