@@ -133,6 +133,13 @@ impl CallContext {
         Ok(self.context.log_as(level.into(), logger.as_deref(), data))
     }
 
+    /// Over Streamable HTTP with an SSE answer: closes the connection carrying this call
+    /// (after a retry hint) without ending it; the client reconnects and resumes. No effect on
+    /// stdio.
+    pub fn close_sse_stream(&self) {
+        self.context.close_sse_stream();
+    }
+
     /// Whether the call was cancelled (by the client, its deadline, or shutdown).
     pub fn is_cancelled(&self) -> bool {
         self.context.is_cancelled()

@@ -67,6 +67,13 @@ pub enum ToolwireError {
         /// The message the client sees.
         detail: String,
     },
+    /// What was asked for does not exist: thrown by a resource reader, the client gets
+    /// -32002 (resource not found).
+    #[error("{detail}")]
+    NotFound {
+        /// What is missing.
+        detail: String,
+    },
     /// A failure inside the binding itself (a bug: please report it).
     #[error("{detail}")]
     Internal {

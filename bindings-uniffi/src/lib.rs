@@ -6,6 +6,7 @@
 //! library (`uniffi-bindgen generate --library`); see `bindings-uniffi/README.md`.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod catalog;
 mod connection;
 mod context;
 mod definition;
@@ -13,17 +14,24 @@ mod driver;
 mod errors;
 mod fast_path;
 mod handler;
+mod http;
 mod queue;
 mod result;
 mod runtime;
 mod server;
 
+pub use catalog::{
+    ArgumentCompleter, PromptArgumentDefinition, PromptDefinition, PromptMessageRecord,
+    PromptRenderer, PromptRendering, PromptRole, ResourceContent, ResourceDefinition,
+    ResourceReader,
+};
 pub use connection::Connection;
 pub use context::{CallContext, ClientInfo, LogLevel};
 pub use definition::{ServerConfig, ToolAnnotations, ToolDefinition};
 pub use driver::StdioDriver;
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
+pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant};
 pub use queue::{Completion, PendingCall, Work, call_context, complete_calls, take_work};
 pub use result::{ContentBlock, ToolResult};
 pub use server::Server;

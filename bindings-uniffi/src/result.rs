@@ -107,7 +107,7 @@ impl ToolResult {
 }
 
 impl ContentBlock {
-    fn into_content(self) -> Result<Content, ToolError> {
+    pub(crate) fn into_content(self) -> Result<Content, ToolError> {
         Ok(match self {
             ContentBlock::Text { text } => Content::text(text),
             ContentBlock::Image {

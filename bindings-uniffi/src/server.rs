@@ -4,11 +4,16 @@ use std::sync::{Arc, Mutex};
 
 use toolwire::CancellationToken;
 
+use crate::catalog::{
+    ArgumentCompleter, ForeignCompleter, ForeignPrompt, ForeignResource, PromptDefinition,
+    PromptRenderer, ResourceDefinition, ResourceReader,
+};
 use crate::connection::Connection;
 use crate::definition::{ServerConfig, ToolDefinition};
 use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
+use crate::http::{BearerTokenValidator, HttpServer, HttpServerOptions};
 use crate::queue::QueuedTool;
 use crate::runtime::{on_runtime, runtime};
 
@@ -125,6 +130,91 @@ impl Server {
     /// Ends the current `serve_stdio`: reading stops, calls in flight finish.
     pub fn stop(&self) {
         self.stop.lock().unwrap_or_else(|e| e.into_inner()).cancel();
+    }
+
+    /// Registers a resource, or a resource template when `definition.uri` has `{variables}`.
+    pub fn resource(
+        &self,
+        definition: ResourceDefinition,
+        reader: Arc<dyn ResourceReader>,
+    ) -> Result<(), ToolwireError> {
+        let mime_type = definition.mime_type.clone();
+        let handler = Arc::new(ForeignResource { reader, mime_type });
+        match definition.into_core()? {
+            Ok(resource) => self.server.add_resource_arc(resource, handler)?,
+            Err(template) => self.server.add_resource_template_arc(template, handler)?,
+        }
+        Ok(())
+    }
+
+    /// Registers a prompt.
+    pub fn prompt(
+        &self,
+        definition: PromptDefinition,
+        renderer: Arc<dyn PromptRenderer>,
+    ) -> Result<(), ToolwireError> {
+        Ok(self
+            .server
+            .add_prompt_arc(definition.into_core(), Arc::new(ForeignPrompt(renderer)))?)
+    }
+
+    /// Completes the arguments of the prompt `prompt_name`.
+    pub fn prompt_completion(
+        &self,
+        prompt_name: String,
+        completer: Arc<dyn ArgumentCompleter>,
+    ) -> Result<(), ToolwireError> {
+        Ok(self.server.set_completer_arc(
+            toolwire::Reference::Prompt(prompt_name),
+            Arc::new(ForeignCompleter(completer)),
+        )?)
+    }
+
+    /// Completes the variables of the resource template `uri_template`.
+    pub fn template_completion(
+        &self,
+        uri_template: String,
+        completer: Arc<dyn ArgumentCompleter>,
+    ) -> Result<(), ToolwireError> {
+        Ok(self.server.set_completer_arc(
+            toolwire::Reference::ResourceTemplate(uri_template),
+            Arc::new(ForeignCompleter(completer)),
+        )?)
+    }
+
+    /// Removes a resource or template; returns whether it existed.
+    pub fn remove_resource(&self, uri: String) -> bool {
+        self.server.remove_resource(&uri) || self.server.remove_resource_template(&uri)
+    }
+
+    /// Removes a prompt; returns whether it existed.
+    pub fn remove_prompt(&self, name: String) -> bool {
+        self.server.remove_prompt(&name)
+    }
+
+    /// Tells the clients subscribed to `uri` that it changed.
+    pub fn notify_resource_updated(&self, uri: String) {
+        self.server.notify_resource_updated(&uri);
+    }
+
+    /// Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one) until `stop()`;
+    /// returns once listening (a port in use fails here). With a validator every request
+    /// needs a bearer token it accepts.
+    #[uniffi::method(default(options = None, validator = None))]
+    pub fn serve_http(
+        &self,
+        host: String,
+        port: u16,
+        options: Option<HttpServerOptions>,
+        validator: Option<Arc<dyn BearerTokenValidator>>,
+    ) -> Result<Arc<HttpServer>, ToolwireError> {
+        HttpServer::start(
+            &self.server,
+            host,
+            port,
+            options.unwrap_or_default(),
+            validator,
+        )
     }
 
     /// A session over a channel of the app's own: feed it inbound messages, take its

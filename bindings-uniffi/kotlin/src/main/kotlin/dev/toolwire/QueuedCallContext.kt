@@ -33,6 +33,9 @@ internal class QueuedCallContext(private val callId: ULong) : CallContext(NoHand
     override fun log(level: LogLevel, message: String, logger: String?) = real?.log(level, message, logger) ?: false
     override fun logJson(level: LogLevel, dataJson: String, logger: String?) =
         real?.logJson(level, dataJson, logger) ?: false
+    override fun closeSseStream() {
+        real?.closeSseStream()
+    }
     override fun isCancelled() = real?.isCancelled() ?: true
     override suspend fun cancelled() {
         real?.cancelled()

@@ -72,5 +72,77 @@ val ToolwireException.detail: String
         is ToolwireException.Transport -> detail
         is ToolwireException.InvalidArgument -> detail
         is ToolwireException.Handler -> detail
+        is ToolwireException.NotFound -> detail
         is ToolwireException.Internal -> detail
     }
+
+/**
+ * Registers a resource (a fixed URI) or a resource template (a URI with `{variables}`) read by
+ * a suspending lambda; throw [ToolwireException.NotFound] for a URI that does not exist.
+ */
+fun Server.resource(
+    definition: ResourceDefinition,
+    read: suspend (uri: String, variables: Map<String, String>) -> List<ResourceContent>,
+) = resource(definition, object : ResourceReader {
+    override suspend fun read(uri: String, variables: Map<String, String>) = read(uri, variables)
+})
+
+/** Registers a prompt rendered by a suspending lambda from its (checked) arguments. */
+fun Server.prompt(
+    definition: PromptDefinition,
+    render: suspend (arguments: Map<String, String>) -> PromptRendering,
+) = prompt(definition, object : PromptRenderer {
+    override suspend fun render(arguments: Map<String, String>) = render(arguments)
+})
+
+/** Completes the arguments of the prompt [promptName]. */
+fun Server.promptCompletion(
+    promptName: String,
+    complete: suspend (argument: String, value: String, context: Map<String, String>) -> List<String>,
+) = promptCompletion(promptName, completer(complete))
+
+/** Completes the variables of the resource template [uriTemplate]. */
+fun Server.templateCompletion(
+    uriTemplate: String,
+    complete: suspend (argument: String, value: String, context: Map<String, String>) -> List<String>,
+) = templateCompletion(uriTemplate, completer(complete))
+
+private fun completer(
+    complete: suspend (String, String, Map<String, String>) -> List<String>,
+) = object : ArgumentCompleter {
+    override suspend fun complete(argument: String, value: String, context: Map<String, String>) =
+        complete(argument, value, context)
+}
+
+/**
+ * Serves Streamable HTTP at `http://host:port/mcp` on the calling thread until the JVM shuts
+ * down (SIGTERM, Ctrl-C) or the returned server is stopped elsewhere; [onListening] gets the
+ * URL once the port is bound. Handlers registered with [tool] run as they do for stdio.
+ */
+fun Server.runHttp(
+    host: String = "127.0.0.1",
+    port: UShort = 8000u,
+    options: HttpServerOptions? = null,
+    validator: BearerTokenValidator? = null,
+    onListening: (url: String) -> Unit = {},
+) {
+    val http = serveHttp(host, port, options, validator)
+    val finished = java.util.concurrent.CountDownLatch(1)
+    val hook = Thread({
+        http.stop()
+        finished.await(10, java.util.concurrent.TimeUnit.SECONDS)
+    }, "toolwire-http-shutdown")
+    Runtime.getRuntime().addShutdownHook(hook)
+    try {
+        onListening(http.url())
+        http.waitBlocking()
+    } finally {
+        finished.countDown()
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook)
+        } catch (_: IllegalStateException) {
+            // The JVM is already shutting down: the hook is running.
+        }
+        http.destroy()
+    }
+}

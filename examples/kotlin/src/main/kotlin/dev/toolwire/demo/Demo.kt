@@ -1,6 +1,7 @@
 // The demo server of the shared contract, with Kotlin handlers: echo, add, sleep, fail.
 //
-// Run it with `examples/run-demo kotlin [--extra-tools N]`. The schemas are spelled out as JSON
+// Run it with `examples/run-demo kotlin [--extra-tools N] [--http PORT]` (`--conformance`: the
+// conformance suite's server, Conformance.kt). The schemas are spelled out as JSON
 // Schema text so that every language's demo lists exactly the same tools.
 package dev.toolwire.demo
 
@@ -8,6 +9,8 @@ import dev.toolwire.Server
 import dev.toolwire.ServerConfig
 import dev.toolwire.ToolDefinition
 import dev.toolwire.ToolResult
+import dev.toolwire.HttpServerOptions
+import dev.toolwire.runHttp
 import dev.toolwire.runStdio
 import dev.toolwire.tool
 import kotlinx.coroutines.delay
@@ -113,24 +116,37 @@ fun buildDemoServer(extraTools: Int = 0, config: ServerConfig = ServerConfig()):
 
 fun main(args: Array<String>) {
     var extraTools = 0
+    var httpPort: Int? = null
+    var conformance = false
+    var stateless = false
+    var json = false
     var i = 0
     while (i < args.size) {
         when (args[i]) {
             "--extra-tools" -> extraTools = args.getOrNull(++i)?.toIntOrNull() ?: usage("--extra-tools needs a number")
-            "--http" -> {
-                System.err.println("toolwire-demo: --http is not supported yet (Streamable HTTP lands with issue #7)")
-                exitProcess(2)
-            }
+            "--http" -> httpPort = args.getOrNull(++i)?.toIntOrNull() ?: usage("--http needs a port (0 picks one)")
+            "--conformance" -> conformance = true
+            "--stateless" -> stateless = true
+            "--json" -> json = true
             else -> usage("unknown argument \"${args[i]}\"")
         }
         i++
     }
-    buildDemoServer(extraTools).runStdio()
-    // Coroutine threads must not keep the process alive once stdin has ended.
+    val server = if (conformance) buildConformanceServer() else buildDemoServer(extraTools)
+    val port = httpPort
+    if (port == null) {
+        server.runStdio()
+    } else {
+        server.runHttp("127.0.0.1", port.toUShort(), HttpServerOptions(stateless = stateless, jsonResponse = json)) { url ->
+            // The one line a launcher waits for: where to connect.
+            System.err.println("toolwire-demo: listening on $url")
+        }
+    }
+    // Coroutine threads must not keep the process alive once serving has ended.
     exitProcess(0)
 }
 
 private fun usage(problem: String): Nothing {
-    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N]")
+    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N | --conformance] [--http PORT [--stateless] [--json]]")
     exitProcess(2)
 }

@@ -1,0 +1,189 @@
+package dev.toolwire
+
+import kotlinx.coroutines.delay
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.int
+import kotlinx.serialization.json.jsonArray
+import kotlinx.serialization.json.jsonObject
+import kotlinx.serialization.json.jsonPrimitive
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import java.net.URI
+import java.net.http.HttpClient
+import java.net.http.HttpRequest
+import java.net.http.HttpResponse
+
+/** Resources, templates, prompts, completion and Streamable HTTP from Kotlin. */
+class CatalogHttpTest {
+    private fun json(text: String) = Json.parseToJsonElement(text)
+
+    private fun catalogServer(): Server {
+        val server = Server("catalog", "1")
+        server.resource(ResourceDefinition("memo://readme", "readme", description = "The read-me.", mimeType = "text/plain")) { uri, _ ->
+            listOf(ResourceContent(uri, text = "read me"))
+        }
+        server.resource(ResourceDefinition("memo://notes/{day}", "notes", mimeType = "text/plain")) { uri, variables ->
+            delay(5)
+            val day = variables.getValue("day")
+            if (day == "never") throw ToolwireException.NotFound("no notes for $day")
+            listOf(ResourceContent(uri, text = "notes of $day"))
+        }
+        server.resource(ResourceDefinition("memo://broken", "broken")) { _, _ -> throw IllegalStateException("disk on fire") }
+        server.prompt(
+            PromptDefinition("greet", description = "Greets", arguments = listOf(PromptArgumentDefinition("name", required = true))),
+        ) { args ->
+            PromptRendering(listOf(PromptMessageRecord(PromptRole.USER, ContentBlock.Text("Hello ${args["name"]}"))))
+        }
+        server.promptCompletion("greet") { _, value, _ -> listOf("ada", "alan", "grace").filter { it.startsWith(value) } }
+        server.tool(ToolDefinition("shout", inputSchemaJson = """{"type":"object","properties":{"text":{"type":"string"}}}""")) { context, args ->
+            context.progress(1.0, 2.0, null)
+            delay(5)
+            ToolResult.Text(Json.parseToJsonElement(args).jsonObject.getValue("text").jsonPrimitive.content.uppercase())
+        }
+        return server
+    }
+
+    private fun TestClient.request(id: Int, method: String, params: String = "{}"): JsonObject {
+        send("""{"jsonrpc":"2.0","id":$id,"method":"$method","params":$params}""")
+        return recvObject()
+    }
+
+    @Test
+    fun `resources read, missing ones are -32002, failures -32603`() {
+        TestClient(catalogServer()).use { client ->
+            val caps = client.initialize().getValue("capabilities").jsonObject
+            assertEquals(json("""{"subscribe":true,"listChanged":true}"""), caps.getValue("resources"))
+            assertEquals("{}", caps.getValue("completions").toString())
+            val listed = client.request(1, "resources/list").getValue("result").jsonObject.getValue("resources").jsonArray
+            assertEquals(listOf("memo://broken", "memo://readme"), listed.map { it.jsonObject.getValue("uri").jsonPrimitive.content })
+            val readme = client.request(2, "resources/read", """{"uri":"memo://readme"}""")
+            assertEquals(
+                json("""[{"uri":"memo://readme","mimeType":"text/plain","text":"read me"}]"""),
+                readme.getValue("result").jsonObject.getValue("contents"),
+            )
+            val notes = client.request(3, "resources/read", """{"uri":"memo://notes/monday"}""")
+            assertEquals("notes of monday", notes.getValue("result").jsonObject.getValue("contents").jsonArray[0].jsonObject.getValue("text").jsonPrimitive.content)
+            for ((id, uri) in listOf(4 to "memo://nothing", 5 to "memo://notes/never")) {
+                val error = client.request(id, "resources/read", """{"uri":"$uri"}""").getValue("error").jsonObject
+                assertEquals(-32002, error.getValue("code").jsonPrimitive.int)
+            }
+            val broken = client.request(6, "resources/read", """{"uri":"memo://broken"}""").getValue("error").jsonObject
+            assertEquals(-32603, broken.getValue("code").jsonPrimitive.int)
+            assertTrue(broken.getValue("message").jsonPrimitive.content.contains("disk on fire"))
+        }
+    }
+
+    @Test
+    fun `prompts render, check arguments and complete`() {
+        TestClient(catalogServer()).use { client ->
+            client.initialize()
+            val got = client.request(1, "prompts/get", """{"name":"greet","arguments":{"name":"Ada"}}""")
+            assertEquals(
+                json("""[{"role":"user","content":{"type":"text","text":"Hello Ada"}}]"""),
+                got.getValue("result").jsonObject.getValue("messages"),
+            )
+            val missing = client.request(2, "prompts/get", """{"name":"greet","arguments":{}}""")
+            assertEquals(-32602, missing.getValue("error").jsonObject.getValue("code").jsonPrimitive.int)
+            val completed = client.request(
+                3,
+                "completion/complete",
+                """{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"name","value":"a"}}""",
+            )
+            assertEquals(json("""{"values":["ada","alan"],"hasMore":false}"""), completed.getValue("result").jsonObject.getValue("completion"))
+        }
+    }
+
+    @Test
+    fun `registration errors`() {
+        val server = catalogServer()
+        assertThrows<ToolwireException> {
+            server.resource(ResourceDefinition("memo://readme", "again")) { _, _ -> emptyList() }
+        }
+        assertThrows<ToolwireException> {
+            server.resource(ResourceDefinition("memo://{a}{b}", "bad")) { _, _ -> emptyList() }
+        }
+        assertThrows<ToolwireException> { server.promptCompletion("nope") { _, _, _ -> emptyList() } }
+    }
+
+    private val init = """{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"""
+
+    private fun post(url: String, body: String, vararg headers: String): HttpResponse<String> {
+        val request = HttpRequest.newBuilder(URI(url))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+        for (i in headers.indices step 2) request.header(headers[i], headers[i + 1])
+        return HttpClient.newHttpClient().send(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString())
+    }
+
+    /** A JSON body, or the last message of an SSE body. */
+    private fun message(response: HttpResponse<String>): JsonObject {
+        val body = if (response.headers().firstValue("content-type").orElse("") == "text/event-stream") {
+            response.body().lines().filter { it.startsWith("data: ") && it.length > 6 }.last().removePrefix("data: ")
+        } else {
+            response.body()
+        }
+        return Json.parseToJsonElement(body).jsonObject
+    }
+
+    @Test
+    fun `serveHttp with sessions, queued tools, resources and stop`() {
+        val http = catalogServer().serveHttp("127.0.0.1", 0u)
+        try {
+            assertTrue(http.url().matches(Regex("http://127\\.0\\.0\\.1:\\d+/mcp")), http.url())
+            val opened = post(http.url(), init)
+            assertEquals(200, opened.statusCode())
+            val session = opened.headers().firstValue("mcp-session-id").orElseThrow()
+            val shout = post(
+                http.url(),
+                """{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"text":"hi"}}}""",
+                "mcp-session-id", session, "mcp-protocol-version", "2025-11-25",
+            )
+            assertEquals("HI", message(shout).getValue("result").jsonObject.getValue("content").jsonArray[0].jsonObject.getValue("text").jsonPrimitive.content)
+            val notes = post(http.url(), """{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"memo://notes/friday"}}""", "mcp-session-id", session)
+            assertTrue(notes.body().contains("notes of friday"))
+            assertEquals(403, post(http.url(), init, "origin", "http://evil.example.com").statusCode())
+            assertEquals(404, post(http.url(), init.replace("initialize", "ping"), "mcp-session-id", "0123").statusCode())
+        } finally {
+            http.stop()
+            http.waitBlocking()
+            http.destroy()
+        }
+    }
+
+    @Test
+    fun `serveHttp with a token validator, stateless`() {
+        val validator = object : BearerTokenValidator {
+            override fun validate(token: String) = if (token == "good") TokenGrant("ada", listOf("mcp")) else null
+        }
+        val http = catalogServer().serveHttp(
+            "127.0.0.1",
+            0u,
+            HttpServerOptions(stateless = true, authorizationServers = listOf("https://auth.example")),
+            validator,
+        )
+        try {
+            val missing = post(http.url(), init)
+            assertEquals(401, missing.statusCode())
+            assertTrue(missing.headers().firstValue("www-authenticate").orElse("").contains("resource_metadata="))
+            assertEquals(401, post(http.url(), init, "authorization", "Bearer bad").statusCode())
+            val ok = post(
+                http.url(),
+                """{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"text":"x"}}}""",
+                "authorization", "Bearer good",
+            )
+            assertEquals(200, ok.statusCode())
+            assertNull(ok.headers().firstValue("mcp-session-id").orElse(null))
+            assertEquals("X", message(ok).getValue("result").jsonObject.getValue("content").jsonArray[0].jsonObject.getValue("text").jsonPrimitive.content)
+            val port = URI(http.url()).port
+            assertThrows<ToolwireException.Transport> { catalogServer().serveHttp("127.0.0.1", port.toUShort()) }
+        } finally {
+            http.stop()
+            http.waitBlocking()
+            http.destroy()
+        }
+    }
+}

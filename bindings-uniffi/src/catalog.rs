@@ -1,0 +1,271 @@
+//! Resources, prompts and completers whose code is Kotlin or Swift: records for their
+//! definitions and answers, foreign traits for their code.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use toolwire::{
+    Completion, CompletionRequest, Prompt, PromptArgument, PromptMessage, PromptRequest,
+    PromptResult, Resource, ResourceContents, ResourceRequest, ResourceTemplate, ToolError,
+};
+
+use crate::errors::ToolwireError;
+use crate::result::ContentBlock;
+
+/// A resource (a fixed `uri`) or a resource template (a `uri` with `{variables}`, RFC 6570:
+/// `{id}` is one path segment, `{+path}` anything).
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct ResourceDefinition {
+    /// The URI, or the URI template.
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// Display name.
+    #[uniffi(default = None)]
+    pub title: Option<String>,
+    /// What it is.
+    #[uniffi(default = None)]
+    pub description: Option<String>,
+    /// Its MIME type.
+    #[uniffi(default = None)]
+    pub mime_type: Option<String>,
+}
+
+/// One item of what a resource read returns: text, or bytes as base64.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct ResourceContent {
+    /// The URI these contents are of.
+    pub uri: String,
+    /// Text contents.
+    #[uniffi(default = None)]
+    pub text: Option<String>,
+    /// Binary contents, base64.
+    #[uniffi(default = None)]
+    pub blob_base64: Option<String>,
+    /// Their MIME type (default: the definition's).
+    #[uniffi(default = None)]
+    pub mime_type: Option<String>,
+}
+
+/// Reads a resource, or any resource of a template (`variables` holds what its `{vars}`
+/// matched). Throw `ToolwireError.NotFound` for a URI that does not exist (the client gets
+/// -32002); any other error answers -32603 with its text.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait ResourceReader: Send + Sync {
+    /// The contents of `uri`.
+    async fn read(
+        &self,
+        uri: String,
+        variables: HashMap<String, String>,
+    ) -> Result<Vec<ResourceContent>, ToolwireError>;
+}
+
+/// One argument of a prompt (a string).
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct PromptArgumentDefinition {
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    #[uniffi(default = None)]
+    pub description: Option<String>,
+    /// Whether `prompts/get` must carry it.
+    #[uniffi(default = false)]
+    pub required: bool,
+}
+
+/// A prompt template.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct PromptDefinition {
+    /// Its name.
+    pub name: String,
+    /// Display name.
+    #[uniffi(default = None)]
+    pub title: Option<String>,
+    /// What it does.
+    #[uniffi(default = None)]
+    pub description: Option<String>,
+    /// Its arguments.
+    #[uniffi(default = [])]
+    pub arguments: Vec<PromptArgumentDefinition>,
+}
+
+/// Who says a prompt message.
+#[derive(Clone, Copy, Debug, uniffi::Enum)]
+pub enum PromptRole {
+    /// The user.
+    User,
+    /// The assistant.
+    Assistant,
+}
+
+/// One message of a rendered prompt.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct PromptMessageRecord {
+    /// Who says it.
+    pub role: PromptRole,
+    /// What is said.
+    pub content: ContentBlock,
+}
+
+/// A rendered prompt.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct PromptRendering {
+    /// The messages.
+    pub messages: Vec<PromptMessageRecord>,
+    /// A description of this rendering.
+    #[uniffi(default = None)]
+    pub description: Option<String>,
+}
+
+/// Renders a prompt from its (checked) arguments.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait PromptRenderer: Send + Sync {
+    /// The messages for `arguments`.
+    async fn render(
+        &self,
+        arguments: HashMap<String, String>,
+    ) -> Result<PromptRendering, ToolwireError>;
+}
+
+/// Suggests values for an argument of a prompt or a variable of a resource template.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait ArgumentCompleter: Send + Sync {
+    /// Suggestions for `argument` whose partial value is `value`, best first; `context` holds
+    /// arguments already chosen.
+    async fn complete(
+        &self,
+        argument: String,
+        value: String,
+        context: HashMap<String, String>,
+    ) -> Result<Vec<String>, ToolwireError>;
+}
+
+impl ResourceDefinition {
+    /// Whether this names a template, and its core definition.
+    pub(crate) fn into_core(self) -> Result<Result<Resource, ResourceTemplate>, ToolwireError> {
+        let mut json = serde_json::json!({"name": self.name});
+        let template = self.uri.contains('{');
+        json[if template { "uriTemplate" } else { "uri" }] = self.uri.into();
+        for (key, value) in [
+            ("title", self.title),
+            ("description", self.description),
+            ("mimeType", self.mime_type),
+        ] {
+            if let Some(value) = value {
+                json[key] = value.into();
+            }
+        }
+        if template {
+            Ok(Err(ResourceTemplate::from_json(json).map_err(|e| {
+                invalid_definition("resource template", &e)
+            })?))
+        } else {
+            Ok(Ok(
+                Resource::from_json(json).map_err(|e| invalid_definition("resource", &e))?
+            ))
+        }
+    }
+}
+
+impl PromptDefinition {
+    pub(crate) fn into_core(self) -> Prompt {
+        let mut prompt = Prompt::new(self.name);
+        prompt.title = self.title;
+        prompt.description = self.description;
+        for argument in self.arguments {
+            let mut core = PromptArgument::new(argument.name, argument.required);
+            core.description = argument.description;
+            prompt = prompt.argument(core);
+        }
+        prompt
+    }
+}
+
+fn invalid_definition(what: &str, err: &serde_json::Error) -> ToolwireError {
+    ToolwireError::Registration {
+        detail: format!("invalid {what} definition: {err}"),
+    }
+}
+
+fn failure(err: ToolwireError) -> ToolError {
+    match err {
+        ToolwireError::NotFound { detail } => ToolError::not_found(detail),
+        other => ToolError::new(other.to_string()),
+    }
+}
+
+pub(crate) struct ForeignResource {
+    pub(crate) reader: Arc<dyn ResourceReader>,
+    pub(crate) mime_type: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl toolwire::ResourceHandler for ForeignResource {
+    async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
+        let variables = request.variables.into_iter().collect();
+        let contents = self
+            .reader
+            .read(request.uri, variables)
+            .await
+            .map_err(failure)?;
+        contents
+            .into_iter()
+            .map(|c| {
+                let mime = c.mime_type.or_else(|| self.mime_type.clone());
+                match (c.text, c.blob_base64) {
+                    (Some(text), None) => Ok(ResourceContents::text(c.uri, mime.as_deref(), text)),
+                    (None, Some(blob)) => Ok(ResourceContents::blob(c.uri, mime.as_deref(), blob)),
+                    _ => Err(ToolError::new(
+                        "a resource content needs exactly one of text and blobBase64",
+                    )),
+                }
+            })
+            .collect()
+    }
+}
+
+pub(crate) struct ForeignPrompt(pub(crate) Arc<dyn PromptRenderer>);
+
+#[async_trait::async_trait]
+impl toolwire::PromptHandler for ForeignPrompt {
+    async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
+        let rendering = self
+            .0
+            .render(request.arguments.into_iter().collect())
+            .await
+            .map_err(failure)?;
+        let mut messages = Vec::with_capacity(rendering.messages.len());
+        for message in rendering.messages {
+            let content = message.content.into_content()?;
+            messages.push(match message.role {
+                PromptRole::User => PromptMessage::user(content),
+                PromptRole::Assistant => PromptMessage::assistant(content),
+            });
+        }
+        let mut result = PromptResult::new(messages);
+        result.description = rendering.description;
+        Ok(result)
+    }
+}
+
+pub(crate) struct ForeignCompleter(pub(crate) Arc<dyn ArgumentCompleter>);
+
+#[async_trait::async_trait]
+impl toolwire::Completer for ForeignCompleter {
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
+        let context: BTreeMap<String, String> = request.context;
+        let values = self
+            .0
+            .complete(
+                request.argument,
+                request.value,
+                context.into_iter().collect(),
+            )
+            .await
+            .map_err(failure)?;
+        Ok(Completion::new(values))
+    }
+}

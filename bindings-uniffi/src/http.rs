@@ -1,0 +1,178 @@
+//! Streamable HTTP: the options record, the running server, and a bearer-token validator
+//! written in Kotlin or Swift.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use toolwire::CancellationToken;
+use toolwire::transport::http::{
+    AuthRejection, BearerAuth, HttpOptions, ResponseMode, TokenInfo, TokenValidator,
+};
+
+use crate::errors::ToolwireError;
+use crate::runtime::{on_runtime, runtime};
+
+/// Settings of `Server.serveHttp`. Host and Origin are checked by default (loopback names on
+/// a loopback host).
+#[derive(Clone, Debug, Default, uniffi::Record)]
+pub struct HttpServerOptions {
+    /// The endpoint path (default `/mcp`).
+    #[uniffi(default = None)]
+    pub path: Option<String>,
+    /// No sessions: each POST stands alone; requests to the client fail at once.
+    #[uniffi(default = false)]
+    pub stateless: bool,
+    /// Always one JSON body (no SSE answers).
+    #[uniffi(default = false)]
+    pub json_response: bool,
+    /// Accepted `Host` values (empty: the default rule).
+    #[uniffi(default = [])]
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values (empty: the default rule).
+    #[uniffi(default = [])]
+    pub allowed_origins: Vec<String>,
+    /// Live sessions at most (default 10,000).
+    #[uniffi(default = None)]
+    pub max_sessions: Option<u32>,
+    /// Idle sessions end after this many milliseconds (default 1 hour; 0: never).
+    #[uniffi(default = None)]
+    pub session_idle_timeout_ms: Option<u64>,
+    /// The authorization servers named in the protected-resource metadata (with a validator).
+    #[uniffi(default = [])]
+    pub authorization_servers: Vec<String>,
+    /// This server's canonical URL (the tokens' audience).
+    #[uniffi(default = None)]
+    pub resource_url: Option<String>,
+}
+
+/// What a valid bearer token grants.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct TokenGrant {
+    /// Who it was issued to; a session is bound to the subject that opened it.
+    #[uniffi(default = None)]
+    pub subject: Option<String>,
+    /// The scopes granted.
+    #[uniffi(default = [])]
+    pub scopes: Vec<String>,
+}
+
+/// Checks bearer tokens; runs on a pool thread, so it may block (e.g. to ask an
+/// introspection endpoint). Return `null` / `nil` to refuse a token (401).
+#[uniffi::export(with_foreign)]
+pub trait BearerTokenValidator: Send + Sync {
+    /// What `token` grants, or nothing if it is not valid for this server.
+    fn validate(&self, token: String) -> Option<TokenGrant>;
+}
+
+struct ForeignValidator(Arc<dyn BearerTokenValidator>);
+
+#[async_trait::async_trait]
+impl TokenValidator for ForeignValidator {
+    async fn validate(&self, token: &str) -> Result<TokenInfo, AuthRejection> {
+        let validator = self.0.clone();
+        let token = token.to_owned();
+        match runtime()
+            .spawn_blocking(move || validator.validate(token))
+            .await
+        {
+            Ok(Some(grant)) => Ok(TokenInfo::new(grant.subject, grant.scopes)),
+            Ok(None) => Err(AuthRejection::invalid_token("invalid token")),
+            Err(err) => {
+                tracing::warn!(%err, "the token validator failed; refusing the token");
+                Err(AuthRejection::invalid_token(
+                    "the token could not be validated",
+                ))
+            }
+        }
+    }
+}
+
+/// A running Streamable HTTP server.
+#[derive(uniffi::Object)]
+pub struct HttpServer {
+    url: String,
+    stop: CancellationToken,
+    server: Mutex<Option<toolwire::transport::http::HttpServer>>,
+}
+
+impl HttpServer {
+    pub(crate) fn start(
+        server: &toolwire::Server,
+        host: String,
+        port: u16,
+        options: HttpServerOptions,
+        validator: Option<Arc<dyn BearerTokenValidator>>,
+    ) -> Result<Arc<Self>, ToolwireError> {
+        let mut http = HttpOptions::default();
+        if let Some(path) = options.path {
+            http.path = path;
+        }
+        http.stateless = options.stateless;
+        if options.json_response {
+            http.response_mode = ResponseMode::Json;
+        }
+        http.allowed_hosts = options.allowed_hosts;
+        http.allowed_origins = options.allowed_origins;
+        if let Some(limit) = options.max_sessions {
+            http.max_sessions = limit as usize;
+        }
+        if let Some(ms) = options.session_idle_timeout_ms {
+            http.session_idle_timeout = (ms > 0).then(|| Duration::from_millis(ms));
+        }
+        if let Some(validator) = validator {
+            let servers = options.authorization_servers;
+            let mut auth = BearerAuth::new(
+                ForeignValidator(validator),
+                servers.first().cloned().unwrap_or_default(),
+            );
+            auth.authorization_servers = servers;
+            auth.resource = options.resource_url;
+            http.auth = Some(auth);
+        }
+        let path = http.path.clone();
+        let address = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let server = server.clone();
+        let running = runtime().block_on(async move { server.serve_http(&address, http).await })?;
+        Ok(Arc::new(HttpServer {
+            url: format!("http://{}{path}", running.local_addr()),
+            stop: running.stop_token(),
+            server: Mutex::new(Some(running)),
+        }))
+    }
+
+    fn take(&self) -> Option<toolwire::transport::http::HttpServer> {
+        self.server.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+#[uniffi::export]
+impl HttpServer {
+    /// The endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stops accepting; sessions drain their calls and end (see `wait`).
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// Suspends until the server has stopped and its sessions ended.
+    pub async fn wait(&self) -> Result<(), ToolwireError> {
+        if let Some(server) = self.take() {
+            on_runtime(async move { server.wait().await }).await?;
+        }
+        Ok(())
+    }
+
+    /// `wait`, blocking the calling thread.
+    pub fn wait_blocking(&self) {
+        if let Some(server) = self.take() {
+            runtime().block_on(server.wait());
+        }
+    }
+}
