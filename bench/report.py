@@ -25,6 +25,26 @@ LABEL = {
     "kotlin-sdk": "Kotlin SDK",
 }
 ANCHORS = ["rmcp", "ts-sdk", "python-sdk", "kotlin-sdk"]
+HTTP_LABEL = {
+    "http-toolwire-rust": "toolwire, Rust handlers",
+    "http-toolwire-python": "toolwire, Python handlers",
+    "http-toolwire-node": "toolwire, JS handlers",
+    "http-toolwire-kotlin": "toolwire, Kotlin handlers",
+    "http-rmcp": "rmcp (stateless, JSON)",
+    "http-rmcp-stateful": "rmcp (sessions, SSE)",
+    "http-ts-sdk": "TypeScript SDK (sessions, JSON)",
+    "http-python-sdk": "Python SDK (sessions, JSON)",
+}
+HTTP_ANCHORS = ["http-rmcp", "http-rmcp-stateful", "http-ts-sdk", "http-python-sdk"]
+HTTP_METRICS: dict[str, tuple[str, Callable[[dict], float], int]] = {
+    "calls": ("calls/s, 64 clients", lambda r: r["concurrent"]["calls_per_s"], 0),
+    "cpu": ("server CPU per call, µs", lambda r: r["concurrent"]["server_cpu_us_per_call"], 2),
+    "client": ("load generator CPU per call, µs", lambda r: r["concurrent"]["client_cpu_us_per_call"], 2),
+    "seq": ("one client: calls/s", lambda r: r["sequential"]["calls_per_s"], 0),
+    "p50": ("one client: p50, µs", lambda r: r["sequential"]["p50_us"], 1),
+    "p99": ("one client: p99, µs", lambda r: r["sequential"]["p99_us"], 1),
+    "rss": ("peak RSS, KiB", lambda r: r["peak_rss_kib"], 0),
+}
 
 
 def load(folder: Path) -> dict[str, list[dict]]:
@@ -90,6 +110,11 @@ def fmt(value: float, digits: int) -> str:
 
 def write(results: dict[str, list[dict]], target: Path, command: str, started: str) -> None:
     servers = [s for s in LABEL if s in results]
+    http_servers = [s for s in HTTP_LABEL if s in results]
+    hmed = {
+        s: {k: statistics.median(get(r) for r in results[s]) for k, (_, get, _) in HTTP_METRICS.items()}
+        for s in http_servers
+    }
     med = {
         s: {k: statistics.median(get(r) for r in results[s]) for k, (_, get, _) in METRICS.items() if k != "seq1"}
         for s in servers
@@ -123,6 +148,19 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         verdict = "met" if ok(mine) else "**missed**"
         rows.append(f"| {LABEL[server]} | {title} | {fmt(mine, digits)} | | | | {goal} | {verdict} |")
 
+    def http_ratio(metric: str, anchor: str, goal: str, ok: Callable[[float], bool]) -> None:
+        server = "http-toolwire-rust"
+        if server not in hmed or anchor not in hmed:
+            return
+        title, _, digits = HTTP_METRICS[metric]
+        mine, theirs = hmed[server][metric], hmed[anchor][metric]
+        value = mine / theirs
+        verdict = "met" if ok(value) else "**missed**"
+        rows.append(
+            f"| {LABEL['toolwire-rust']}, HTTP | {title} | {fmt(mine, digits)} | {HTTP_LABEL[anchor]} "
+            f"| {fmt(theirs, digits)} | {value:.2f}× | {goal} | {verdict} |"
+        )
+
     ratio("toolwire-rust", "pipe", "rmcp", "≥ 10×", lambda v: v >= 10)
     ratio("toolwire-rust", "pipe", "ts-sdk", "≥ 4×", lambda v: v >= 4)
     absolute("toolwire-rust", "p50", "≤ 25 µs", lambda v: v <= 25)
@@ -151,14 +189,23 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
     ratio("toolwire-kotlin", "seq1", "kotlin-sdk", "≥ 2×", lambda v: v >= 2)
     absolute("toolwire-kotlin", "slow", "≥ 0.90", lambda v: v >= 0.90)
     ratio("toolwire-kotlin", "rss", "kotlin-sdk", "≤ 1×", lambda v: v <= 1)
+    # rmcp's best mode is whichever of its two gives more calls/s (and, for CPU, uses less).
+    rmcp_modes = [m for m in ("http-rmcp", "http-rmcp-stateful") if m in hmed]
+    if rmcp_modes:
+        best = max(rmcp_modes, key=lambda m: hmed[m]["calls"])
+        leanest = min(rmcp_modes, key=lambda m: hmed[m]["cpu"])
+        http_ratio("calls", best, "≥ 2×", lambda v: v >= 2)
+        http_ratio("calls", "http-ts-sdk", "≥ 5×", lambda v: v >= 5)
+        http_ratio("cpu", leanest, "≤ 0.33×", lambda v: v <= 1 / 3)
 
     lines = [
         "# Benchmarks",
         "",
-        "End-to-end over stdio: the load generator (`bench/loadgen`) spawns each server, performs the",
-        "handshake, and runs timed phases, verifying every answer (id and content; any error fails the",
-        "run). Servers run one after another in rotating order; each figure is the median of the rounds;",
-        "each round's figures are kept in `.cache/bench/<date>/`. The load generator and the server",
+        "End-to-end over stdio (and Streamable HTTP, below): the load generator (`bench/loadgen`)",
+        "spawns each server, performs the handshake, and runs timed phases, verifying every answer",
+        "(id and content; any error fails the run). Servers run one after another in rotating order;",
+        "each figure is the median of the rounds; each round's figures are kept in",
+        "`.cache/bench/<date>/`. The load generator and the server",
         "run on a core each; a second, sequential-only pass pins both to one core (see the notes).",
         "Every server exposes `echo`, a `sleep` tool and 100 extra tools.",
         "",
@@ -180,6 +227,20 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
     ]
     for key, (title, _, digits) in METRICS.items():
         lines.append(f"| {title} | " + " | ".join(fmt(med[s][key], digits) for s in servers) + " |")
+    if http_servers:
+        lines += [
+            "",
+            "## Streamable HTTP (medians)",
+            "",
+            "64 clients, each its own session (where the server keeps sessions) on its own keep-alive",
+            "connection with TCP_NODELAY, calling `echo` in a closed loop; then one client alone for",
+            "latency. Each server process is spawned with a free port (`toolwire-loadgen --http`).",
+            "",
+            "| metric | " + " | ".join(HTTP_LABEL[s] for s in http_servers) + " |",
+            "|---|" + "---:|" * len(http_servers),
+        ]
+        for key, (title, _, digits) in HTTP_METRICS.items():
+            lines.append(f"| {title} | " + " | ".join(fmt(hmed[s][key], digits) for s in http_servers) + " |")
     lines += [
         "",
         "Versions: "
@@ -222,7 +283,7 @@ def main() -> None:
     parser.add_argument("--command", default="bench/run")
     args = parser.parse_args()
     results = load(args.folder)
-    missing = [n for n in ["toolwire-rust", *ANCHORS] if n not in results]
+    missing = [n for n in ["toolwire-rust", *ANCHORS, "http-toolwire-rust", *HTTP_ANCHORS] if n not in results]
     if missing:
         sys.exit(f"no results for {', '.join(missing)}")
     if args.check:

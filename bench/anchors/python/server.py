@@ -1,4 +1,5 @@
-"""Benchmark anchor: the official Python SDK's MCPServer (PyPI `mcp`), on stdio.
+"""Benchmark anchor: the official Python SDK's MCPServer (PyPI `mcp`), on stdio, or on
+Streamable HTTP with `--http PORT` (sessions, JSON answers: its fastest stateful mode; uvicorn).
 
 Tools: echo, sleep (the slow tool), and tool_000..tool_099, as in toolwire's demo.
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-server = MCPServer("anchor-python")
+# Warnings only: at info it logs a line per HTTP session, as toolwire's demos do not.
+server = MCPServer("anchor-python", log_level="WARNING")
 
 
 @server.tool()
@@ -33,4 +35,10 @@ for i in range(100):
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        anyio.run(lambda: server.run_streamable_http_async(port=port, json_response=True))
+    else:
+        server.run()

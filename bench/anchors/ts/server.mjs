@@ -1,36 +1,77 @@
-// Benchmark anchor: the official TypeScript SDK's McpServer with zod schemas, on stdio.
+// Benchmark anchor: the official TypeScript SDK's McpServer with zod schemas, on stdio, or on
+// Streamable HTTP with `--http PORT` (the SDK's documented stateful setup: one transport and
+// McpServer per session, on its Express app; JSON answers, its fastest mode).
 // Tools: echo, sleep (the slow tool), and tool_000..tool_099, as in toolwire's demo.
+import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { createMcpExpressApp } from "@modelcontextprotocol/sdk/server/express.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
-const server = new McpServer({ name: "anchor-ts", version: "1.0.0" });
+function buildServer() {
+  const server = new McpServer({ name: "anchor-ts", version: "1.0.0" });
 
-server.registerTool(
-  "echo",
-  { description: "Returns the text it is given.", inputSchema: { text: z.string() } },
-  async ({ text }) => ({ content: [{ type: "text", text }] }),
-);
-
-server.registerTool(
-  "sleep",
-  { description: "Waits ms milliseconds.", inputSchema: { ms: z.number().int().min(0).max(60000) } },
-  async ({ ms }) => {
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    return { content: [{ type: "text", text: `slept ${ms} ms` }] };
-  },
-);
-
-for (let i = 0; i < 100; i++) {
-  const name = `tool_${String(i).padStart(3, "0")}`;
   server.registerTool(
-    name,
-    {
-      description: `Extra tool number ${i} (benchmarks tools/list).`,
-      inputSchema: { q: z.string(), n: z.number().int().min(0).optional() },
-    },
-    async ({ q }) => ({ content: [{ type: "text", text: q }] }),
+    "echo",
+    { description: "Returns the text it is given.", inputSchema: { text: z.string() } },
+    async ({ text }) => ({ content: [{ type: "text", text }] }),
   );
+
+  server.registerTool(
+    "sleep",
+    { description: "Waits ms milliseconds.", inputSchema: { ms: z.number().int().min(0).max(60000) } },
+    async ({ ms }) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { content: [{ type: "text", text: `slept ${ms} ms` }] };
+    },
+  );
+
+  for (let i = 0; i < 100; i++) {
+    const name = `tool_${String(i).padStart(3, "0")}`;
+    server.registerTool(
+      name,
+      {
+        description: `Extra tool number ${i} (benchmarks tools/list).`,
+        inputSchema: { q: z.string(), n: z.number().int().min(0).optional() },
+      },
+      async ({ q }) => ({ content: [{ type: "text", text: q }] }),
+    );
+  }
+
+  return server;
 }
 
-await server.connect(new StdioServerTransport());
+const httpAt = process.argv.indexOf("--http");
+if (httpAt < 0) {
+  await buildServer().connect(new StdioServerTransport());
+} else {
+  const port = Number(process.argv[httpAt + 1]);
+  const app = createMcpExpressApp();
+  const transports = new Map();
+  app.post("/mcp", async (req, res) => {
+    const id = req.headers["mcp-session-id"];
+    let transport = id ? transports.get(id) : undefined;
+    if (!transport && !id && isInitializeRequest(req.body)) {
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (sessionId) => transports.set(sessionId, transport),
+      });
+      transport.onclose = () => transport.sessionId && transports.delete(transport.sessionId);
+      await buildServer().connect(transport);
+    }
+    if (!transport) {
+      res.status(id ? 404 : 400).json({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: no valid session" }, id: null });
+      return;
+    }
+    await transport.handleRequest(req, res, req.body);
+  });
+  const listener = app.listen(port, "127.0.0.1", () => {
+    process.stderr.write(`anchor-ts: listening on http://127.0.0.1:${port}/mcp\n`);
+  });
+  // Answers are small writes that must not wait for Nagle's timer.
+  listener.on("connection", (socket) => socket.setNoDelay(true));
+  process.on("SIGTERM", () => listener.close(() => process.exit(0)));
+}

@@ -1,12 +1,13 @@
 //! `toolwire-loadgen [options] -- CMD [ARGS…]`
 //!
-//! Spawns an MCP server speaking stdio, performs the handshake, then runs the benchmark
+//! Spawns an MCP server speaking stdio (or, with `--http`, Streamable HTTP on a free port), performs the handshake, then runs the benchmark
 //! scenarios and prints one JSON report on stdout. Every answer is checked (id and content);
 //! any error makes the run fail (exit 1). Phases are bounded by time, so a slow server is
 //! measured over the same wall time as a fast one. The client runs on one thread, leaving the
 //! other core to the server.
 
 mod conn;
+mod http;
 mod proc_stats;
 mod scenarios;
 
@@ -24,6 +25,10 @@ pub struct Plan {
     pub inflight: usize,
     /// Only the sequential phase (for the one-core pass of bench/run).
     pub sequential_only: bool,
+    /// Streamable HTTP instead of stdio: the command gets a free port for `{port}`.
+    pub http: bool,
+    /// Concurrent HTTP clients (sessions), each on its own connection.
+    pub http_clients: usize,
     pub command: Vec<String>,
 }
 
@@ -33,7 +38,10 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --pipeline K    calls in flight in the pipelined phase (default 64)
   --slow-k K      concurrent calls of the 10 ms slow tool (default 64)
   --inflight N    also hold N sleep calls in flight at once and measure memory per call (default 0: skip)
-  --sequential-only  run only the sequential phase";
+  --sequential-only  run only the sequential phase
+  --http          Streamable HTTP: CMD gets a free port in place of {port}; N clients, each its own
+                  session and connection (sequential latency with one, calls/s with all)
+  --clients N     concurrent HTTP clients (default 64)";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -43,6 +51,8 @@ fn parse_args() -> Result<Plan, String> {
         slow_concurrency: 64,
         inflight: 0,
         sequential_only: false,
+        http: false,
+        http_clients: 64,
         command: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -58,6 +68,8 @@ fn parse_args() -> Result<Plan, String> {
             "--slow-k" => plan.slow_concurrency = number("--slow-k")?.max(1) as usize,
             "--inflight" => plan.inflight = number("--inflight")? as usize,
             "--sequential-only" => plan.sequential_only = true,
+            "--http" => plan.http = true,
+            "--clients" => plan.http_clients = number("--clients")?.max(1) as usize,
             "--" => {
                 plan.command = args.collect();
                 break;
@@ -89,7 +101,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(scenarios::run_all(&plan)) {
+    let outcome = if plan.http {
+        runtime.block_on(http::run_all(&plan))
+    } else {
+        runtime.block_on(scenarios::run_all(&plan))
+    };
+    match outcome {
         Ok(report) => {
             println!("{report}");
             ExitCode::SUCCESS

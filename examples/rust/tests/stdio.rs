@@ -211,13 +211,81 @@ fn cancelled_call_is_silent_and_does_not_hold_shutdown() {
 }
 
 #[test]
-fn http_flag_is_refused_clearly_until_it_lands() {
+fn http_flag_serves_streamable_http_and_sigterm_stops_it() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire-demo"))
+        .args(["--http", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("demo binary starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("toolwire-demo: listening on ")
+        .unwrap_or_else(|| panic!("no listening line: {first:?}"));
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("unexpected URL {url}"))
+        .to_owned();
+    assert!(
+        authority.starts_with("127.0.0.1:"),
+        "binds loopback: {authority}"
+    );
+    // A raw HTTP/1.1 initialize: the answer carries a session id and the InitializeResult.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "stdio-test", "version": "1"}}})
+    .to_string();
+    let body = body.as_bytes();
+    let mut socket = std::net::TcpStream::connect(&authority).unwrap();
+    write!(
+        socket,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    socket.write_all(body).unwrap();
+    let mut response = String::new();
+    socket.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response.to_ascii_lowercase().contains("mcp-session-id: "),
+        "{response}"
+    );
+    assert!(
+        response.contains(r#""protocolVersion":"2025-11-25""#),
+        "{response}"
+    );
+    // SIGTERM ends serving cleanly.
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(out.is_empty(), "nothing on stdout over HTTP: {out:?}");
+}
+
+#[test]
+fn http_options_without_http_are_refused() {
     let output = Command::new(env!("CARGO_BIN_EXE_toolwire-demo"))
-        .args(["--http", "8080"])
+        .args(["--stateless"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("not supported yet"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("go with --http"));
 }

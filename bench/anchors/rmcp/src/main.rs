@@ -92,7 +92,46 @@ impl ServerHandler for Anchor {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let service = Anchor::new().serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().position(|a| a == "--http") {
+        None => {
+            let service = Anchor::new().serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+        }
+        Some(at) => {
+            let port: u16 = args.get(at + 1).and_then(|p| p.parse().ok()).ok_or("--http needs a port")?;
+            serve_http(port, args.iter().any(|a| a == "--stateful")).await?;
+        }
+    }
     Ok(())
+}
+
+/// rmcp's Streamable HTTP service on hyper, TCP_NODELAY on every socket. Its best mode for
+/// throughput is stateless with JSON answers (the default here); `--stateful` keeps sessions
+/// and SSE answers, rmcp's default.
+async fn serve_http(port: u16, stateful: bool) -> Result<(), Box<dyn std::error::Error>> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let mut config = StreamableHttpServerConfig::default();
+    config.legacy_session_mode = stateful;
+    config.json_response = !stateful;
+    let anchor = Anchor::new();
+    let service = StreamableHttpService::new(move || Ok(anchor.clone()), Arc::new(LocalSessionManager::default()), config);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    eprintln!("anchor-rmcp: listening on http://{}/mcp", listener.local_addr()?);
+    loop {
+        let (socket, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        socket.set_nodelay(true)?;
+        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(hyper_util::rt::TokioIo::new(socket), service)
+                .await;
+        });
+    }
 }
