@@ -6,23 +6,37 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper::{Request, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::StatusCode;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 use crate::Plan;
 use crate::proc_stats;
 
-/// One client: a connection and, if the server keeps sessions, the session id.
+/// One client: a keep-alive connection and, if the server keeps sessions, the session id.
+///
+/// A minimal HTTP/1.1 client (requests written whole, responses read by `Content-Length` or
+/// chunked coding): the load generator's own CPU per call stays small, so the servers, not
+/// the client, are what is measured.
 struct Client {
-    sender: SendRequest<Full<Bytes>>,
+    stream: tokio::net::TcpStream,
     authority: String,
     session: Option<String>,
     next_id: u64,
+    buffer: Vec<u8>,
+    request: Vec<u8>,
+}
+
+/// What one response said.
+struct Response {
+    status: u16,
+    session: Option<String>,
+    sse: bool,
+    body: Vec<u8>,
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 impl Client {
@@ -31,15 +45,121 @@ impl Client {
             .await
             .map_err(|e| format!("connect: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
-        let (sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("HTTP handshake: {e}"))?;
-        tokio::task::spawn_local(connection);
         Ok(Client {
-            sender,
+            stream,
             authority: format!("127.0.0.1:{port}"),
             session: None,
             next_id: 1,
+            buffer: Vec::with_capacity(16 * 1024),
+            request: Vec::with_capacity(1024),
+        })
+    }
+
+    /// Reads more bytes into the buffer; fails at end of stream.
+    async fn fill(&mut self) -> Result<(), String> {
+        use tokio::io::AsyncReadExt;
+        self.buffer.reserve(8192);
+        let read = self
+            .stream
+            .read_buf(&mut self.buffer)
+            .await
+            .map_err(|e| format!("read: {e}"))?;
+        if read == 0 {
+            return Err("the server closed the connection".into());
+        }
+        Ok(())
+    }
+
+    async fn exchange(&mut self, body: &str) -> Result<Response, String> {
+        use std::io::Write;
+        use tokio::io::AsyncWriteExt;
+        self.request.clear();
+        let _ = write!(
+            self.request,
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.authority,
+            body.len()
+        );
+        if let Some(session) = &self.session {
+            let _ = write!(
+                self.request,
+                "Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-11-25\r\n"
+            );
+        }
+        self.request.extend_from_slice(b"\r\n");
+        self.request.extend_from_slice(body.as_bytes());
+        self.stream
+            .write_all(&self.request)
+            .await
+            .map_err(|e| format!("write: {e}"))?;
+        // The head.
+        let head_end = loop {
+            if let Some(end) = find(&self.buffer, b"\r\n\r\n") {
+                break end;
+            }
+            self.fill().await?;
+        };
+        let head = std::str::from_utf8(&self.buffer[..head_end]).map_err(|e| e.to_string())?;
+        let mut lines = head.split("\r\n");
+        let status: u16 = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("bad status line in {head:?}"))?;
+        let (mut length, mut chunked, mut sse, mut session) = (None, false, false, None);
+        for line in lines {
+            let Some((name, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse::<usize>().ok();
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.eq_ignore_ascii_case("chunked");
+            } else if name.eq_ignore_ascii_case("content-type") {
+                sse = value.starts_with("text/event-stream");
+            } else if name.eq_ignore_ascii_case("mcp-session-id") {
+                session = Some(value.to_owned());
+            }
+        }
+        self.buffer.drain(..head_end + 4);
+        // The body.
+        let body = if chunked {
+            let mut body = Vec::new();
+            loop {
+                let line_end = loop {
+                    if let Some(end) = find(&self.buffer, b"\r\n") {
+                        break end;
+                    }
+                    self.fill().await?;
+                };
+                let size_text =
+                    std::str::from_utf8(&self.buffer[..line_end]).map_err(|e| e.to_string())?;
+                let size =
+                    usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+                        .map_err(|e| format!("bad chunk size {size_text:?}: {e}"))?;
+                while self.buffer.len() < line_end + 2 + size + 2 {
+                    self.fill().await?;
+                }
+                body.extend_from_slice(&self.buffer[line_end + 2..line_end + 2 + size]);
+                self.buffer.drain(..line_end + 2 + size + 2);
+                if size == 0 {
+                    break body;
+                }
+            }
+        } else {
+            let length = length.unwrap_or(0);
+            while self.buffer.len() < length {
+                self.fill().await?;
+            }
+            self.buffer.drain(..length).collect()
+        };
+        Ok(Response {
+            status,
+            session,
+            sse,
+            body,
         })
     }
 
@@ -50,49 +170,13 @@ impl Client {
         body: String,
         id: Option<u64>,
     ) -> Result<(StatusCode, Option<String>, Vec<u8>), String> {
-        let mut request = Request::post("/mcp")
-            .header("host", self.authority.as_str())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        if let Some(session) = &self.session {
-            request = request
-                .header("mcp-session-id", session.as_str())
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| e.to_string())?;
-        self.sender
-            .ready()
-            .await
-            .map_err(|e| format!("connection: {e}"))?;
-        let response = self
-            .sender
-            .send_request(request)
-            .await
-            .map_err(|e| format!("request: {e}"))?;
-        let status = response.status();
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let sse = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.starts_with("text/event-stream"));
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("body: {e}"))?
-            .to_bytes();
-        if !sse {
-            return Ok((status, session, bytes.to_vec()));
+        let response = self.exchange(&body).await?;
+        let status = StatusCode::from_u16(response.status).map_err(|e| e.to_string())?;
+        if !response.sse {
+            return Ok((status, response.session, response.body));
         }
         // The SSE event that carries the answer: a data line with our id.
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(&response.body);
         let needle = id.map(|id| format!("\"id\":{id}"));
         let answer = text
             .lines()
@@ -101,7 +185,7 @@ impl Client {
             .filter(|data| !data.is_empty())
             .find(|data| needle.as_deref().is_none_or(|n| data.contains(n)))
             .unwrap_or("");
-        Ok((status, session, answer.as_bytes().to_vec()))
+        Ok((status, response.session, answer.as_bytes().to_vec()))
     }
 
     async fn request(&mut self, method: &str, params: &str) -> Result<(Vec<u8>, u64), String> {
@@ -148,19 +232,47 @@ impl Client {
         let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
         let (answer, id) = self.request("tools/call", &params).await?;
         let latency = sent.elapsed();
-        let value: Value = serde_json::from_slice(&answer)
-            .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&answer)))?;
         let expected = format!("m{n}");
-        if value["id"] != json!(id)
-            || value["result"]["content"][0]["text"].as_str() != Some(expected.as_str())
-            || value["result"]["isError"] == json!(true)
-        {
-            return Err(format!(
-                "wrong answer to echo {expected:?} (id {id}): {value}"
-            ));
+        let wrong = || {
+            format!(
+                "wrong answer to echo {expected:?} (id {id}): {}",
+                String::from_utf8_lossy(&answer)
+            )
+        };
+        let parsed: EchoAnswer<'_> = serde_json::from_slice(&answer).map_err(|_| wrong())?;
+        let text = parsed
+            .result
+            .as_ref()
+            .filter(|r| r.is_error != Some(true))
+            .and_then(|r| r.content.first())
+            .and_then(|b| b.text.as_deref());
+        if parsed.id != id || text != Some(expected.as_str()) {
+            return Err(wrong());
         }
         Ok(latency)
     }
+}
+
+/// The parts of an echo answer that are checked, read without building a tree.
+#[derive(serde::Deserialize)]
+struct EchoAnswer<'a> {
+    id: u64,
+    #[serde(borrow)]
+    result: Option<EchoResult<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct EchoResult<'a> {
+    #[serde(borrow)]
+    content: Vec<TextBlock<'a>>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextBlock<'a> {
+    #[serde(borrow)]
+    text: Option<std::borrow::Cow<'a, str>>,
 }
 
 fn free_port() -> Result<u16, String> {

@@ -1,10 +1,12 @@
 //! Where a request's answer goes: straight out, or into the batch it came in.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
 
 use serde::Serialize;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_raw};
 
@@ -58,7 +60,7 @@ impl OutboundSender {
     /// polling: the client reconnects and resumes). Nothing happens on other transports.
     pub(crate) fn release_connection(&self) {
         if let OutboundSender::Stream(stream) = self {
-            let _ = stream.tx.send(StreamItem::Release);
+            stream.push(StreamItem::Release);
         }
     }
 
@@ -84,48 +86,100 @@ pub(crate) enum StreamItem {
 
 /// The frames tied to the requests of one inbound message: their notifications, requests to
 /// the client, and answers; it ends once each request has had its answer (or was cancelled).
+///
+/// A queue under a lock rather than a channel: most streams carry one answer, and a channel's
+/// first block costs a kilobyte per request.
 pub(crate) struct RequestStream {
-    tx: UnboundedSender<StreamItem>,
+    queue: Mutex<StreamQueue>,
     answers_left: AtomicUsize,
     back_channel: bool,
+}
+
+#[derive(Default)]
+struct StreamQueue {
+    items: VecDeque<StreamItem>,
+    waker: Option<Waker>,
+}
+
+/// The receiving end of a [`RequestStream`].
+pub(crate) struct StreamReceiver {
+    stream: Arc<RequestStream>,
 }
 
 impl RequestStream {
     /// A stream expecting `answers` answers; `back_channel`: whether the client can answer
     /// requests sent on it.
-    pub(crate) fn new(
-        answers: usize,
-        back_channel: bool,
-    ) -> (Arc<Self>, UnboundedReceiver<StreamItem>) {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    pub(crate) fn new(answers: usize, back_channel: bool) -> (Arc<Self>, StreamReceiver) {
         let stream = Arc::new(RequestStream {
-            tx,
+            queue: Mutex::new(StreamQueue::default()),
             answers_left: AtomicUsize::new(answers),
             back_channel,
         });
         if answers == 0 {
-            let _ = stream.tx.send(StreamItem::End);
+            stream.push(StreamItem::End);
         }
-        (stream, rx)
+        let receiver = StreamReceiver {
+            stream: stream.clone(),
+        };
+        (stream, receiver)
+    }
+
+    fn push(&self, item: StreamItem) {
+        let waker = {
+            let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            queue.items.push_back(item);
+            queue.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 
     fn send(&self, frame: String) {
         // Once ended, a late notification has nowhere to go (its request was answered).
         if self.answers_left.load(Ordering::Acquire) > 0 {
-            let _ = self.tx.send(StreamItem::Frame(frame));
+            self.push(StreamItem::Frame(frame));
         }
     }
 
     fn answer(&self, frame: Option<String>) {
         if let Some(frame) = frame {
-            let _ = self.tx.send(StreamItem::Frame(frame));
+            self.push(StreamItem::Frame(frame));
         }
         let left = self
             .answers_left
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         if left == Ok(1) {
-            let _ = self.tx.send(StreamItem::End);
+            self.push(StreamItem::End);
         }
+    }
+}
+
+impl StreamReceiver {
+    /// The next item if one is there now.
+    pub(crate) fn try_recv(&mut self) -> Option<StreamItem> {
+        self.stream
+            .queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .items
+            .pop_front()
+    }
+
+    /// The next item. Every stream ends with [`StreamItem::End`] (a request's answer is
+    /// always delivered or suppressed), after which nothing more comes.
+    pub(crate) async fn recv(&mut self) -> StreamItem {
+        std::future::poll_fn(|cx| {
+            let mut queue = self.stream.queue.lock().unwrap_or_else(|e| e.into_inner());
+            match queue.items.pop_front() {
+                Some(item) => Poll::Ready(item),
+                None => {
+                    queue.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await
     }
 }
 

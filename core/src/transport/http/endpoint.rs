@@ -14,7 +14,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
-use tokio::sync::mpsc::{self, UnboundedReceiver};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::BearerAuth;
@@ -23,7 +23,7 @@ use super::guard::Guard;
 use super::sessions::{HttpSession, STANDALONE, SessionTable};
 use super::sse::{SseStream, parse_event_id};
 use super::{HttpOptions, ResponseMode};
-use crate::dispatch::{RequestStream, StreamItem};
+use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
 use crate::wire::{ErrorCode, ErrorObject, Frame, Inbound, RequestId, error_frame, parse_frame};
 use crate::{Server, Session};
@@ -287,7 +287,7 @@ impl Endpoint {
         &self,
         session: Session,
         ready: Vec<StreamItem>,
-        mut items: UnboundedReceiver<StreamItem>,
+        mut items: StreamReceiver,
     ) -> Reply {
         let (tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
@@ -297,8 +297,8 @@ impl Endpoint {
                     last = Some(frame);
                 }
             }
-            while let Some(item) = items.recv().await {
-                match item {
+            loop {
+                match items.recv().await {
                     StreamItem::Frame(frame) => last = Some(frame),
                     StreamItem::Release => {}
                     StreamItem::End => break,
@@ -323,14 +323,10 @@ impl Endpoint {
     }
 
     /// JSON mode: wait for the answer; frames before it go on the standalone stream.
-    async fn answer_json(
-        &self,
-        http_session: &HttpSession,
-        items: &mut UnboundedReceiver<StreamItem>,
-    ) -> Reply {
+    async fn answer_json(&self, http_session: &HttpSession, items: &mut StreamReceiver) -> Reply {
         let mut last: Option<String> = None;
-        while let Some(item) = items.recv().await {
-            match item {
+        loop {
+            match items.recv().await {
                 StreamItem::Frame(frame) => {
                     if let Some(earlier) = last.replace(frame) {
                         http_session.standalone.push(&earlier);
@@ -352,7 +348,7 @@ impl Endpoint {
         &self,
         http_session: &Arc<HttpSession>,
         ready: Vec<StreamItem>,
-        items: UnboundedReceiver<StreamItem>,
+        items: StreamReceiver,
     ) -> Reply {
         let sse = http_session.open_stream();
         let priming = http_session
@@ -603,9 +599,9 @@ fn answers_expected(session: &Session, frame: &Frame) -> usize {
 }
 
 /// The stream items already there (a call that finished at its first poll is).
-fn drain_ready(items: &mut UnboundedReceiver<StreamItem>) -> Vec<StreamItem> {
+fn drain_ready(items: &mut StreamReceiver) -> Vec<StreamItem> {
     let mut ready = Vec::new();
-    while let Ok(item) = items.try_recv() {
+    while let Some(item) = items.try_recv() {
         let end = matches!(item, StreamItem::End);
         ready.push(item);
         if end {
@@ -624,21 +620,13 @@ fn immediate_answer(mode: ResponseMode, ready: &[StreamItem]) -> Option<&str> {
 }
 
 /// Feeds a POST's stream items to its SSE stream until the last answer.
-async fn forward(
-    sse: &SseStream,
-    ready: Vec<StreamItem>,
-    mut items: UnboundedReceiver<StreamItem>,
-) {
+async fn forward(sse: &SseStream, ready: Vec<StreamItem>, mut items: StreamReceiver) {
     for item in ready {
         if !apply(sse, item) {
             return;
         }
     }
-    while let Some(item) = items.recv().await {
-        if !apply(sse, item) {
-            return;
-        }
-    }
+    while apply(sse, items.recv().await) {}
 }
 
 /// False once the stream has ended.

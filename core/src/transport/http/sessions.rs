@@ -23,7 +23,8 @@ pub(crate) struct HttpSession {
     next_stream: AtomicU64,
     store: Arc<dyn EventStore>,
     retry: Duration,
-    last_active: Mutex<Instant>,
+    /// Milliseconds since `epoch()` at the last request (an atomic: every request touches it).
+    last_active: AtomicU64,
     requests: AtomicUsize,
 }
 
@@ -54,7 +55,7 @@ impl HttpSession {
             next_stream: AtomicU64::new(1),
             store,
             retry,
-            last_active: Mutex::new(Instant::now()),
+            last_active: AtomicU64::new(now_ms()),
             requests: AtomicUsize::new(0),
         });
         tokio::spawn(forward_standalone(outbound, standalone));
@@ -104,13 +105,13 @@ impl HttpSession {
     }
 
     fn touch(&self) {
-        *self.last_active.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.last_active.store(now_ms(), Ordering::Relaxed);
     }
 
     /// Idle for at least `limit`: no request being handled, no call in flight, no stream open.
     pub(crate) fn idle_for(&self, limit: Duration) -> bool {
-        let last = *self.last_active.lock().unwrap_or_else(|e| e.into_inner());
-        last.elapsed() >= limit
+        let idle_ms = now_ms().saturating_sub(self.last_active.load(Ordering::Relaxed));
+        Duration::from_millis(idle_ms) >= limit
             && self.requests.load(Ordering::Acquire) == 0
             && self.session.calls_in_flight() == 0
             && !self.standalone.is_attached()
@@ -156,6 +157,12 @@ async fn forward_standalone(mut outbound: Outbound, stream: Arc<SseStream>) {
         stream.push(&frame);
     }
     stream.end();
+}
+
+/// Milliseconds since this process first asked.
+fn now_ms() -> u64 {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
 /// 128 random bits from the OS, as 32 hex digits; `None` if the OS has no randomness to give
