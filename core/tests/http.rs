@@ -602,6 +602,49 @@ async fn a_released_stream_is_resumed_after_last_event_id() {
 }
 
 #[tokio::test]
+async fn a_stream_the_client_dropped_is_resumed_and_the_call_was_not_cancelled() {
+    let server = serve(HttpOptions::default()).await;
+    let mut conn = Conn::open(&server).await;
+    let session = conn.open_session(json!({})).await;
+    let mut request = call(6, "steps", json!({"steps": 4, "tag": "d"}));
+    request["params"]["_meta"] = json!({"progressToken": "q"});
+    let mut events = Events::new(conn.post(Some(&session), &request).await);
+    events.next().await.expect("priming");
+    let first = events.next().await.expect("the first progress");
+    let last_id = first.id.clone().expect("an event id");
+    // The client drops the connection mid-call (a network blip): the call goes on.
+    drop(events);
+    drop(conn);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut again = Conn::open(&server).await;
+    let resumed = again
+        .send(
+            Method::GET,
+            &[
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &session),
+                ("last-event-id", &last_id),
+            ],
+            "",
+        )
+        .await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let messages = Events::new(resumed).rest().await;
+    let answer = messages.last().expect("the answer after the replay");
+    assert_eq!(answer["id"], 6);
+    assert_eq!(answer["result"]["content"][0]["text"], "done \"d\"");
+    let replayed_progress = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .count();
+    assert_eq!(
+        replayed_progress, 3,
+        "progress 2..4 after the last event seen: {messages:?}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn elicitation_travels_on_the_call_stream_and_the_answer_comes_by_post() {
     let server = serve(HttpOptions::default()).await;
     let mut conn = Conn::open(&server).await;
