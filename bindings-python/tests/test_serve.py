@@ -26,7 +26,16 @@ def line(message: dict) -> bytes:
 
 
 def test_ctrl_c_stops_serving_after_calls_in_flight_finish() -> None:
-    proc = subprocess.Popen(DEMO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # A shell that started the test run in the background without job control made SIGINT
+    # ignored for everything it spawns; give the demo the default disposition, as a terminal's
+    # Ctrl-C would find it.
+    proc = subprocess.Popen(
+        DEMO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert proc.stdin and proc.stdout
     proc.stdin.write(line(INITIALIZE))
     proc.stdin.write(
