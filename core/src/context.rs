@@ -7,14 +7,15 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::Error;
-use crate::dispatch::{OutboundSender, RequestOptions, SessionShared};
+use crate::dispatch::{RequestOptions, RequestStream, SessionShared};
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
 use crate::wire::{RequestId, notification_frame};
 
 pub(crate) struct CallState {
     session: Arc<SessionShared>,
-    /// Where the call's progress, logs and requests to the client go (its answer's stream).
-    out: OutboundSender,
+    /// The stream of the call's answer, when the transport keeps one per request (HTTP): its
+    /// progress, logs and requests to the client go there. `None`: the session's channel.
+    stream: Option<Arc<RequestStream>>,
     pub(crate) request_id: RequestId,
     tool: String,
     progress_token: Option<Value>,
@@ -26,7 +27,7 @@ pub(crate) struct CallState {
 impl CallState {
     pub(crate) fn new(
         session: Arc<SessionShared>,
-        out: OutboundSender,
+        stream: Option<Arc<RequestStream>>,
         request_id: RequestId,
         tool: String,
         progress_token: Option<Value>,
@@ -34,7 +35,7 @@ impl CallState {
     ) -> Arc<Self> {
         Arc::new(CallState {
             session,
-            out,
+            stream,
             request_id,
             tool,
             progress_token,
@@ -42,6 +43,13 @@ impl CallState {
             last_progress: Mutex::new(None),
             finished: AtomicBool::new(false),
         })
+    }
+
+    fn send(&self, frame: String) {
+        match &self.stream {
+            Some(stream) => stream.send(frame),
+            None => self.session.send(frame),
+        }
     }
 
     /// After the answer is sent, progress and logs tied to this call are dropped.
@@ -155,7 +163,6 @@ impl Context {
             params.insert("message".into(), Value::from(message));
         }
         self.call
-            .out
             .send(notification_frame("notifications/progress", Some(&params)));
         true
     }
@@ -178,7 +185,6 @@ impl Context {
         }
         params.insert("data".into(), data.into());
         self.call
-            .out
             .send(notification_frame("notifications/message", Some(&params)));
         true
     }
@@ -188,7 +194,9 @@ impl Context {
     /// `Last-Event-ID` and gets what was sent meanwhile, including the answer (SSE polling, for
     /// long calls behind proxies that cut idle connections). No effect on other transports.
     pub fn close_sse_stream(&self) {
-        self.call.out.release_connection();
+        if let Some(stream) = &self.call.stream {
+            stream.release_connection();
+        }
     }
 
     /// Whether the call was cancelled (by the client, its deadline, or shutdown).
@@ -250,8 +258,9 @@ impl Context {
         params: Value,
         options: RequestOptions,
     ) -> Result<Value, Error> {
+        let out = self.session().sender_for(self.call.stream.as_ref());
         tokio::select! {
-            outcome = self.session().peer_request(&self.call.out, method, params, &options) => outcome,
+            outcome = self.session().peer_request(&out, method, params, &options) => outcome,
             () = self.call.cancel.cancelled() => Err(Error::Cancelled),
         }
     }

@@ -67,7 +67,7 @@ pub(crate) fn start(
     };
     let call = CallState::new(
         session.clone(),
-        responder.out().clone(),
+        responder.out().stream().cloned(),
         responder.id().clone(),
         name,
         progress_token,

@@ -12,7 +12,7 @@ mod session;
 pub(crate) use limiter::Limiter;
 pub use local::LocalExecutor;
 pub use peer::RequestOptions;
-pub(crate) use responder::{OutboundSender, RequestStream, StreamItem, StreamReceiver};
+pub(crate) use responder::{RequestStream, StreamItem, StreamReceiver};
 pub use server::{Server, ServerBuilder, ServerOptions};
 pub(crate) use session::SessionShared;
 pub use session::{CallTask, HostHooks, Outbound, Session};

@@ -56,11 +56,11 @@ impl OutboundSender {
         }
     }
 
-    /// Asks the transport to close the connection that carries this stream now (SSE
-    /// polling: the client reconnects and resumes). Nothing happens on other transports.
-    pub(crate) fn release_connection(&self) {
-        if let OutboundSender::Stream(stream) = self {
-            stream.push(StreamItem::Release);
+    /// The request stream frames go to, if not the session's channel.
+    pub(crate) fn stream(&self) -> Option<&Arc<RequestStream>> {
+        match self {
+            OutboundSender::Session { .. } => None,
+            OutboundSender::Stream(stream) => Some(stream),
         }
     }
 
@@ -135,7 +135,13 @@ impl RequestStream {
         }
     }
 
-    fn send(&self, frame: String) {
+    /// Asks the transport to close the connection that carries this stream now (SSE
+    /// polling: the client reconnects and resumes).
+    pub(crate) fn release_connection(&self) {
+        self.push(StreamItem::Release);
+    }
+
+    pub(crate) fn send(&self, frame: String) {
         // Once ended, a late notification has nowhere to go (its request was answered).
         if self.answers_left.load(Ordering::Acquire) > 0 {
             self.push(StreamItem::Frame(frame));

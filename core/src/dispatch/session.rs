@@ -192,24 +192,20 @@ impl Session {
         }
     }
 
-    /// How many answers `frame` will get: one per request (a batch's come as one array).
-    pub(crate) fn answers_expected(frame: &Frame) -> usize {
+    /// How many answers `frame` will get on its stream: one per request (a batch's come as one
+    /// array; a batch this session's version does not take gets its one error).
+    pub(crate) fn answers_expected(&self, frame: &Frame) -> usize {
         match frame {
             Frame::Single(Ok(Inbound::Request { .. })) => 1,
             Frame::Single(Ok(_)) => 0,
             Frame::Single(Err(rejection)) => usize::from(rejection.reply),
+            Frame::Batch(_) if !self.shared.batches_allowed() => 1,
             Frame::Batch(items) => usize::from(items.iter().any(|item| match item {
                 Ok(Inbound::Request { .. }) => true,
                 Ok(_) => false,
                 Err(rejection) => rejection.reply,
             })),
         }
-    }
-
-    /// Whether the negotiated protocol version takes batches.
-    pub(crate) fn allows_batches(&self) -> bool {
-        self.protocol_version()
-            .is_some_and(ProtocolVersion::allows_batches)
     }
 
     /// Marks the session initialized at `version` without a handshake (stateless HTTP, where
@@ -437,6 +433,21 @@ impl SessionShared {
         self.out.send(frame);
     }
 
+    /// Whether the negotiated protocol version takes batches.
+    fn batches_allowed(&self) -> bool {
+        self.negotiated
+            .get()
+            .is_some_and(|n| n.version.allows_batches())
+    }
+
+    /// Where frames tied to a request go: its stream, or this session's channel.
+    pub(crate) fn sender_for(&self, stream: Option<&Arc<RequestStream>>) -> OutboundSender {
+        match stream {
+            Some(stream) => OutboundSender::Stream(stream.clone()),
+            None => self.out.clone(),
+        }
+    }
+
     fn inflight_table(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InflightCall>> {
         self.inflight.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -531,7 +542,7 @@ impl SessionShared {
         out: &OutboundSender,
     ) {
         let version = self.negotiated.get().map(|n| n.version);
-        if !version.is_some_and(ProtocolVersion::allows_batches) {
+        if !self.batches_allowed() {
             let why = match version {
                 Some(version) => format!(
                     "Invalid request: batches are not supported in protocol version {version}"
@@ -584,11 +595,12 @@ impl SessionShared {
             "ping" => return responder.result(&json!({})),
             _ => {}
         }
-        let catalog = super::catalog::METHODS.contains(&method);
-        let known = catalog || matches!(method, "tools/list" | "tools/call" | "logging/setLevel");
-        if !known {
-            return responder.error(ErrorObject::method_not_found(method));
-        }
+        // Tools first: a call must not pay for scanning the catalog's method names.
+        let catalog = match method {
+            "tools/list" | "tools/call" | "logging/setLevel" => false,
+            _ if super::catalog::METHODS.contains(&method) => true,
+            _ => return responder.error(ErrorObject::method_not_found(method)),
+        };
         let Some(negotiated) = self.negotiated.get() else {
             return responder.error(ErrorObject::invalid_request(
                 "Invalid request: the session is not initialized; send initialize first",

@@ -23,10 +23,10 @@ use super::guard::Guard;
 use super::sessions::{HttpSession, STANDALONE, SessionTable};
 use super::sse::{SseStream, parse_event_id};
 use super::{HttpOptions, ResponseMode};
+use crate::Server;
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
 use crate::wire::{ErrorCode, ErrorObject, Frame, Inbound, RequestId, error_frame, parse_frame};
-use crate::{Server, Session};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -161,7 +161,7 @@ impl Endpoint {
             Frame::Single(Ok(Inbound::Request { method, .. })) if method == "initialize"
         );
         if self.options.stateless {
-            return self.post_stateless(frame, version, initialize);
+            return self.post_stateless(frame, version, initialize).await;
         }
         let (http_session, created) = match session_id {
             Some(id) => match self.session_of(&id, owner.as_deref()) {
@@ -203,22 +203,21 @@ impl Endpoint {
         };
         let _busy = http_session.begin_request();
         let session = &http_session.session;
-        let answers = answers_expected(session, &frame);
+        let answers = session.answers_expected(&frame);
         if answers == 0 {
             session.handle_parsed(frame, None);
             return accepted();
         }
         let (stream, mut items) = RequestStream::new(answers, true);
         session.handle_parsed(frame, Some(stream));
-        let mut reply = match self.options.response_mode {
-            ResponseMode::Json => self.answer_json(&http_session, &mut items).await,
-            mode => {
-                let ready = drain_ready(&mut items);
-                match immediate_answer(mode, &ready) {
-                    Some(answer) => json_reply(StatusCode::OK, answer.to_owned()),
-                    None => self.answer_sse(&http_session, ready, items),
-                }
+        let mut reply = match (self.options.response_mode, drain_ready(&mut items)) {
+            (ResponseMode::Json, ready) => {
+                let standalone = &http_session.standalone;
+                let answer = last_frame(as_items(ready), &mut items, |f| standalone.push(&f));
+                json_or_accepted(answer.await)
             }
+            (ResponseMode::Auto, Ok(answer)) => json_reply(StatusCode::OK, answer),
+            (_, ready) => self.answer_sse(&http_session, as_items(ready), items),
         };
         if created {
             if session.protocol_version().is_none() {
@@ -243,7 +242,7 @@ impl Endpoint {
     }
 
     /// One POST on its own: a throwaway session, initialized as the version header says.
-    fn post_stateless(
+    async fn post_stateless(
         &self,
         frame: Frame,
         version: Option<ProtocolVersion>,
@@ -255,22 +254,22 @@ impl Endpoint {
         if !initialize {
             session.assume_initialized(version.unwrap_or(ProtocolVersion::V2025_03_26));
         }
-        let answers = answers_expected(&session, &frame);
+        let answers = session.answers_expected(&frame);
         if answers == 0 {
             session.handle_parsed(frame, None);
             return accepted();
         }
         let (stream, mut items) = RequestStream::new(answers, false);
         session.handle_parsed(frame, Some(stream));
-        let ready = drain_ready(&mut items);
-        if let Some(answer) = immediate_answer(ResponseMode::Auto, &ready)
-            && self.options.response_mode != ResponseMode::Sse
-        {
-            return json_reply(StatusCode::OK, answer.to_owned());
-        }
-        if self.options.response_mode == ResponseMode::Json {
-            return self.wait_json_stateless(session, ready, items);
-        }
+        let ready = match (self.options.response_mode, drain_ready(&mut items)) {
+            (ResponseMode::Sse, ready) => as_items(ready),
+            (_, Ok(answer)) => return json_reply(StatusCode::OK, answer),
+            // What precedes the answer has nowhere to go without a session.
+            (ResponseMode::Json, Err(ready)) => {
+                return json_or_accepted(last_frame(ready, &mut items, drop).await);
+            }
+            (_, Err(ready)) => ready,
+        };
         let sse = SseStream::new("s".into(), None, self.options.sse_retry);
         let reply = self.sse_reply(&sse, false);
         tokio::spawn(async move {
@@ -279,68 +278,6 @@ impl Endpoint {
             drop(session);
         });
         reply
-    }
-
-    /// JSON mode without sessions: the answer once it comes (what precedes it has nowhere to
-    /// go and is dropped).
-    fn wait_json_stateless(
-        &self,
-        session: Session,
-        ready: Vec<StreamItem>,
-        mut items: StreamReceiver,
-    ) -> Reply {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            let mut last = None;
-            for item in ready {
-                if let StreamItem::Frame(frame) = item {
-                    last = Some(frame);
-                }
-            }
-            loop {
-                match items.recv().await {
-                    StreamItem::Frame(frame) => last = Some(frame),
-                    StreamItem::Release => {}
-                    StreamItem::End => break,
-                }
-            }
-            drop(session);
-            let _ = tx.send(last);
-        });
-        // Answered through a one-chunk body that arrives when the call ends.
-        let (body_tx, body_rx) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            if let Ok(Some(answer)) = rx.await {
-                let _ = body_tx.send(Bytes::from(answer));
-            }
-        });
-        let mut reply = Response::new(Body::Sse(SseBody::new(body_rx, None)));
-        reply.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        reply
-    }
-
-    /// JSON mode: wait for the answer; frames before it go on the standalone stream.
-    async fn answer_json(&self, http_session: &HttpSession, items: &mut StreamReceiver) -> Reply {
-        let mut last: Option<String> = None;
-        loop {
-            match items.recv().await {
-                StreamItem::Frame(frame) => {
-                    if let Some(earlier) = last.replace(frame) {
-                        http_session.standalone.push(&earlier);
-                    }
-                }
-                StreamItem::Release => {}
-                StreamItem::End => break,
-            }
-        }
-        match last {
-            Some(answer) => json_reply(StatusCode::OK, answer),
-            // Every request was cancelled by the client: nothing to answer.
-            None => accepted(),
-        }
     }
 
     /// An SSE answer on a resumable stream of the session.
@@ -427,7 +364,8 @@ impl Endpoint {
         sse_response(SseBody::new(chunks, self.options.sse_keep_alive))
     }
 
-    /// Replays a finished POST stream from the store; false if it is not there.
+    /// Replays a finished POST stream from the store; false if it is not there. The body ends
+    /// after the replay (the connection's sender is dropped here).
     fn replay_ended(
         &self,
         http_session: &HttpSession,
@@ -435,19 +373,20 @@ impl Endpoint {
         after: u64,
         connection: mpsc::UnboundedSender<Bytes>,
     ) -> bool {
-        if name == STANDALONE {
+        let events = (name != STANDALONE)
+            .then(|| {
+                self.options
+                    .event_store
+                    .replay(&http_session.id, name, after)
+            })
+            .flatten();
+        let Some(events) = events else {
             return false;
+        };
+        for (seq, message) in events {
+            let _ = connection.send(super::sse::event(name, Some(seq), &message));
         }
-        let stream = SseStream::new(
-            name.to_owned(),
-            Some(super::sse::Replay {
-                store: self.options.event_store.clone(),
-                session: http_session.id.clone(),
-            }),
-            self.options.sse_retry,
-        );
-        stream.end_quietly();
-        stream.resume(connection, after).is_ok()
+        true
     }
 
     fn delete(&self, request: &Request<Incoming>, owner: Option<String>) -> Reply {
@@ -589,33 +528,67 @@ impl Endpoint {
     }
 }
 
-/// How many answers `frame` gets on its stream (a batch the version does not allow gets its
-/// one error).
-fn answers_expected(session: &Session, frame: &Frame) -> usize {
-    match frame {
-        Frame::Batch(_) if !session.allows_batches() => 1,
-        frame => Session::answers_expected(frame),
-    }
-}
-
-/// The stream items already there (a call that finished at its first poll is).
-fn drain_ready(items: &mut StreamReceiver) -> Vec<StreamItem> {
+/// What is already on a fresh stream: its one answer when that is all there is (a call that
+/// finished at its first poll: no allocation on this path), or the items so far.
+fn drain_ready(items: &mut StreamReceiver) -> Result<String, Vec<StreamItem>> {
     let mut ready = Vec::new();
-    while let Some(item) = items.try_recv() {
-        let end = matches!(item, StreamItem::End);
-        ready.push(item);
-        if end {
-            break;
+    match items.try_recv() {
+        Some(StreamItem::Frame(answer)) => match items.try_recv() {
+            Some(StreamItem::End) => return Ok(answer),
+            second => {
+                ready.push(StreamItem::Frame(answer));
+                ready.extend(second);
+            }
+        },
+        first => ready.extend(first),
+    }
+    while !matches!(ready.last(), None | Some(StreamItem::End)) {
+        match items.try_recv() {
+            Some(item) => ready.push(item),
+            None => break,
         }
     }
-    ready
+    Err(ready)
 }
 
-/// The answer, when it is all there is to send and it is already here.
-fn immediate_answer(mode: ResponseMode, ready: &[StreamItem]) -> Option<&str> {
-    match (mode, ready) {
-        (ResponseMode::Auto, [StreamItem::Frame(answer), StreamItem::End]) => Some(answer),
-        _ => None,
+/// [`drain_ready`]'s outcome as the items it stands for.
+fn as_items(ready: Result<String, Vec<StreamItem>>) -> Vec<StreamItem> {
+    match ready {
+        Ok(answer) => vec![StreamItem::Frame(answer), StreamItem::End],
+        Err(items) => items,
+    }
+}
+
+/// The last frame of the stream (its answer) once the stream ends; `elsewhere` gets the
+/// frames before it.
+async fn last_frame(
+    ready: Vec<StreamItem>,
+    items: &mut StreamReceiver,
+    mut elsewhere: impl FnMut(String),
+) -> Option<String> {
+    let mut last: Option<String> = None;
+    let mut take = |item: StreamItem| match item {
+        StreamItem::Frame(frame) => {
+            if let Some(earlier) = last.replace(frame) {
+                elsewhere(earlier);
+            }
+            true
+        }
+        StreamItem::Release => true,
+        StreamItem::End => false,
+    };
+    let mut going = ready.into_iter().all(&mut take);
+    while going {
+        going = take(items.recv().await);
+    }
+    last
+}
+
+/// The answer as JSON; none (every request was cancelled by the client): 202.
+fn json_or_accepted(answer: Option<String>) -> Reply {
+    match answer {
+        Some(answer) => json_reply(StatusCode::OK, answer),
+        None => accepted(),
     }
 }
 

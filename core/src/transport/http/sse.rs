@@ -140,31 +140,31 @@ impl SseStream {
         }
     }
 
-    /// Marks a stream that is only replayed from the store as complete.
-    pub(crate) fn end_quietly(&self) {
-        self.state().ended = true;
-    }
-
     fn event(&self, seq: u64, message: &str) -> Bytes {
-        // Frames are compact JSON: one line, so one `data:` field.
-        let mut event = String::with_capacity(message.len() + self.name.len() + 40);
-        event.push_str("event: message\n");
-        if self.replay.is_some() {
-            event.push_str("id: ");
-            event.push_str(&self.name);
-            event.push('-');
-            event.push_str(&seq.to_string());
-            event.push('\n');
-        }
-        event.push_str("data: ");
-        event.push_str(message);
-        event.push_str("\n\n");
-        Bytes::from(event)
+        event(&self.name, self.replay.is_some().then_some(seq), message)
     }
 
     fn retry_line(&self) -> Bytes {
         Bytes::from(format!("retry: {}\n\n", self.retry.as_millis()))
     }
+}
+
+/// One SSE `message` event; with `seq`, it has the id `<stream>-<seq>`.
+pub(crate) fn event(stream: &str, seq: Option<u64>, message: &str) -> Bytes {
+    // Frames are compact JSON: one line, so one `data:` field.
+    let mut event = String::with_capacity(message.len() + stream.len() + 40);
+    event.push_str("event: message\n");
+    if let Some(seq) = seq {
+        event.push_str("id: ");
+        event.push_str(stream);
+        event.push('-');
+        event.push_str(&seq.to_string());
+        event.push('\n');
+    }
+    event.push_str("data: ");
+    event.push_str(message);
+    event.push_str("\n\n");
+    Bytes::from(event)
 }
 
 /// `<stream>-<seq>` → (stream, seq).
