@@ -210,6 +210,8 @@ export interface TokenInfo {
   scopes?: string[]
 }
 
+export type TokenVerdict = TokenInfo | { insufficientScope: string } | null | undefined
+
 export interface HttpOptions {
   /** The endpoint path (default `/mcp`). */
   path?: string
@@ -224,8 +226,11 @@ export interface HttpOptions {
   maxSessions?: number
   /** Idle sessions end after this long (default 1 hour; 0: never). */
   sessionIdleTimeoutMs?: number
-  /** Require a bearer token: return what it grants, or null to refuse it (401). */
-  tokenValidator?: (token: string) => TokenInfo | null | undefined | Promise<TokenInfo | null | undefined>
+  /**
+   * Require a bearer token: return what it grants, `{ insufficientScope: 'scope' }` to refuse a
+   * valid token that lacks a scope (403), or null to refuse it (401).
+   */
+  tokenValidator?: (token: string) => TokenVerdict | Promise<TokenVerdict>
   /** The authorization servers named in the protected-resource metadata. */
   authorizationServers?: string[]
   /** This server's canonical URL (the tokens' audience). */

@@ -335,7 +335,7 @@ class Server {
    * Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one). Resolves once
    * listening, to an `HttpServer` (`url`, `close()`, `closed`). Options: `path`, `stateless`,
    * `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `sessionIdleTimeoutMs`,
-   * `tokenValidator(token) -> { subject?, scopes? } | null` (sync or async) with
+   * `tokenValidator(token) -> { subject?, scopes? } | { insufficientScope } | null` (sync or async) with
    * `authorizationServers` and `resourceUrl`. Host and Origin are checked by default.
    */
   async serveHttp(host = '127.0.0.1', port = 8000, options = {}) {
@@ -348,7 +348,7 @@ class Server {
       typeof tokenValidator === 'function'
         ? jsonWrapper(
             (request) => tokenValidator(request.token),
-            (verdict) => (verdict ? { valid: true, ...verdict } : { valid: false }),
+            (verdict) => verdict ?? null,
           )
         : undefined
     let nativeHttp

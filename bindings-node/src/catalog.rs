@@ -1,10 +1,10 @@
-//! Resources, prompts, completers and token validators whose code is JavaScript.
+//! Resources, prompts, completers and token validators whose code is JavaScript, as core's
+//! `JsonCallback` (core's `ViaJson` decides the request and answer shapes).
 //!
 //! The JS layer's wrapper takes `(token, requestJson)` and returns the answer as JSON text, or
-//! nothing and later calls `settleJson(token, json)` when a Promise settles. It reports a
-//! missing resource as `{"notFound": message}` and a failure as `{"error": message}`. On the
-//! JS thread it is called directly; from the runtime's threads (HTTP sessions) through a
-//! threadsafe function.
+//! nothing and later calls `settleJson(token, json)` when a Promise settles. On the JS thread
+//! it is called directly; from the runtime's threads (HTTP sessions) through a threadsafe
+//! function.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -14,13 +14,9 @@ use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, Status};
 use napi_derive::napi;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::oneshot;
-use toolwire::transport::http::{AuthRejection, TokenInfo, TokenValidator};
-use toolwire::{
-    Completer, Completion, CompletionRequest, PromptHandler, PromptRequest, PromptResult,
-    Reference, ResourceContents, ResourceHandler, ResourceRequest, ToolError,
-};
+use toolwire::{JsonCallback, ToolError};
 
 use crate::js_thread;
 
@@ -88,7 +84,10 @@ impl JsJsonHandler {
                 .build()?,
         })
     }
+}
 
+#[async_trait]
+impl JsonCallback for JsJsonHandler {
     async fn call(&self, request: Value) -> Result<Value, ToolError> {
         let token = {
             let mut pending = pending();
@@ -141,107 +140,7 @@ impl JsJsonHandler {
                 )));
             }
         };
-        let value: Value = serde_json::from_str(&json)
-            .map_err(|why| ToolError::new(format!("the handler returned invalid JSON: {why}")))?;
-        if let Some(message) = value.get("notFound").and_then(Value::as_str) {
-            return Err(ToolError::not_found(message));
-        }
-        if let Some(message) = value.get("error").and_then(Value::as_str) {
-            return Err(ToolError::new(message));
-        }
-        Ok(value)
-    }
-}
-
-#[async_trait]
-impl ResourceHandler for JsJsonHandler {
-    async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
-        let value = self
-            .call(json!({"uri": request.uri, "variables": request.variables}))
-            .await?;
-        let Some(Value::Array(items)) = value.get("contents").cloned() else {
-            return Err(ToolError::new("the resource handler returned no contents"));
-        };
-        items
-            .into_iter()
-            .map(|item| ResourceContents::from_json(item).map_err(ToolError::new))
-            .collect()
-    }
-}
-
-#[async_trait]
-impl PromptHandler for JsJsonHandler {
-    async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
-        let value = self
-            .call(json!({"name": request.name, "arguments": request.arguments}))
-            .await?;
-        PromptResult::from_json(value).map_err(ToolError::new)
-    }
-}
-
-#[async_trait]
-impl Completer for JsJsonHandler {
-    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
-        let reference = match &request.reference {
-            Reference::Prompt(name) => json!({"type": "ref/prompt", "name": name}),
-            Reference::ResourceTemplate(uri) => json!({"type": "ref/resource", "uri": uri}),
-        };
-        let value = self
-            .call(json!({"ref": reference, "argument": request.argument,
-                "value": request.value, "context": request.context}))
-            .await?;
-        let values = value
-            .get("values")
-            .and_then(Value::as_array)
-            .and_then(|items| {
-                items
-                    .iter()
-                    .map(|v| v.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()
-            })
-            .ok_or_else(|| ToolError::new("a completer must return a list of strings"))?;
-        Ok(Completion::new(values))
-    }
-}
-
-#[async_trait]
-impl TokenValidator for JsJsonHandler {
-    async fn validate(&self, token: &str) -> Result<TokenInfo, AuthRejection> {
-        let verdict = match self.call(json!({"token": token})).await {
-            Ok(verdict) => verdict,
-            Err(err) => {
-                tracing::warn!(error = %err, "the token validator failed; refusing the token");
-                return Err(AuthRejection::invalid_token(
-                    "the token could not be validated",
-                ));
-            }
-        };
-        match verdict.get("valid").and_then(Value::as_bool) {
-            Some(true) => Ok(TokenInfo::new(
-                verdict
-                    .get("subject")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                verdict
-                    .get("scopes")
-                    .and_then(Value::as_array)
-                    .map(|s| {
-                        s.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            )),
-            _ if verdict.get("insufficientScope").is_some() => {
-                Err(AuthRejection::insufficient_scope(
-                    verdict
-                        .get("insufficientScope")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
-                ))
-            }
-            _ => Err(AuthRejection::invalid_token("invalid token")),
-        }
+        serde_json::from_str(&json)
+            .map_err(|why| ToolError::new(format!("the handler returned invalid JSON: {why}")))
     }
 }

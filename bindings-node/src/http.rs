@@ -8,7 +8,7 @@ use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
-use toolwire::{CancellationToken, Server};
+use toolwire::{CancellationToken, Server, ViaJson};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
 use crate::runtime::runtime;
@@ -64,7 +64,7 @@ impl NativeHttpServer {
         if let Some(validator) = token_validator {
             let servers = init.authorization_servers.unwrap_or_default();
             let mut auth = BearerAuth::new(
-                JsJsonHandler::new(&validator)?,
+                ViaJson(JsJsonHandler::new(&validator)?),
                 servers.first().cloned().unwrap_or_default(),
             );
             auth.authorization_servers = servers;

@@ -6,7 +6,9 @@ use std::time::Duration;
 use napi::bindgen_prelude::{Function, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
-use toolwire::{Prompt, Reference, Resource, ResourceTemplate, Server, ServerOptions, Tool};
+use toolwire::{
+    Prompt, Reference, Resource, ResourceTemplate, Server, ServerOptions, Tool, ViaJson,
+};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
 use crate::connection::NativeConnection;
@@ -121,7 +123,7 @@ impl NativeServer {
         template: bool,
         handler: Function<'_, JsonArgs, Unknown<'static>>,
     ) -> napi::Result<Option<Value>> {
-        let handler = Arc::new(JsJsonHandler::new(&handler)?);
+        let handler = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
         let added = if template {
             match ResourceTemplate::from_json(definition) {
                 Ok(def) => self.server.add_resource_template_arc(def, handler),
@@ -155,7 +157,7 @@ impl NativeServer {
             Ok(def) => def,
             Err(why) => return Ok(Some(errors::registration(format!("invalid prompt: {why}")))),
         };
-        let handler = Arc::new(JsJsonHandler::new(&handler)?);
+        let handler = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
         Ok(self
             .server
             .add_prompt_arc(def, handler)
@@ -180,7 +182,7 @@ impl NativeServer {
                 ))));
             }
         };
-        let completer = Arc::new(JsJsonHandler::new(&handler)?);
+        let completer = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
         Ok(self
             .server
             .set_completer_arc(reference, completer)

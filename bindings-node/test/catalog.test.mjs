@@ -153,13 +153,17 @@ test('serveHttp: token validator (sync or async), stateless, and a port in use',
   const http = await server.serveHttp('127.0.0.1', 0, {
     stateless: true,
     authorizationServers: ['https://auth.example'],
-    tokenValidator: async (token) => (token === 'good' ? { subject: 'ada', scopes: ['mcp'] } : null),
+    tokenValidator: async (token) =>
+      token === 'good' ? { subject: 'ada', scopes: ['mcp'] } : token === 'narrow' ? { insufficientScope: 'mcp' } : null,
   })
   const missing = await fetch(http.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
   assert.equal(missing.status, 401)
   assert.match(missing.headers.get('www-authenticate'), /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/)
   const bad = await fetch(http.url, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer bad' }, body: JSON.stringify(INIT) })
   assert.equal(bad.status, 401)
+  const narrow = await fetch(http.url, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer narrow' }, body: JSON.stringify(INIT) })
+  assert.equal(narrow.status, 403)
+  assert.match(narrow.headers.get('www-authenticate'), /error="insufficient_scope", scope="mcp"/)
   const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ping2', arguments: {} } }
   const ok = await fetch(http.url, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer good' }, body: JSON.stringify(call) })
   assert.equal(ok.status, 200)

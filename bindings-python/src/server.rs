@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
 use toolwire::{
     CancellationToken, Outbound, Prompt, Reference, Resource, ResourceTemplate, Server,
-    ServerOptions, Session, Tool,
+    ServerOptions, Session, Tool, ViaJson,
 };
 
 use crate::bridge::{BridgeHandle, LoopBridge};
@@ -16,7 +16,7 @@ use crate::catalog::PyJsonHandler;
 use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{BridgeSlot, PyToolHandler};
-use crate::http::{NativeHttpServer, PyTokenValidator};
+use crate::http::NativeHttpServer;
 use crate::runtime::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
@@ -153,9 +153,9 @@ impl NativeServer {
         func: Py<PyAny>,
         template: bool,
     ) -> PyResult<()> {
-        let handler = Arc::new(PyJsonHandler {
+        let handler = Arc::new(ViaJson(PyJsonHandler {
             func: Arc::new(func),
-        });
+        }));
         let definition = to_json(definition)?;
         let invalid = |e: serde_json::Error| {
             PyValueError::new_err(format!("invalid resource definition: {e}"))
@@ -177,9 +177,9 @@ impl NativeServer {
     fn add_prompt(&self, definition: &Bound<'_, PyAny>, func: Py<PyAny>) -> PyResult<()> {
         let def = Prompt::from_json(to_json(definition)?)
             .map_err(|e| PyValueError::new_err(format!("invalid prompt definition: {e}")))?;
-        let handler = Arc::new(PyJsonHandler {
+        let handler = Arc::new(ViaJson(PyJsonHandler {
             func: Arc::new(func),
-        });
+        }));
         self.server.add_prompt_arc(def, handler).map_err(to_py_err)
     }
 
@@ -194,9 +194,9 @@ impl NativeServer {
                 )));
             }
         };
-        let completer = Arc::new(PyJsonHandler {
+        let completer = Arc::new(ViaJson(PyJsonHandler {
             func: Arc::new(func),
-        });
+        }));
         self.server
             .set_completer_arc(reference, completer)
             .map_err(to_py_err)
@@ -252,9 +252,9 @@ impl NativeServer {
         }
         if let Some(func) = token_validator {
             let mut auth = BearerAuth::new(
-                PyTokenValidator {
+                ViaJson(PyJsonHandler {
                     func: Arc::new(func),
-                },
+                }),
                 authorization_servers.first().cloned().unwrap_or_default(),
             );
             auth.authorization_servers = authorization_servers;

@@ -103,7 +103,7 @@ async def test_token_validator_and_stateless_mode() -> None:
         if token == "good":
             return {"subject": "ada", "scopes": ["mcp"]}
         if token == "narrow":
-            return {"error": "insufficient_scope", "scope": "mcp"}
+            return {"insufficientScope": "mcp"}
         return None
 
     server = http_server()

@@ -15,9 +15,9 @@ pub mod transport;
 pub mod wire;
 
 pub use catalog::{
-    Completer, Completion, CompletionRequest, Prompt, PromptArgument, PromptHandler, PromptMessage,
-    PromptRequest, PromptResult, Reference, Resource, ResourceContents, ResourceHandler,
-    ResourceRequest, ResourceTemplate, Role,
+    Completer, Completion, CompletionRequest, JsonCallback, Prompt, PromptArgument, PromptHandler,
+    PromptMessage, PromptRequest, PromptResult, Reference, Resource, ResourceContents,
+    ResourceHandler, ResourceRequest, ResourceTemplate, Role, ViaJson,
 };
 pub use context::{Context, json_number};
 pub use dispatch::{

@@ -613,7 +613,7 @@ class Server:
             except Exception:
                 logger.error("resource %s raised", uri, exc_info=True)
                 raise
-            return _resource_contents(request["uri"], value, mime_type)
+            return {"contents": _resource_contents(request["uri"], value, mime_type)}
 
         self._native.add_resource(definition, invoke, template)
 
@@ -677,7 +677,7 @@ class Server:
         def register(fn: F) -> F:
             def invoke(request: dict[str, Any]) -> Any:
                 values = self._call(fn, request["argument"], request["value"], request["context"])
-                return [str(v) for v in values]
+                return {"values": [str(v) for v in values]}
 
             if prompt is not None:
                 self._native.set_completer("prompt", prompt, invoke)
@@ -732,7 +732,8 @@ class Server:
         `allowed_hosts` / `allowed_origins`). `stateless` drops sessions (requests to the client
         then fail at once); `json_response` always answers with one JSON body. With
         `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
-        token (401 otherwise, pointing at the metadata that names `authorization_servers`).
+        token (401 otherwise, pointing at the metadata that names `authorization_servers`);
+        `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
         """
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
@@ -751,7 +752,7 @@ class Server:
                 list(allowed_origins or []),
                 max_sessions,
                 idle_ms,
-                token_validator,
+                None if token_validator is None else _token_check(token_validator),
                 list(authorization_servers or []),
                 resource_url,
             )
@@ -842,6 +843,11 @@ class HttpServer:
             raise
         finally:
             self._loop.remove_reader(self._bridge.fileno())
+
+
+def _token_check(validate: Callable[[str], Any]) -> Callable[[dict[str, Any]], Any]:
+    """The engine's `{"token": ...}` request in, the validator's verdict out."""
+    return lambda request: validate(request["token"])
 
 
 async def _awaited(awaitable: Any) -> Any:

@@ -120,7 +120,7 @@ class NativeServer:
         allowed_origins: list[str],
         max_sessions: Optional[int],
         session_idle_timeout_ms: Optional[int],
-        token_validator: Optional[Callable[[str], Any]],
+        token_validator: Optional[Callable[[dict[str, Any]], Any]],
         authorization_servers: list[str],
         resource_url: Optional[str],
     ) -> NativeHttpServer: ...
