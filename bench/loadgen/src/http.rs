@@ -12,6 +12,7 @@ use tokio::process::{Child, Command};
 
 use crate::Plan;
 use crate::proc_stats;
+use crate::scenarios::{check_call_text, latency_summary, round};
 
 /// One client: a keep-alive connection and, if the server keeps sessions, the session id.
 ///
@@ -232,47 +233,9 @@ impl Client {
         let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
         let (answer, id) = self.request("tools/call", &params).await?;
         let latency = sent.elapsed();
-        let expected = format!("m{n}");
-        let wrong = || {
-            format!(
-                "wrong answer to echo {expected:?} (id {id}): {}",
-                String::from_utf8_lossy(&answer)
-            )
-        };
-        let parsed: EchoAnswer<'_> = serde_json::from_slice(&answer).map_err(|_| wrong())?;
-        let text = parsed
-            .result
-            .as_ref()
-            .filter(|r| r.is_error != Some(true))
-            .and_then(|r| r.content.first())
-            .and_then(|b| b.text.as_deref());
-        if parsed.id != id || text != Some(expected.as_str()) {
-            return Err(wrong());
-        }
+        check_call_text(&answer, id, Some(&format!("m{n}")))?;
         Ok(latency)
     }
-}
-
-/// The parts of an echo answer that are checked, read without building a tree.
-#[derive(serde::Deserialize)]
-struct EchoAnswer<'a> {
-    id: u64,
-    #[serde(borrow)]
-    result: Option<EchoResult<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct EchoResult<'a> {
-    #[serde(borrow)]
-    content: Vec<TextBlock<'a>>,
-    #[serde(rename = "isError", default)]
-    is_error: Option<bool>,
-}
-
-#[derive(serde::Deserialize)]
-struct TextBlock<'a> {
-    #[serde(borrow)]
-    text: Option<std::borrow::Cow<'a, str>>,
 }
 
 fn free_port() -> Result<u16, String> {
@@ -309,19 +272,6 @@ async fn spawn(command: &[String], port: u16) -> Result<Child, String> {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-fn round(value: f64, digits: i32) -> f64 {
-    let scale = 10f64.powi(digits);
-    (value * scale).round() / scale
-}
-
-fn percentile_us(sorted: &[Duration], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let index = ((sorted.len() as f64 * q) as usize).min(sorted.len() - 1);
-    sorted[index].as_secs_f64() * 1e6
 }
 
 pub async fn run_all(plan: &Plan) -> Result<Value, String> {
@@ -364,14 +314,7 @@ async fn measure(plan: &Plan, port: u16, pid: u32) -> Result<Value, String> {
         latencies.push(clients[0].echo(n).await?);
         n += 1;
     }
-    let seq_elapsed = start.elapsed();
-    latencies.sort();
-    let sequential = json!({
-        "calls": latencies.len(),
-        "calls_per_s": round(latencies.len() as f64 / seq_elapsed.as_secs_f64(), 0),
-        "p50_us": round(percentile_us(&latencies, 0.50), 1),
-        "p99_us": round(percentile_us(&latencies, 0.99), 1),
-    });
+    let sequential = latency_summary(latencies, start.elapsed());
 
     // Concurrent: every client calls in a closed loop.
     let cpu_before = proc_stats::cpu_time(pid);

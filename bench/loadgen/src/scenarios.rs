@@ -42,9 +42,13 @@ struct TextBlock<'a> {
 /// Checks a `tools/call` answer: the right id, a result that is not an error, and (when
 /// given) the expected text.
 fn check_call(answer: &Answer, id: u64, expected: Option<&str>) -> Result<(), String> {
-    let bad = |why: &str| format!("{why}: {}", String::from_utf8_lossy(&answer.line));
-    let parsed: CallAnswer<'_> =
-        serde_json::from_slice(&answer.line).map_err(|e| bad(&e.to_string()))?;
+    check_call_text(&answer.line, id, expected)
+}
+
+/// [`check_call`] on the answer's JSON text (the HTTP scenarios read it from a body).
+pub(crate) fn check_call_text(line: &[u8], id: u64, expected: Option<&str>) -> Result<(), String> {
+    let bad = |why: &str| format!("{why}: {}", String::from_utf8_lossy(line));
+    let parsed: CallAnswer<'_> = serde_json::from_slice(line).map_err(|e| bad(&e.to_string()))?;
     if parsed.id != id {
         return Err(bad(&format!("expected id {id}")));
     }
@@ -79,7 +83,7 @@ async fn sleep_call(conn: &Conn, ms: u64) -> Result<(), String> {
     check_call(&answer, id, None)
 }
 
-fn percentile_us(sorted: &[Duration], q: f64) -> f64 {
+pub(crate) fn percentile_us(sorted: &[Duration], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -87,9 +91,21 @@ fn percentile_us(sorted: &[Duration], q: f64) -> f64 {
     sorted[index].as_secs_f64() * 1e6
 }
 
-fn round(value: f64, digits: i32) -> f64 {
+pub(crate) fn round(value: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
     (value * scale).round() / scale
+}
+
+/// Calls per second and latency percentiles of a sequential phase.
+pub(crate) fn latency_summary(mut latencies: Vec<Duration>, elapsed: Duration) -> Value {
+    latencies.sort();
+    json!({
+        "calls": latencies.len(),
+        "calls_per_s": round(latencies.len() as f64 / elapsed.as_secs_f64(), 0),
+        "p50_us": round(percentile_us(&latencies, 0.50), 1),
+        "p99_us": round(percentile_us(&latencies, 0.99), 1),
+        "p999_us": round(percentile_us(&latencies, 0.999), 1),
+    })
 }
 
 /// Runs `workers` loops of `call` until `phase` has passed; returns (calls, elapsed).
@@ -154,15 +170,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         latencies.push(echo(&conn, n).await?);
         n += 1;
     }
-    let seq_elapsed = start.elapsed();
-    latencies.sort();
-    let sequential = json!({
-        "calls": latencies.len(),
-        "calls_per_s": round(latencies.len() as f64 / seq_elapsed.as_secs_f64(), 0),
-        "p50_us": round(percentile_us(&latencies, 0.50), 1),
-        "p99_us": round(percentile_us(&latencies, 0.99), 1),
-        "p999_us": round(percentile_us(&latencies, 0.999), 1),
-    });
+    let sequential = latency_summary(latencies, start.elapsed());
 
     if plan.sequential_only {
         let conn = Rc::try_unwrap(conn).map_err(|_| "connection still shared")?;
