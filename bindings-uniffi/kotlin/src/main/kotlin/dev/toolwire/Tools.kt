@@ -37,26 +37,36 @@ fun Server.blockingTool(
  */
 fun Server.runStdio() {
     val driver = stdioDriver()
-    val finished = java.util.concurrent.CountDownLatch(1)
-    // SIGTERM/SIGINT: stop reading, let calls in flight answer, then let the JVM go.
-    val hook = Thread({
-        driver.stop()
-        finished.await(10, java.util.concurrent.TimeUnit.SECONDS)
-    }, "toolwire-stdio-shutdown")
-    Runtime.getRuntime().addShutdownHook(hook)
     val stdout = System.out
     System.setOut(System.err)
     try {
-        Dispatch.serve(driver)
+        servingUntilShutdown("toolwire-stdio-shutdown", stop = driver::stop) { Dispatch.serve(driver) }
     } finally {
         System.setOut(stdout)
+        driver.destroy()
+    }
+}
+
+/**
+ * Runs [serve] on this thread; if the JVM shuts down meanwhile (SIGTERM, SIGINT), [stop] is
+ * called and the shutdown waits (up to 10 s) for [serve] to return, so calls in flight answer.
+ */
+private inline fun servingUntilShutdown(name: String, noinline stop: () -> Unit, serve: () -> Unit) {
+    val finished = java.util.concurrent.CountDownLatch(1)
+    val hook = Thread({
+        stop()
+        finished.await(10, java.util.concurrent.TimeUnit.SECONDS)
+    }, name)
+    Runtime.getRuntime().addShutdownHook(hook)
+    try {
+        serve()
+    } finally {
         finished.countDown()
         try {
             Runtime.getRuntime().removeShutdownHook(hook)
         } catch (_: IllegalStateException) {
             // The JVM is already shutting down: the hook is running.
         }
-        driver.destroy()
     }
 }
 
@@ -127,22 +137,12 @@ fun Server.runHttp(
     onListening: (url: String) -> Unit = {},
 ) {
     val http = serveHttp(host, port, options, validator)
-    val finished = java.util.concurrent.CountDownLatch(1)
-    val hook = Thread({
-        http.stop()
-        finished.await(10, java.util.concurrent.TimeUnit.SECONDS)
-    }, "toolwire-http-shutdown")
-    Runtime.getRuntime().addShutdownHook(hook)
     try {
-        onListening(http.url())
-        http.waitBlocking()
-    } finally {
-        finished.countDown()
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook)
-        } catch (_: IllegalStateException) {
-            // The JVM is already shutting down: the hook is running.
+        servingUntilShutdown("toolwire-http-shutdown", stop = http::stop) {
+            onListening(http.url())
+            http.waitBlocking()
         }
+    } finally {
         http.destroy()
     }
 }
