@@ -99,6 +99,12 @@ test('subscriptions, updates and list_changed', async () => {
   server.notifyResourceUpdated('memo://logo')
   server.notifyResourceUpdated('memo://readme')
   assert.deepEqual(await client.recv(), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'memo://readme' } })
+  // Updates reach the session in order: had the unsubscribe failed, readme's would come first.
+  assert.deepEqual((await request(client, 2, 'resources/unsubscribe', { uri: 'memo://readme' })).result, {})
+  assert.deepEqual((await request(client, 3, 'resources/subscribe', { uri: 'memo://logo' })).result, {})
+  server.notifyResourceUpdated('memo://readme')
+  server.notifyResourceUpdated('memo://logo')
+  assert.deepEqual((await client.recv()).params, { uri: 'memo://logo' })
   server.resource('memo://new', () => 'new')
   assert.equal((await client.recv()).method, 'notifications/resources/list_changed')
   assert.equal(server.removePrompt('show'), true)

@@ -127,7 +127,11 @@ def test_subscriptions_and_updates(client_for) -> None:
         "params": {"uri": "memo://readme"},
     }
     assert request(client, 2, "resources/unsubscribe", {"uri": "memo://readme"})["result"] == {}
+    assert request(client, 4, "resources/subscribe", {"uri": "memo://logo"})["result"] == {}
+    # Updates reach the session in order: had the unsubscribe failed, readme's would come first.
     server.notify_resource_updated("memo://readme")
+    server.notify_resource_updated("memo://logo")
+    assert client.recv()["params"] == {"uri": "memo://logo"}
     assert request(client, 3, "ping", {}) == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 

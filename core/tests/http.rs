@@ -118,6 +118,19 @@ impl Conn {
         self.send(Method::POST, &headers, &body.to_string()).await
     }
 
+    /// A GET of the session's standalone stream, or with `last_event_id` a resumption.
+    async fn get_stream(
+        &mut self,
+        session: &str,
+        last_event_id: Option<&str>,
+    ) -> Response<Incoming> {
+        let mut headers = vec![("accept", "text/event-stream"), ("mcp-session-id", session)];
+        if let Some(id) = last_event_id {
+            headers.push(("last-event-id", id));
+        }
+        self.send(Method::GET, &headers, "").await
+    }
+
     /// initialize + initialized; the session id.
     async fn open_session(&mut self, capabilities: Value) -> String {
         let reply = self
@@ -460,16 +473,7 @@ async fn sessions_never_see_each_others_messages() {
     assert_ne!(session_a, session_b);
     // A's standalone stream is open while B's calls run and send progress and logs.
     let mut a_get = Conn::open(&server).await;
-    let standalone = a_get
-        .send(
-            Method::GET,
-            &[
-                ("accept", "text/event-stream"),
-                ("mcp-session-id", &session_a),
-            ],
-            "",
-        )
-        .await;
+    let standalone = a_get.get_stream(&session_a, None).await;
     assert_eq!(standalone.status(), StatusCode::OK);
     let mut standalone = Events::new(standalone);
     assert!(standalone.next().await.expect("priming").data.is_empty());
@@ -510,16 +514,7 @@ async fn sessions_never_see_each_others_messages() {
     let nothing = tokio::time::timeout(Duration::from_millis(100), standalone.next()).await;
     assert!(nothing.is_err(), "unexpected standalone event {nothing:?}");
     // A second standalone stream is a conflict; B's id does not open A's.
-    let second = a
-        .send(
-            Method::GET,
-            &[
-                ("accept", "text/event-stream"),
-                ("mcp-session-id", &session_a),
-            ],
-            "",
-        )
-        .await;
+    let second = a.get_stream(&session_a, None).await;
     assert_eq!(second.status(), StatusCode::CONFLICT);
     server.shutdown().await;
 }
@@ -554,17 +549,7 @@ async fn a_released_stream_is_resumed_after_last_event_id() {
     );
     // The call goes on; resuming gets what came after, including the answer.
     let mut get = Conn::open(&server).await;
-    let resumed = get
-        .send(
-            Method::GET,
-            &[
-                ("accept", "text/event-stream"),
-                ("mcp-session-id", &session),
-                ("last-event-id", &last_id),
-            ],
-            "",
-        )
-        .await;
+    let resumed = get.get_stream(&session, Some(&last_id)).await;
     assert_eq!(resumed.status(), StatusCode::OK);
     let messages = Events::new(resumed).rest().await;
     assert_eq!(messages.len(), 2, "{messages:?}");
@@ -573,30 +558,10 @@ async fn a_released_stream_is_resumed_after_last_event_id() {
     assert_eq!(messages[1]["result"]["content"][0]["text"], "polled");
     // Replaying the finished stream again from its start gives the whole stream.
     let first = last_id.replace("-1", "-0");
-    let again = get
-        .send(
-            Method::GET,
-            &[
-                ("accept", "text/event-stream"),
-                ("mcp-session-id", &session),
-                ("last-event-id", &first),
-            ],
-            "",
-        )
-        .await;
+    let again = get.get_stream(&session, Some(&first)).await;
     assert_eq!(Events::new(again).rest().await.len(), 3);
     // Unknown streams are refused with 400, not 404 (the session is fine).
-    let unknown = get
-        .send(
-            Method::GET,
-            &[
-                ("accept", "text/event-stream"),
-                ("mcp-session-id", &session),
-                ("last-event-id", "p99-3"),
-            ],
-            "",
-        )
-        .await;
+    let unknown = get.get_stream(&session, Some("p99-3")).await;
     assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
     server.shutdown().await;
 }
@@ -617,17 +582,7 @@ async fn a_stream_the_client_dropped_is_resumed_and_the_call_was_not_cancelled()
     drop(conn);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut again = Conn::open(&server).await;
-    let resumed = again
-        .send(
-            Method::GET,
-            &[
-                ("accept", "text/event-stream"),
-                ("mcp-session-id", &session),
-                ("last-event-id", &last_id),
-            ],
-            "",
-        )
-        .await;
+    let resumed = again.get_stream(&session, Some(&last_id)).await;
     assert_eq!(resumed.status(), StatusCode::OK);
     let messages = Events::new(resumed).rest().await;
     let answer = messages.last().expect("the answer after the replay");
@@ -850,6 +805,27 @@ async fn bearer_tokens_are_required_checked_and_bound_to_the_session() {
         document["resource"],
         format!("http://{}/mcp", server.local_addr())
     );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn past_the_session_limit_new_sessions_get_503_and_deleting_one_frees_a_place() {
+    let mut options = HttpOptions::default();
+    options.max_sessions = 2;
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let first = conn.open_session(json!({})).await;
+    conn.open_session(json!({})).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let refused = conn.post(None, &init).await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(header(refused.headers(), "mcp-session-id").is_none());
+    let deleted = conn
+        .send(Method::DELETE, &[("mcp-session-id", &first)], "")
+        .await;
+    assert_eq!(deleted.status(), StatusCode::OK);
+    assert_eq!(conn.post(None, &init).await.status(), StatusCode::OK);
     server.shutdown().await;
 }
 
