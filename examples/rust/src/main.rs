@@ -84,12 +84,6 @@ fn main() -> ExitCode {
             .enable_all()
             .build(),
         Some(_) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(
-                std::env::var("TW_W")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(2),
-            )
             .enable_all()
             .build(),
     };

@@ -16,6 +16,7 @@ mod body;
 mod endpoint;
 mod events;
 mod guard;
+mod in_place;
 mod sessions;
 mod sse;
 
@@ -219,7 +220,9 @@ async fn accept_loop(
         // Answers are small writes that must not wait for Nagle's timer.
         let _ = socket.set_nodelay(true);
         let endpoint = endpoint.clone();
-        let stop = stop.clone();
+        // Its own token: a connection polls it on every wake-up, and the server-wide one's
+        // waiter list is a lock all connections would share.
+        let stop = stop.child_token();
         connections.spawn(async move {
             let service = hyper::service::service_fn(move |request| {
                 let endpoint = endpoint.clone();
@@ -230,7 +233,7 @@ async fn accept_loop(
                 .serve_connection(TokioIo::new(socket), service);
             tokio::pin!(connection);
             tokio::select! {
-                result = connection.as_mut() => {
+                result = in_place::InPlace::new(connection.as_mut()) => {
                     if let Err(err) = result {
                         tracing::debug!(%err, "HTTP connection ended with an error");
                     }
