@@ -119,7 +119,8 @@ impl Endpoint {
     }
 
     async fn post(self: &Arc<Self>, request: Request<Incoming>, owner: Option<String>) -> Reply {
-        let headers = request.headers();
+        let (parts, body) = request.into_parts();
+        let headers = &parts.headers;
         let needs_sse = self.options.response_mode != ResponseMode::Json;
         if !accepts(headers, "application/json")
             || (needs_sse && !accepts(headers, "text/event-stream"))
@@ -144,8 +145,8 @@ impl Endpoint {
             Ok(version) => version,
             Err(reply) => return reply,
         };
-        let session_id = text_header(headers, SESSION_HEADER).map(str::to_owned);
-        let body = match read_body(request.into_body(), self.max_body).await {
+        let session_id = text_header(headers, SESSION_HEADER);
+        let body = match read_body(body, self.max_body).await {
             Ok(body) => body,
             Err(reply) => return reply,
         };
@@ -164,7 +165,7 @@ impl Endpoint {
             return self.post_stateless(frame, version, initialize).await;
         }
         let (http_session, created) = match session_id {
-            Some(id) => match self.session_of(&id, owner.as_deref()) {
+            Some(id) => match self.session_of(id, owner.as_deref()) {
                 Ok(session) => (session, false),
                 Err(reply) => return reply,
             },

@@ -47,13 +47,15 @@ impl Guard {
         let Some(host) = host else {
             return matches!(self.hosts, Rule::Any);
         };
-        let host = host.trim().to_ascii_lowercase();
+        let host = host.trim();
+        let name = strip_port(host);
+        // Names are compared without case, and without building a lowercase copy per request.
         match &self.hosts {
             Rule::Any => true,
-            Rule::Loopback => LOOPBACK_NAMES.contains(&strip_port(&host)),
+            Rule::Loopback => LOOPBACK_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name)),
             Rule::List(allowed) => allowed
                 .iter()
-                .any(|a| *a == host || a.as_str() == strip_port(&host)),
+                .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(name)),
         }
     }
 
