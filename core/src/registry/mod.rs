@@ -5,8 +5,8 @@
 
 mod schema;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use tokio::sync::watch;
 
@@ -20,8 +20,8 @@ pub use schema::{Violation, invalid_arguments_text};
 /// A registered tool, ready to dispatch.
 pub(crate) struct RegisteredTool {
     pub(crate) def: Tool,
-    pub(crate) input: CompiledSchema,
-    pub(crate) output: Option<CompiledSchema>,
+    pub(crate) input: Arc<CompiledSchema>,
+    pub(crate) output: Option<Arc<CompiledSchema>>,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) limiter: Option<Limiter>,
     /// The `tools/list` entry, serialised once per protocol version on first use.
@@ -41,6 +41,16 @@ pub(crate) struct ToolRegistry {
     tools: RwLock<Arc<ToolMap>>,
     generation: watch::Sender<u64>,
     max_queued: usize,
+    /// Compiled schemas by their JSON text: tools with the same schema share one validator
+    /// (a compiled validator costs kilobytes; servers often repeat a schema across tools).
+    schemas: Mutex<SchemaCache>,
+}
+
+#[derive(Default)]
+struct SchemaCache {
+    by_text: HashMap<String, Weak<CompiledSchema>>,
+    /// Entries of removed tools are swept when the map reaches this size.
+    sweep_at: usize,
 }
 
 impl ToolRegistry {
@@ -49,7 +59,30 @@ impl ToolRegistry {
             tools: RwLock::new(Arc::new(BTreeMap::new())),
             generation: watch::Sender::new(0),
             max_queued,
+            schemas: Mutex::default(),
         }
+    }
+
+    fn compile(
+        &self,
+        schema: &serde_json::Value,
+        tool: &str,
+        which: &'static str,
+    ) -> Result<Arc<CompiledSchema>, Error> {
+        let text = schema.to_string();
+        let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(compiled) = cache.by_text.get(&text).and_then(Weak::upgrade) {
+            return Ok(compiled);
+        }
+        let compiled = Arc::new(CompiledSchema::compile(schema, tool, which)?);
+        if cache.by_text.len() >= cache.sweep_at {
+            cache
+                .by_text
+                .retain(|_, compiled| compiled.strong_count() > 0);
+            cache.sweep_at = (cache.by_text.len() * 2).max(64);
+        }
+        cache.by_text.insert(text, Arc::downgrade(&compiled));
+        Ok(compiled)
     }
 
     /// Checks and compiles a tool; does not register it.
@@ -61,11 +94,11 @@ impl ToolRegistry {
         if !valid_tool_name(&def.name) {
             return Err(Error::InvalidToolName { name: def.name });
         }
-        let input = CompiledSchema::compile(&def.input_schema, &def.name, "inputSchema")?;
+        let input = self.compile(&def.input_schema, &def.name, "inputSchema")?;
         let output = def
             .output_schema
             .as_ref()
-            .map(|schema| CompiledSchema::compile(schema, &def.name, "outputSchema"))
+            .map(|schema| self.compile(schema, &def.name, "outputSchema"))
             .transpose()?;
         let limiter = match def.max_concurrency {
             Some(0) => {
@@ -126,5 +159,64 @@ impl ToolRegistry {
 
     pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.generation.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Context, ToolError, ToolOutput};
+    use serde_json::{Value, json};
+
+    async fn noop(_ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(""))
+    }
+
+    fn tool(name: &str, schema: Value) -> Tool {
+        Tool::new(name).input_schema(schema)
+    }
+
+    #[test]
+    fn tools_with_one_schema_share_its_validator() {
+        let registry = ToolRegistry::new(16);
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let a = registry
+            .prepare(tool("a", schema.clone()), Arc::new(noop))
+            .unwrap();
+        let b = registry.prepare(tool("b", schema), Arc::new(noop)).unwrap();
+        let c = registry
+            .prepare(tool("c", json!({"type": "object"})), Arc::new(noop))
+            .unwrap();
+        assert!(Arc::ptr_eq(&a.input, &b.input));
+        assert!(!Arc::ptr_eq(&a.input, &c.input));
+        // Shared, it still validates as its own.
+        assert!(!b.input.violations(&json!({"q": 1})).is_empty());
+        assert!(c.input.violations(&json!({"q": 1})).is_empty());
+    }
+
+    #[test]
+    fn a_schema_no_tool_uses_any_more_is_compiled_again() {
+        let registry = ToolRegistry::new(16);
+        let schema = json!({"type": "object", "required": ["x"]});
+        let first = registry
+            .prepare(tool("a", schema.clone()), Arc::new(noop))
+            .unwrap();
+        let weak = Arc::downgrade(&first.input);
+        drop(first);
+        assert!(
+            weak.upgrade().is_none(),
+            "the cache holds no strong reference"
+        );
+        let again = registry.prepare(tool("a", schema), Arc::new(noop)).unwrap();
+        assert!(!again.input.violations(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn an_invalid_schema_is_refused_every_time() {
+        let registry = ToolRegistry::new(16);
+        for _ in 0..2 {
+            let refused = registry.prepare(tool("a", json!({"type": "string"})), Arc::new(noop));
+            assert!(matches!(refused, Err(Error::InvalidSchema { .. })));
+        }
     }
 }
