@@ -136,38 +136,33 @@ mod tests {
             .is_ready()
     }
 
-    #[test]
-    fn a_wake_during_the_poll_is_served_in_place() {
+    /// Polls a future that wakes itself `self_wakes` times once, in place; returns whether it
+    /// finished, how often it was polled and how often the task was woken.
+    fn poll_self_waking(self_wakes: usize) -> (bool, usize, usize) {
         let polls = Arc::new(AtomicUsize::new(0));
         let task = Arc::new(CountingWaker(AtomicUsize::new(0)));
         let mut future = InPlace::new(WakesItself {
             polls: polls.clone(),
-            self_wakes: 2,
+            self_wakes,
         });
-        assert!(poll_once(&mut future, &task));
-        assert_eq!(polls.load(Ordering::SeqCst), 3);
-        assert_eq!(
+        let finished = poll_once(&mut future, &task);
+        (
+            finished,
+            polls.load(Ordering::SeqCst),
             task.0.load(Ordering::SeqCst),
-            0,
-            "the task was never rescheduled"
-        );
+        )
+    }
+
+    #[test]
+    fn a_wake_during_the_poll_is_served_in_place() {
+        // Two self-wakes: three polls in one, and the task is never rescheduled.
+        assert_eq!(poll_self_waking(2), (true, 3, 0));
     }
 
     #[test]
     fn a_future_that_keeps_waking_itself_yields_to_the_scheduler() {
-        let polls = Arc::new(AtomicUsize::new(0));
-        let task = Arc::new(CountingWaker(AtomicUsize::new(0)));
-        let mut future = InPlace::new(WakesItself {
-            polls: polls.clone(),
-            self_wakes: 100,
-        });
-        assert!(!poll_once(&mut future, &task));
-        assert_eq!(polls.load(Ordering::SeqCst), MAX_POLLS_IN_PLACE);
-        assert_eq!(
-            task.0.load(Ordering::SeqCst),
-            1,
-            "it asks to be polled again"
-        );
+        // It asks to be polled again after its share of polls in place.
+        assert_eq!(poll_self_waking(100), (false, MAX_POLLS_IN_PLACE, 1));
     }
 
     #[test]
