@@ -22,6 +22,14 @@ impl Default for Limits {
 /// A linear scan that allocates nothing, so a hostile `[[[[…` is refused before the parser
 /// builds anything. Brackets inside strings are skipped.
 pub fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), usize> {
+    // Nesting never exceeds the number of `[` and `{` bytes, so most frames need no scan.
+    if memchr::memchr2_iter(b'[', b'{', bytes)
+        .take(max_depth + 1)
+        .count()
+        <= max_depth
+    {
+        return Ok(());
+    }
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -61,5 +69,8 @@ mod tests {
         assert!(check_depth(br#"{"a":[1,{"b":[]}]}"#, 3).is_err());
         assert!(check_depth(br#""\"[[[""#, 1).is_ok());
         assert_eq!(check_depth(b"[[[", 2), Err(2));
+        // More openers than the limit, but not nested that deep: the full scan decides.
+        assert!(check_depth(br#"[[],[],[],{"a":"{{{{"}]"#, 3).is_ok());
+        assert_eq!(check_depth(br#"[[],[[[]]]]"#, 3), Err(6));
     }
 }
