@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::SessionShared;
 use super::limiter::Admission;
@@ -71,7 +70,7 @@ pub(crate) fn start(
         responder.id().clone(),
         name,
         progress_token,
-        cancel.clone(),
+        cancel,
     );
     let task = run(
         session.clone(),
@@ -79,7 +78,6 @@ pub(crate) fn start(
         call,
         responder,
         arguments,
-        cancel,
         serial,
         version,
     );
@@ -109,21 +107,16 @@ impl SessionShared {
     }
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call's whole state, moved into its task"
-)]
 async fn run(
     session: Arc<SessionShared>,
     tool: Arc<RegisteredTool>,
     call: Arc<CallState>,
     responder: Responder,
     arguments: Value,
-    cancel: CancellationToken,
     serial: u64,
     version: ProtocolVersion,
 ) {
-    let outcome = execute(&session, &tool, call.clone(), arguments, &cancel).await;
+    let outcome = execute(&session, &tool, &call, arguments).await;
     call.finish();
     // A cancel may land while the handler is finishing (it can even make the handler return
     // early): whether the call was still registered decides, not which future won.
@@ -143,10 +136,11 @@ enum Outcome {
 async fn execute(
     session: &SessionShared,
     tool: &RegisteredTool,
-    call: Arc<CallState>,
+    call: &Arc<CallState>,
     arguments: Value,
-    cancel: &CancellationToken,
 ) -> Outcome {
+    // Borrowed from the call state, not cloned: each clone and drop of a token takes its lock.
+    let cancel = &call.cancel;
     let name = tool.def.name.as_str();
     let deadline = tool
         .def
@@ -170,7 +164,9 @@ async fn execute(
                 Admission::Cancelled => return None,
             },
         };
-        let handler = tool.handler.call(Context::from_state(call), arguments);
+        let handler = tool
+            .handler
+            .call(Context::from_state(call.clone()), arguments);
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => return None,
