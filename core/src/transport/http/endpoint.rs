@@ -619,26 +619,34 @@ fn text_header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// Whether the `Accept` headers admit `media` (exactly, as `type/*`, or as `*/*`).
 fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    let family = media.split('/').next().unwrap_or(media);
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|item| item.split(';').next().unwrap_or("").trim())
-        .any(|item| {
+    let media = media.as_bytes();
+    let family = media.split(|&b| b == b'/').next().unwrap_or(media);
+    // Bytes, not `str` patterns: these run on every POST and the values are short.
+    headers.get_all(header::ACCEPT).iter().any(|value| {
+        value.as_bytes().split(|&b| b == b',').any(|item| {
+            let item = media_type(item);
             item.eq_ignore_ascii_case(media)
-                || item == "*/*"
+                || item == b"*/*"
                 || item
-                    .strip_suffix("/*")
+                    .strip_suffix(b"/*")
                     .is_some_and(|f| f.eq_ignore_ascii_case(family))
         })
+    })
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
-    text_header(headers, header::CONTENT_TYPE.as_str())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+    headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| media_type(v.as_bytes()).eq_ignore_ascii_case(b"application/json"))
+}
+
+/// `type/subtype` of a media range, without its parameters.
+fn media_type(range: &[u8]) -> &[u8] {
+    range
+        .split(|&b| b == b';')
+        .next()
+        .unwrap_or(range)
+        .trim_ascii()
 }
 
 /// The `MCP-Protocol-Version` header: absent, a version we speak, or a 400.
@@ -728,4 +736,51 @@ fn quoted(text: &str) -> String {
     text.chars()
         .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(name: header::HeaderName, values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(&name, HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn accept_ranges() {
+        let json = "application/json";
+        let sse = "text/event-stream";
+        let both = with(header::ACCEPT, &["application/json, text/event-stream"]);
+        assert!(accepts(&both, json) && accepts(&both, sse));
+        let spaced = with(header::ACCEPT, &[" Application/JSON ;q=0.9 ,text/*"]);
+        assert!(accepts(&spaced, json) && accepts(&spaced, sse));
+        assert!(accepts(&with(header::ACCEPT, &["*/*"]), sse));
+        let split = with(header::ACCEPT, &["text/html", "application/json"]);
+        assert!(accepts(&split, json) && !accepts(&split, sse));
+        assert!(!accepts(
+            &with(header::ACCEPT, &["application/jsonx"]),
+            json
+        ));
+        assert!(!accepts(&with(header::ACCEPT, &["application/*x"]), json));
+        assert!(!accepts(&HeaderMap::new(), json));
+    }
+
+    #[test]
+    fn json_content_types() {
+        for ok in [
+            "application/json",
+            "Application/Json; charset=utf-8",
+            " application/json ",
+        ] {
+            assert!(is_json(&with(header::CONTENT_TYPE, &[ok])), "{ok}");
+        }
+        for bad in ["text/plain", "application/json-seq", ""] {
+            assert!(!is_json(&with(header::CONTENT_TYPE, &[bad])), "{bad}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
+    }
 }
