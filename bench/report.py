@@ -128,17 +128,28 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
 
     rows: list[str] = []
 
+    def ratio_row(
+        label: str,
+        title: str,
+        mine: float,
+        anchor_label: str,
+        theirs: float,
+        digits: int,
+        goal: str,
+        ok: Callable[[float], bool],
+    ) -> None:
+        value = mine / theirs
+        verdict = "met" if ok(value) else "**missed**"
+        rows.append(
+            f"| {label} | {title} | {fmt(mine, digits)} | {anchor_label} | {fmt(theirs, digits)} "
+            f"| {value:.2f}× | {goal} | {verdict} |"
+        )
+
     def ratio(server: str, metric: str, anchor: str, goal: str, ok: Callable[[float], bool]) -> None:
         if server not in med or anchor not in med:
             return
         title, _, digits = METRICS[metric]
-        mine, theirs = med[server][metric], med[anchor][metric]
-        value = mine / theirs
-        verdict = "met" if ok(value) else "**missed**"
-        rows.append(
-            f"| {LABEL[server]} | {title} | {fmt(mine, digits)} | {LABEL[anchor]} | {fmt(theirs, digits)} "
-            f"| {value:.2f}× | {goal} | {verdict} |"
-        )
+        ratio_row(LABEL[server], title, med[server][metric], LABEL[anchor], med[anchor][metric], digits, goal, ok)
 
     def absolute(server: str, metric: str, goal: str, ok: Callable[[float], bool], value: float | None = None) -> None:
         if server not in med and value is None:
@@ -153,12 +164,15 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         if server not in hmed or anchor not in hmed:
             return
         title, _, digits = HTTP_METRICS[metric]
-        mine, theirs = hmed[server][metric], hmed[anchor][metric]
-        value = mine / theirs
-        verdict = "met" if ok(value) else "**missed**"
-        rows.append(
-            f"| {LABEL['toolwire-rust']}, HTTP | {title} | {fmt(mine, digits)} | {HTTP_LABEL[anchor]} "
-            f"| {fmt(theirs, digits)} | {value:.2f}× | {goal} | {verdict} |"
+        ratio_row(
+            f"{LABEL['toolwire-rust']}, HTTP",
+            title,
+            hmed[server][metric],
+            HTTP_LABEL[anchor],
+            hmed[anchor][metric],
+            digits,
+            goal,
+            ok,
         )
 
     ratio("toolwire-rust", "pipe", "rmcp", "≥ 10×", lambda v: v >= 10)
