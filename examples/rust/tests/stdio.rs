@@ -12,6 +12,18 @@ struct Run {
     elapsed: Duration,
 }
 
+/// All the demo writes to stdout, until it closes it.
+fn read_stdout(child: &mut std::process::Child) -> String {
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout is piped")
+        .read_to_string(&mut out)
+        .expect("utf-8 stdout");
+    out
+}
+
 /// Runs the demo, writes `input`, closes stdin, and collects every stdout line.
 fn run(input: &[u8]) -> Run {
     let start = Instant::now();
@@ -26,13 +38,7 @@ fn run(input: &[u8]) -> Run {
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
     });
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .expect("utf-8 stdout");
+    let out = read_stdout(&mut child);
     writer.join().unwrap();
     let status = child.wait().unwrap();
     let lines = out
@@ -269,13 +275,7 @@ fn http_flag_serves_streamable_http_and_sigterm_stops_it() {
     assert!(killed.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = read_stdout(&mut child);
     assert!(out.is_empty(), "nothing on stdout over HTTP: {out:?}");
 }
 
