@@ -41,16 +41,26 @@ struct Envelope {
     method: Option<serde::de::IgnoredAny>,
 }
 
+/// Starts a server process: its stderr goes to ours, and it dies with the load generator.
+/// `stdio` makes its stdin and stdout (pipes for stdio servers, nothing for HTTP ones).
+pub fn start_server(
+    command: &[String],
+    stdio: fn() -> std::process::Stdio,
+) -> Result<Child, String> {
+    let program = command.first().ok_or("no server command")?;
+    Command::new(program)
+        .args(&command[1..])
+        .stdin(stdio())
+        .stdout(stdio())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {program:?}: {e}"))
+}
+
 impl Conn {
     pub fn spawn(command: &[String]) -> Result<Conn, String> {
-        let mut child = Command::new(&command[0])
-            .args(&command[1..])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot start {:?}: {e}", command[0]))?;
+        let mut child = start_server(command, std::process::Stdio::piped)?;
         let pid = child.id().ok_or("the server exited at once")?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use hyper::StatusCode;
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 use crate::Plan;
 use crate::proc_stats;
@@ -286,14 +286,7 @@ async fn spawn(command: &[String], port: u16) -> Result<Child, String> {
         .iter()
         .map(|a| a.replace("{port}", &port.to_string()))
         .collect();
-    let child = Command::new(&args[0])
-        .args(&args[1..])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start {:?}: {e}", args[0]))?;
+    let child = crate::conn::start_server(&args, std::process::Stdio::null)?;
     // Ready once the port accepts connections (builds and JIT warm-up may take a while).
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {
