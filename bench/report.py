@@ -108,6 +108,17 @@ def fmt(value: float, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
 
+def figures_table(servers: list[str], labels: dict, metrics: dict, medians: dict) -> list[str]:
+    """A table of every metric (rows) for every server (columns), medians as given."""
+    lines = [
+        "| metric | " + " | ".join(labels[s] for s in servers) + " |",
+        "|---|" + "---:|" * len(servers),
+    ]
+    for key, (title, _, digits) in metrics.items():
+        lines.append(f"| {title} | " + " | ".join(fmt(medians[s][key], digits) for s in servers) + " |")
+    return lines
+
+
 def write(results: dict[str, list[dict]], target: Path, command: str, started: str) -> None:
     servers = [s for s in LABEL if s in results]
     http_servers = [s for s in HTTP_LABEL if s in results]
@@ -236,11 +247,8 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         "",
         "## All figures (medians)",
         "",
-        "| metric | " + " | ".join(LABEL[s] for s in servers) + " |",
-        "|---|" + "---:|" * len(servers),
+        *figures_table(servers, LABEL, METRICS, med),
     ]
-    for key, (title, _, digits) in METRICS.items():
-        lines.append(f"| {title} | " + " | ".join(fmt(med[s][key], digits) for s in servers) + " |")
     if http_servers:
         lines += [
             "",
@@ -250,11 +258,8 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
             "connection with TCP_NODELAY, calling `echo` in a closed loop; then one client alone for",
             "latency. Each server process is spawned with a free port (`toolwire-loadgen --http`).",
             "",
-            "| metric | " + " | ".join(HTTP_LABEL[s] for s in http_servers) + " |",
-            "|---|" + "---:|" * len(http_servers),
+            *figures_table(http_servers, HTTP_LABEL, HTTP_METRICS, hmed),
         ]
-        for key, (title, _, digits) in HTTP_METRICS.items():
-            lines.append(f"| {title} | " + " | ".join(fmt(hmed[s][key], digits) for s in http_servers) + " |")
     lines += [
         "",
         "Versions: "
