@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import Any, Optional
 
-from toolwire import Context, Server
+from toolwire import Context, Server, new_event_loop
 
 INSTRUCTIONS = "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose."
 
@@ -122,8 +122,9 @@ def main(argv: list[str]) -> int:
     if port is None:
         server.run()
     else:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve_http(server, port, stateless, json_response))
+        # toolwire's loop: asyncio timers on time (see `toolwire.new_event_loop`); Python 3.11+.
+        with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(serve_http(server, port, stateless, json_response))
     return 0
 
 

@@ -28,6 +28,8 @@ import threading
 from typing import Any, Callable, ClassVar, Optional, TypeVar, Union
 
 from . import _native
+from ._loop import new_event_loop
+from ._loop import run as _run_on_new_loop
 from ._native import (
     CapabilityError,
     ClientRequestError,
@@ -57,6 +59,7 @@ __all__ = [
     "ToolResult",
     "ToolwireError",
     "TransportError",
+    "new_event_loop",
 ]
 
 logger = logging.getLogger("toolwire")
@@ -501,7 +504,7 @@ class Server:
     def run(self) -> None:
         """Serves stdio until stdin ends or Ctrl-C (blocking; runs its own asyncio loop)."""
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.run_async())
+            _run_on_new_loop(self.run_async())
 
     def stop(self) -> None:
         """Ends a running `run()` / `run_async()` / `serve_http()`: reading stops, calls in
@@ -781,7 +784,7 @@ class Server:
             await http.wait()
 
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(main())
+            _run_on_new_loop(main())
 
     def session(self) -> Session:
         """A session for a transport of your own (and for tests).
@@ -808,7 +811,7 @@ class Server:
 
     def _private_loop(self) -> asyncio.AbstractEventLoop:
         if self._background_loop is None or self._background_loop.is_closed():
-            loop = asyncio.new_event_loop()
+            loop = new_event_loop()
             threading.Thread(target=loop.run_forever, name="toolwire-loop", daemon=True).start()
             self._background_loop = loop
         return self._background_loop
