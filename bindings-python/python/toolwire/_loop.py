@@ -56,7 +56,7 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     they are due rather than up to a millisecond late; elsewhere, or when an event loop policy
     of the application's own is set, `asyncio.new_event_loop()`.
 
-    `Server.run()` and `Server.run_http()` serve on such a loop; pass it to
+    `Server.run()` and `Server.run_http()` serve on such a loop (Python 3.11+); pass it to
     `asyncio.Runner(loop_factory=toolwire.new_event_loop)` (or `asyncio.run(...,
     loop_factory=...)` on Python 3.12+) to have it under `run_async()` / `serve_http()`.
     """
