@@ -8,12 +8,10 @@ derived from type hints) so that every language's demo lists exactly the same to
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import sys
 from typing import Any, Optional
 
-from toolwire import Context, Server, new_event_loop
+from toolwire import Context, Server
 
 INSTRUCTIONS = "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose."
 
@@ -86,14 +84,6 @@ def build_server(extra_tools: int = 0, **options: Any) -> Server:
 USAGE = "usage: toolwire_demo.py [--extra-tools N | --conformance] [--http PORT [--stateless] [--json]]"
 
 
-async def serve_http(server: Server, port: int, stateless: bool, json_response: bool) -> None:
-    http = await server.start_http("127.0.0.1", port, stateless=stateless, json_response=json_response)
-    # The one line a launcher waits for: where to connect.
-    print(f"toolwire-demo: listening on {http.url}", file=sys.stderr, flush=True)
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, http.stop)
-    await http.wait()
-
-
 def main(argv: list[str]) -> int:
     extra = 0
     port: Optional[int] = None
@@ -122,9 +112,7 @@ def main(argv: list[str]) -> int:
     if port is None:
         server.run()
     else:
-        # toolwire's loop: asyncio timers on time (see `toolwire.new_event_loop`); Python 3.11+.
-        with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=new_event_loop) as runner:
-            runner.run(serve_http(server, port, stateless, json_response))
+        server.run_http("127.0.0.1", port, stateless=stateless, json_response=json_response)
     return 0
 
 

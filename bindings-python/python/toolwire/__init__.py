@@ -772,7 +772,11 @@ class Server:
         await http.wait()
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serves Streamable HTTP until Ctrl-C or SIGTERM (blocking; runs its own asyncio loop)."""
+        """Serves Streamable HTTP until Ctrl-C or SIGTERM (blocking; runs its own asyncio loop).
+
+        Writes `toolwire: listening on <url>` to stderr once it accepts connections (with port 0,
+        the line a launcher reads the port from).
+        """
 
         async def main() -> None:
             http = await self.start_http(host, port, **options)
@@ -780,7 +784,7 @@ class Server:
             loop = asyncio.get_running_loop()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGTERM, http.stop)
-            print(f"toolwire: serving MCP at {http.url}", file=sys.stderr, flush=True)
+            print(f"toolwire: listening on {http.url}", file=sys.stderr, flush=True)
             await http.wait()
 
         with contextlib.suppress(KeyboardInterrupt):
