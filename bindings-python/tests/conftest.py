@@ -11,6 +11,20 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "python"))
 
 
+# An initialize request as a client writes it on a server's stdin (see `line`).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def line(message: dict) -> bytes:
+    """One newline-delimited JSON-RPC message, as stdio carries it."""
+    return (json.dumps(message) + "\n").encode()
+
+
 class Client:
     """Drives a toolwire Session the way a client would, for tests."""
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 import toolwire
-from conftest import Client
+from conftest import INITIALIZE, Client, line
 from toolwire._loop import PreciseEpollSelector
 
 pytestmark = pytest.mark.skipif(not hasattr(selectors, "EpollSelector"), reason="epoll is Linux-only")
@@ -122,27 +122,18 @@ def test_run_serves_stdio_on_the_precise_selector(tmp_path) -> None:
         "server.run()\n"
     )
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "selector_name", "arguments": {}}},
     ]
     done = subprocess.run(
         [sys.executable, str(script)],
-        input="".join(json.dumps(m) + "\n" for m in messages).encode(),
+        input=b"".join(line(m) for m in messages),
         capture_output=True,
         timeout=30,
     )
     assert done.returncode == 0, done.stderr.decode()
-    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    answers = [json.loads(text) for text in done.stdout.decode().splitlines()]
     call = next(a for a in answers if a.get("id") == 1)
     expected = "PreciseEpollSelector" if sys.version_info >= (3, 11) else "EpollSelector"
     assert call["result"]["content"][0]["text"] == expected

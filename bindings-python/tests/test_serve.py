@@ -8,21 +8,9 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT
+from conftest import INITIALIZE, ROOT, line
 
 DEMO = [sys.executable, str(ROOT / "examples" / "python" / "toolwire_demo.py")]
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-
-
-def line(message: dict) -> bytes:
-    return (json.dumps(message) + "\n").encode()
 
 
 def test_ctrl_c_stops_serving_after_calls_in_flight_finish() -> None:
