@@ -50,7 +50,7 @@ pub(crate) fn start(
     let violations = tool.input.violations(&arguments);
     if !violations.is_empty() {
         let text = invalid_arguments_text(&name, &violations);
-        return responder.result(&ToolOutput::error(text).into_json(version));
+        return responder.result(&ToolOutput::error(text).as_result(version));
     }
     let progress_token = params
         .get("_meta")
@@ -122,7 +122,7 @@ async fn run(
     // early): whether the call was still registered decides, not which future won.
     let cancelled = !session.finish_call(responder.id(), serial);
     match outcome {
-        Outcome::Answer(output) if !cancelled => responder.result(&output.into_json(version)),
+        Outcome::Answer(output) if !cancelled => responder.result(&output.as_result(version)),
         _ => responder.suppress(),
     }
 }

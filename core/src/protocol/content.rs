@@ -1,4 +1,7 @@
+use std::borrow::Cow;
+
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::ProtocolVersion;
@@ -97,8 +100,9 @@ impl Content {
         Content(map)
     }
 
-    /// Rewrites a block the negotiated version lacks into one it has.
-    fn for_version(self, version: ProtocolVersion) -> Content {
+    /// This block as a client that negotiated `version` gets it: one the version lacks is
+    /// rewritten into one it has.
+    fn for_version(&self, version: ProtocolVersion) -> Cow<'_, Content> {
         match self.kind() {
             "audio" if !version.has_audio() => {
                 let mime = self
@@ -106,15 +110,15 @@ impl Content {
                     .get("mimeType")
                     .and_then(Value::as_str)
                     .unwrap_or("audio");
-                Content::text(format!(
+                Cow::Owned(Content::text(format!(
                     "[{mime} audio omitted: not supported by protocol {version}]"
-                ))
+                )))
             }
             "resource_link" if !version.has_resource_links() => {
                 let uri = self.0.get("uri").and_then(Value::as_str).unwrap_or("");
-                Content::text(format!("Resource: {uri}"))
+                Cow::Owned(Content::text(format!("Resource: {uri}")))
             }
-            _ => self,
+            _ => Cow::Borrowed(self),
         }
     }
 }
@@ -200,30 +204,66 @@ impl ToolOutput {
 
     /// The `CallToolResult` for a client that negotiated `version`.
     pub fn into_json(self, version: ProtocolVersion) -> Value {
-        let mut out = Map::new();
-        let mut content: Vec<Content> = self
-            .content
-            .into_iter()
-            .map(|c| c.for_version(version))
-            .collect();
-        if content.is_empty()
-            && let Some(structured) = &self.structured
+        // Maps with string keys and JSON values always convert.
+        serde_json::to_value(self.as_result(version)).unwrap_or(Value::Null)
+    }
+
+    /// The `CallToolResult` for a client that negotiated `version`, serialised straight from
+    /// this output: answering a call builds no JSON object first.
+    pub(crate) fn as_result(&self, version: ProtocolVersion) -> CallToolResult<'_> {
+        CallToolResult {
+            output: self,
+            version,
+        }
+    }
+}
+
+/// See [`ToolOutput::as_result`].
+pub(crate) struct CallToolResult<'a> {
+    output: &'a ToolOutput,
+    version: ProtocolVersion,
+}
+
+impl Serialize for CallToolResult<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let output = self.output;
+        // Keys in sorted order, as a serde_json `Map` writes them: these bytes are what
+        // serialising `into_json`'s value gives.
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(meta) = &output.meta {
+            map.serialize_entry("_meta", meta)?;
+        }
+        map.serialize_entry("content", &ContentFor(self))?;
+        if output.is_error {
+            map.serialize_entry("isError", &true)?;
+        }
+        if self.version.has_structured_output()
+            && let Some(structured) = &output.structured
         {
-            content.push(Content::text(structured.to_string()));
+            map.serialize_entry("structuredContent", structured)?;
         }
-        out.insert("content".into(), json!(content));
-        if version.has_structured_output()
-            && let Some(structured) = self.structured
+        map.end()
+    }
+}
+
+/// The `content` array: each block for the version, or a text rendering of the structured
+/// content when there are no blocks.
+struct ContentFor<'a>(&'a CallToolResult<'a>);
+
+impl Serialize for ContentFor<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let CallToolResult { output, version } = self.0;
+        if output.content.is_empty()
+            && let Some(structured) = &output.structured
         {
-            out.insert("structuredContent".into(), structured);
+            return [Content::text(structured.to_string())].serialize(serializer);
         }
-        if self.is_error {
-            out.insert("isError".into(), Value::Bool(true));
-        }
-        if let Some(meta) = self.meta {
-            out.insert("_meta".into(), Value::Object(meta));
-        }
-        Value::Object(out)
+        serializer.collect_seq(
+            output
+                .content
+                .iter()
+                .map(|block| block.for_version(*version)),
+        )
     }
 }
 
@@ -269,5 +309,33 @@ mod tests {
         let link = ToolOutput::content(vec![Content::resource_link("file:///a", "a")])
             .into_json(ProtocolVersion::V2025_03_26);
         assert_eq!(link["content"][0]["type"], "text");
+    }
+
+    /// The answer path serialises `as_result` directly; its bytes must be `into_json`'s.
+    #[test]
+    fn direct_serialisation_matches_the_json_value() {
+        let mut everything = ToolOutput::content(vec![
+            Content::text("a"),
+            Content::audio("AA==", "audio/wav"),
+            Content::resource_link("file:///a", "a"),
+            Content::image("AA==", "image/png"),
+        ]);
+        everything.structured = Some(json!({"z": 1, "a": [true, null]}));
+        everything.is_error = true;
+        everything.meta = json!({"z": 1, "a": "b"}).as_object().cloned();
+        let outputs = [
+            ToolOutput::text("hello"),
+            ToolOutput::error("bad"),
+            ToolOutput::structured(json!({"sum": 3})),
+            ToolOutput::default(),
+            everything,
+        ];
+        for version in ProtocolVersion::ALL {
+            for output in &outputs {
+                let direct = serde_json::to_string(&output.as_result(version)).unwrap();
+                let via_value = serde_json::to_string(&output.clone().into_json(version)).unwrap();
+                assert_eq!(direct, via_value, "{version}");
+            }
+        }
     }
 }
