@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -23,6 +24,18 @@ INITIALIZE = {
 def line(message: dict) -> bytes:
     """One newline-delimited JSON-RPC message, as stdio carries it."""
     return (json.dumps(message) + "\n").encode()
+
+
+def serve_script(script: Path, messages: list[dict]) -> tuple[subprocess.CompletedProcess, list[Any]]:
+    """Runs a Python script that serves stdio, feeding it `messages` and then end of input;
+    returns the finished process and the messages it wrote to stdout."""
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        input=b"".join(line(m) for m in messages),
+        capture_output=True,
+        timeout=30,
+    )
+    return done, [json.loads(text) for text in done.stdout.splitlines()]
 
 
 class Client:

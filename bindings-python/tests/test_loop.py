@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import select
 import selectors
 import socket
-import subprocess
 import sys
 import time
 
 import pytest
 import toolwire
-from conftest import INITIALIZE, Client, line
+from conftest import INITIALIZE, Client, serve_script
 from toolwire._loop import PreciseEpollSelector
 
 pytestmark = pytest.mark.skipif(not hasattr(selectors, "EpollSelector"), reason="epoll is Linux-only")
@@ -39,9 +37,12 @@ def test_a_ready_descriptor_ends_a_long_wait(selector_and_pair) -> None:
     assert [(key.data, mask) for key, mask in events] == [("right", selectors.EVENT_READ)]
 
 
-def test_a_wait_with_nothing_ready_times_out_empty(selector_and_pair) -> None:
+def test_a_wait_with_nothing_ready_waits_its_timeout_and_comes_back_empty(selector_and_pair) -> None:
     selector, _, _ = selector_and_pair
-    assert selector.select(timeout=0.0005) == []
+    # Returning early would make the event loop spin instead of sleeping.
+    started = time.monotonic()
+    assert selector.select(timeout=0.002) == []
+    assert time.monotonic() - started >= 0.0018
     assert selector.select(timeout=0) == []
 
 
@@ -126,14 +127,8 @@ def test_run_serves_stdio_on_the_precise_selector(tmp_path) -> None:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "selector_name", "arguments": {}}},
     ]
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        input=b"".join(line(m) for m in messages),
-        capture_output=True,
-        timeout=30,
-    )
+    done, answers = serve_script(script, messages)
     assert done.returncode == 0, done.stderr.decode()
-    answers = [json.loads(text) for text in done.stdout.decode().splitlines()]
     call = next(a for a in answers if a.get("id") == 1)
     expected = "PreciseEpollSelector" if sys.version_info >= (3, 11) else "EpollSelector"
     assert call["result"]["content"][0]["text"] == expected

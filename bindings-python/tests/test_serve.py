@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from conftest import INITIALIZE, ROOT, line
+from conftest import INITIALIZE, ROOT, line, serve_script
 
 DEMO = [sys.executable, str(ROOT / "examples" / "python" / "toolwire_demo.py")]
 
@@ -54,13 +54,7 @@ def test_print_in_a_tool_goes_to_stderr(tmp_path) -> None:
         INITIALIZE,
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "noisy", "arguments": {}}},
     ]
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        input=b"".join(line(m) for m in messages),
-        capture_output=True,
-        timeout=30,
-    )
+    done, answers = serve_script(script, messages)
     assert done.returncode == 0
-    answers = [json.loads(x) for x in done.stdout.splitlines()]
     assert [a["id"] for a in answers] == [0, 1]
     assert b"this must not reach stdout" in done.stderr
