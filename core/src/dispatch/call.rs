@@ -1,9 +1,10 @@
 //! `tools/call`: lookup → argument validation → admission → handler under cancel and deadline
 //! → output validation → answer (or silence, when cancelled).
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
@@ -164,13 +165,22 @@ async fn execute(
                 Admission::Cancelled => return None,
             },
         };
+        if cancel.is_cancelled() {
+            return None;
+        }
         let handler = tool
             .handler
             .call(Context::from_state(call.clone()), arguments);
-        let outcome = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return None,
-            outcome = AssertUnwindSafe(handler).catch_unwind() => outcome,
+        let mut handler = std::pin::pin!(AssertUnwindSafe(handler).catch_unwind());
+        // Most handlers finish on their first poll, and that needs no waiter on the token
+        // (registering one and taking it off again each lock the token's waiter list).
+        let outcome = match poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return None,
+                outcome = handler => outcome,
+            },
         };
         Some(match outcome {
             Ok(Ok(output)) => check_output(tool, output),

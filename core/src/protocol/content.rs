@@ -9,15 +9,22 @@ use super::ProtocolVersion;
 /// One content block of a tool result: text, image, audio, resource link or embedded resource.
 ///
 /// Kept as its JSON object so that `annotations`, `_meta` and fields from newer revisions
-/// pass through untouched.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct Content(Map<String, Value>);
+/// pass through untouched; a plain text block, the most common answer, is kept as its text
+/// alone (it writes the same JSON without building an object first).
+#[derive(Clone)]
+pub struct Content(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// `{"type":"text","text":…}` and nothing else.
+    Text(String),
+    Object(Map<String, Value>),
+}
 
 impl Content {
     /// `{"type":"text","text":…}`
     pub fn text(text: impl Into<String>) -> Self {
-        Self::of("text", [("text", Value::from(text.into()))])
+        Content(Repr::Text(text.into()))
     }
 
     /// `{"type":"image","data":<base64>,"mimeType":…}`
@@ -78,17 +85,36 @@ impl Content {
         if let Some(missing) = required.iter().find(|key| !map.contains_key(**key)) {
             return Err(format!("a {kind} content block needs {missing:?}"));
         }
-        Ok(Content(map))
+        Ok(Content(Repr::Object(map)))
     }
 
     /// The block's `type`.
     pub fn kind(&self) -> &str {
-        self.0.get("type").and_then(Value::as_str).unwrap_or("")
+        match &self.0 {
+            Repr::Text(_) => "text",
+            Repr::Object(map) => map.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
     }
 
     /// The JSON object.
-    pub fn as_json(&self) -> &Map<String, Value> {
-        &self.0
+    pub fn as_json(&self) -> Cow<'_, Map<String, Value>> {
+        match &self.0 {
+            Repr::Text(text) => {
+                let mut map = Map::with_capacity(2);
+                map.insert("type".into(), "text".into());
+                map.insert("text".into(), text.as_str().into());
+                Cow::Owned(map)
+            }
+            Repr::Object(map) => Cow::Borrowed(map),
+        }
+    }
+
+    /// A field of the JSON object.
+    fn field(&self, key: &str) -> Option<&Value> {
+        match &self.0 {
+            Repr::Text(_) => None,
+            Repr::Object(map) => map.get(key),
+        }
     }
 
     fn of<const N: usize>(kind: &str, fields: [(&str, Value); N]) -> Self {
@@ -97,7 +123,7 @@ impl Content {
         for (key, value) in fields {
             map.insert(key.into(), value);
         }
-        Content(map)
+        Content(Repr::Object(map))
     }
 
     /// This block as a client that negotiated `version` gets it: one the version lacks is
@@ -106,8 +132,7 @@ impl Content {
         match self.kind() {
             "audio" if !version.has_audio() => {
                 let mime = self
-                    .0
-                    .get("mimeType")
+                    .field("mimeType")
                     .and_then(Value::as_str)
                     .unwrap_or("audio");
                 Cow::Owned(Content::text(format!(
@@ -115,11 +140,43 @@ impl Content {
                 )))
             }
             "resource_link" if !version.has_resource_links() => {
-                let uri = self.0.get("uri").and_then(Value::as_str).unwrap_or("");
+                let uri = self.field("uri").and_then(Value::as_str).unwrap_or("");
                 Cow::Owned(Content::text(format!("Resource: {uri}")))
             }
             _ => Cow::Borrowed(self),
         }
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            // Keys in sorted order, as the object form writes them.
+            Repr::Text(text) => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("text", text)?;
+                map.serialize_entry("type", "text")?;
+                map.end()
+            }
+            Repr::Object(map) => map.serialize(serializer),
+        }
+    }
+}
+
+/// Blocks are equal when their JSON is: a text block equals the same block read from JSON.
+impl PartialEq for Content {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Repr::Text(a), Repr::Text(b)) => a == b,
+            (Repr::Object(a), Repr::Object(b)) => a == b,
+            _ => self.as_json() == other.as_json(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_json().fmt(f)
     }
 }
 
@@ -292,6 +349,25 @@ mod tests {
         );
         let old = ToolOutput::structured(json!({"sum": 3})).into_json(ProtocolVersion::V2025_03_26);
         assert!(old.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn a_text_block_is_its_object_form() {
+        let line = "a \"quoted\" line\n";
+        let text = Content::text(line);
+        let object = Content::from_json(json!({"type": "text", "text": line})).unwrap();
+        assert_eq!(
+            serde_json::to_string(&text).unwrap(),
+            serde_json::to_string(&object).unwrap()
+        );
+        assert_eq!(text, object);
+        assert_eq!(object, text);
+        assert_eq!(text.as_json().into_owned(), object.as_json().into_owned());
+        assert_eq!(text.kind(), "text");
+        assert_ne!(text, Content::text("another line"));
+        let annotated =
+            Content::from_json(json!({"type": "text", "text": line, "annotations": {}})).unwrap();
+        assert_ne!(text, annotated);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -28,9 +28,10 @@ use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
 use crate::wire::{ErrorCode, ErrorObject, Frame, Inbound, RequestId, error_frame, parse_frame};
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
-const LAST_EVENT_HEADER: &str = "last-event-id";
+// Names built once: a lookup by `&str` parses and lower-cases the name on every request.
+static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+static LAST_EVENT_HEADER: HeaderName = HeaderName::from_static("last-event-id");
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// JSON-RPC code the SDKs use on HTTP-level refusals (no JSON-RPC request to blame).
 const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
@@ -73,7 +74,7 @@ impl Endpoint {
 
     pub(crate) async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Reply {
         let headers = request.headers();
-        let host = text_header(headers, header::HOST.as_str());
+        let host = text_header(headers, &header::HOST);
         // Two Host headers could pass the check with one and route with the other.
         let single_host = headers.get_all(header::HOST).iter().count() <= 1;
         if !single_host || !self.guard.host_allowed(host) {
@@ -82,7 +83,7 @@ impl Endpoint {
         }
         if !self
             .guard
-            .origin_allowed(text_header(headers, header::ORIGIN.as_str()))
+            .origin_allowed(text_header(headers, &header::ORIGIN))
         {
             return refusal(StatusCode::FORBIDDEN, "Forbidden: Origin not allowed");
         }
@@ -145,7 +146,7 @@ impl Endpoint {
             Ok(version) => version,
             Err(reply) => return reply,
         };
-        let session_id = text_header(headers, SESSION_HEADER);
+        let session_id = text_header(headers, &SESSION_HEADER);
         let body = match read_body(body, self.max_body).await {
             Ok(body) => body,
             Err(reply) => return reply,
@@ -229,7 +230,7 @@ impl Endpoint {
                 .insert(http_session.clone(), self.options.max_sessions)
             {
                 if let Ok(value) = HeaderValue::from_str(&http_session.id) {
-                    reply.headers_mut().insert(SESSION_HEADER, value);
+                    reply.headers_mut().insert(SESSION_HEADER.clone(), value);
                 }
             } else {
                 http_session.terminate();
@@ -320,7 +321,7 @@ impl Endpoint {
         if let Err(reply) = header_version(headers) {
             return reply;
         }
-        let Some(id) = text_header(headers, SESSION_HEADER) else {
+        let Some(id) = text_header(headers, &SESSION_HEADER) else {
             return refusal(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: Mcp-Session-Id header is required",
@@ -332,7 +333,7 @@ impl Endpoint {
         };
         let _busy = http_session.begin_request();
         let (connection, chunks) = mpsc::unbounded_channel();
-        if let Some(last) = text_header(headers, LAST_EVENT_HEADER) {
+        if let Some(last) = text_header(headers, &LAST_EVENT_HEADER) {
             let Some((name, after)) = parse_event_id(last) else {
                 return refusal(
                     StatusCode::BAD_REQUEST,
@@ -392,7 +393,7 @@ impl Endpoint {
 
     fn delete(&self, request: &Request<Incoming>, owner: Option<String>) -> Reply {
         let headers = request.headers();
-        let Some(id) = text_header(headers, SESSION_HEADER) else {
+        let Some(id) = text_header(headers, &SESSION_HEADER) else {
             return refusal(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: Mcp-Session-Id header is required",
@@ -426,7 +427,7 @@ impl Endpoint {
         headers: &HeaderMap,
         host: Option<&str>,
     ) -> Result<Option<String>, Reply> {
-        let token = text_header(headers, header::AUTHORIZATION.as_str()).and_then(|value| {
+        let token = text_header(headers, &header::AUTHORIZATION).and_then(|value| {
             let (scheme, token) = value.split_once(' ')?;
             scheme
                 .eq_ignore_ascii_case("bearer")
@@ -613,7 +614,7 @@ fn apply(sse: &SseStream, item: StreamItem) -> bool {
     true
 }
 
-fn text_header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn text_header<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -651,7 +652,7 @@ fn media_type(range: &[u8]) -> &[u8] {
 
 /// The `MCP-Protocol-Version` header: absent, a version we speak, or a 400.
 fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reply> {
-    let Some(value) = headers.get(VERSION_HEADER) else {
+    let Some(value) = headers.get(&VERSION_HEADER) else {
         return Ok(None);
     };
     let text = value.to_str().unwrap_or("").trim();
@@ -742,7 +743,7 @@ fn quoted(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn with(name: header::HeaderName, values: &[&str]) -> HeaderMap {
+    fn with(name: HeaderName, values: &[&str]) -> HeaderMap {
         let mut headers = HeaderMap::new();
         for value in values {
             headers.append(&name, HeaderValue::from_str(value).unwrap());
