@@ -1,7 +1,7 @@
 //! What a tool handler gets besides its arguments.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -19,7 +19,7 @@ pub(crate) struct CallState {
     pub(crate) request_id: RequestId,
     tool: String,
     progress_token: Option<Value>,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: Arc<CallCancel>,
     last_progress: Mutex<Option<f64>>,
     finished: AtomicBool,
 }
@@ -31,7 +31,7 @@ impl CallState {
         request_id: RequestId,
         tool: String,
         progress_token: Option<Value>,
-        cancel: CancellationToken,
+        cancel: Arc<CallCancel>,
     ) -> Arc<Self> {
         Arc::new(CallState {
             session,
@@ -55,6 +55,47 @@ impl CallState {
     /// After the answer is sent, progress and logs tied to this call are dropped.
     pub(crate) fn finish(&self) {
         self.finished.store(true, Ordering::Release);
+    }
+}
+
+/// A call's cancellation: a flag read without a lock, and a [`CancellationToken`] made only
+/// when something waits for it (a handler that asks, a call still running after its first
+/// poll). A token takes a lock to be made, cloned, dropped and even read, and most calls end
+/// before anything waits.
+#[derive(Default)]
+pub(crate) struct CallCancel {
+    cancelled: AtomicBool,
+    token: OnceLock<CancellationToken>,
+}
+
+impl CallCancel {
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `token`: either this sees the token, or `token` sees the flag.
+        fence(Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// The token, cancelled if the call already is.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        let token = self.token.get_or_init(CancellationToken::new);
+        fence(Ordering::SeqCst);
+        if self.cancelled.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        token
+    }
+
+    pub(crate) async fn cancelled(&self) {
+        if !self.is_cancelled() {
+            self.token().cancelled().await;
+        }
     }
 }
 
@@ -211,7 +252,7 @@ impl Context {
 
     /// The call's cancellation token, for work the handler hands elsewhere.
     pub fn cancellation_token(&self) -> CancellationToken {
-        self.call.cancel.clone()
+        self.call.cancel.token().clone()
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`; `params` as in the
@@ -280,8 +321,9 @@ impl Context {
 
 #[cfg(test)]
 mod tests {
-    use super::json_number;
+    use super::{CallCancel, json_number};
     use serde_json::json;
+    use std::sync::Arc;
 
     #[test]
     fn integral_numbers_are_integers() {
@@ -289,5 +331,51 @@ mod tests {
         assert_eq!(json_number(3.75), json!(3.75));
         assert_eq!(json_number(-0.0).to_string(), "0");
         assert!(json_number(f64::NAN).is_null());
+    }
+
+    #[test]
+    fn a_token_made_before_or_after_the_cancel_is_cancelled() {
+        let early = CallCancel::default();
+        let token = early.token().clone();
+        assert!(!early.is_cancelled() && !token.is_cancelled());
+        early.cancel();
+        assert!(early.is_cancelled() && token.is_cancelled());
+
+        let late = CallCancel::default();
+        late.cancel();
+        assert!(late.is_cancelled() && late.token().is_cancelled());
+    }
+
+    #[test]
+    fn a_cancel_racing_the_first_token_is_never_lost() {
+        for _ in 0..2_000 {
+            let cancel = Arc::new(CallCancel::default());
+            let canceller = {
+                let cancel = cancel.clone();
+                std::thread::spawn(move || cancel.cancel())
+            };
+            let token = cancel.token().clone();
+            canceller.join().unwrap();
+            assert!(token.is_cancelled());
+        }
+    }
+
+    #[tokio::test]
+    async fn cancelled_completes_whether_the_cancel_comes_first_or_later() {
+        let first = CallCancel::default();
+        first.cancel();
+        first.cancelled().await;
+
+        let later = Arc::new(CallCancel::default());
+        let waiter = tokio::spawn({
+            let later = later.clone();
+            async move { later.cancelled().await }
+        });
+        tokio::task::yield_now().await;
+        later.cancel();
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+            .await
+            .expect("cancelled() completes")
+            .unwrap();
     }
 }

@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
+
+use crate::context::CallCancel;
 
 pub(crate) struct Limiter {
     semaphore: Arc<Semaphore>,
@@ -34,7 +35,7 @@ impl Limiter {
     }
 
     /// A permit, waiting in the queue if every slot is taken, until `cancel` fires.
-    pub(crate) async fn admit(&self, cancel: &CancellationToken) -> Admission {
+    pub(crate) async fn admit(&self, cancel: &CallCancel) -> Admission {
         if let Ok(permit) = self.semaphore.clone().try_acquire_owned() {
             return Admission::Admitted(permit);
         }
@@ -64,24 +65,25 @@ mod tests {
     #[tokio::test]
     async fn queue_then_refuse() {
         let limiter = Limiter::new(1, 1);
-        let cancel = CancellationToken::new();
+        let cancel = CallCancel::default();
         let Admission::Admitted(first) = limiter.admit(&cancel).await else {
             panic!("first call must run")
         };
         let waiting = {
-            let cancel = cancel.clone();
             let limiter = Arc::new(limiter);
             let l2 = limiter.clone();
-            let handle =
-                tokio::spawn(
-                    async move { matches!(l2.admit(&cancel).await, Admission::Admitted(_)) },
-                );
+            let handle = tokio::spawn(async move {
+                matches!(
+                    l2.admit(&CallCancel::default()).await,
+                    Admission::Admitted(_)
+                )
+            });
             tokio::task::yield_now().await;
             while limiter.queued.load(Ordering::Acquire) == 0 {
                 tokio::task::yield_now().await;
             }
             assert!(matches!(
-                limiter.admit(&CancellationToken::new()).await,
+                limiter.admit(&CallCancel::default()).await,
                 Admission::Overloaded {
                     limit: 1,
                     max_queued: 1

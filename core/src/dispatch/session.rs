@@ -21,6 +21,7 @@ use super::responder::{
 use super::server::ServerInner;
 use super::{Server, call};
 use crate::Error;
+use crate::context::CallCancel;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
 use crate::wire::{
     ErrorObject, Frame, Inbound, RequestId, error_frame, notification_frame, parse_frame,
@@ -35,7 +36,7 @@ pub(crate) struct Negotiated {
 
 struct InflightCall {
     serial: u64,
-    cancel: CancellationToken,
+    cancel: Arc<CallCancel>,
 }
 
 pub(crate) struct SessionShared {
@@ -464,16 +465,16 @@ impl SessionShared {
 
     /// Records a tool call in flight; `None` if its id is already in use.
     ///
-    /// Each call gets a token of its own rather than a child of a session-wide one: children
-    /// share their parent's lock, which every call would contend on. Shutdown cancels the
-    /// calls through this table instead.
-    pub(crate) fn register_call(&self, id: &RequestId) -> Option<(u64, CancellationToken)> {
+    /// Each call has a cancellation of its own rather than a child token of a session-wide
+    /// one: children share their parent's lock, which every call would contend on. Shutdown
+    /// cancels the calls through this table instead.
+    pub(crate) fn register_call(&self, id: &RequestId) -> Option<(u64, Arc<CallCancel>)> {
         let mut table = self.inflight_table();
         if table.contains_key(id) {
             return None;
         }
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
-        let cancel = CancellationToken::new();
+        let cancel = Arc::new(CallCancel::default());
         table.insert(
             id.clone(),
             InflightCall {
