@@ -15,7 +15,8 @@ impl Server {
     }
 
     /// [`serve`](Self::serve), also ending when `stop` is cancelled (a signal, a host's
-    /// shutdown): reading stops at once, then calls in flight drain as at end of input.
+    /// shutdown): reading stops (frames already buffered are handled first, at most 16),
+    /// then calls in flight drain as at end of input.
     pub async fn serve_until<T: Transport>(
         &self,
         transport: T,
@@ -48,6 +49,14 @@ impl Server {
 
         let mut outcome = Ok(());
         let mut since_yield = 0usize;
+        // Made once: a token's waiter is registered and removed under its lock, too much to
+        // pay for every frame.
+        let mut ending = std::pin::pin!(async {
+            tokio::select! {
+                () = writer_failed.cancelled() => {},
+                () = stop.cancelled() => {},
+            }
+        });
         loop {
             // Under a burst of buffered frames, let the writer run now and then, so answers
             // start flowing back while the rest of the burst is handled (both ends overlap
@@ -56,11 +65,15 @@ impl Server {
             if since_yield >= FRAMES_PER_YIELD {
                 since_yield = 0;
                 tokio::task::yield_now().await;
+                // Frames already read are taken first below, so a stop is seen here as well.
+                if stop.is_cancelled() || writer_failed.is_cancelled() {
+                    break;
+                }
             }
             let frame = tokio::select! {
+                biased;
                 frame = reader.read_frame() => frame,
-                () = writer_failed.cancelled() => break,
-                () = stop.cancelled() => break,
+                () = &mut ending => break,
             };
             match frame {
                 Some(Ok(bytes)) => session.handle_frame(&bytes),
