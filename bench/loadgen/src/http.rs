@@ -352,6 +352,7 @@ async fn measure(plan: &Plan, port: u16, pid: u32) -> Result<Value, String> {
     let cpu_before = proc_stats::cpu_time(pid);
     let own_before = proc_stats::cpu_time(std::process::id());
     let count = Rc::new(Cell::new(0u64));
+    plan.announce("concurrent", "started");
     let start = Instant::now();
     let deadline = start + plan.phase;
     let mut tasks = Vec::new();
@@ -370,6 +371,7 @@ async fn measure(plan: &Plan, port: u16, pid: u32) -> Result<Value, String> {
         task.await.map_err(|e| e.to_string())??;
     }
     let elapsed = start.elapsed();
+    plan.announce("concurrent", "ended");
     let calls = count.get();
     let per_call = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
         (Some(b), Some(a)) if calls > 0 => round((a - b).as_secs_f64() * 1e6 / calls as f64, 2),

@@ -29,7 +29,18 @@ pub struct Plan {
     pub http: bool,
     /// Concurrent HTTP clients (sessions), each on its own connection.
     pub http_clients: usize,
+    /// Say on stderr when each timed phase starts and ends (for tools that sample the server
+    /// during one phase, like bench/cost-per-call).
+    pub announce: bool,
     pub command: Vec<String>,
+}
+
+impl Plan {
+    pub fn announce(&self, phase: &str, event: &str) {
+        if self.announce {
+            eprintln!("toolwire-loadgen: {phase} phase {event}");
+        }
+    }
 }
 
 const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--slow-k K] [--inflight N] -- CMD [ARGS...]
@@ -41,7 +52,8 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --sequential-only  run only the sequential phase
   --http          Streamable HTTP: CMD gets a free port in place of {port}; N clients, each its own
                   session and connection (sequential latency with one, calls/s with all)
-  --clients N     concurrent HTTP clients (default 64)";
+  --clients N     concurrent HTTP clients (default 64)
+  --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -53,6 +65,7 @@ fn parse_args() -> Result<Plan, String> {
         sequential_only: false,
         http: false,
         http_clients: 64,
+        announce: false,
         command: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -69,6 +82,7 @@ fn parse_args() -> Result<Plan, String> {
             "--inflight" => plan.inflight = number("--inflight")? as usize,
             "--sequential-only" => plan.sequential_only = true,
             "--http" => plan.http = true,
+            "--announce" => plan.announce = true,
             "--clients" => plan.http_clients = number("--clients")?.max(1) as usize,
             "--" => {
                 plan.command = args.collect();

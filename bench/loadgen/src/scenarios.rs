@@ -185,6 +185,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     // Pipelined: K calls in flight; server (and our own) CPU per call from /proc.
     let cpu_before = proc_stats::cpu_time(pid);
     let own_before = proc_stats::cpu_time(std::process::id());
+    plan.announce("pipelined", "started");
     let (calls, elapsed) = {
         let conn = conn.clone();
         closed_loop(plan.pipeline, plan.phase, move |n| {
@@ -193,6 +194,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         })
         .await?
     };
+    plan.announce("pipelined", "ended");
     let cpu_after = proc_stats::cpu_time(pid);
     let own_after = proc_stats::cpu_time(std::process::id());
     let per_call = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
