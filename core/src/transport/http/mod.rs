@@ -19,6 +19,7 @@ mod guard;
 mod in_place;
 mod sessions;
 mod sse;
+mod stops;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -202,6 +203,7 @@ async fn accept_loop(
     stop: CancellationToken,
 ) {
     let connections = TaskTracker::new();
+    let stops = stops::ConnectionStops::default();
     let reaper = tokio::spawn(endpoint.clone().reap_idle_sessions());
     loop {
         let accepted = tokio::select! {
@@ -220,9 +222,7 @@ async fn accept_loop(
         // Answers are small writes that must not wait for Nagle's timer.
         let _ = socket.set_nodelay(true);
         let endpoint = endpoint.clone();
-        // Its own token: a connection polls it on every wake-up, and the server-wide one's
-        // waiter list is a lock all connections would share.
-        let stop = stop.child_token();
+        let stop = stops.add();
         connections.spawn(async move {
             let service = hyper::service::service_fn(move |request| {
                 let endpoint = endpoint.clone();
@@ -241,13 +241,14 @@ async fn accept_loop(
                         tracing::debug!(%err, "HTTP connection ended with an error");
                     }
                 }
-                () = stop.cancelled() => {
+                () = stop.stopped() => {
                     connection.as_mut().graceful_shutdown();
                     let _ = connection.await;
                 }
             }
         });
     }
+    stops.stop_all();
     reaper.abort();
     endpoint.end_all_sessions().await;
     connections.close();
