@@ -172,8 +172,8 @@ async fn execute(
             .handler
             .call(Context::from_state(call.clone()), arguments);
         let mut handler = std::pin::pin!(AssertUnwindSafe(handler).catch_unwind());
-        // Most handlers finish on their first poll, and that needs no waiter on the token
-        // (registering one and taking it off again each lock the token's waiter list).
+        // Most handlers finish on their first poll, and that needs no cancellation token at
+        // all: one is made (and waited on, under its locks) only for a call still running.
         let outcome = match poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await {
             Poll::Ready(outcome) => outcome,
             Poll::Pending => tokio::select! {
