@@ -1,7 +1,12 @@
 //! What a tool handler gets besides its arguments.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Poll;
+
+use futures_util::task::AtomicWaker;
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -58,13 +63,16 @@ impl CallState {
     }
 }
 
-/// A call's cancellation: a flag read without a lock, and a [`CancellationToken`] made only
-/// when something waits for it (a handler that asks, a call still running after its first
-/// poll). A token takes a lock to be made, cloned, dropped and even read, and most calls end
-/// before anything waits.
+/// A call's cancellation: a flag read without a lock, a waker for the call's own task, and a
+/// [`CancellationToken`] made only for a handler that asks for one. A token takes a lock to be
+/// made, cloned, dropped and even read (and two for each poll of a wait on it), and most calls
+/// never need one.
 #[derive(Default)]
 pub(crate) struct CallCancel {
     cancelled: AtomicBool,
+    /// The call's task, waiting in [`for_call`](Self::for_call). One waker is enough: the call
+    /// runs as one task and waits at one place at a time.
+    call_task: AtomicWaker,
     token: OnceLock<CancellationToken>,
 }
 
@@ -76,6 +84,7 @@ impl CallCancel {
         if let Some(token) = self.token.get() {
             token.cancel();
         }
+        self.call_task.wake();
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
@@ -95,6 +104,33 @@ impl CallCancel {
     pub(crate) async fn cancelled(&self) {
         if !self.is_cancelled() {
             self.token().cancelled().await;
+        }
+    }
+
+    /// Completes once the call is cancelled; only for the call's own task (the engine's
+    /// admission and handler waits), as it keeps a single waker.
+    pub(crate) fn for_call(&self) -> ForCall<'_> {
+        ForCall(self)
+    }
+}
+
+/// See [`CallCancel::for_call`].
+pub(crate) struct ForCall<'a>(&'a CallCancel);
+
+impl Future for ForCall<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let cancel = self.0;
+        if cancel.is_cancelled() {
+            return Poll::Ready(());
+        }
+        cancel.call_task.register(cx.waker());
+        // A cancel between the check and the registration may have woken no one.
+        if cancel.is_cancelled() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
         }
     }
 }
@@ -358,6 +394,26 @@ mod tests {
             canceller.join().unwrap();
             assert!(token.is_cancelled());
         }
+    }
+
+    #[tokio::test]
+    async fn the_call_task_wait_sees_a_cancel_before_or_while_it_waits() {
+        let first = CallCancel::default();
+        first.cancel();
+        first.for_call().await;
+
+        let later = Arc::new(CallCancel::default());
+        let waiter = tokio::spawn({
+            let later = later.clone();
+            async move { later.for_call().await }
+        });
+        tokio::task::yield_now().await;
+        later.cancel();
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+            .await
+            .expect("for_call() completes")
+            .unwrap();
+        assert!(later.token.get().is_none(), "no token was made");
     }
 
     #[tokio::test]

@@ -172,13 +172,12 @@ async fn execute(
             .handler
             .call(Context::from_state(call.clone()), arguments);
         let mut handler = std::pin::pin!(AssertUnwindSafe(handler).catch_unwind());
-        // Most handlers finish on their first poll, and that needs no cancellation token at
-        // all: one is made (and waited on, under its locks) only for a call still running.
+        // Most handlers finish on their first poll, and that needs no waiting for a cancel.
         let outcome = match poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await {
             Poll::Ready(outcome) => outcome,
             Poll::Pending => tokio::select! {
                 biased;
-                () = cancel.cancelled() => return None,
+                () = cancel.for_call() => return None,
                 outcome = handler => outcome,
             },
         };

@@ -51,7 +51,7 @@ impl Limiter {
                 Ok(permit) => Admission::Admitted(permit),
                 Err(_) => Admission::Cancelled,
             },
-            () = cancel.cancelled() => Admission::Cancelled,
+            () = cancel.for_call() => Admission::Cancelled,
         };
         self.queued.fetch_sub(1, Ordering::AcqRel);
         admission
