@@ -314,6 +314,69 @@ async fn per_tool_limit_serialises_only_that_tool() {
 }
 
 #[tokio::test]
+async fn cancelling_a_queued_call_frees_its_place_at_once() {
+    let mut options = ServerOptions::default();
+    options.max_concurrent_calls = 1;
+    options.max_queued_calls = 1;
+    let server = server_with(options, vec![(Tool::new("slow"), slow)]);
+    let mut client = Client::new(&server);
+    client.initialize("2025-11-25", json!({})).await;
+    client.send(&call(1, "slow", json!({})));
+    client.send(&call(2, "slow", json!({})));
+    client.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}),
+    );
+    // Well before call 1 ends (200 ms), the cancelled call has left the queue: the next one
+    // waits instead of being refused.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client.send(&call(3, "slow", json!({})));
+    let first = client.recv().await.unwrap();
+    assert_eq!(first["id"], 1, "{first}");
+    let second = client.recv().await.unwrap();
+    assert_eq!(second["id"], 3);
+    assert_eq!(second["result"]["content"][0]["text"], "done");
+}
+
+#[tokio::test]
+async fn cancelling_a_call_drops_a_handler_that_ignores_it() {
+    struct OnDrop(Arc<tokio::sync::Notify>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.notify_one();
+        }
+    }
+    let dropped = Arc::new(tokio::sync::Notify::new());
+    let server = Server::builder("test", "1")
+        .tool(Tool::new("forever"), {
+            let dropped = dropped.clone();
+            move |_ctx: Context, _args: Value| {
+                let guard = OnDrop(dropped.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                    Ok::<_, ToolError>(ToolOutput::text("never"))
+                }
+            }
+        })
+        .build()
+        .expect("valid test server");
+    let mut client = Client::new(&server);
+    client.initialize("2025-11-25", json!({})).await;
+    client.send(&call(1, "forever", json!({})));
+    assert_eq!(
+        client.request(json!(9), "ping", json!({})).await["result"],
+        json!({})
+    );
+    client.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    );
+    tokio::time::timeout(Duration::from_secs(5), dropped.notified())
+        .await
+        .expect("the cancelled handler's future is dropped");
+    assert!(client.finish().await.is_empty());
+}
+
+#[tokio::test]
 async fn cancelling_a_queued_call_frees_its_place() {
     let mut options = ServerOptions::default();
     options.max_concurrent_calls = 1;
