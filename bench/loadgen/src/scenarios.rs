@@ -212,6 +212,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     });
 
     // Slow tool: K concurrent calls of a tool that sleeps `slow_ms`.
+    plan.announce("slow", "started");
     let (calls, elapsed) = {
         let conn = conn.clone();
         let ms = plan.slow_ms;
@@ -221,6 +222,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         })
         .await?
     };
+    plan.announce("slow", "ended");
     let ideal = plan.slow_concurrency as f64 * 1000.0 / plan.slow_ms as f64;
     let slow_rate = calls as f64 / elapsed.as_secs_f64();
     let slow = json!({
