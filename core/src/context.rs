@@ -1,18 +1,14 @@
 //! What a tool handler gets besides its arguments.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::Poll;
-
-use futures_util::task::AtomicWaker;
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::Error;
 use crate::dispatch::{RequestOptions, RequestStream, SessionShared};
+use crate::flag::{Flag, Raised};
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
 use crate::wire::{RequestId, notification_frame};
 
@@ -63,39 +59,35 @@ impl CallState {
     }
 }
 
-/// A call's cancellation: a flag read without a lock, a waker for the call's own task, and a
-/// [`CancellationToken`] made only for a handler that asks for one. A token takes a lock to be
-/// made, cloned, dropped and even read (and two for each poll of a wait on it), and most calls
-/// never need one.
+/// A call's cancellation: a [`Flag`] (read without a lock, waited on by the call's own task)
+/// and a [`CancellationToken`] made only for a handler that asks for one. A token takes a lock
+/// to be made, cloned, dropped and even read (and two for each poll of a wait on it), and most
+/// calls never need one.
 #[derive(Default)]
 pub(crate) struct CallCancel {
-    cancelled: AtomicBool,
-    /// The call's task, waiting in [`for_call`](Self::for_call). One waker is enough: the call
-    /// runs as one task and waits at one place at a time.
-    call_task: AtomicWaker,
+    flag: Flag,
     token: OnceLock<CancellationToken>,
 }
 
 impl CallCancel {
     pub(crate) fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
+        self.flag.raise();
         // Pairs with the fence in `token`: either this sees the token, or `token` sees the flag.
         fence(Ordering::SeqCst);
         if let Some(token) = self.token.get() {
             token.cancel();
         }
-        self.call_task.wake();
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
+        self.flag.is_raised()
     }
 
     /// The token, cancelled if the call already is.
     pub(crate) fn token(&self) -> &CancellationToken {
         let token = self.token.get_or_init(CancellationToken::new);
         fence(Ordering::SeqCst);
-        if self.cancelled.load(Ordering::SeqCst) {
+        if self.flag.is_raised() {
             token.cancel();
         }
         token
@@ -108,30 +100,9 @@ impl CallCancel {
     }
 
     /// Completes once the call is cancelled; only for the call's own task (the engine's
-    /// admission and handler waits), as it keeps a single waker.
-    pub(crate) fn for_call(&self) -> ForCall<'_> {
-        ForCall(self)
-    }
-}
-
-/// See [`CallCancel::for_call`].
-pub(crate) struct ForCall<'a>(&'a CallCancel);
-
-impl Future for ForCall<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
-        let cancel = self.0;
-        if cancel.is_cancelled() {
-            return Poll::Ready(());
-        }
-        cancel.call_task.register(cx.waker());
-        // A cancel between the check and the registration may have woken no one.
-        if cancel.is_cancelled() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+    /// admission and handler waits), as the flag keeps a single waker.
+    pub(crate) fn for_call(&self) -> Raised<'_> {
+        self.flag.raised()
     }
 }
 
@@ -396,42 +367,35 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_call_task_wait_sees_a_cancel_before_or_while_it_waits() {
-        let first = CallCancel::default();
+    /// Cancels once before `wait` starts and once while it waits; both waits must complete.
+    /// Returns the cancellation that was waited on.
+    async fn cancel_before_and_while<F>(wait: fn(Arc<CallCancel>) -> F) -> Arc<CallCancel>
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let first = Arc::new(CallCancel::default());
         first.cancel();
-        first.for_call().await;
+        wait(first).await;
 
         let later = Arc::new(CallCancel::default());
-        let waiter = tokio::spawn({
-            let later = later.clone();
-            async move { later.for_call().await }
-        });
+        let waiter = tokio::spawn(wait(later.clone()));
         tokio::task::yield_now().await;
         later.cancel();
         tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
             .await
-            .expect("for_call() completes")
+            .expect("the wait completes")
             .unwrap();
-        assert!(later.token.get().is_none(), "no token was made");
+        later
+    }
+
+    #[tokio::test]
+    async fn the_call_task_wait_sees_a_cancel_before_or_while_it_waits() {
+        let cancel = cancel_before_and_while(|c| async move { c.for_call().await }).await;
+        assert!(cancel.token.get().is_none(), "no token was made");
     }
 
     #[tokio::test]
     async fn cancelled_completes_whether_the_cancel_comes_first_or_later() {
-        let first = CallCancel::default();
-        first.cancel();
-        first.cancelled().await;
-
-        let later = Arc::new(CallCancel::default());
-        let waiter = tokio::spawn({
-            let later = later.clone();
-            async move { later.cancelled().await }
-        });
-        tokio::task::yield_now().await;
-        later.cancel();
-        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
-            .await
-            .expect("cancelled() completes")
-            .unwrap();
+        cancel_before_and_while(|c| async move { c.cancelled().await }).await;
     }
 }

@@ -6,6 +6,7 @@ pub mod catalog;
 mod context;
 mod dispatch;
 mod error;
+mod flag;
 mod handler;
 #[cfg(feature = "env-logs")]
 pub mod logs;

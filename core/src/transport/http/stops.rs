@@ -1,16 +1,11 @@
 //! Telling open connections that the server is stopping.
 //!
-//! A connection checks for a stop on every wake-up, i.e. on every request. Waiting on a
-//! `CancellationToken` costs two locks per check (its flag and its waiter list are both behind
-//! one); a flag and a waker of the connection's own cost a few atomic operations.
+//! A connection checks for a stop on every wake-up, i.e. on every request: a [`Flag`] of its
+//! own costs an atomic load there, where waiting on a `CancellationToken` took two locks.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
 
-use futures_util::task::AtomicWaker;
+use crate::flag::{Flag, Raised};
 
 /// The stop signals of the server's open connections.
 #[derive(Default)]
@@ -20,10 +15,7 @@ pub(crate) struct ConnectionStops {
 
 /// One connection's stop signal: awaiting it completes once the server stops.
 #[derive(Default)]
-pub(crate) struct ConnectionStop {
-    stopped: AtomicBool,
-    waker: AtomicWaker,
-}
+pub(crate) struct ConnectionStop(Flag);
 
 impl ConnectionStops {
     /// A signal for a new connection.
@@ -42,36 +34,14 @@ impl ConnectionStops {
     pub(crate) fn stop_all(&self) {
         let open = std::mem::take(&mut *self.open.lock().unwrap_or_else(|e| e.into_inner()));
         for stop in open.iter().filter_map(Weak::upgrade) {
-            stop.stopped.store(true, Ordering::Release);
-            stop.waker.wake();
+            stop.0.raise();
         }
     }
 }
 
 impl ConnectionStop {
-    pub(crate) fn stopped(&self) -> Stopped<'_> {
-        Stopped(self)
-    }
-}
-
-/// Completes when its connection's server stops.
-pub(crate) struct Stopped<'a>(&'a ConnectionStop);
-
-impl Future for Stopped<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let stop = self.0;
-        if stop.stopped.load(Ordering::Acquire) {
-            return Poll::Ready(());
-        }
-        stop.waker.register(cx.waker());
-        // A stop between the first check and the registration woke the old waker, if any.
-        if stop.stopped.load(Ordering::Acquire) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+    pub(crate) fn stopped(&self) -> Raised<'_> {
+        self.0.raised()
     }
 }
 
