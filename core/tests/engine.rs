@@ -261,12 +261,17 @@ fn slow(
     })
 }
 
-#[tokio::test]
-async fn global_limit_queues_then_refuses() {
+/// A server that runs one call at a time and queues one more; `slow` takes 200 ms.
+fn one_running_one_waiting() -> Server {
     let mut options = ServerOptions::default();
     options.max_concurrent_calls = 1;
     options.max_queued_calls = 1;
-    let server = server_with(options, vec![(Tool::new("slow"), slow)]);
+    server_with(options, vec![(Tool::new("slow"), slow)])
+}
+
+#[tokio::test]
+async fn global_limit_queues_then_refuses() {
+    let server = one_running_one_waiting();
     let mut client = Client::new(&server);
     client.initialize("2025-11-25", json!({})).await;
     for id in 1..=3 {
@@ -315,10 +320,7 @@ async fn per_tool_limit_serialises_only_that_tool() {
 
 #[tokio::test]
 async fn cancelling_a_queued_call_frees_its_place_at_once() {
-    let mut options = ServerOptions::default();
-    options.max_concurrent_calls = 1;
-    options.max_queued_calls = 1;
-    let server = server_with(options, vec![(Tool::new("slow"), slow)]);
+    let server = one_running_one_waiting();
     let mut client = Client::new(&server);
     client.initialize("2025-11-25", json!({})).await;
     client.send(&call(1, "slow", json!({})));
