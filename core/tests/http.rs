@@ -808,6 +808,57 @@ async fn bearer_tokens_are_required_checked_and_bound_to_the_session() {
     server.shutdown().await;
 }
 
+/// A connection remembers the session it used last; a session deleted elsewhere or reaped
+/// must be gone for that connection too.
+#[tokio::test]
+async fn a_session_ended_elsewhere_is_gone_for_the_connection_that_used_it_last() {
+    let mut options = HttpOptions::default();
+    options.session_idle_timeout = Some(Duration::from_millis(200));
+    let server = serve(options).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let mut user = Conn::open(&server).await;
+    let mut other = Conn::open(&server).await;
+
+    let deleted = user.open_session(json!({})).await;
+    assert_eq!(
+        user.post(Some(&deleted), &ping).await.status(),
+        StatusCode::OK
+    );
+    let reply = other
+        .send(Method::DELETE, &[("mcp-session-id", &deleted)], "")
+        .await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    assert_eq!(
+        user.post(Some(&deleted), &ping).await.status(),
+        StatusCode::NOT_FOUND,
+        "deleted on another connection"
+    );
+
+    let reaped = user.open_session(json!({})).await;
+    assert_eq!(
+        user.post(Some(&reaped), &ping).await.status(),
+        StatusCode::OK
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        user.post(Some(&reaped), &ping).await.status(),
+        StatusCode::NOT_FOUND,
+        "reaped while idle"
+    );
+
+    // A session used on two connections stays one session for both.
+    let shared = user.open_session(json!({})).await;
+    assert_eq!(
+        other.post(Some(&shared), &ping).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        user.post(Some(&shared), &ping).await.status(),
+        StatusCode::OK
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn past_the_session_limit_new_sessions_get_503_and_deleting_one_frees_a_place() {
     let mut options = HttpOptions::default();

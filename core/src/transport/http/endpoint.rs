@@ -5,7 +5,7 @@
 )]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -47,6 +47,43 @@ pub(crate) struct Endpoint {
 
 type Reply = Response<Body>;
 
+/// One keep-alive connection's own state. Each request holds a clone of this, a count only
+/// this connection's task writes, rather than of the endpoint that every connection (on every
+/// core) shares; and a client that keeps to one session finds it here without the table's lock.
+pub(crate) struct Connection {
+    endpoint: Arc<Endpoint>,
+    last_session: Mutex<Weak<HttpSession>>,
+}
+
+impl Connection {
+    pub(crate) fn new(endpoint: Arc<Endpoint>) -> Arc<Self> {
+        Arc::new(Connection {
+            endpoint,
+            last_session: Mutex::new(Weak::new()),
+        })
+    }
+
+    pub(crate) async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Reply {
+        self.endpoint.handle(&self, request).await
+    }
+
+    /// The live session `id`, if `owner` may use it: the one this connection used last while
+    /// it is still listed, else the table's; otherwise the 404 to send.
+    fn session(&self, id: &str, owner: Option<&str>) -> Result<Arc<HttpSession>, Reply> {
+        let mut last = self.last_session.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(session) = last.upgrade()
+            && &*session.id == id
+            && session.is_listed()
+            && session.owner.as_deref() == owner
+        {
+            return Ok(session);
+        }
+        let session = self.endpoint.session_of(id, owner)?;
+        *last = Arc::downgrade(&session);
+        Ok(session)
+    }
+}
+
 impl Endpoint {
     pub(crate) fn new(
         server: Server,
@@ -72,7 +109,7 @@ impl Endpoint {
         })
     }
 
-    pub(crate) async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Reply {
+    async fn handle(&self, connection: &Connection, request: Request<Incoming>) -> Reply {
         let headers = request.headers();
         let host = text_header(headers, &header::HOST);
         // Two Host headers could pass the check with one and route with the other.
@@ -109,7 +146,7 @@ impl Endpoint {
             },
         };
         match *request.method() {
-            Method::POST => self.post(request, owner).await,
+            Method::POST => self.post(connection, request, owner).await,
             Method::GET if self.options.stateless => method_not_allowed("POST"),
             Method::GET => self.get(&request, owner),
             Method::DELETE if self.options.stateless => method_not_allowed("POST"),
@@ -119,7 +156,12 @@ impl Endpoint {
         }
     }
 
-    async fn post(self: &Arc<Self>, request: Request<Incoming>, owner: Option<String>) -> Reply {
+    async fn post(
+        &self,
+        connection: &Connection,
+        request: Request<Incoming>,
+        owner: Option<String>,
+    ) -> Reply {
         let (parts, body) = request.into_parts();
         let headers = &parts.headers;
         let needs_sse = self.options.response_mode != ResponseMode::Json;
@@ -166,7 +208,7 @@ impl Endpoint {
             return self.post_stateless(frame, version, initialize).await;
         }
         let (http_session, created) = match session_id {
-            Some(id) => match self.session_of(id, owner.as_deref()) {
+            Some(id) => match connection.session(id, owner.as_deref()) {
                 Ok(session) => (session, false),
                 Err(reply) => return reply,
             },
@@ -749,6 +791,37 @@ mod tests {
             headers.append(&name, HeaderValue::from_str(value).unwrap());
         }
         headers
+    }
+
+    /// While anything still holds the session (a request or stream of another connection),
+    /// the remembered one must not outlive its place in the table.
+    #[tokio::test]
+    async fn a_connection_forgets_a_session_the_table_no_longer_lists() {
+        let server = Server::builder("t", "1").build().expect("server");
+        let options = super::super::HttpOptions::default();
+        let (store, retry) = (options.event_store.clone(), options.sse_retry);
+        let endpoint = Endpoint::new(
+            server,
+            options,
+            "127.0.0.1:1".parse().expect("addr"),
+            CancellationToken::new(),
+        );
+        let (session, outbound) = endpoint.server.session().expect("session");
+        let held = HttpSession::start(session, outbound, Some("ann".into()), store, retry)
+            .expect("session id");
+        assert!(endpoint.sessions.insert(held.clone(), 8));
+        let connection = Connection::new(endpoint.clone());
+
+        assert!(connection.session(&held.id, Some("ann")).is_ok());
+        assert!(connection.session(&held.id, Some("bob")).is_err(), "owner");
+        assert!(connection.session(&held.id, Some("ann")).is_ok());
+        assert!(connection.session("other", Some("ann")).is_err(), "id");
+        assert!(endpoint.sessions.remove(&held.id).is_some());
+        let gone = connection.session(&held.id, Some("ann"));
+        assert_eq!(
+            gone.err().map(|reply| reply.status()),
+            Some(StatusCode::NOT_FOUND)
+        );
     }
 
     #[test]

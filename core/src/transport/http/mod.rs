@@ -224,9 +224,10 @@ async fn accept_loop(
         let endpoint = endpoint.clone();
         let stop = stops.add();
         connections.spawn(async move {
+            let state = endpoint::Connection::new(endpoint);
             let service = hyper::service::service_fn(move |request| {
-                let endpoint = endpoint.clone();
-                async move { Ok::<_, std::convert::Infallible>(endpoint.handle(request).await) }
+                let state = state.clone();
+                async move { Ok::<_, std::convert::Infallible>(state.handle(request).await) }
             });
             let connection = http1::Builder::new()
                 .keep_alive(true)

@@ -2,7 +2,7 @@
 //! streams, and what counts as idle.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,8 @@ pub(crate) struct HttpSession {
     /// Milliseconds since `epoch()` at the last request (an atomic: every request touches it).
     last_active: AtomicU64,
     requests: AtomicUsize,
+    /// In the table of live sessions: what a connection's remembered session is checked against.
+    listed: AtomicBool,
 }
 
 impl HttpSession {
@@ -57,6 +59,7 @@ impl HttpSession {
             retry,
             last_active: AtomicU64::new(now_ms()),
             requests: AtomicUsize::new(0),
+            listed: AtomicBool::new(false),
         });
         tokio::spawn(forward_standalone(outbound, standalone));
         Some(this)
@@ -93,6 +96,11 @@ impl HttpSession {
     pub(crate) fn close_stream(&self, stream: &SseStream) {
         stream.end();
         self.streams().remove(&stream.name);
+    }
+
+    /// Still in the table of live sessions (not deleted, expired or ended).
+    pub(crate) fn is_listed(&self) -> bool {
+        self.listed.load(Ordering::Acquire)
     }
 
     /// Marks a request as being handled (until the guard drops).
@@ -197,12 +205,13 @@ impl SessionTable {
         if table.len() >= max {
             return false;
         }
+        session.listed.store(true, Ordering::Release);
         table.insert(session.id.clone(), session);
         true
     }
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
-        self.table().remove(id)
+        self.table().remove(id).map(unlisted)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -217,10 +226,18 @@ impl SessionTable {
             .filter(|(_, s)| s.idle_for(limit))
             .map(|(id, _)| id.clone())
             .collect();
-        idle.iter().filter_map(|id| table.remove(id)).collect()
+        idle.iter()
+            .filter_map(|id| table.remove(id))
+            .map(unlisted)
+            .collect()
     }
 
     pub(crate) fn take_all(&self) -> Vec<Arc<HttpSession>> {
-        self.table().drain().map(|(_, s)| s).collect()
+        self.table().drain().map(|(_, s)| unlisted(s)).collect()
     }
+}
+
+fn unlisted(session: Arc<HttpSession>) -> Arc<HttpSession> {
+    session.listed.store(false, Ordering::Release);
+    session
 }
