@@ -104,12 +104,10 @@ impl HttpSession {
     }
 
     /// Marks a request as being handled (until the guard drops).
-    pub(crate) fn begin_request(self: &Arc<Self>) -> RequestGuard {
+    pub(crate) fn begin_request(&self) -> RequestGuard<'_> {
         self.requests.fetch_add(1, Ordering::AcqRel);
         self.touch();
-        RequestGuard {
-            session: self.clone(),
-        }
+        RequestGuard { session: self }
     }
 
     fn touch(&self) {
@@ -149,11 +147,11 @@ impl HttpSession {
     }
 }
 
-pub(crate) struct RequestGuard {
-    session: Arc<HttpSession>,
+pub(crate) struct RequestGuard<'a> {
+    session: &'a HttpSession,
 }
 
-impl Drop for RequestGuard {
+impl Drop for RequestGuard<'_> {
     fn drop(&mut self) {
         self.session.touch();
         self.session.requests.fetch_sub(1, Ordering::AcqRel);
