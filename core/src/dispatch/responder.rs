@@ -1,7 +1,6 @@
 //! Where a request's answer goes: straight out, or into the batch it came in.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 
@@ -91,14 +90,50 @@ pub(crate) enum StreamItem {
 /// first block costs a kilobyte per request.
 pub(crate) struct RequestStream {
     queue: Mutex<StreamQueue>,
-    answers_left: AtomicUsize,
     back_channel: bool,
 }
 
 #[derive(Default)]
 struct StreamQueue {
+    /// Counted under the lock that places each answer, so the one that takes it to zero ends
+    /// the stream behind every answer counted before it.
+    answers_left: usize,
     items: VecDeque<StreamItem>,
+    /// The last answer and the end, kept out of `items`: most streams carry nothing else, and
+    /// then the queue is never allocated.
+    ending: Ending,
     waker: Option<Waker>,
+}
+
+#[derive(Default)]
+enum Ending {
+    #[default]
+    Open,
+    /// The stream's last answer, then its end.
+    Answer(String),
+    /// The end (the last request's answer was suppressed, or there were none).
+    End,
+    /// The end was taken.
+    Taken,
+}
+
+impl StreamQueue {
+    fn pop(&mut self) -> Option<StreamItem> {
+        if let Some(item) = self.items.pop_front() {
+            return Some(item);
+        }
+        match std::mem::replace(&mut self.ending, Ending::Taken) {
+            Ending::Answer(frame) => {
+                self.ending = Ending::End;
+                Some(StreamItem::Frame(frame))
+            }
+            Ending::End => Some(StreamItem::End),
+            open @ (Ending::Open | Ending::Taken) => {
+                self.ending = open;
+                None
+            }
+        }
+    }
 }
 
 /// The receiving end of a [`RequestStream`].
@@ -111,22 +146,34 @@ impl RequestStream {
     /// requests sent on it.
     pub(crate) fn new(answers: usize, back_channel: bool) -> (Arc<Self>, StreamReceiver) {
         let stream = Arc::new(RequestStream {
-            queue: Mutex::new(StreamQueue::default()),
-            answers_left: AtomicUsize::new(answers),
+            queue: Mutex::new(StreamQueue {
+                ending: if answers == 0 {
+                    Ending::End
+                } else {
+                    Ending::Open
+                },
+                answers_left: answers,
+                ..StreamQueue::default()
+            }),
             back_channel,
         });
-        if answers == 0 {
-            stream.push(StreamItem::End);
-        }
         let receiver = StreamReceiver {
             stream: stream.clone(),
         };
         (stream, receiver)
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, StreamQueue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `item` unless the stream has ended: after its end no one reads it.
     fn push(&self, item: StreamItem) {
         let waker = {
-            let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut queue = self.lock();
+            if !matches!(queue.ending, Ending::Open) {
+                return;
+            }
             queue.items.push_back(item);
             queue.waker.take()
         };
@@ -141,22 +188,28 @@ impl RequestStream {
         self.push(StreamItem::Release);
     }
 
+    /// Once ended, a late notification has nowhere to go (its request was answered).
     pub(crate) fn send(&self, frame: String) {
-        // Once ended, a late notification has nowhere to go (its request was answered).
-        if self.answers_left.load(Ordering::Acquire) > 0 {
-            self.push(StreamItem::Frame(frame));
-        }
+        self.push(StreamItem::Frame(frame));
     }
 
     fn answer(&self, frame: Option<String>) {
-        if let Some(frame) = frame {
-            self.push(StreamItem::Frame(frame));
-        }
-        let left = self
-            .answers_left
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
-        if left == Ok(1) {
-            self.push(StreamItem::End);
+        let waker = {
+            let mut queue = self.lock();
+            let left = queue.answers_left;
+            queue.answers_left = left.saturating_sub(1);
+            match (left, frame) {
+                (1, Some(frame)) => queue.ending = Ending::Answer(frame),
+                (1, None) => queue.ending = Ending::End,
+                // Past the end: no request answers twice.
+                (0, _) => {}
+                (_, Some(frame)) => queue.items.push_back(StreamItem::Frame(frame)),
+                (_, None) => {}
+            }
+            queue.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 }
@@ -164,20 +217,15 @@ impl RequestStream {
 impl StreamReceiver {
     /// The next item if one is there now.
     pub(crate) fn try_recv(&mut self) -> Option<StreamItem> {
-        self.stream
-            .queue
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .items
-            .pop_front()
+        self.stream.lock().pop()
     }
 
     /// The next item. Every stream ends with [`StreamItem::End`] (a request's answer is
     /// always delivered or suppressed), after which nothing more comes.
     pub(crate) async fn recv(&mut self) -> StreamItem {
         std::future::poll_fn(|cx| {
-            let mut queue = self.stream.queue.lock().unwrap_or_else(|e| e.into_inner());
-            match queue.items.pop_front() {
+            let mut queue = self.stream.lock();
+            match queue.pop() {
                 Some(item) => Poll::Ready(item),
                 None => {
                     queue.waker = Some(cx.waker().clone());
@@ -292,5 +340,82 @@ impl Drop for Responder {
         if !self.done {
             self.deliver(None);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(receiver: &mut StreamReceiver) -> Vec<String> {
+        std::iter::from_fn(|| receiver.try_recv())
+            .map(|item| match item {
+                StreamItem::Frame(frame) => frame,
+                StreamItem::Release => "release".into(),
+                StreamItem::End => "end".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_answer_comes_after_what_was_sent_and_the_end_last() {
+        let (stream, mut receiver) = RequestStream::new(1, true);
+        stream.send("progress".into());
+        stream.release_connection();
+        stream.answer(Some("answer".into()));
+        stream.send("too late".into());
+        stream.release_connection();
+        stream.answer(Some("twice".into()));
+        assert_eq!(
+            drain(&mut receiver),
+            ["progress", "release", "answer", "end"]
+        );
+        assert!(receiver.try_recv().is_none());
+    }
+
+    #[test]
+    fn streams_without_answers_end_at_once_or_when_the_last_is_suppressed() {
+        let (_stream, mut receiver) = RequestStream::new(0, true);
+        assert_eq!(drain(&mut receiver), ["end"]);
+        let (stream, mut receiver) = RequestStream::new(2, true);
+        stream.answer(Some("first".into()));
+        assert_eq!(drain(&mut receiver), ["first"]);
+        stream.answer(None);
+        assert_eq!(drain(&mut receiver), ["end"]);
+    }
+
+    #[test]
+    fn a_batch_answered_from_many_threads_ends_behind_every_answer() {
+        for _ in 0..200 {
+            let (stream, mut receiver) = RequestStream::new(4, true);
+            let threads: Vec<_> = (0..4)
+                .map(|n| {
+                    let stream = stream.clone();
+                    std::thread::spawn(move || stream.answer(Some(n.to_string())))
+                })
+                .collect();
+            for thread in threads {
+                thread.join().expect("answering thread");
+            }
+            let mut items = drain(&mut receiver);
+            assert_eq!(items.pop().as_deref(), Some("end"));
+            items.sort();
+            assert_eq!(items, ["0", "1", "2", "3"]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_waiting_receiver_is_woken_by_the_answer() {
+        let (stream, mut receiver) = RequestStream::new(1, true);
+        let waiting = tokio::spawn(async move {
+            let first = receiver.recv().await;
+            let second = receiver.recv().await;
+            (first, second)
+        });
+        tokio::task::yield_now().await;
+        stream.answer(Some("answer".into()));
+        let (first, second) = waiting.await.expect("receiver");
+        assert!(matches!(first, StreamItem::Frame(frame) if frame == "answer"));
+        assert!(matches!(second, StreamItem::End));
     }
 }
