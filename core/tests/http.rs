@@ -65,6 +65,13 @@ async fn serve(options: HttpOptions) -> HttpServer {
         .expect("bind 127.0.0.1:0")
 }
 
+/// A server that ends sessions idle for `idle`.
+async fn serve_reaping_after(idle: Duration) -> HttpServer {
+    let mut options = HttpOptions::default();
+    options.session_idle_timeout = Some(idle);
+    serve(options).await
+}
+
 /// One keep-alive HTTP/1.1 connection.
 struct Conn {
     sender: SendRequest<Full<Bytes>>,
@@ -116,6 +123,12 @@ impl Conn {
             headers.push(("mcp-protocol-version", "2025-11-25"));
         }
         self.send(Method::POST, &headers, &body.to_string()).await
+    }
+
+    /// The status of a `ping` in `session`.
+    async fn ping(&mut self, session: &str) -> StatusCode {
+        let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        self.post(Some(session), &ping).await.status()
     }
 
     /// A GET of the session's standalone stream, or with `last_event_id` a resumption.
@@ -877,50 +890,27 @@ async fn a_body_in_chunks_is_read_whole_and_refused_once_past_the_limit() {
 /// must be gone for that connection too.
 #[tokio::test]
 async fn a_session_ended_elsewhere_is_gone_for_the_connection_that_used_it_last() {
-    let mut options = HttpOptions::default();
-    options.session_idle_timeout = Some(Duration::from_millis(200));
-    let server = serve(options).await;
-    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let server = serve_reaping_after(Duration::from_millis(200)).await;
     let mut user = Conn::open(&server).await;
     let mut other = Conn::open(&server).await;
 
     let deleted = user.open_session(json!({})).await;
-    assert_eq!(
-        user.post(Some(&deleted), &ping).await.status(),
-        StatusCode::OK
-    );
+    assert_eq!(user.ping(&deleted).await, StatusCode::OK);
     let reply = other
         .send(Method::DELETE, &[("mcp-session-id", &deleted)], "")
         .await;
     assert_eq!(reply.status(), StatusCode::OK);
-    assert_eq!(
-        user.post(Some(&deleted), &ping).await.status(),
-        StatusCode::NOT_FOUND,
-        "deleted on another connection"
-    );
+    assert_eq!(user.ping(&deleted).await, StatusCode::NOT_FOUND, "deleted");
 
     let reaped = user.open_session(json!({})).await;
-    assert_eq!(
-        user.post(Some(&reaped), &ping).await.status(),
-        StatusCode::OK
-    );
+    assert_eq!(user.ping(&reaped).await, StatusCode::OK);
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(
-        user.post(Some(&reaped), &ping).await.status(),
-        StatusCode::NOT_FOUND,
-        "reaped while idle"
-    );
+    assert_eq!(user.ping(&reaped).await, StatusCode::NOT_FOUND, "reaped");
 
     // A session used on two connections stays one session for both.
     let shared = user.open_session(json!({})).await;
-    assert_eq!(
-        other.post(Some(&shared), &ping).await.status(),
-        StatusCode::OK
-    );
-    assert_eq!(
-        user.post(Some(&shared), &ping).await.status(),
-        StatusCode::OK
-    );
+    assert_eq!(other.ping(&shared).await, StatusCode::OK);
+    assert_eq!(user.ping(&shared).await, StatusCode::OK);
     server.shutdown().await;
 }
 
@@ -947,9 +937,7 @@ async fn past_the_session_limit_new_sessions_get_503_and_deleting_one_frees_a_pl
 
 #[tokio::test]
 async fn idle_sessions_are_reaped_but_not_while_a_call_runs() {
-    let mut options = HttpOptions::default();
-    options.session_idle_timeout = Some(Duration::from_millis(200));
-    let server = serve(options).await;
+    let server = serve_reaping_after(Duration::from_millis(200)).await;
     let mut conn = Conn::open(&server).await;
     let idle = conn.open_session(json!({})).await;
     let busy = conn.open_session(json!({})).await;
