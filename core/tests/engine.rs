@@ -94,8 +94,7 @@ async fn elicitation_round_trip_with_correlation() {
 #[tokio::test]
 async fn back_channel_needs_declared_capabilities() {
     let server = back_channel_server();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     client.send(&call(1, "ask", json!({})));
     let text = is_error_text(&client.recv().await.unwrap());
     assert!(text.contains("elicitation"), "{text}");
@@ -217,8 +216,7 @@ async fn deadline_gives_an_error_result_and_cancels_the_handler() {
         )
         .build()
         .unwrap();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     let answer = client
         .request(json!(1), "tools/call", json!({"name": "stuck"}))
         .await;
@@ -236,8 +234,7 @@ async fn default_deadline_applies_to_tools_without_their_own() {
     let mut options = ServerOptions::default();
     options.default_tool_timeout = Some(Duration::from_millis(50));
     let server = toolwire_demo::build_server_with(options).unwrap();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     let answer = client
         .request(
             json!(1),
@@ -272,8 +269,7 @@ fn one_running_one_waiting() -> Server {
 #[tokio::test]
 async fn global_limit_queues_then_refuses() {
     let server = one_running_one_waiting();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     for id in 1..=3 {
         client.send(&call(id, "slow", json!({})));
     }
@@ -302,8 +298,7 @@ async fn per_tool_limit_serialises_only_that_tool() {
             (Tool::new("free"), slow),
         ],
     );
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     let start = tokio::time::Instant::now();
     client.send(&call(1, "one_at_a_time", json!({})));
     client.send(&call(2, "one_at_a_time", json!({})));
@@ -321,8 +316,7 @@ async fn per_tool_limit_serialises_only_that_tool() {
 #[tokio::test]
 async fn cancelling_a_queued_call_frees_its_place_at_once() {
     let server = one_running_one_waiting();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     client.send(&call(1, "slow", json!({})));
     client.send(&call(2, "slow", json!({})));
     client.send(
@@ -362,8 +356,7 @@ async fn cancelling_a_call_drops_a_handler_that_ignores_it() {
         })
         .build()
         .expect("valid test server");
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     client.send(&call(1, "forever", json!({})));
     assert_eq!(
         client.request(json!(9), "ping", json!({})).await["result"],
@@ -383,8 +376,7 @@ async fn cancelling_a_queued_call_frees_its_place() {
     let mut options = ServerOptions::default();
     options.max_concurrent_calls = 1;
     let server = server_with(options, vec![(Tool::new("slow"), slow)]);
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     client.send(&call(1, "slow", json!({})));
     client.send(&call(2, "slow", json!({})));
     client.send(
@@ -398,8 +390,7 @@ async fn cancelling_a_queued_call_frees_its_place() {
 async fn list_changed_is_coalesced_and_only_after_initialized() {
     let server = toolwire_demo::build_server().unwrap();
     let mut early = Client::new(&server);
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     // Let the initialized notification land before changing the registry.
     assert_eq!(
         client.request(json!(1), "ping", json!({})).await["result"],
@@ -452,8 +443,7 @@ async fn panicking_handler_is_an_error_result_and_the_server_lives_on() {
         )
         .build()
         .unwrap();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     let answer = client
         .request(json!(1), "tools/call", json!({"name": "boom"}))
         .await;
@@ -491,8 +481,7 @@ async fn output_schema_is_enforced() {
         )
         .build()
         .unwrap();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     let text = is_error_text(
         &client
             .request(json!(1), "tools/call", json!({"name": "wrong"}))
@@ -532,8 +521,7 @@ async fn logs_follow_the_session_level_and_progress_only_increases() {
         )
         .build()
         .unwrap();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     client.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "chatty", "_meta": {"progressToken": "p"}}}));
     let frames = [
         client.recv().await.unwrap(),
@@ -645,8 +633,7 @@ async fn shutdown_drains_then_cancels_past_the_deadline() {
     let mut options = ServerOptions::default();
     options.drain_timeout = Duration::from_millis(300);
     let server = toolwire_demo::build_server_with(options).unwrap();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let client = Client::initialized(&server).await;
     client.send(&call(1, "sleep", json!({"ms": 100})));
     client.send(&call(2, "sleep", json!({"ms": 10_000})));
     let start = tokio::time::Instant::now();
@@ -660,8 +647,7 @@ async fn shutdown_drains_then_cancels_past_the_deadline() {
 #[tokio::test]
 async fn many_concurrent_calls_all_answered() {
     let server = toolwire_demo::build_server().unwrap();
-    let mut client = Client::new(&server);
-    client.initialize("2025-11-25", json!({})).await;
+    let mut client = Client::initialized(&server).await;
     let n = 2000;
     for id in 0..n {
         client.send(&call(id, "echo", json!({"text": format!("m{id}")})));

@@ -887,7 +887,8 @@ async fn a_body_in_chunks_is_read_whole_and_refused_once_past_the_limit() {
 }
 
 /// A connection remembers the session it used last; a session deleted elsewhere or reaped
-/// must be gone for that connection too.
+/// must be gone for that connection too. (Here nothing else holds the ended session; the
+/// unit test in `endpoint.rs` covers the table's listing while something still does.)
 #[tokio::test]
 async fn a_session_ended_elsewhere_is_gone_for_the_connection_that_used_it_last() {
     let server = serve_reaping_after(Duration::from_millis(200)).await;

@@ -96,6 +96,13 @@ impl Client {
         }
     }
 
+    /// A client whose session is initialized at the latest version with no capabilities.
+    pub async fn initialized(server: &Server) -> Self {
+        let mut client = Client::new(server);
+        client.initialize("2025-11-25", json!({})).await;
+        client
+    }
+
     /// `initialize` (id 0) with `version` and `capabilities`, then `notifications/initialized`.
     pub async fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
         self.send(&json!({
