@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -711,44 +711,49 @@ fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reply>
     })
 }
 
-/// The whole body, refused past `limit` bytes (at once when its length says so). A body that
-/// comes as one frame, as most do, is that frame's bytes: not gathered into a list first.
-async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, Reply> {
+/// The whole body, refused past `limit` bytes (at once when its declared length is). A body
+/// that comes as one frame, as most do, is that frame's bytes, not gathered into a list first.
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
     let too_large = || {
         refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             &format!("Payload Too Large: the body exceeds the limit of {limit} bytes"),
         )
     };
-    if body.size_hint().lower() > limit as u64 {
-        return Err(too_large());
-    }
-    let mut first: Option<Bytes> = None;
-    let mut gathered: Vec<u8> = Vec::new();
-    let mut length = 0usize;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|err| {
+    let refusal_for = |err: Box<dyn std::error::Error + Send + Sync>| {
+        if err.is::<http_body_util::LengthLimitError>() {
+            too_large()
+        } else {
             refusal(
                 StatusCode::BAD_REQUEST,
                 &format!("Bad Request: reading the body failed: {err}"),
             )
-        })?;
-        let Ok(data) = frame.into_data() else {
+        }
+    };
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
+    let mut body = Limited::new(body, limit);
+    let mut whole = Bytes::new();
+    let mut gathered = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(refusal_for)?.into_data() else {
             continue;
         };
-        length = length.saturating_add(data.len());
-        if length > limit {
-            return Err(too_large());
-        }
-        match first.take() {
-            None if gathered.is_empty() => first = Some(data),
-            earlier => {
-                gathered.extend_from_slice(&earlier.unwrap_or_default());
-                gathered.extend_from_slice(&data);
+        if gathered.is_empty() && whole.is_empty() {
+            whole = data;
+        } else {
+            if gathered.is_empty() {
+                gathered.extend_from_slice(&whole);
             }
+            gathered.extend_from_slice(&data);
         }
     }
-    Ok(first.unwrap_or_else(|| Bytes::from(gathered)))
+    Ok(if gathered.is_empty() {
+        whole
+    } else {
+        Bytes::from(gathered)
+    })
 }
 
 fn json_reply(status: StatusCode, json: String) -> Reply {
