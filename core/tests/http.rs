@@ -697,6 +697,57 @@ async fn stateless_mode_answers_without_sessions_and_refuses_requests_to_the_cli
 }
 
 #[tokio::test]
+async fn a_stateless_call_runs_as_one_task_with_no_session_watcher() {
+    let mut options = HttpOptions::default();
+    options.stateless = true;
+    options.response_mode = ResponseMode::Json;
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    // One exchange first, so the server's task for this connection is already counted.
+    let echoed = conn
+        .send(
+            Method::POST,
+            &headers,
+            &call(1, "echo", json!({"text": "hi"})).to_string(),
+        )
+        .await;
+    assert_eq!(
+        json_body(echoed).await["result"]["content"][0]["text"],
+        "hi"
+    );
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let before = metrics.num_alive_tasks();
+    let napping = tokio::spawn(async move {
+        let reply = conn
+            .send(
+                Method::POST,
+                &headers,
+                &call(2, "nap", json!({"ms": 1500})).to_string(),
+            )
+            .await;
+        json_body(reply).await
+    });
+    // The request's own task here and the call's on the server; a session made for one
+    // exchange has nothing to watch, so it starts no task of its own.
+    for _ in 0..100 {
+        if metrics.num_alive_tasks() >= before + 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(metrics.num_alive_tasks(), before + 2);
+    let answer = napping.await.expect("the request task");
+    assert_eq!(answer["result"]["content"][0]["text"], "rested");
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn json_mode_always_answers_with_one_json_body() {
     let mut options = HttpOptions::default();
     options.response_mode = ResponseMode::Json;

@@ -120,16 +120,30 @@ impl Server {
 impl Session {
     /// A new session whose calls run on `runtime`.
     pub fn with_runtime(server: &Server, runtime: Handle) -> (Session, Outbound) {
-        Self::build(server, runtime, None)
+        Self::build(server, runtime, None, Watch::ListChanges)
+    }
+
+    /// A session for one exchange that stands alone (stateless HTTP), on the current runtime.
+    /// It watches nothing: it has no channel to tell of list changes on and ends with its
+    /// request, so it spares each request a watcher task and three subscriptions to channels
+    /// every session shares.
+    pub(crate) fn for_one_exchange(server: &Server) -> Result<Session, Error> {
+        let handle = Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))?;
+        Ok(Self::build(server, handle, None, Watch::Nothing).0)
     }
 
     /// A session driven from a host's own event loop (a JS engine's, a UI thread's): see
     /// [`HostHooks`].
     pub fn hosted(server: &Server, runtime: Handle, hooks: HostHooks) -> (Session, Outbound) {
-        Self::build(server, runtime, Some(hooks))
+        Self::build(server, runtime, Some(hooks), Watch::ListChanges)
     }
 
-    fn build(server: &Server, runtime: Handle, hooks: Option<HostHooks>) -> (Session, Outbound) {
+    fn build(
+        server: &Server,
+        runtime: Handle,
+        hooks: Option<HostHooks>,
+        watch: Watch,
+    ) -> (Session, Outbound) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (notify, spawn_call) = match hooks {
             Some(hooks) => (Some(Notify::from(hooks.notify)), hooks.spawn_call),
@@ -152,6 +166,9 @@ impl Session {
             spawn_call,
             subscriptions: Mutex::new(HashSet::new()),
         });
+        if watch == Watch::Nothing {
+            return (Session { shared }, Outbound { rx, shutdown });
+        }
         let catalog = &shared.server.catalog;
         shared.runtime.spawn(watch_changes(
             Arc::downgrade(&shared),
@@ -282,6 +299,13 @@ impl Drop for SessionShared {
     fn drop(&mut self) {
         self.shutdown.cancel();
     }
+}
+
+/// Whether a session tells its client of list changes and resource updates.
+#[derive(PartialEq, Eq)]
+enum Watch {
+    ListChanges,
+    Nothing,
 }
 
 struct Watched {

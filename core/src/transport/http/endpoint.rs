@@ -24,10 +24,10 @@ use super::guard::Guard;
 use super::sessions::{HttpSession, STANDALONE, SessionTable};
 use super::sse::{SseStream, parse_event_id};
 use super::{HttpOptions, ResponseMode};
-use crate::Server;
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
 use crate::wire::{ErrorCode, ErrorObject, Frame, Inbound, RequestId, error_frame, parse_frame};
+use crate::{Server, Session};
 
 // Names built once: a lookup by `&str` parses and lower-cases the name on every request.
 static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -293,7 +293,7 @@ impl Endpoint {
         version: Option<ProtocolVersion>,
         initialize: bool,
     ) -> Reply {
-        let Ok((session, _outbound)) = self.server.session() else {
+        let Ok(session) = Session::for_one_exchange(&self.server) else {
             return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
         };
         if !initialize {
