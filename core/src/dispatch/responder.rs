@@ -22,6 +22,8 @@ pub(crate) enum OutboundSender {
         notify: Option<Notify>,
     },
     Stream(Arc<RequestStream>),
+    /// A session for one exchange: what is not tied to its request has no way to the client.
+    Nowhere,
 }
 
 impl OutboundSender {
@@ -40,6 +42,7 @@ impl OutboundSender {
                 }
             }
             OutboundSender::Stream(stream) => stream.send(frame),
+            OutboundSender::Nowhere => {}
         }
     }
 
@@ -52,13 +55,14 @@ impl OutboundSender {
                 }
             }
             OutboundSender::Stream(stream) => stream.answer(frame),
+            OutboundSender::Nowhere => {}
         }
     }
 
     /// The request stream frames go to, if not the session's channel.
     pub(crate) fn stream(&self) -> Option<&Arc<RequestStream>> {
         match self {
-            OutboundSender::Session { .. } => None,
+            OutboundSender::Session { .. } | OutboundSender::Nowhere => None,
             OutboundSender::Stream(stream) => Some(stream),
         }
     }
@@ -69,6 +73,7 @@ impl OutboundSender {
         match self {
             OutboundSender::Session { .. } => true,
             OutboundSender::Stream(stream) => stream.back_channel,
+            OutboundSender::Nowhere => false,
         }
     }
 }

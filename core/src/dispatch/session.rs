@@ -120,55 +120,36 @@ impl Server {
 impl Session {
     /// A new session whose calls run on `runtime`.
     pub fn with_runtime(server: &Server, runtime: Handle) -> (Session, Outbound) {
-        Self::build(server, runtime, None, Watch::ListChanges)
+        Self::build(server, runtime, None)
     }
 
     /// A session for one exchange that stands alone (stateless HTTP), on the current runtime.
-    /// It watches nothing: it has no channel to tell of list changes on and ends with its
-    /// request, so it spares each request a watcher task and three subscriptions to channels
-    /// every session shares.
+    /// Whatever it sends that is not tied to the exchange's request has nowhere to go, so it
+    /// has no channel of its own and watches nothing: each request is spared a channel, a
+    /// watcher task and three subscriptions to channels that every session shares.
     pub(crate) fn for_one_exchange(server: &Server) -> Result<Session, Error> {
-        let handle = Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))?;
-        Ok(Self::build(server, handle, None, Watch::Nothing).0)
+        let runtime = Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))?;
+        let shared = SessionShared::new(server, runtime, OutboundSender::Nowhere, None);
+        Ok(Session {
+            shared: Arc::new(shared),
+        })
     }
 
     /// A session driven from a host's own event loop (a JS engine's, a UI thread's): see
     /// [`HostHooks`].
     pub fn hosted(server: &Server, runtime: Handle, hooks: HostHooks) -> (Session, Outbound) {
-        Self::build(server, runtime, Some(hooks), Watch::ListChanges)
+        Self::build(server, runtime, Some(hooks))
     }
 
-    fn build(
-        server: &Server,
-        runtime: Handle,
-        hooks: Option<HostHooks>,
-        watch: Watch,
-    ) -> (Session, Outbound) {
+    fn build(server: &Server, runtime: Handle, hooks: Option<HostHooks>) -> (Session, Outbound) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (notify, spawn_call) = match hooks {
             Some(hooks) => (Some(Notify::from(hooks.notify)), hooks.spawn_call),
             None => (None, None),
         };
         let out = OutboundSender::new(tx, notify);
-        let shutdown = CancellationToken::new();
-        let shared = Arc::new(SessionShared {
-            server: server.inner.clone(),
-            out,
-            negotiated: OnceLock::new(),
-            initialized: AtomicBool::new(false),
-            log_level: AtomicU8::new(server.inner.options.default_log_level.index()),
-            inflight: Mutex::new(HashMap::new()),
-            next_serial: AtomicU64::new(0),
-            peer: PeerRequests::default(),
-            tasks: TaskTracker::new(),
-            shutdown: shutdown.clone(),
-            runtime,
-            spawn_call,
-            subscriptions: Mutex::new(HashSet::new()),
-        });
-        if watch == Watch::Nothing {
-            return (Session { shared }, Outbound { rx, shutdown });
-        }
+        let shared = Arc::new(SessionShared::new(server, runtime, out, spawn_call));
+        let shutdown = shared.shutdown.clone();
         let catalog = &shared.server.catalog;
         shared.runtime.spawn(watch_changes(
             Arc::downgrade(&shared),
@@ -294,18 +275,36 @@ impl Session {
     }
 }
 
+impl SessionShared {
+    fn new(
+        server: &Server,
+        runtime: Handle,
+        out: OutboundSender,
+        spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
+    ) -> Self {
+        SessionShared {
+            server: server.inner.clone(),
+            out,
+            negotiated: OnceLock::new(),
+            initialized: AtomicBool::new(false),
+            log_level: AtomicU8::new(server.inner.options.default_log_level.index()),
+            inflight: Mutex::new(HashMap::new()),
+            next_serial: AtomicU64::new(0),
+            peer: PeerRequests::default(),
+            tasks: TaskTracker::new(),
+            shutdown: CancellationToken::new(),
+            runtime,
+            spawn_call,
+            subscriptions: Mutex::new(HashSet::new()),
+        }
+    }
+}
+
 impl Drop for SessionShared {
     /// A session dropped without `shutdown` still stops its background watcher.
     fn drop(&mut self) {
         self.shutdown.cancel();
     }
-}
-
-/// Whether a session tells its client of list changes and resource updates.
-#[derive(PartialEq, Eq)]
-enum Watch {
-    ListChanges,
-    Nothing,
 }
 
 struct Watched {
