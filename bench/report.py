@@ -27,6 +27,7 @@ LABEL = {
 ANCHORS = ["rmcp", "ts-sdk", "python-sdk", "kotlin-sdk"]
 HTTP_LABEL = {
     "http-toolwire-rust": "toolwire, Rust handlers",
+    "http-toolwire-rust-stateless": "toolwire, Rust handlers (stateless, JSON)",
     "http-toolwire-python": "toolwire, Python handlers",
     "http-toolwire-node": "toolwire, JS handlers",
     "http-toolwire-kotlin": "toolwire, Kotlin handlers",
@@ -170,13 +171,15 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         verdict = "met" if ok(mine) else "**missed**"
         rows.append(f"| {LABEL[server]} | {title} | {fmt(mine, digits)} | | | | {goal} | {verdict} |")
 
-    def http_ratio(metric: str, anchor: str, goal: str, ok: Callable[[float], bool]) -> None:
-        server = "http-toolwire-rust"
+    def http_ratio(
+        metric: str, anchor: str, goal: str, ok: Callable[[float], bool], server: str = "http-toolwire-rust"
+    ) -> None:
         if server not in hmed or anchor not in hmed:
             return
         title, _, digits = HTTP_METRICS[metric]
+        mode = " (stateless, JSON)" if server.endswith("-stateless") else ""
         ratio_row(
-            f"{LABEL['toolwire-rust']}, HTTP",
+            f"{LABEL['toolwire-rust']}, HTTP{mode}",
             title,
             hmed[server][metric],
             HTTP_LABEL[anchor],
@@ -222,6 +225,10 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         http_ratio("calls", best, "≥ 2×", lambda v: v >= 2)
         http_ratio("calls", "http-ts-sdk", "≥ 5×", lambda v: v >= 5)
         http_ratio("cpu", leanest, "≤ 0.33×", lambda v: v <= 1 / 3)
+    # The same targets mode for mode: each server stateless, answering with JSON.
+    like = "http-toolwire-rust-stateless"
+    http_ratio("calls", "http-rmcp", "≥ 2×", lambda v: v >= 2, like)
+    http_ratio("cpu", "http-rmcp", "≤ 0.33×", lambda v: v <= 1 / 3, like)
 
     lines = [
         "# Benchmarks",
