@@ -712,7 +712,7 @@ fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reply>
 }
 
 /// The whole body, refused past `limit` bytes (at once when its declared length is). A body
-/// that comes as one frame, as most do, is that frame's bytes, not gathered into a list first.
+/// of one frame, as most are, comes back as that frame's bytes (`Collected::to_bytes`).
 async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
     let too_large = || {
         refusal(
@@ -720,40 +720,17 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
             &format!("Payload Too Large: the body exceeds the limit of {limit} bytes"),
         )
     };
-    let refusal_for = |err: Box<dyn std::error::Error + Send + Sync>| {
-        if err.is::<http_body_util::LengthLimitError>() {
-            too_large()
-        } else {
-            refusal(
-                StatusCode::BAD_REQUEST,
-                &format!("Bad Request: reading the body failed: {err}"),
-            )
-        }
-    };
     if body.size_hint().lower() > limit as u64 {
         return Err(too_large());
     }
-    let mut body = Limited::new(body, limit);
-    let mut whole = Bytes::new();
-    let mut gathered = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.map_err(refusal_for)?.into_data() else {
-            continue;
-        };
-        if gathered.is_empty() && whole.is_empty() {
-            whole = data;
-        } else {
-            if gathered.is_empty() {
-                gathered.extend_from_slice(&whole);
-            }
-            gathered.extend_from_slice(&data);
-        }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(err) => Err(refusal(
+            StatusCode::BAD_REQUEST,
+            &format!("Bad Request: reading the body failed: {err}"),
+        )),
     }
-    Ok(if gathered.is_empty() {
-        whole
-    } else {
-        Bytes::from(gathered)
-    })
 }
 
 fn json_reply(status: StatusCode, json: String) -> Reply {
