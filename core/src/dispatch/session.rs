@@ -112,8 +112,7 @@ impl std::fmt::Debug for Session {
 impl Server {
     /// A new session on the current tokio runtime, for a transport of your own.
     pub fn session(&self) -> Result<(Session, Outbound), Error> {
-        let handle = Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))?;
-        Ok(Session::with_runtime(self, handle))
+        Ok(Session::with_runtime(self, current_runtime()?))
     }
 }
 
@@ -128,8 +127,7 @@ impl Session {
     /// has no channel of its own and watches nothing: each request is spared a channel, a
     /// watcher task and three subscriptions to channels that every session shares.
     pub(crate) fn for_one_exchange(server: &Server) -> Result<Session, Error> {
-        let runtime = Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))?;
-        let shared = SessionShared::new(server, runtime, OutboundSender::Nowhere, None);
+        let shared = SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None);
         Ok(Session {
             shared: Arc::new(shared),
         })
@@ -273,6 +271,10 @@ impl Session {
         self.shared.peer.close_all();
         self.shared.shutdown.cancel();
     }
+}
+
+fn current_runtime() -> Result<Handle, Error> {
+    Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))
 }
 
 impl SessionShared {
