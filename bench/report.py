@@ -177,9 +177,8 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         if server not in hmed or anchor not in hmed:
             return
         title, _, digits = HTTP_METRICS[metric]
-        mode = " (stateless, JSON)" if server.endswith("-stateless") else ""
         ratio_row(
-            f"{LABEL['toolwire-rust']}, HTTP{mode}",
+            f"{HTTP_LABEL[server]}, HTTP",
             title,
             hmed[server][metric],
             HTTP_LABEL[anchor],
