@@ -937,6 +937,40 @@ async fn a_body_in_chunks_is_read_whole_and_refused_once_past_the_limit() {
     server.shutdown().await;
 }
 
+#[tokio::test]
+async fn a_body_declared_over_the_limit_is_refused_before_it_is_sent() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut options = HttpOptions::default();
+    options.max_body_bytes = Some(400);
+    let server = serve(options).await;
+    let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    // The head only: were the server to read up to the limit first, it would wait here.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n",
+        server.local_addr()
+    );
+    stream.write_all(head.as_bytes()).await.expect("write head");
+    let mut reply = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut buf = [0u8; 1024];
+        while !String::from_utf8_lossy(&reply).contains("exceeds the limit") {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => reply.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(read.is_ok(), "no answer before the body came: {reply:?}");
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+    assert!(reply.contains("exceeds the limit of 400 bytes"), "{reply}");
+    server.shutdown().await;
+}
+
 /// A connection remembers the session it used last; a session deleted elsewhere or reaped
 /// must be gone for that connection too. (Here nothing else holds the ended session; the
 /// unit test in `endpoint.rs` covers the table's listing while something still does.)
