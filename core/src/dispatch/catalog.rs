@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::SessionShared;
 use super::responder::Responder;
+use super::session::write_page;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::protocol::ProtocolVersion;
 use crate::wire::{ErrorCode, ErrorObject};
@@ -44,37 +45,40 @@ pub(crate) fn handle(
         return responder.error(ErrorObject::method_not_found(method));
     }
     let page_size = session.server.options.page_size;
-    let listed = match method {
-        "resources/list" => Some(super::session::page(
-            &catalog::snapshot(&catalog.resources),
-            params.as_ref(),
-            page_size,
-            "resources",
-            |r| r.def.to_json(version).to_string(),
-        )),
-        "resources/templates/list" => Some(super::session::page(
-            &catalog::snapshot(&catalog.templates),
-            params.as_ref(),
-            page_size,
-            "resourceTemplates",
-            |t| t.def.to_json(version).to_string(),
-        )),
-        "prompts/list" => Some(super::session::page(
-            &catalog::snapshot(&catalog.prompts),
-            params.as_ref(),
-            page_size,
-            "prompts",
-            |p| p.def.to_json(version).to_string(),
-        )),
-        _ => None,
-    };
-    if let Some(listed) = listed {
-        return match listed {
-            Ok(json) => responder.result_json(&json),
-            Err(error) => responder.error(error),
-        };
-    }
     match method {
+        "resources/list" => {
+            let items = catalog::snapshot(&catalog.resources);
+            answer_page(
+                responder,
+                &items,
+                params.as_ref(),
+                page_size,
+                "resources",
+                |r| r.def.to_json(version),
+            )
+        }
+        "resources/templates/list" => {
+            let items = catalog::snapshot(&catalog.templates);
+            answer_page(
+                responder,
+                &items,
+                params.as_ref(),
+                page_size,
+                "resourceTemplates",
+                |t| t.def.to_json(version),
+            )
+        }
+        "prompts/list" => {
+            let items = catalog::snapshot(&catalog.prompts);
+            answer_page(
+                responder,
+                &items,
+                params.as_ref(),
+                page_size,
+                "prompts",
+                |p| p.def.to_json(version),
+            )
+        }
         "resources/read" => read(session, responder, params),
         "resources/subscribe" | "resources/unsubscribe" => {
             let Some(uri) = string_param(params.as_ref(), "uri") else {
@@ -115,6 +119,22 @@ fn string_map(value: Option<&Value>) -> Option<BTreeMap<String, String>> {
 fn not_found(uri: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
         .with_data(json!({"uri": uri}))
+}
+
+/// Answers with one page of `items`, each rendered to JSON straight into the answer's frame.
+fn answer_page<V>(
+    responder: Responder,
+    items: &BTreeMap<String, V>,
+    params: Option<&Value>,
+    page_size: Option<usize>,
+    list_key: &str,
+    render: impl Fn(&V) -> Value,
+) {
+    responder.result_written(4096, |json| {
+        write_page(json, items, params, page_size, list_key, |item, json| {
+            json.push_str(&render(item).to_string())
+        })
+    });
 }
 
 fn read(session: &Arc<SessionShared>, responder: Responder, params: Option<Value>) {

@@ -7,7 +7,7 @@ use std::task::{Poll, Waker};
 use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_raw};
+use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_with};
 
 /// A host's wake-up for outbound frames (see [`HostHooks`](crate::HostHooks)).
 pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
@@ -315,9 +315,17 @@ impl Responder {
         self.deliver(Some(frame));
     }
 
-    /// Answers with `result`, a JSON text this engine serialised itself (not re-validated).
-    pub(crate) fn result_json(mut self, result: &str) {
-        let frame = result_frame_raw(&self.id, result);
+    /// Answers with a result that `write` appends to the frame as JSON text this engine
+    /// serialised itself (not re-validated), about `result_len` bytes; or with its error.
+    pub(crate) fn result_written(
+        mut self,
+        result_len: usize,
+        write: impl FnOnce(&mut String) -> Result<(), ErrorObject>,
+    ) {
+        let frame = match result_frame_with(&self.id, result_len, write) {
+            Ok(frame) => frame,
+            Err(error) => error_frame(Some(&self.id), &error),
+        };
         self.deliver(Some(frame));
     }
 

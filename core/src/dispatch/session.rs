@@ -382,14 +382,17 @@ async fn watch_changes(
     }
 }
 
-/// One page of a list sorted by key, as the JSON text of `{"<key>": [...], "nextCursor"?}`.
-pub(crate) fn page<V>(
+/// Appends one page of a list sorted by key to `json`, as the JSON text of
+/// `{"<key>": [...], "nextCursor"?}`; `render` appends one item's JSON. A bad cursor is refused
+/// before anything is written.
+pub(crate) fn write_page<V>(
+    json: &mut String,
     items: &BTreeMap<String, V>,
     params: Option<&Value>,
     page_size: Option<usize>,
     list_key: &str,
-    render: impl Fn(&V) -> String,
-) -> Result<String, ErrorObject> {
+    render: impl Fn(&V, &mut String),
+) -> Result<(), ErrorObject> {
     let after = match params.and_then(|p| p.get("cursor")) {
         None | Some(Value::Null) => None,
         Some(Value::String(cursor)) => Some(
@@ -407,7 +410,9 @@ pub(crate) fn page<V>(
         None => Bound::Unbounded,
     };
     let mut page = items.range::<str, _>((lower, Bound::Unbounded));
-    let mut json = format!("{{\"{list_key}\":[");
+    json.push_str("{\"");
+    json.push_str(list_key);
+    json.push_str("\":[");
     let mut last = None;
     for (index, (key, item)) in page
         .by_ref()
@@ -417,7 +422,7 @@ pub(crate) fn page<V>(
         if index > 0 {
             json.push(',');
         }
-        json.push_str(&render(item));
+        render(item, json);
         last = Some(key.as_str());
     }
     json.push(']');
@@ -428,7 +433,7 @@ pub(crate) fn page<V>(
         json.push_str(&Value::from(encode_cursor(last)).to_string());
     }
     json.push('}');
-    Ok(json)
+    Ok(())
 }
 
 const CURSOR_PREFIX: &str = "tw1.";
@@ -689,18 +694,25 @@ impl SessionShared {
     }
 
     fn list_tools(&self, responder: Responder, params: Option<Value>, version: ProtocolVersion) {
-        // Each entry is serialised once per version; a page is their concatenation.
-        let listed = page(
-            &self.server.registry.snapshot(),
-            params.as_ref(),
-            self.server.options.page_size,
-            "tools",
-            |tool| tool.listing(version).to_owned(),
-        );
-        match listed {
-            Ok(json) => responder.result_json(&json),
-            Err(error) => responder.error(error),
-        }
+        // Each entry is serialised once per version; a page is their concatenation, copied
+        // once, straight into the answer's frame (sized for every entry, one allocation).
+        let tools = self.server.registry.snapshot();
+        let page_size = self.server.options.page_size;
+        let listed_len: usize = tools
+            .values()
+            .take(page_size.unwrap_or(usize::MAX))
+            .map(|tool| tool.listing(version).len() + 1)
+            .sum();
+        responder.result_written(listed_len + 64, |json| {
+            write_page(
+                json,
+                &tools,
+                params.as_ref(),
+                page_size,
+                "tools",
+                |tool, json| json.push_str(tool.listing(version)),
+            )
+        });
     }
 
     pub(crate) fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {

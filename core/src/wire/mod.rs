@@ -14,5 +14,5 @@ pub use id::RequestId;
 pub use limits::{Limits, check_depth};
 pub use message::{Frame, Inbound, Rejection, parse_frame};
 pub(crate) use outbound::{
-    error_frame, notification_frame, request_frame, result_frame, result_frame_raw,
+    error_frame, notification_frame, request_frame, result_frame, result_frame_with,
 };

@@ -57,16 +57,21 @@ pub(crate) fn result_frame<T: Serialize + ?Sized>(id: &RequestId, result: &T) ->
     })
 }
 
-/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result that is already compact JSON.
-pub(crate) fn result_frame_raw(id: &RequestId, result: &str) -> String {
+/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result that `write` appends as compact JSON
+/// (about `result_len` bytes), so a long result is written once, straight into its frame.
+pub(crate) fn result_frame_with<E>(
+    id: &RequestId,
+    result_len: usize,
+    write: impl FnOnce(&mut String) -> Result<(), E>,
+) -> Result<String, E> {
     let id = to_frame(id);
-    let mut frame = String::with_capacity(result.len() + id.len() + 32);
+    let mut frame = String::with_capacity(result_len + id.len() + 32);
     frame.push_str(r#"{"jsonrpc":"2.0","id":"#);
     frame.push_str(&id);
     frame.push_str(r#","result":"#);
-    frame.push_str(result);
+    write(&mut frame)?;
     frame.push('}');
-    frame
+    Ok(frame)
 }
 
 /// `{"jsonrpc":"2.0","id":…|null,"error":…}`
