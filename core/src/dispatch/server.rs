@@ -39,6 +39,12 @@ pub struct ServerOptions {
     pub list_changed_debounce: Duration,
     /// The log level before the client sends `logging/setLevel` (default info).
     pub default_log_level: LogLevel,
+    /// The longest a byte-stream transport (stdio) keeps looking for the client's next frame
+    /// before it lets the runtime sleep (default 200 µs, KVM's halt-polling ceiling; zero:
+    /// never). Within it the window adapts to the client's pace: a client that calls now and
+    /// then costs nothing, one in a tight loop at most this much CPU per request, and is
+    /// spared a sleep and wake-up per request.
+    pub idle_poll: Duration,
 }
 
 impl Default for ServerOptions {
@@ -56,6 +62,7 @@ impl Default for ServerOptions {
             drain_timeout: Duration::from_secs(5),
             list_changed_debounce: Duration::from_millis(50),
             default_log_level: LogLevel::Info,
+            idle_poll: Duration::from_micros(200),
         }
     }
 }

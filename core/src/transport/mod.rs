@@ -10,6 +10,7 @@
 
 #[cfg(feature = "http")]
 pub mod http;
+mod idle;
 mod lines;
 pub mod memory;
 mod serve;

@@ -4,6 +4,7 @@ use tokio_util::sync::CancellationToken;
 
 const FRAMES_PER_YIELD: usize = 16;
 
+use super::idle::IdlePoll;
 use super::{FrameError, FrameReader, FrameWriter, Transport, stdio};
 use crate::{Error, Server};
 
@@ -57,6 +58,7 @@ impl Server {
                 () = stop.cancelled() => {},
             }
         });
+        let mut idle = IdlePoll::new(self.inner.options.idle_poll);
         loop {
             // Under a burst of buffered frames, let the writer run now and then, so answers
             // start flowing back while the rest of the burst is handled (both ends overlap
@@ -70,11 +72,14 @@ impl Server {
                     break;
                 }
             }
+            let waiting_since = std::time::Instant::now();
             let frame = tokio::select! {
                 biased;
                 frame = reader.read_frame() => frame,
                 () = &mut ending => break,
+                never = idle.look(waiting_since) => match never {},
             };
+            idle.waited(waiting_since.elapsed());
             match frame {
                 Some(Ok(bytes)) => session.handle_frame(&bytes),
                 Some(Err(FrameError::TooLarge { .. })) => session.reject_oversize_frame(),
