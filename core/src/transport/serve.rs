@@ -1,5 +1,8 @@
 //! The serve loop: read frames into a session, write its outbound frames, drain at the end.
 
+use std::time::Instant;
+
+use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 const FRAMES_PER_YIELD: usize = 16;
@@ -72,14 +75,21 @@ impl Server {
                     break;
                 }
             }
-            let waiting_since = std::time::Instant::now();
-            let frame = tokio::select! {
-                biased;
-                frame = reader.read_frame() => frame,
-                () = &mut ending => break,
-                never = idle.look(waiting_since) => match never {},
+            // A frame that is there already costs no clock reads; only a wait is timed.
+            let frame = match reader.read_frame().now_or_never() {
+                Some(frame) => frame,
+                None => {
+                    let waiting_since = Instant::now();
+                    let frame = tokio::select! {
+                        biased;
+                        frame = reader.read_frame() => frame,
+                        () = &mut ending => break,
+                        never = idle.look(waiting_since) => match never {},
+                    };
+                    idle.waited(waiting_since.elapsed());
+                    frame
+                }
             };
-            idle.waited(waiting_since.elapsed());
             match frame {
                 Some(Ok(bytes)) => session.handle_frame(&bytes),
                 Some(Err(FrameError::TooLarge { .. })) => session.reject_oversize_frame(),
