@@ -26,6 +26,10 @@ impl Answer {
 
 type Pending = Rc<RefCell<HashMap<u64, oneshot::Sender<Answer>>>>;
 
+/// A server that has not answered a request in this long has stalled: the run fails with an
+/// error instead of waiting forever (the slowest request of any phase takes milliseconds).
+pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub struct Conn {
     child: Child,
     pub pid: u32,
@@ -95,7 +99,11 @@ impl Conn {
                 loop {
                     buffer.clear();
                     match reader.read_until(b'\n', &mut buffer).await {
-                        Ok(0) | Err(_) => return,
+                        Ok(0) | Err(_) => {
+                            // No answer can come now: fail every call still waiting for one.
+                            pending.borrow_mut().clear();
+                            return;
+                        }
                         Ok(_) => {}
                     }
                     let at = Instant::now();
@@ -152,9 +160,21 @@ impl Conn {
         self.out
             .send(line)
             .map_err(|_| "the server's stdin closed")?;
-        let answer = rx
-            .await
-            .map_err(|_| format!("no answer to {method} id {id}: the server closed its stdout"))?;
+        let answer = match tokio::time::timeout(ANSWER_TIMEOUT, rx).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => {
+                return Err(format!(
+                    "no answer to {method} id {id}: the server closed its stdout"
+                ));
+            }
+            Err(_) => {
+                self.pending.borrow_mut().remove(&id);
+                return Err(format!(
+                    "no answer to {method} id {id} within {} s: the server stalled",
+                    ANSWER_TIMEOUT.as_secs()
+                ));
+            }
+        };
         // The reader routed it by id; check_call re-checks the id in the text itself.
         Ok((answer, sent, id))
     }

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::process::Child;
 
 use crate::Plan;
+use crate::conn::ANSWER_TIMEOUT;
 use crate::proc_stats;
 use crate::scenarios::{check_call_text, latency_summary, round};
 
@@ -95,15 +96,27 @@ impl Client {
     async fn exchange(&mut self, body: &str) -> Result<Response, String> {
         let idle = self.last_used.elapsed() >= IDLE_BEFORE_REOPEN;
         self.closed_before_answer = false;
-        let mut outcome = self.exchange_once(body).await;
+        let mut outcome = self.exchange_within(body).await;
         if outcome.is_err() && self.closed_before_answer && idle {
             self.stream = Self::connect(self.port).await?;
             self.buffer.clear();
             self.reopened.set(self.reopened.get() + 1);
-            outcome = self.exchange_once(body).await;
+            outcome = self.exchange_within(body).await;
         }
         self.last_used = Instant::now();
         outcome
+    }
+
+    /// One exchange, failed if the server stalls (see [`ANSWER_TIMEOUT`]).
+    async fn exchange_within(&mut self, body: &str) -> Result<Response, String> {
+        tokio::time::timeout(ANSWER_TIMEOUT, self.exchange_once(body))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "no answer within {} s: the server stalled",
+                    ANSWER_TIMEOUT.as_secs()
+                ))
+            })
     }
 
     async fn exchange_once(&mut self, body: &str) -> Result<Response, String> {
