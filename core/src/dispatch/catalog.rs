@@ -130,6 +130,8 @@ fn answer_page<V>(
     list_key: &str,
     render: impl Fn(&V) -> Value,
 ) {
+    // Resource and prompt entries are rendered per request, so their length is not known
+    // up front: a few kilobytes, grown as needed.
     responder.result_written(4096, |json| {
         write_page(json, items, params, page_size, list_key, |item, json| {
             json.push_str(&render(item).to_string())

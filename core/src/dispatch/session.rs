@@ -695,7 +695,8 @@ impl SessionShared {
 
     fn list_tools(&self, responder: Responder, params: Option<Value>, version: ProtocolVersion) {
         // Each entry is serialised once per version; a page is their concatenation, copied
-        // once, straight into the answer's frame (sized for every entry, one allocation).
+        // once, straight into the answer's frame. The frame is sized for the first page's
+        // entries: exact for a list without a cursor, a hint for a later page.
         let tools = self.server.registry.snapshot();
         let page_size = self.server.options.page_size;
         let listed_len: usize = tools

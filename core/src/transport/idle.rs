@@ -113,7 +113,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn looking_lets_other_tasks_and_timers_run_and_then_sleeps() {
+    async fn looking_lets_other_tasks_and_timers_run() {
         let mut idle = IdlePoll::new(Duration::from_millis(20));
         for _ in 0..20 {
             idle.waited(Duration::from_millis(20));
