@@ -26,8 +26,9 @@ impl Answer {
 
 type Pending = Rc<RefCell<HashMap<u64, oneshot::Sender<Answer>>>>;
 
-/// A server that has not answered a request in this long has stalled: the run fails with an
-/// error instead of waiting forever (the slowest request of any phase takes milliseconds).
+/// A server that sends nothing for this long while requests wait has stalled: the run fails
+/// with an error instead of waiting forever (the slowest request of any phase takes
+/// milliseconds). Timed per wait of the reader, not per request, so a call costs no timer.
 pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 pub struct Conn {
@@ -37,6 +38,8 @@ pub struct Conn {
     pending: Pending,
     next_id: std::cell::Cell<u64>,
     pub notifications: Rc<std::cell::Cell<u64>>,
+    /// Set when the server sent nothing for [`ANSWER_TIMEOUT`] while requests waited.
+    stalled: Rc<std::cell::Cell<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -89,16 +92,36 @@ impl Conn {
 
         let pending: Pending = Rc::default();
         let notifications = Rc::new(std::cell::Cell::new(0));
+        let stalled = Rc::new(std::cell::Cell::new(false));
         {
             let pending = pending.clone();
             let notifications = notifications.clone();
+            let stalled = stalled.clone();
             tokio::task::spawn_local(async move {
                 let mut reader = BufReader::with_capacity(256 * 1024, stdout);
                 // One large buffer, reused: a long answer is not timed through repeated regrowth.
                 let mut buffer = Vec::with_capacity(1024 * 1024);
                 loop {
                     buffer.clear();
-                    match reader.read_until(b'\n', &mut buffer).await {
+                    // A read cut off by the timer keeps what it read in `buffer`; the next
+                    // one goes on from there.
+                    let read = loop {
+                        match tokio::time::timeout(
+                            ANSWER_TIMEOUT,
+                            reader.read_until(b'\n', &mut buffer),
+                        )
+                        .await
+                        {
+                            Ok(read) => break read,
+                            Err(_) if pending.borrow().is_empty() => {}
+                            Err(_) => {
+                                stalled.set(true);
+                                pending.borrow_mut().clear();
+                                return;
+                            }
+                        }
+                    };
+                    match read {
                         Ok(0) | Err(_) => {
                             // No answer can come now: fail every call still waiting for one.
                             pending.borrow_mut().clear();
@@ -139,6 +162,7 @@ impl Conn {
             pending,
             next_id: std::cell::Cell::new(1),
             notifications,
+            stalled,
         })
     }
 
@@ -160,21 +184,16 @@ impl Conn {
         self.out
             .send(line)
             .map_err(|_| "the server's stdin closed")?;
-        let answer = match tokio::time::timeout(ANSWER_TIMEOUT, rx).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => {
-                return Err(format!(
-                    "no answer to {method} id {id}: the server closed its stdout"
-                ));
-            }
-            Err(_) => {
-                self.pending.borrow_mut().remove(&id);
-                return Err(format!(
-                    "no answer to {method} id {id} within {} s: the server stalled",
+        let answer = rx.await.map_err(|_| {
+            if self.stalled.get() {
+                format!(
+                    "no answer to {method} id {id}: the server sent nothing for {} s (stalled)",
                     ANSWER_TIMEOUT.as_secs()
-                ));
+                )
+            } else {
+                format!("no answer to {method} id {id}: the server closed its stdout")
             }
-        };
+        })?;
         // The reader routed it by id; check_call re-checks the id in the text itself.
         Ok((answer, sent, id))
     }

@@ -96,27 +96,15 @@ impl Client {
     async fn exchange(&mut self, body: &str) -> Result<Response, String> {
         let idle = self.last_used.elapsed() >= IDLE_BEFORE_REOPEN;
         self.closed_before_answer = false;
-        let mut outcome = self.exchange_within(body).await;
+        let mut outcome = self.exchange_once(body).await;
         if outcome.is_err() && self.closed_before_answer && idle {
             self.stream = Self::connect(self.port).await?;
             self.buffer.clear();
             self.reopened.set(self.reopened.get() + 1);
-            outcome = self.exchange_within(body).await;
+            outcome = self.exchange_once(body).await;
         }
         self.last_used = Instant::now();
         outcome
-    }
-
-    /// One exchange, failed if the server stalls (see [`ANSWER_TIMEOUT`]).
-    async fn exchange_within(&mut self, body: &str) -> Result<Response, String> {
-        tokio::time::timeout(ANSWER_TIMEOUT, self.exchange_once(body))
-            .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "no answer within {} s: the server stalled",
-                    ANSWER_TIMEOUT.as_secs()
-                ))
-            })
     }
 
     async fn exchange_once(&mut self, body: &str) -> Result<Response, String> {
@@ -329,7 +317,17 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     let port = free_port()?;
     let mut child = spawn(&plan.command, port).await?;
     let pid = child.id().ok_or("the server exited")?;
-    let outcome = measure(plan, port, pid).await;
+    // One timer for the whole measurement, none per exchange: its phases are bounded by the
+    // plan, so a server that stalls fails the run within ANSWER_TIMEOUT of their length.
+    let limit = plan.phase * 2 + ANSWER_TIMEOUT;
+    let outcome = tokio::time::timeout(limit, measure(plan, port, pid))
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "the server stalled: the measurement did not end within {} s",
+                limit.as_secs()
+            ))
+        });
     let _ = child.start_kill();
     let _ = child.wait().await;
     outcome
