@@ -98,6 +98,12 @@ METRICS: dict[str, tuple[str, Callable[[dict], float], int]] = {
     "cpu": ("server CPU per call, µs", lambda r: r["pipelined"]["server_cpu_us_per_call"], 2),
     "client": ("load generator CPU per call, µs", lambda r: r["pipelined"]["client_cpu_us_per_call"], 2),
     "list": ("tools/list p50, µs", lambda r: r["tools_list"]["p50_us"], 1),
+    # Absent from runs made before the load generator measured it.
+    "listcpu": (
+        "tools/list: server CPU per list, µs",
+        lambda r: r["tools_list"].get("server_cpu_us_per_list", float("nan")),
+        1,
+    ),
     "slow": ("slow tool, share of ideal", lambda r: r["slow_tool"]["efficiency"], 3),
     "rss": ("peak RSS, KiB", lambda r: r["peak_rss_kib"], 0),
     "anon": ("  of it anonymous (heap, stacks), KiB", lambda r: r["rss_anon_kib"], 0),

@@ -69,6 +69,51 @@ pub(crate) fn check_call_text(line: &[u8], id: u64, expected: Option<&str>) -> R
     }
 }
 
+/// The parts of a `tools/list` answer that are checked, read without building a tree (as
+/// calls are): between two lists the load generator's own work is the client's pause.
+#[derive(Deserialize)]
+struct ListAnswer<'a> {
+    id: u64,
+    #[serde(borrow)]
+    result: Option<ListResult<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ListResult<'a> {
+    #[serde(borrow)]
+    tools: Vec<ListedTool<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ListedTool<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(rename = "inputSchema")]
+    _input_schema: serde::de::IgnoredAny,
+}
+
+/// Checks a `tools/list` answer: the right id, and at least `echo`, `sleep` and 100 more
+/// tools, each with a name and an input schema. Returns how many tools it lists.
+fn check_list_text(line: &[u8], id: u64) -> Result<usize, String> {
+    let bad = |why: &str| format!("tools/list: {why}: {}", String::from_utf8_lossy(line));
+    let parsed: ListAnswer<'_> = serde_json::from_slice(line).map_err(|e| bad(&e.to_string()))?;
+    if parsed.id != id {
+        return Err(bad(&format!("expected id {id}")));
+    }
+    let tools = parsed
+        .result
+        .ok_or_else(|| bad("an error instead of a result"))?
+        .tools;
+    let has = |name: &str| tools.iter().any(|tool| tool.name == name);
+    if tools.len() < 102 || !has("echo") || !has("sleep") {
+        return Err(format!(
+            "tools/list has {} tools; the benchmark needs echo, sleep and 100 more",
+            tools.len()
+        ));
+    }
+    Ok(tools.len())
+}
+
 /// One verified echo call; returns its latency.
 async fn echo(conn: &Conn, n: u64) -> Result<Duration, String> {
     let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
@@ -236,25 +281,24 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     // tools/list, one at a time.
     let mut list_latencies = Vec::new();
     let mut tool_count = 0;
+    // The server's CPU per list does not depend on wake-ups or on the client's pace.
+    let list_cpu_before = proc_stats::cpu_time(pid);
     let start = Instant::now();
     while start.elapsed() < plan.phase / 2 || list_latencies.is_empty() {
-        let (answer, sent, _) = conn.request("tools/list", "{}").await?;
-        let message = answer.json();
-        let tools = message["result"]["tools"]
-            .as_array()
-            .ok_or_else(|| format!("tools/list failed: {message}"))?;
-        tool_count = tools.len();
-        if tool_count < 102 {
-            return Err(format!(
-                "tools/list has {tool_count} tools; the benchmark needs echo, sleep and 100 more"
-            ));
-        }
+        let (answer, sent, id) = conn.request("tools/list", "{}").await?;
+        tool_count = check_list_text(&answer.line, id)?;
         list_latencies.push(answer.at.duration_since(sent));
     }
+    let list_cpu_after = proc_stats::cpu_time(pid);
+    let list_cpu_us = match (list_cpu_before, list_cpu_after) {
+        (Some(b), Some(a)) => round((a - b).as_secs_f64() * 1e6 / list_latencies.len() as f64, 1),
+        _ => f64::NAN,
+    };
     list_latencies.sort();
     let list = json!({
         "tools": tool_count,
         "calls": list_latencies.len(),
+        "server_cpu_us_per_list": list_cpu_us,
         "p50_us": round(percentile_us(&list_latencies, 0.5), 1),
         "p99_us": round(percentile_us(&list_latencies, 0.99), 1),
     });
@@ -313,4 +357,57 @@ async fn hold_in_flight(conn: &Rc<Conn>, count: usize) -> Result<Value, String> 
         "rss_held_kib": held,
         "bytes_per_call": round(per_call, 0),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_list_text;
+
+    fn list(id: u64, names: &[String]) -> Vec<u8> {
+        let tools: Vec<String> = names
+            .iter()
+            .map(|name| format!(r#"{{"name":"{name}","inputSchema":{{"type":"object"}}}}"#))
+            .collect();
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]}}}}"#,
+            tools.join(",")
+        )
+        .into_bytes()
+    }
+
+    fn demo_names(extra: usize) -> Vec<String> {
+        let mut names = vec!["echo".to_owned(), "sleep".to_owned()];
+        names.extend((0..extra).map(|n| format!("extra_{n}")));
+        names
+    }
+
+    #[test]
+    fn a_full_list_passes_and_is_counted() {
+        assert_eq!(check_list_text(&list(7, &demo_names(100)), 7), Ok(102));
+    }
+
+    #[test]
+    fn a_wrong_id_a_short_list_or_a_missing_tool_fails() {
+        assert!(check_list_text(&list(8, &demo_names(100)), 7).is_err());
+        assert!(check_list_text(&list(7, &demo_names(99)), 7).is_err());
+        let mut without_sleep = demo_names(101);
+        without_sleep.retain(|name| name != "sleep");
+        assert!(check_list_text(&list(7, &without_sleep), 7).is_err());
+    }
+
+    #[test]
+    fn an_error_a_tool_without_schema_or_broken_json_fails() {
+        let error = br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no"}}"#;
+        assert!(check_list_text(error, 7).is_err());
+        let no_schema = list(7, &demo_names(100));
+        let no_schema = String::from_utf8(no_schema).unwrap().replacen(
+            r#","inputSchema":{"type":"object"}"#,
+            "",
+            1,
+        );
+        assert!(check_list_text(no_schema.as_bytes(), 7).is_err());
+        let mut cut = list(7, &demo_names(100));
+        cut.truncate(cut.len() - 3);
+        assert!(check_list_text(&cut, 7).is_err());
+    }
 }
