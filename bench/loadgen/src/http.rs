@@ -384,10 +384,7 @@ async fn measure(plan: &Plan, port: u16, pid: u32) -> Result<Value, String> {
     let elapsed = start.elapsed();
     plan.announce("concurrent", "ended");
     let calls = count.get();
-    let per_call = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
-        (Some(b), Some(a)) if calls > 0 => round((a - b).as_secs_f64() * 1e6 / calls as f64, 2),
-        _ => f64::NAN,
-    };
+    let per_call = |before, after| round(proc_stats::cpu_us_per(before, after, calls), 2);
     let concurrent = json!({
         "clients": plan.http_clients,
         "calls": calls,

@@ -17,6 +17,17 @@ pub fn cpu_time(pid: u32) -> Option<Duration> {
     ))
 }
 
+/// CPU time per operation in µs between two [`cpu_time`] readings; NaN when either reading
+/// failed or nothing was done.
+pub fn cpu_us_per(before: Option<Duration>, after: Option<Duration>, operations: u64) -> f64 {
+    match (before, after) {
+        (Some(b), Some(a)) if operations > 0 => {
+            a.saturating_sub(b).as_secs_f64() * 1e6 / operations as f64
+        }
+        _ => f64::NAN,
+    }
+}
+
 fn status_kib(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status

@@ -17,12 +17,27 @@ pub async fn run_all(plan: &Plan) -> Result<Value, String> {
     tokio::task::LocalSet::new().run_until(run(plan)).await
 }
 
-/// The parts of a `tools/call` answer that are checked, read without building a tree.
+/// An answer's id and result, read without building a tree; `R` is the part of the result
+/// that is checked.
 #[derive(Deserialize)]
-struct CallAnswer<'a> {
+struct Reply<R> {
     id: u64,
-    #[serde(borrow)]
-    result: Option<CallResult<'a>>,
+    result: Option<R>,
+}
+
+/// The result of the answer to request `id` in `line`; `bad` words a failure.
+fn reply_result<'a, R: Deserialize<'a>>(
+    line: &'a [u8],
+    id: u64,
+    bad: impl Fn(&str) -> String,
+) -> Result<R, String> {
+    let parsed: Reply<R> = serde_json::from_slice(line).map_err(|e| bad(&e.to_string()))?;
+    if parsed.id != id {
+        return Err(bad(&format!("expected id {id}")));
+    }
+    parsed
+        .result
+        .ok_or_else(|| bad("an error instead of a result"))
 }
 
 #[derive(Deserialize)]
@@ -48,13 +63,7 @@ fn check_call(answer: &Answer, id: u64, expected: Option<&str>) -> Result<(), St
 /// [`check_call`] on the answer's JSON text (the HTTP scenarios read it from a body).
 pub(crate) fn check_call_text(line: &[u8], id: u64, expected: Option<&str>) -> Result<(), String> {
     let bad = |why: &str| format!("{why}: {}", String::from_utf8_lossy(line));
-    let parsed: CallAnswer<'_> = serde_json::from_slice(line).map_err(|e| bad(&e.to_string()))?;
-    if parsed.id != id {
-        return Err(bad(&format!("expected id {id}")));
-    }
-    let result = parsed
-        .result
-        .ok_or_else(|| bad("an error instead of a result"))?;
+    let result: CallResult<'_> = reply_result(line, id, bad)?;
     if result.is_error == Some(true) {
         return Err(bad("an isError result"));
     }
@@ -69,15 +78,8 @@ pub(crate) fn check_call_text(line: &[u8], id: u64, expected: Option<&str>) -> R
     }
 }
 
-/// The parts of a `tools/list` answer that are checked, read without building a tree (as
+/// The part of a `tools/list` result that is checked, read without building a tree (as
 /// calls are): between two lists the load generator's own work is the client's pause.
-#[derive(Deserialize)]
-struct ListAnswer<'a> {
-    id: u64,
-    #[serde(borrow)]
-    result: Option<ListResult<'a>>,
-}
-
 #[derive(Deserialize)]
 struct ListResult<'a> {
     #[serde(borrow)]
@@ -96,14 +98,7 @@ struct ListedTool<'a> {
 /// tools, each with a name and an input schema. Returns how many tools it lists.
 fn check_list_text(line: &[u8], id: u64) -> Result<usize, String> {
     let bad = |why: &str| format!("tools/list: {why}: {}", String::from_utf8_lossy(line));
-    let parsed: ListAnswer<'_> = serde_json::from_slice(line).map_err(|e| bad(&e.to_string()))?;
-    if parsed.id != id {
-        return Err(bad(&format!("expected id {id}")));
-    }
-    let tools = parsed
-        .result
-        .ok_or_else(|| bad("an error instead of a result"))?
-        .tools;
+    let tools = reply_result::<ListResult<'_>>(line, id, bad)?.tools;
     let has = |name: &str| tools.iter().any(|tool| tool.name == name);
     if tools.len() < 102 || !has("echo") || !has("sleep") {
         return Err(format!(
@@ -242,10 +237,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     plan.announce("pipelined", "ended");
     let cpu_after = proc_stats::cpu_time(pid);
     let own_after = proc_stats::cpu_time(std::process::id());
-    let per_call = |before: Option<Duration>, after: Option<Duration>| match (before, after) {
-        (Some(b), Some(a)) if calls > 0 => round((a - b).as_secs_f64() * 1e6 / calls as f64, 2),
-        _ => f64::NAN,
-    };
+    let per_call = |before, after| round(proc_stats::cpu_us_per(before, after, calls), 2);
     let cpu_us_per_call = per_call(cpu_before, cpu_after);
     let client_cpu_us_per_call = per_call(own_before, own_after);
     let pipelined = json!({
@@ -290,10 +282,11 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         list_latencies.push(answer.at.duration_since(sent));
     }
     let list_cpu_after = proc_stats::cpu_time(pid);
-    let list_cpu_us = match (list_cpu_before, list_cpu_after) {
-        (Some(b), Some(a)) => round((a - b).as_secs_f64() * 1e6 / list_latencies.len() as f64, 1),
-        _ => f64::NAN,
-    };
+    let lists = list_latencies.len() as u64;
+    let list_cpu_us = round(
+        proc_stats::cpu_us_per(list_cpu_before, list_cpu_after, lists),
+        1,
+    );
     list_latencies.sort();
     let list = json!({
         "tools": tool_count,
