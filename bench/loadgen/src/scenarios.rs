@@ -275,11 +275,19 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     let mut tool_count = 0;
     // The server's CPU per list does not depend on wake-ups or on the client's pace.
     let list_cpu_before = proc_stats::cpu_time(pid);
+    // The client's pause: from an answer read to the next list sent (checking it, mostly). A
+    // server that polls for its next request after answering sees it as its idle time.
+    let mut pauses = Vec::new();
+    let mut last_answer: Option<Instant> = None;
     let start = Instant::now();
     while start.elapsed() < plan.phase / 2 || list_latencies.is_empty() {
         let (answer, sent, id) = conn.request("tools/list", "{}").await?;
+        if let Some(previous) = last_answer {
+            pauses.push(sent.duration_since(previous));
+        }
         tool_count = check_list_text(&answer.line, id)?;
         list_latencies.push(answer.at.duration_since(sent));
+        last_answer = Some(answer.at);
     }
     let list_cpu_after = proc_stats::cpu_time(pid);
     let lists = list_latencies.len() as u64;
@@ -288,12 +296,14 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         1,
     );
     list_latencies.sort();
+    pauses.sort();
     let list = json!({
         "tools": tool_count,
         "calls": list_latencies.len(),
         "server_cpu_us_per_list": list_cpu_us,
         "p50_us": round(percentile_us(&list_latencies, 0.5), 1),
         "p99_us": round(percentile_us(&list_latencies, 0.99), 1),
+        "client_pause_us_p50": round(percentile_us(&pauses, 0.5), 1),
     });
 
     let peak_rss_kib = proc_stats::peak_rss_kib(pid);
