@@ -217,3 +217,26 @@ impl Conn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Conn;
+    use std::time::Duration;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_server_that_ends_its_output_fails_the_waiting_call() {
+        tokio::task::LocalSet::new()
+            .run_until(async {
+                // Reads the request, then exits without answering.
+                let server = ["sh", "-c", "read line; exit 0"].map(String::from);
+                let conn = Conn::spawn(&server).expect("sh starts");
+                let answer =
+                    tokio::time::timeout(Duration::from_secs(10), conn.request("ping", "{}"))
+                        .await
+                        .expect("the call fails instead of waiting for ever");
+                let error = answer.err().expect("no answer can come");
+                assert!(error.contains("closed its stdout"), "{error}");
+            })
+            .await;
+    }
+}
