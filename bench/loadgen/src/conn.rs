@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 
+use futures_util::FutureExt;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
@@ -28,7 +29,8 @@ type Pending = Rc<RefCell<HashMap<u64, oneshot::Sender<Answer>>>>;
 
 /// A server that sends nothing for this long while requests wait has stalled: the run fails
 /// with an error instead of waiting forever (the slowest request of any phase takes
-/// milliseconds). Timed per wait of the reader, not per request, so a call costs no timer.
+/// milliseconds). Only a read of the reader that has to wait is timed, so an answer already
+/// there costs no timer.
 pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 pub struct Conn {
@@ -103,23 +105,27 @@ impl Conn {
                 let mut buffer = Vec::with_capacity(1024 * 1024);
                 loop {
                     buffer.clear();
-                    // A read cut off by the timer keeps what it read in `buffer`; the next
-                    // one goes on from there.
-                    let read = loop {
-                        match tokio::time::timeout(
-                            ANSWER_TIMEOUT,
-                            reader.read_until(b'\n', &mut buffer),
-                        )
-                        .await
-                        {
-                            Ok(read) => break read,
-                            Err(_) if pending.borrow().is_empty() => {}
-                            Err(_) => {
-                                stalled.set(true);
-                                pending.borrow_mut().clear();
-                                return;
+                    // A line already there is taken without a timer or a clock read; only a
+                    // read that has to wait is timed. A read cut off (here or by the timer)
+                    // keeps what it read in `buffer`, and the next one goes on from there.
+                    let read = match reader.read_until(b'\n', &mut buffer).now_or_never() {
+                        Some(read) => read,
+                        None => loop {
+                            match tokio::time::timeout(
+                                ANSWER_TIMEOUT,
+                                reader.read_until(b'\n', &mut buffer),
+                            )
+                            .await
+                            {
+                                Ok(read) => break read,
+                                Err(_) if pending.borrow().is_empty() => {}
+                                Err(_) => {
+                                    stalled.set(true);
+                                    pending.borrow_mut().clear();
+                                    return;
+                                }
                             }
-                        }
+                        },
                     };
                     match read {
                         Ok(0) | Err(_) => {
