@@ -37,6 +37,16 @@ HTTP_LABEL = {
     "http-python-sdk": "Python SDK (sessions, JSON)",
 }
 HTTP_ANCHORS = ["http-rmcp", "http-rmcp-stateful", "http-ts-sdk", "http-python-sdk"]
+# The slow-tool probe without MCP (bench/ceiling): per runtime, the toolwire server and the SDK
+# anchor whose slow tool sleeps on it (None where neither does).
+CEILINGS: list[tuple[str, str, str | None, str | None]] = [
+    ("ceiling-rust", "tokio, current-thread runtime", "toolwire-rust", None),
+    ("ceiling-rust-multi", "tokio, multi-thread runtime", None, "rmcp"),
+    ("ceiling-python", "asyncio, `toolwire.new_event_loop()`", "toolwire-python", None),
+    ("ceiling-python-asyncio", "asyncio, its default loop", None, "python-sdk"),
+    ("ceiling-node", "Node timers (`node:timers/promises`)", "toolwire-node", "ts-sdk"),
+    ("ceiling-kotlin", "kotlinx.coroutines `delay`, `Dispatchers.Default`", "toolwire-kotlin", "kotlin-sdk"),
+]
 HTTP_METRICS: dict[str, tuple[str, Callable[[dict], float], int]] = {
     "calls": ("calls/s, 64 clients", lambda r: r["concurrent"]["calls_per_s"], 0),
     "cpu": ("server CPU per call, µs", lambda r: r["concurrent"]["server_cpu_us_per_call"], 2),
@@ -124,6 +134,39 @@ def figures_table(servers: list[str], labels: dict, metrics: dict, medians: dict
     for key, (title, _, digits) in metrics.items():
         lines.append(f"| {title} | " + " | ".join(fmt(medians[s][key], digits) for s in servers) + " |")
     return lines
+
+
+def ceilings_table(results: dict[str, list[dict]], med: dict) -> list[str]:
+    """Each runtime's own slow-tool share beside the servers whose slow tool sleeps on it."""
+
+    def beside(server: str | None, ceiling: float) -> str:
+        if server is None or server not in med:
+            return "| | "
+        share = med[server]["slow"]
+        return f"| {LABEL[server]}: {share:.3f} | {share / ceiling:.2f} "
+
+    rows = []
+    for name, runtime, ours, anchor in CEILINGS:
+        if name not in results:
+            continue
+        ceiling = statistics.median(r["slow_tool"]["efficiency"] for r in results[name])
+        rows.append(f"| {runtime} | {ceiling:.3f} {beside(ours, ceiling)}{beside(anchor, ceiling)}|")
+    if not rows:
+        return []
+    return [
+        "",
+        "## Slow tool: each runtime's own ceiling (medians)",
+        "",
+        "The slow-tool probe with no MCP and no second process (`bench/ceiling`): 64 tasks of the",
+        "runtime, each sleeping 10 ms in a closed loop, counted as the load generator counts calls.",
+        "Its share of the ideal 6,400 per second is the most a server whose slow tool sleeps on that",
+        "runtime can reach on this machine; each server's share is then divided by it.",
+        "",
+        "| runtime (one process, no MCP) | share of ideal | toolwire server | of the ceiling "
+        "| SDK on it | of the ceiling |",
+        "|---|---:|---|---:|---|---:|",
+        *rows,
+    ]
 
 
 def write(results: dict[str, list[dict]], target: Path, command: str, started: str) -> None:
@@ -261,6 +304,7 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         "",
         *figures_table(servers, LABEL, METRICS, med),
     ]
+    lines += ceilings_table(results, med)
     if http_servers:
         lines += [
             "",
@@ -314,7 +358,8 @@ def main() -> None:
     parser.add_argument("--command", default="bench/run")
     args = parser.parse_args()
     results = load(args.folder)
-    missing = [n for n in ["toolwire-rust", *ANCHORS, "http-toolwire-rust", *HTTP_ANCHORS] if n not in results]
+    required = ["toolwire-rust", *ANCHORS, "http-toolwire-rust", *HTTP_ANCHORS, *(c[0] for c in CEILINGS)]
+    missing = [n for n in required if n not in results]
     if missing:
         sys.exit(f"no results for {', '.join(missing)}")
     if args.check:
