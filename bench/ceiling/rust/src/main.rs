@@ -3,9 +3,9 @@
 //! The load generator's slow-tool probe with no MCP and no second process: 64 tasks, each
 //! awaiting `tokio::time::sleep(10 ms)` in a closed loop, counted as the load generator counts
 //! calls, on a current-thread runtime as the Rust demo's (`--multi-thread`: on tokio's
-//! multi-thread runtime, as rmcp's). Its share of the ideal 6,400 per
-//! second is the most a server whose slow tool sleeps on tokio can reach on this machine.
-//! Prints one JSON line shaped like the load generator's `slow_tool` report.
+//! multi-thread runtime, as rmcp's). Its share of the ideal 6,400 per second is the most a
+//! server whose slow tool sleeps on tokio can reach on this machine. Prints one JSON line
+//! shaped like the load generator's `slow_tool` report.
 
 use std::process::ExitCode;
 use std::sync::Arc;
