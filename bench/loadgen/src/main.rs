@@ -32,6 +32,10 @@ pub struct Plan {
     /// Say on stderr when each timed phase starts and ends (for tools that sample the server
     /// during one phase, like bench/cost-per-call).
     pub announce: bool,
+    /// No server: the slow-tool phase with each worker sleeping on tokio itself.
+    pub sleep_ceiling: bool,
+    /// With `sleep_ceiling`: on tokio's multi-thread runtime instead of a current-thread one.
+    pub multi_thread: bool,
     pub command: Vec<String>,
 }
 
@@ -44,6 +48,7 @@ impl Plan {
 }
 
 const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--slow-k K] [--inflight N] -- CMD [ARGS...]
+       toolwire-loadgen --sleep-ceiling [--multi-thread] [--phase-ms MS] [--slow-k K]
 
   --phase-ms MS   wall time of each timed phase (default 3000)
   --pipeline K    calls in flight in the pipelined phase (default 64)
@@ -53,7 +58,10 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --http          Streamable HTTP: CMD gets a free port in place of {port}; N clients, each its own
                   session and connection (sequential latency with one, calls/s with all)
   --clients N     concurrent HTTP clients (default 64)
-  --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr";
+  --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
+  --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
+                  itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
+  --multi-thread  with --sleep-ceiling: on tokio's multi-thread runtime, as rmcp's";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -66,6 +74,8 @@ fn parse_args() -> Result<Plan, String> {
         http: false,
         http_clients: 64,
         announce: false,
+        sleep_ceiling: false,
+        multi_thread: false,
         command: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -83,6 +93,8 @@ fn parse_args() -> Result<Plan, String> {
             "--sequential-only" => plan.sequential_only = true,
             "--http" => plan.http = true,
             "--announce" => plan.announce = true,
+            "--sleep-ceiling" => plan.sleep_ceiling = true,
+            "--multi-thread" => plan.multi_thread = true,
             "--clients" => plan.http_clients = number("--clients")?.max(1) as usize,
             "--" => {
                 plan.command = args.collect();
@@ -91,8 +103,15 @@ fn parse_args() -> Result<Plan, String> {
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    if plan.command.is_empty() {
-        return Err("no server command after --".into());
+    if plan.sleep_ceiling != plan.command.is_empty() {
+        return Err(if plan.sleep_ceiling {
+            "--sleep-ceiling runs no server".into()
+        } else {
+            "no server command after --".into()
+        });
+    }
+    if plan.multi_thread && !plan.sleep_ceiling {
+        return Err("--multi-thread goes with --sleep-ceiling".into());
     }
     Ok(plan)
 }
@@ -105,17 +124,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = if plan.multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("toolwire-loadgen: {err}");
             return ExitCode::FAILURE;
         }
     };
-    let outcome = if plan.http {
+    let outcome = if plan.sleep_ceiling {
+        let flavor = if plan.multi_thread {
+            "tokio, multi-thread"
+        } else {
+            "tokio, current-thread"
+        };
+        runtime.block_on(scenarios::sleep_ceiling(&plan, flavor))
+    } else if plan.http {
         runtime.block_on(http::run_all(&plan))
     } else {
         runtime.block_on(scenarios::run_all(&plan))

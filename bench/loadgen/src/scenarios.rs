@@ -17,6 +17,37 @@ pub async fn run_all(plan: &Plan) -> Result<Value, String> {
     tokio::task::LocalSet::new().run_until(run(plan)).await
 }
 
+/// The slow-tool phase with no server: each of the K workers awaits `tokio::time::sleep`
+/// itself, counted as the phase counts calls. Its share of the ideal is the most a server whose
+/// slow tool sleeps on tokio can reach on this machine.
+pub async fn sleep_ceiling(plan: &Plan, runtime: &str) -> Result<Value, String> {
+    let ms = plan.slow_ms;
+    let (calls, elapsed) = tokio::task::LocalSet::new()
+        .run_until(closed_loop(
+            plan.slow_concurrency,
+            plan.phase,
+            move |_| async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(())
+            },
+        ))
+        .await?;
+    Ok(json!({"runtime": runtime, "slow_tool": slow_report(plan, calls, elapsed)}))
+}
+
+/// The slow-tool figures of `calls` made in `elapsed`.
+fn slow_report(plan: &Plan, calls: u64, elapsed: Duration) -> Value {
+    let ideal = plan.slow_concurrency as f64 * 1000.0 / plan.slow_ms as f64;
+    let rate = calls as f64 / elapsed.as_secs_f64();
+    json!({
+        "concurrency": plan.slow_concurrency,
+        "sleep_ms": plan.slow_ms,
+        "calls_per_s": round(rate, 0),
+        "ideal_calls_per_s": ideal,
+        "efficiency": round(rate / ideal, 3),
+    })
+}
+
 /// An answer's id and result, read without building a tree; `R` is the part of the result
 /// that is checked.
 #[derive(Deserialize)]
@@ -260,15 +291,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         .await?
     };
     plan.announce("slow", "ended");
-    let ideal = plan.slow_concurrency as f64 * 1000.0 / plan.slow_ms as f64;
-    let slow_rate = calls as f64 / elapsed.as_secs_f64();
-    let slow = json!({
-        "concurrency": plan.slow_concurrency,
-        "sleep_ms": plan.slow_ms,
-        "calls_per_s": round(slow_rate, 0),
-        "ideal_calls_per_s": ideal,
-        "efficiency": round(slow_rate / ideal, 3),
-    });
+    let slow = slow_report(plan, calls, elapsed);
 
     // tools/list, one at a time.
     let mut list_latencies = Vec::new();
