@@ -2,8 +2,9 @@
 //!
 //! Rust pushes jobs (start a call, cancel a call) into a queue and wakes the loop with one byte
 //! on a socket pair; the loop watches the other end (`loop.add_reader`) and runs `drain` on its
-//! own thread, where it holds the GIL anyway, creating and cancelling tasks directly. A task's
-//! done-callback hands the result back through a oneshot channel.
+//! own thread, where it holds the GIL anyway, creating and cancelling tasks directly. The
+//! coroutine itself hands its outcome to a [`CallDone`] as it ends (a oneshot channel to Rust),
+//! which saves the loop a turn per call over a done-callback on the task.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{ErrorKind, Read, Write};
@@ -12,6 +13,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -41,7 +43,7 @@ struct Shared {
     wake_pending: AtomicBool,
     waker: UnixStream,
     next_call: AtomicU64,
-    /// Tasks in flight, by call: touched only by `drain` and done-callbacks (loop thread).
+    /// Tasks in flight, by call: touched only on the loop's thread (`drain`, `CallDone`).
     tasks: Mutex<HashMap<u64, Py<PyAny>>>,
 }
 
@@ -64,7 +66,8 @@ impl BridgeHandle {
         }
     }
 
-    /// Runs `func(ctx, arguments)` (a coroutine function) as a task on the loop.
+    /// Runs `func(ctx, arguments, done)` (a coroutine function that ends by calling
+    /// `done.ok(result)` or `done.fail(exception)`) as a task on the loop.
     pub(crate) async fn run(
         &self,
         func: Arc<Py<PyAny>>,
@@ -183,29 +186,29 @@ impl LoopBridge {
                     arguments,
                     done,
                 } => {
-                    let started = (|| -> PyResult<Py<PyAny>> {
+                    let done = Py::new(
+                        py,
+                        CallDone {
+                            tx: Mutex::new(Some(done)),
+                            call,
+                            shared: self.shared.clone(),
+                        },
+                    )?;
+                    let started = (|| -> PyResult<Bound<'_, PyAny>> {
                         let native_ctx = Py::new(py, NativeContext::new(ctx))?;
-                        let coroutine = func.call1(py, (native_ctx, to_py(py, &arguments)?))?;
-                        let task = event_loop.call_method1("create_task", (coroutine,))?;
-                        Ok(task.unbind())
+                        let coroutine = func
+                            .call1(py, (native_ctx, to_py(py, &arguments)?, done.clone_ref(py)))?;
+                        event_loop.call_method1(intern!(py, "create_task"), (coroutine,))
                     })();
                     match started {
                         Ok(task) => {
-                            let callback = DoneCallback {
-                                tx: Mutex::new(Some(done)),
-                                call,
-                                shared: self.shared.clone(),
-                            };
-                            task.call_method1(py, "add_done_callback", (callback,))?;
                             self.shared
                                 .tasks
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
-                                .insert(call, task);
+                                .insert(call, task.unbind());
                         }
-                        Err(err) => {
-                            let _ = done.send(Err(tool_error(py, err)));
-                        }
+                        Err(err) => done.get().send(Err(tool_error(py, err))),
                     }
                 }
                 Job::Cancel { call } => {
@@ -216,7 +219,7 @@ impl LoopBridge {
                         .unwrap_or_else(|e| e.into_inner())
                         .remove(&call);
                     if let Some(task) = task {
-                        task.call_method0(py, "cancel")?;
+                        task.call_method0(py, intern!(py, "cancel"))?;
                     }
                 }
             }
@@ -225,29 +228,38 @@ impl LoopBridge {
     }
 }
 
-/// Receives a finished task (on the loop's thread) and hands its result to Rust.
-#[pyclass]
-struct DoneCallback {
+/// Where a call's coroutine hands its outcome (on the loop's thread), for Rust.
+#[pyclass(frozen, module = "toolwire._native")]
+pub(crate) struct CallDone {
     tx: Mutex<Option<oneshot::Sender<Outcome>>>,
     call: u64,
     shared: Arc<Shared>,
 }
 
-#[pymethods]
-impl DoneCallback {
-    fn __call__(&self, task: &Bound<'_, PyAny>) {
+impl CallDone {
+    fn send(&self, outcome: Outcome) {
         self.shared
             .tasks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.call);
-        let py = task.py();
-        let outcome = match task.call_method0("result") {
-            Ok(result) => output_from_py(&result),
-            Err(err) => Err(tool_error(py, err)),
-        };
         if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            // Nobody waits any more when the call was cancelled first.
             let _ = tx.send(outcome);
         }
+    }
+}
+
+#[pymethods]
+impl CallDone {
+    /// The tool returned `result` (a CallToolResult-shaped dict).
+    fn ok(&self, result: &Bound<'_, PyAny>) {
+        self.send(output_from_py(result));
+    }
+
+    /// The tool raised `exception`.
+    fn fail(&self, exception: &Bound<'_, PyAny>) {
+        let py = exception.py();
+        self.send(Err(tool_error(py, PyErr::from_value(exception.clone()))));
     }
 }

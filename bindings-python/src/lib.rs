@@ -23,6 +23,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::NativeSession>()?;
     m.add_class::<context::NativeContext>()?;
     m.add_class::<bridge::LoopBridge>()?;
+    m.add_class::<bridge::CallDone>()?;
     m.add_class::<http::NativeHttpServer>()?;
     errors::register(m)?;
     Ok(())

@@ -126,6 +126,34 @@ def test_exceptions_become_error_results(client_for, caplog) -> None:
     assert any("tool unexpected raised" in r.getMessage() for r in caplog.records)
 
 
+def test_async_outcomes_and_conversions(client_for) -> None:
+    # An `async def` tool hands its outcome over from its own coroutine: every way it can end
+    # must reach the client, and the session must go on serving.
+    server = Server("t")
+
+    @server.tool()
+    async def refuse() -> str:
+        raise ToolError("not today")
+
+    @server.tool()
+    async def gives_up() -> str:
+        raise asyncio.CancelledError()
+
+    @server.tool()
+    async def halve(x: float, size: Size, label: str = "x") -> str:
+        assert isinstance(x, float) and isinstance(size, Size)
+        return f"{label}={x / 2} {size.name}"
+
+    client = client_for(server)
+    client.call(1, "refuse")
+    assert result_of(client.recv()) == {"content": [{"type": "text", "text": "not today"}], "isError": True}
+    client.call(2, "gives_up")
+    answer = result_of(client.recv())
+    assert answer["isError"] is True and answer["content"][0]["text"] == "CancelledError"
+    client.call(3, "halve", {"x": 3, "size": "l"})
+    assert text_of(client.recv()) == "x=1.5 L"
+
+
 def test_invalid_arguments_never_reach_python(client_for) -> None:
     calls = []
     server = Server("t")

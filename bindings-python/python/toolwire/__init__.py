@@ -38,7 +38,7 @@ from ._native import (
     ToolwireError,
     TransportError,
 )
-from ._schema import analyse, convert
+from ._schema import analyse, converter
 
 __all__ = [
     "Audio",
@@ -308,12 +308,18 @@ class Context:
 def _wrap(
     fn: Callable[..., Any], context_param: Optional[str], params: dict[str, Any]
 ) -> tuple[Callable[..., Any], bool]:
-    """The engine's calling convention `(native_ctx, arguments) -> result dict` around `fn`."""
+    """The engine's calling convention around `fn`: `(native_ctx, arguments) -> result dict`, or for
+    `async def`, `(native_ctx, arguments, done)` handing its outcome to `done`."""
     is_async = inspect.iscoroutinefunction(fn)
     name = getattr(fn, "__name__", "tool")
+    converters = {key: converter(tp) for key, tp in params.items()}
 
     def prepare(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        kwargs = {key: convert(value, params.get(key, Any)) for key, value in arguments.items() if key in params}
+        kwargs = {}
+        for key, value in arguments.items():
+            if key in converters:
+                to_type = converters[key]
+                kwargs[key] = value if to_type is None or value is None else to_type(value)
         if context_param:
             kwargs[context_param] = Context(native_ctx)
         return kwargs
@@ -324,14 +330,21 @@ def _wrap(
 
     if is_async:
 
-        async def invoke_async(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        async def invoke_async(
+            native_ctx: _native.NativeContext, arguments: dict[str, Any], done: _native.CallDone
+        ) -> None:
+            # The outcome goes to `done` from here, not from a done-callback: one loop turn less.
             try:
-                return _result(await fn(**prepare(native_ctx, arguments)))
-            except asyncio.CancelledError:
-                raise
+                result = _result(await fn(**prepare(native_ctx, arguments)))
             except Exception as exc:
                 failed(exc)
+                done.fail(exc)
+                return
+            except BaseException as exc:
+                # Cancelled (or the process is exiting): Rust hears of it, the task still ends so.
+                done.fail(exc)
                 raise
+            done.ok(result)
 
         return invoke_async, True
 

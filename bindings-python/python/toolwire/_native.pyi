@@ -46,6 +46,12 @@ class NativeContext:
     def wait_cancelled(self, event_loop: Any) -> Any:
         """An asyncio future that completes when the call is cancelled."""
 
+class CallDone:
+    """Where an `async def` tool's coroutine hands its outcome as it ends."""
+
+    def ok(self, result: dict[str, Any]) -> None: ...
+    def fail(self, exception: BaseException) -> None: ...
+
 class LoopBridge:
     """Hands `async def` calls to an asyncio loop: `loop.add_reader(bridge.fileno(), bridge.drain)`."""
 
@@ -88,11 +94,14 @@ class NativeServer:
     def add_tool(
         self,
         definition: dict[str, Any],
-        func: Callable[[NativeContext, dict[str, Any]], Any],
+        func: Callable[..., Any],
         is_async: bool,
         timeout_ms: Optional[int] = None,
         max_concurrency: Optional[int] = None,
-    ) -> None: ...
+    ) -> None:
+        """`func(ctx, arguments)` returns the CallToolResult dict; with `is_async`,
+        `func(ctx, arguments, done)` is a coroutine that ends by calling `done.ok(result)` or
+        `done.fail(exception)`."""
     def stop(self) -> None: ...
     def remove_tool(self, name: str) -> bool: ...
     def tool_names(self) -> list[str]: ...

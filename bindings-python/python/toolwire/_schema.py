@@ -284,6 +284,18 @@ def _output_schema(returns: Any, builder: SchemaBuilder) -> dict[str, Any] | Non
     return schema
 
 
+# Annotations whose validated JSON values `convert` returns as they are.
+_UNCHANGED: tuple[Any, ...] = (inspect.Parameter.empty, Any, str, int, bool, dict, list, object)
+
+
+def converter(tp: Any) -> Union[Callable[[Any], Any], None]:
+    """`convert(value, tp)` as a function of the value, decided once per parameter (at
+    registration); `None` where the value is passed as it is."""
+    if any(tp is unchanged for unchanged in _UNCHANGED):
+        return None
+    return lambda value: convert(value, tp)
+
+
 def convert(value: Any, tp: Any) -> Any:
     """A validated JSON argument as the declared Python type (enums, dataclasses, models)."""
     if value is None or tp is inspect.Parameter.empty or tp is Any:
