@@ -1,7 +1,8 @@
 """python sleep_ceiling.py [--phase-ms MS] [--loop toolwire|asyncio] [--task-per-call]
 
 The load generator's slow-tool probe with no MCP and no second process: 64 asyncio tasks, each
-awaiting `asyncio.sleep(0.01)` in a closed loop, counted as the load generator counts calls.
+awaiting `asyncio.sleep(0.01)` in a closed loop, counted as the load generator counts calls
+(after half a phase unmeasured, as its slow phase).
 `--loop toolwire` (the default) runs on `toolwire.new_event_loop()`, the loop `server.run()`
 serves on; `--loop asyncio` on asyncio's own, the Python SDK's. The share of the ideal 6,400 per
 second is the most a server whose slow tool sleeps on that loop can reach on this machine.
@@ -23,6 +24,11 @@ SLEEP_MS = 10
 
 
 async def probe(phase_s: float, task_per_call: bool) -> tuple[int, float, float]:
+    await closed_loop(phase_s / 2, task_per_call)
+    return await closed_loop(phase_s, task_per_call)
+
+
+async def closed_loop(phase_s: float, task_per_call: bool) -> tuple[int, float, float]:
     loop = asyncio.get_running_loop()
     start = time.monotonic()
     cpu_start = time.thread_time()
