@@ -2,9 +2,10 @@
 //
 // The load generator's slow-tool probe with no MCP and no second process: 64 async loops, each
 // awaiting `setTimeout(10)` from node:timers/promises (as the Node demo's sleep does), counted
-// as the load generator counts calls (after half a phase unmeasured, as its slow phase). The share of the ideal 6,400 per second is the most a
-// server whose slow tool sleeps on Node's timers can reach on this machine. Prints one JSON
-// line shaped like the load generator's `slow_tool` report.
+// as the load generator counts calls (after half a phase unmeasured, as its slow phase). The
+// share of the ideal 6,400 per second is the most a server whose slow tool sleeps on Node's
+// timers can reach on this machine. Prints one JSON line shaped like the load generator's
+// `slow_tool` report.
 import { setTimeout as delay } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
 

@@ -186,14 +186,20 @@ impl LoopBridge {
                     arguments,
                     done,
                 } => {
-                    let done = Py::new(
-                        py,
-                        CallDone {
-                            tx: Mutex::new(Some(done)),
-                            call,
-                            shared: self.shared.clone(),
-                        },
-                    )?;
+                    let done = CallDone {
+                        tx: Mutex::new(Some(done)),
+                        call,
+                        shared: self.shared.clone(),
+                    };
+                    let done = match Py::new(py, done) {
+                        Ok(done) => done,
+                        Err(err) => {
+                            // Out of memory: this call's sender went with it (it fails as if
+                            // the loop had stopped); the other jobs still run.
+                            tracing::debug!("could not start an async tool: {err}");
+                            continue;
+                        }
+                    };
                     let started = (|| -> PyResult<Bound<'_, PyAny>> {
                         let native_ctx = Py::new(py, NativeContext::new(ctx))?;
                         let coroutine = func

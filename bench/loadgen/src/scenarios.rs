@@ -18,8 +18,8 @@ pub async fn run_all(plan: &Plan) -> Result<Value, String> {
 }
 
 /// The slow-tool phase with no server: each of the K workers awaits `tokio::time::sleep`
-/// itself, counted as the phase counts calls (after the same unmeasured half phase). Its share of the ideal is the most a server whose
-/// slow tool sleeps on tokio can reach on this machine.
+/// itself, counted as the phase counts calls (after the same unmeasured half phase). Its share
+/// of the ideal is the most a server whose slow tool sleeps on tokio can reach on this machine.
 pub async fn sleep_ceiling(plan: &Plan, runtime: &str) -> Result<Value, String> {
     let ms = plan.slow_ms;
     let sleeps = |phase| {
