@@ -158,9 +158,10 @@ def ceilings_table(results: dict[str, list[dict]], med: dict) -> list[str]:
         "## Slow tool: each runtime's own ceiling (medians)",
         "",
         "The slow-tool probe with no MCP and no second process (`bench/ceiling`): 64 tasks of the",
-        "runtime, each sleeping 10 ms in a closed loop, counted as the load generator counts calls.",
-        "Its share of the ideal 6,400 per second is the most a server whose slow tool sleeps on that",
-        "runtime can reach on this machine; each server's share is then divided by it.",
+        "runtime, each sleeping 10 ms in a closed loop, counted as the load generator counts calls",
+        "(after half a phase unmeasured, as the servers' slow phase). Its share of the ideal 6,400",
+        "per second is the most a server whose slow tool sleeps on that runtime can reach on this",
+        "machine; each server's share is then divided by it.",
         "",
         "| runtime (one process, no MCP) | share of ideal | toolwire server | of the ceiling "
         "| SDK on it | of the ceiling |",
