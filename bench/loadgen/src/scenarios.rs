@@ -18,37 +18,40 @@ pub async fn run_all(plan: &Plan) -> Result<Value, String> {
 }
 
 /// The slow-tool phase with no server: each of the K workers awaits `tokio::time::sleep`
-/// itself, counted as the phase counts calls (after the same unmeasured half phase). Its share
-/// of the ideal is the most a server whose slow tool sleeps on tokio can reach on this machine.
+/// itself, counted as the phase counts calls. Its share of the ideal is the most a server whose
+/// slow tool sleeps on tokio can reach on this machine.
 pub async fn sleep_ceiling(plan: &Plan, runtime: &str) -> Result<Value, String> {
     let ms = plan.slow_ms;
-    let sleeps = |phase| {
-        closed_loop(plan.slow_concurrency, phase, move |_| async move {
+    let slow = tokio::task::LocalSet::new()
+        .run_until(slow_phase(plan, move |_| async move {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             Ok(())
-        })
-    };
-    // Warmed up as the slow phase is.
-    let (calls, elapsed) = tokio::task::LocalSet::new()
-        .run_until(async {
-            sleeps(plan.phase / 2).await?;
-            sleeps(plan.phase).await
-        })
+        }))
         .await?;
-    Ok(json!({"runtime": runtime, "slow_tool": slow_report(plan, calls, elapsed)}))
+    Ok(json!({"runtime": runtime, "slow_tool": slow}))
 }
 
-/// The slow-tool figures of `calls` made in `elapsed`.
-fn slow_report(plan: &Plan, calls: u64, elapsed: Duration) -> Value {
+/// The slow-tool phase: K workers in a closed loop of `call`, run unmeasured for half a phase
+/// and then timed for one. The echo warm-up never runs a server's slow path, and a JIT compiling
+/// it (the JVM's C2 took most of a core here) would otherwise be measured with it.
+async fn slow_phase<F, Fut>(plan: &Plan, call: F) -> Result<Value, String>
+where
+    F: Fn(u64) -> Fut + Clone + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + 'static,
+{
+    closed_loop(plan.slow_concurrency, plan.phase / 2, call.clone()).await?;
+    plan.announce("slow", "started");
+    let (calls, elapsed) = closed_loop(plan.slow_concurrency, plan.phase, call).await?;
+    plan.announce("slow", "ended");
     let ideal = plan.slow_concurrency as f64 * 1000.0 / plan.slow_ms as f64;
     let rate = calls as f64 / elapsed.as_secs_f64();
-    json!({
+    Ok(json!({
         "concurrency": plan.slow_concurrency,
         "sleep_ms": plan.slow_ms,
         "calls_per_s": round(rate, 0),
         "ideal_calls_per_s": ideal,
         "efficiency": round(rate / ideal, 3),
-    })
+    }))
 }
 
 /// An answer's id and result, read without building a tree; `R` is the part of the result
@@ -282,22 +285,16 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         "client_cpu_us_per_call": client_cpu_us_per_call,
     });
 
-    // Slow tool: K concurrent calls of a tool that sleeps `slow_ms`, after as many unmeasured
-    // for half a phase: the echo warm-up never ran this path, and a JIT compiling it (the JVM's
-    // C2 took most of a core here) would otherwise be measured with it.
-    let slow_calls = |phase| {
+    // Slow tool: K concurrent calls of a tool that sleeps `slow_ms`.
+    let slow = {
         let conn = conn.clone();
         let ms = plan.slow_ms;
-        closed_loop(plan.slow_concurrency, phase, move |_| {
+        slow_phase(plan, move |_| {
             let conn = conn.clone();
             async move { sleep_call(&conn, ms).await }
         })
+        .await?
     };
-    slow_calls(plan.phase / 2).await?;
-    plan.announce("slow", "started");
-    let (calls, elapsed) = slow_calls(plan.phase).await?;
-    plan.announce("slow", "ended");
-    let slow = slow_report(plan, calls, elapsed);
 
     // tools/list, one at a time.
     let mut list_latencies = Vec::new();
