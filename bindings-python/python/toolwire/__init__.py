@@ -319,7 +319,7 @@ def _wrap(
         for key, value in arguments.items():
             if key in converters:
                 to_type = converters[key]
-                kwargs[key] = value if to_type is None or value is None else to_type(value)
+                kwargs[key] = value if to_type is None else to_type(value)
         if context_param:
             kwargs[context_param] = Context(native_ctx)
         return kwargs
