@@ -16,7 +16,8 @@ use napi::{Env, JsValue, Status};
 use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::oneshot;
-use toolwire::{JsonCallback, ToolError};
+use toolwire::ToolError;
+use toolwire::host::JsonCallback;
 
 use crate::js_thread;
 

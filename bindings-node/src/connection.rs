@@ -14,8 +14,9 @@ use napi::Status;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
+use toolwire::host::{HostHooks, LocalExecutor};
 use toolwire::transport::{FrameError, LineDecoder};
-use toolwire::{CancellationToken, HostHooks, LocalExecutor, Outbound, Server, Session};
+use toolwire::{CancellationToken, Outbound, Server, Session};
 
 use crate::js_thread;
 use crate::runtime::runtime;

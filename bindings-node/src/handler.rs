@@ -132,5 +132,5 @@ pub fn invalid_arguments_text(tool: String, issues: Vec<ArgumentIssue>) -> Strin
             message: issue.message,
         })
         .collect();
-    toolwire::invalid_arguments_text(&tool, &violations)
+    toolwire::host::invalid_arguments_text(&tool, &violations)
 }

@@ -7,8 +7,9 @@ use napi::Status;
 use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
+use toolwire::host::ViaJson;
 use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
-use toolwire::{CancellationToken, Server, ViaJson};
+use toolwire::{CancellationToken, Server};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
 use crate::runtime::runtime;

@@ -1,7 +1,6 @@
 //! The `toolwire` Node addon: types converted, core called, nothing more.
 //! The JavaScript API on top lives in `../lib/`.
 
-#![deny(unsafe_op_in_unsafe_fn)]
 // Exported functions are registered with Node when the addon loads, which `cfg(test)` builds
 // (clippy --all-targets) leave out, so they look unused there.
 #![cfg_attr(test, allow(dead_code))]

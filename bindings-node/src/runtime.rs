@@ -10,13 +10,10 @@ static HANDLE: OnceLock<Handle> = OnceLock::new();
 /// Builds the runtime and hands it to napi; called once when the addon loads.
 pub(crate) fn install() {
     HANDLE.get_or_init(|| {
-        // One worker runs what does not happen on the JS thread (timers, deadlines, the
-        // back-channel, answers of calls that returned a Promise).
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("toolwire")
-            .enable_all()
-            .build()
+        // Core's runtime, built here because napi must own it. Its one worker runs what does
+        // not happen on the JS thread (timers, deadlines, the back-channel, answers of calls
+        // that returned a Promise).
+        let runtime = toolwire::host::build_runtime()
             .unwrap_or_else(|err| panic!("toolwire: cannot start its runtime: {err}"));
         let handle = runtime.handle().clone();
         napi::bindgen_prelude::create_custom_tokio_runtime(runtime);

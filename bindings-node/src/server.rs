@@ -6,9 +6,8 @@ use std::time::Duration;
 use napi::bindgen_prelude::{Function, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
-use toolwire::{
-    Prompt, Reference, Resource, ResourceTemplate, Server, ServerOptions, Tool, ViaJson,
-};
+use toolwire::host::ViaJson;
+use toolwire::{Prompt, Reference, Resource, ResourceTemplate, Server, ServerOptions, Tool};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
 use crate::connection::NativeConnection;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use pyo3::prelude::*;
 use serde_json::Value;
-use toolwire::{JsonCallback, ToolError};
+use toolwire::ToolError;
+use toolwire::host::JsonCallback;
 
 use crate::convert::{to_json, to_py};
 use crate::handler::tool_error;

@@ -9,7 +9,7 @@ use toolwire::{Context, LogLevel, RequestId, RequestOptions};
 
 use crate::convert::{to_json, to_py};
 use crate::errors::to_py_err;
-use crate::runtime::runtime;
+use toolwire::host::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeContext {

@@ -77,7 +77,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             )));
         }
         // 3.0 goes out as 3, as in every other language's server (JSON has one number type).
-        return Ok(toolwire::json_number(f));
+        return Ok(toolwire::host::json_number(f));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(s.to_cow()?.into_owned()));

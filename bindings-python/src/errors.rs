@@ -82,10 +82,10 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
             Python::attach(|py| {
                 let value = err.value(py);
                 let _ = value.setattr("code", error.code.0);
-                if let Some(data) = &error.data {
-                    if let Ok(data) = crate::convert::to_py(py, data) {
-                        let _ = value.setattr("data", data);
-                    }
+                if let Some(data) = &error.data
+                    && let Ok(data) = crate::convert::to_py(py, data)
+                {
+                    let _ = value.setattr("data", data);
                 }
             });
             err

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use toolwire::CancellationToken;
 use toolwire::transport::http::HttpServer;
 
-use crate::runtime::runtime;
+use toolwire::host::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeHttpServer {

@@ -1,8 +1,6 @@
 //! The `toolwire._native` extension module: types converted, core called, nothing more.
 //! The Python API on top lives in `python/toolwire/`.
 
-#![deny(unsafe_op_in_unsafe_fn)]
-
 mod bridge;
 mod catalog;
 mod context;
@@ -10,7 +8,6 @@ mod convert;
 mod errors;
 mod handler;
 mod http;
-mod runtime;
 mod server;
 
 use pyo3::prelude::*;

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use toolwire::host::ViaJson;
 use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
 use toolwire::{
     CancellationToken, Outbound, Prompt, Reference, Resource, ResourceTemplate, Server,
-    ServerOptions, Session, Tool, ViaJson,
+    ServerOptions, Session, Tool,
 };
 
 use crate::bridge::{BridgeHandle, LoopBridge};
@@ -17,7 +18,7 @@ use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{BridgeSlot, PyToolHandler};
 use crate::http::NativeHttpServer;
-use crate::runtime::runtime;
+use toolwire::host::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeServer {

@@ -10,8 +10,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use toolwire::host::{HostHooks, LocalExecutor};
 use toolwire::transport::{FrameError, LineDecoder};
-use toolwire::{HostHooks, LocalExecutor, Outbound, Session};
+use toolwire::{Outbound, Session};
 
 use crate::errors::ToolwireError;
 use crate::queue::{Completion, Work, queue, taking_own_calls};

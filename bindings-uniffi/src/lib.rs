@@ -4,7 +4,6 @@
 //! records, JSON crosses as text, and a host-language handler is a foreign trait the engine
 //! awaits like any Rust handler. The Kotlin and Swift sources are generated from the built
 //! library (`uniffi-bindgen generate --library`); see `bindings-uniffi/README.md`.
-#![deny(unsafe_op_in_unsafe_fn)]
 
 mod catalog;
 mod connection;

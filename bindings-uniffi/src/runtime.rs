@@ -1,23 +1,13 @@
 //! One tokio runtime for the whole process, shared by every server.
 
-use std::sync::OnceLock;
-
 use tokio::runtime::Runtime;
 
-/// One worker runs the protocol (cross-core wake-ups cost more than they give for protocol
-/// work); Kotlin coroutines and Swift tasks run on their own executors, and blocking handlers
-/// on the runtime's blocking threads.
+/// The engine's runtime (core's, shared by every server); the engine's logs go to stderr as
+/// `TOOLWIRE_LOG` says, set up on first use.
 pub(crate) fn runtime() -> &'static Runtime {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        toolwire::logs::init_from_env(None);
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("toolwire")
-            .enable_all()
-            .build()
-            .unwrap_or_else(|err| panic!("toolwire: cannot start its runtime: {err}"))
-    })
+    static LOGS: std::sync::Once = std::sync::Once::new();
+    LOGS.call_once(|| toolwire::logs::init_from_env(None));
+    toolwire::host::runtime()
 }
 
 /// Runs `future` on the engine's runtime and waits for it from whatever executor polls the

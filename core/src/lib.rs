@@ -2,12 +2,14 @@
 #![warn(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+mod cancel;
 pub mod catalog;
-mod context;
 mod dispatch;
 mod error;
 mod flag;
 mod handler;
+pub mod host;
+mod limiter;
 #[cfg(feature = "env-logs")]
 pub mod logs;
 pub mod protocol;
@@ -16,21 +18,19 @@ pub mod transport;
 pub mod wire;
 
 pub use catalog::{
-    Completer, Completion, CompletionRequest, JsonCallback, Prompt, PromptArgument, PromptHandler,
-    PromptMessage, PromptRequest, PromptResult, Reference, Resource, ResourceContents,
-    ResourceHandler, ResourceRequest, ResourceTemplate, Role, ViaJson,
+    Completer, Completion, CompletionRequest, Prompt, PromptArgument, PromptHandler, PromptMessage,
+    PromptRequest, PromptResult, Reference, Resource, ResourceContents, ResourceHandler,
+    ResourceRequest, ResourceTemplate, Role,
 };
-pub use context::{Context, json_number};
 pub use dispatch::{
-    CallTask, HostHooks, LocalExecutor, Outbound, RequestOptions, Server, ServerBuilder,
-    ServerOptions, Session,
+    Context, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,
 };
 pub use error::Error;
 pub use handler::{ToolError, ToolHandler};
 pub use protocol::{
     Content, Implementation, LogLevel, ProtocolVersion, Tool, ToolAnnotations, ToolOutput,
 };
-pub use registry::{Violation, invalid_arguments_text};
+pub use registry::Violation;
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{ErrorCode, ErrorObject, RequestId};
 

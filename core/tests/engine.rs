@@ -736,7 +736,7 @@ fn host_driven_session_answers_inline_and_notifies_later() {
     let runtime = host_runtime();
     let server = toolwire_demo::build_server().unwrap();
     let (rang, rung) = std::sync::mpsc::channel::<()>();
-    let hooks = toolwire::HostHooks {
+    let hooks = toolwire::host::HostHooks {
         notify: Box::new(move || {
             let _ = rang.send(());
         }),
@@ -776,8 +776,8 @@ fn host_driven_session_answers_inline_and_notifies_later() {
 fn hosted_session_hands_pending_calls_to_the_host() {
     let runtime = host_runtime();
     let server = toolwire_demo::build_server().unwrap();
-    let handed = Arc::new(std::sync::Mutex::new(Vec::<toolwire::CallTask>::new()));
-    let hooks = toolwire::HostHooks {
+    let handed = Arc::new(std::sync::Mutex::new(Vec::<toolwire::host::CallTask>::new()));
+    let hooks = toolwire::host::HostHooks {
         notify: Box::new(|| {}),
         spawn_call: Some(Box::new({
             let handed = handed.clone();
@@ -818,10 +818,10 @@ fn local_executor_polls_handed_calls_on_the_host_thread() {
     let runtime = host_runtime();
     let server = toolwire_demo::build_server().unwrap();
     let (rang, rung) = std::sync::mpsc::channel::<()>();
-    let executor = toolwire::LocalExecutor::new(move || {
+    let executor = toolwire::host::LocalExecutor::new(move || {
         let _ = rang.send(());
     });
-    let hooks = toolwire::HostHooks {
+    let hooks = toolwire::host::HostHooks {
         notify: Box::new(|| {}),
         spawn_call: Some(Box::new({
             let executor = executor.clone();

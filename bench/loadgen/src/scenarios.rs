@@ -37,7 +37,7 @@ pub async fn sleep_ceiling(plan: &Plan, runtime: &str) -> Result<Value, String> 
 async fn slow_phase<F, Fut>(plan: &Plan, call: F) -> Result<Value, String>
 where
     F: Fn(u64) -> Fut + Clone + 'static,
-    Fut: std::future::Future<Output = Result<(), String>> + 'static,
+    Fut: Future<Output = Result<(), String>> + 'static,
 {
     closed_loop(plan.slow_concurrency, plan.phase / 2, call.clone()).await?;
     plan.announce("slow", "started");
@@ -193,7 +193,7 @@ async fn closed_loop<F, Fut>(
 ) -> Result<(u64, Duration), String>
 where
     F: Fn(u64) -> Fut + Clone + 'static,
-    Fut: std::future::Future<Output = Result<(), String>> + 'static,
+    Fut: Future<Output = Result<(), String>> + 'static,
 {
     let start = Instant::now();
     let deadline = start + phase;

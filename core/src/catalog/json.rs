@@ -1,5 +1,6 @@
 //! Handlers behind one JSON call: how a binding hands a host-language function to the engine
-//! for resources, prompts and completion (and, over HTTP, token checks). The request and answer
+//! for resources, prompts and completion (and, over HTTP, token checks: their
+//! implementation is in `transport::http::auth`). The request and answer
 //! shapes are decided here, once, for every binding.
 
 use async_trait::async_trait;
@@ -93,47 +94,5 @@ impl<C: JsonCallback> Completer for ViaJson<C> {
             })
             .ok_or_else(|| ToolError::new("a completer must return a list of strings"))?;
         Ok(Completion::new(values))
-    }
-}
-
-#[cfg(feature = "http")]
-#[async_trait]
-impl<C: JsonCallback> crate::transport::http::TokenValidator for ViaJson<C> {
-    async fn validate(
-        &self,
-        token: &str,
-    ) -> Result<crate::transport::http::TokenInfo, crate::transport::http::AuthRejection> {
-        use crate::transport::http::{AuthRejection, TokenInfo};
-        let verdict = match self.answer(json!({"token": token})).await {
-            Ok(verdict) => verdict,
-            Err(err) => {
-                tracing::warn!(error = %err, "the token validator failed; refusing the token");
-                return Err(AuthRejection::invalid_token(
-                    "the token could not be validated",
-                ));
-            }
-        };
-        match verdict {
-            Value::Object(map) => match map.get("insufficientScope") {
-                Some(scope) => Err(AuthRejection::insufficient_scope(
-                    scope.as_str().unwrap_or_default(),
-                )),
-                None => Ok(TokenInfo::new(
-                    map.get("subject")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    map.get("scopes")
-                        .and_then(Value::as_array)
-                        .map(|s| {
-                            s.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_owned)
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                )),
-            },
-            _ => Err(AuthRejection::invalid_token("invalid token")),
-        }
     }
 }

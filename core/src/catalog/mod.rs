@@ -2,7 +2,7 @@
 //! handler traits their code implements, and the registry sessions read.
 
 mod defs;
-mod json;
+pub(crate) mod json;
 mod template;
 
 use std::collections::{BTreeMap, HashMap};
@@ -16,7 +16,6 @@ pub use defs::{
     Completion, Prompt, PromptArgument, PromptMessage, PromptResult, Resource, ResourceContents,
     ResourceTemplate, Role,
 };
-pub use json::{JsonCallback, ViaJson};
 pub(crate) use template::UriPattern;
 
 use crate::{Error, ToolError};

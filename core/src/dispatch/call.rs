@@ -10,9 +10,9 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::SessionShared;
-use super::limiter::Admission;
+use super::context::{CallState, Context};
 use super::responder::Responder;
-use crate::context::{CallState, Context};
+use crate::limiter::Admission;
 use crate::protocol::{ProtocolVersion, ToolOutput};
 use crate::registry::{RegisteredTool, describe_violations, invalid_arguments_text};
 use crate::wire::{ErrorObject, RequestId};

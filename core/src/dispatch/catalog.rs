@@ -7,46 +7,34 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::SessionShared;
+use super::method::{Family, Method};
+use super::paging::write_page;
 use super::responder::Responder;
-use super::session::write_page;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::protocol::ProtocolVersion;
 use crate::wire::{ErrorCode, ErrorObject};
 
-/// The methods served here.
-pub(crate) const METHODS: [&str; 8] = [
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-];
-
 pub(crate) fn handle(
     session: &Arc<SessionShared>,
     responder: Responder,
-    method: &str,
+    method: Method,
     params: Option<Value>,
     version: ProtocolVersion,
 ) {
     let catalog = &session.server.catalog;
     // A capability the server does not have (nothing of that kind registered) is -32601.
-    let offered = if method.starts_with("resources/") {
-        catalog.has_resources()
-    } else if method.starts_with("prompts/") {
-        catalog.has_prompts()
-    } else {
-        catalog.has_completers()
+    let offered = match method.family() {
+        Family::Resources => catalog.has_resources(),
+        Family::Prompts => catalog.has_prompts(),
+        Family::Completion => catalog.has_completers(),
+        Family::Lifecycle | Family::Tools | Family::Logging => false,
     };
     if !offered {
-        return responder.error(ErrorObject::method_not_found(method));
+        return responder.error(ErrorObject::method_not_found(method.name()));
     }
     let page_size = session.server.options.page_size;
     match method {
-        "resources/list" => {
+        Method::ResourcesList => {
             let items = catalog::snapshot(&catalog.resources);
             answer_page(
                 responder,
@@ -57,7 +45,7 @@ pub(crate) fn handle(
                 |r| r.def.to_json(version),
             )
         }
-        "resources/templates/list" => {
+        Method::ResourceTemplatesList => {
             let items = catalog::snapshot(&catalog.templates);
             answer_page(
                 responder,
@@ -68,7 +56,7 @@ pub(crate) fn handle(
                 |t| t.def.to_json(version),
             )
         }
-        "prompts/list" => {
+        Method::PromptsList => {
             let items = catalog::snapshot(&catalog.prompts);
             answer_page(
                 responder,
@@ -79,15 +67,15 @@ pub(crate) fn handle(
                 |p| p.def.to_json(version),
             )
         }
-        "resources/read" => read(session, responder, params),
-        "resources/subscribe" | "resources/unsubscribe" => {
+        Method::ResourcesRead => read(session, responder, params),
+        Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
             let Some(uri) = string_param(params.as_ref(), "uri") else {
                 return responder.error(ErrorObject::invalid_params(
                     "Invalid params: \"uri\" must be a string",
                 ));
             };
             let mut subscriptions = session.subscriptions();
-            if method == "resources/subscribe" {
+            if method == Method::ResourcesSubscribe {
                 subscriptions.insert(uri);
             } else {
                 subscriptions.remove(&uri);
@@ -95,8 +83,14 @@ pub(crate) fn handle(
             drop(subscriptions);
             responder.result(&json!({}));
         }
-        "prompts/get" => get_prompt(session, responder, params),
-        _ => complete(session, responder, params),
+        Method::PromptsGet => get_prompt(session, responder, params),
+        Method::CompletionComplete => complete(session, responder, params),
+        // Routed elsewhere by the router; never offered here.
+        Method::Initialize
+        | Method::Ping
+        | Method::ToolsList
+        | Method::ToolsCall
+        | Method::LoggingSetLevel => {}
     }
 }
 

@@ -1,18 +1,33 @@
 //! Dispatch: sessions, routing, tool calls, correlation in both directions, limits.
+//!
+//! | module | job |
+//! |---|---|
+//! | `session` | one client's state: calls in flight, outbound channel, shutdown |
+//! | `router`, `method` | each inbound message to its handler, through one method table |
+//! | `lifecycle` | `initialize`, `notifications/initialized`, the log level |
+//! | `call`, `context` | a tool call from arguments to answer, and what its handler gets |
+//! | `catalog`, `paging` | resources, prompts, completion; the list methods' pages |
+//! | `watch` | list changes and resource updates pushed to each session |
+//! | `peer`, `responder` | requests to the client; where answers go |
+//! | `exchange` | what the HTTP transport needs beyond frames in and out |
 
 mod call;
 mod catalog;
-mod limiter;
-mod local;
+mod context;
+mod exchange;
+mod lifecycle;
+mod method;
+mod paging;
 mod peer;
 mod responder;
+mod router;
 mod server;
 mod session;
+mod watch;
 
-pub(crate) use limiter::Limiter;
-pub use local::LocalExecutor;
+pub use context::{Context, json_number};
 pub use peer::RequestOptions;
 pub(crate) use responder::{RequestStream, StreamItem, StreamReceiver};
 pub use server::{Server, ServerBuilder, ServerOptions};
 pub(crate) use session::SessionShared;
-pub use session::{CallTask, HostHooks, Outbound, Session};
+pub use session::{Outbound, Session};

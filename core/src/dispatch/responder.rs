@@ -9,7 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_with};
 
-/// A host's wake-up for outbound frames (see [`HostHooks`](crate::HostHooks)).
+/// A host's wake-up for outbound frames (see [`HostHooks`](crate::host::HostHooks)).
 pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
 
 /// Where a session's outbound frames go: the session's one channel (read by

@@ -3,11 +3,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Limiter;
 use crate::catalog::{
     Catalog, Completer, Prompt, PromptHandler, Reference, Resource, ResourceHandler,
     ResourceTemplate,
 };
+use crate::limiter::Limiter;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Tool};
 use crate::registry::ToolRegistry;
 use crate::wire::Limits;

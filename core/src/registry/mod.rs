@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use tokio::sync::watch;
 
-use crate::dispatch::Limiter;
+use crate::limiter::Limiter;
 use crate::protocol::tool::valid_tool_name;
 use crate::protocol::{ProtocolVersion, Tool};
 use crate::{Error, ToolHandler};

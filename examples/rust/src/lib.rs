@@ -6,7 +6,8 @@ pub mod conformance;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolwire::{Context, Error, Server, ServerOptions, Tool, ToolError, ToolOutput, json_number};
+use toolwire::host::json_number;
+use toolwire::{Context, Error, Server, ServerOptions, Tool, ToolError, ToolOutput};
 
 /// The demo's instructions, identical in every language.
 pub const INSTRUCTIONS: &str =

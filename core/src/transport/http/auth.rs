@@ -4,6 +4,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use hyper::StatusCode;
+use hyper::header::{self, HeaderMap};
+use serde_json::{Value, json};
+
+use super::headers::text_header;
+use super::replies::{Reply, challenge_reply, json_reply, quoted};
+use crate::host::{JsonCallback, ViaJson};
 
 /// What a valid token says about its holder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,6 +103,133 @@ impl BearerAuth {
             authorization_servers: vec![authorization_server.into()],
             scopes_supported: Vec::new(),
             resource: None,
+        }
+    }
+}
+
+/// Where clients find the protected-resource metadata (RFC 9728), before the endpoint's path.
+pub(super) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// The endpoint's side of bearer tokens: checking one, and the metadata that points clients at
+/// the authorization servers.
+impl BearerAuth {
+    /// The token's subject, or the 401/403 with its challenge.
+    pub(super) async fn authorize(
+        &self,
+        headers: &HeaderMap,
+        host: Option<&str>,
+        path: &str,
+    ) -> Result<Option<String>, Reply> {
+        let token = text_header(headers, &header::AUTHORIZATION).and_then(|value| {
+            let (scheme, token) = value.split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| token.trim())
+                .filter(|t| !t.is_empty())
+        });
+        let metadata = self.metadata_url(host, path);
+        let Some(token) = token else {
+            let challenge = format!("Bearer resource_metadata=\"{metadata}\"");
+            return Err(challenge_reply(
+                StatusCode::UNAUTHORIZED,
+                &challenge,
+                "Unauthorized: a bearer token is required",
+            ));
+        };
+        match self.validator.validate(token).await {
+            Ok(info) => Ok(info.subject),
+            Err(rejection) => {
+                let (status, error) = if rejection.insufficient_scope {
+                    (StatusCode::FORBIDDEN, "insufficient_scope")
+                } else {
+                    (StatusCode::UNAUTHORIZED, "invalid_token")
+                };
+                let mut challenge = format!("Bearer error=\"{error}\"");
+                if let Some(scope) = &rejection.scope {
+                    challenge.push_str(&format!(", scope=\"{}\"", quoted(scope)));
+                }
+                challenge.push_str(&format!(", resource_metadata=\"{metadata}\""));
+                if let Some(description) = &rejection.description {
+                    challenge.push_str(&format!(", error_description=\"{}\"", quoted(description)));
+                }
+                let message = if rejection.insufficient_scope {
+                    "Forbidden: the token lacks a required scope"
+                } else {
+                    "Unauthorized: the token is invalid or expired"
+                };
+                Err(challenge_reply(status, &challenge, message))
+            }
+        }
+    }
+
+    /// This server's canonical URL: the configured one, or `http://<Host><path>`.
+    fn resource_url(&self, host: Option<&str>, path: &str) -> String {
+        self.resource
+            .clone()
+            .unwrap_or_else(|| format!("http://{}{path}", host.unwrap_or("localhost")))
+    }
+
+    fn metadata_url(&self, host: Option<&str>, path: &str) -> String {
+        let resource = self.resource_url(host, path);
+        // Insert the well-known prefix between the origin and the path (RFC 9728 §3.1).
+        let (origin, path) = match resource.find("://") {
+            Some(scheme_end) => match resource[scheme_end + 3..].find('/') {
+                Some(slash) => resource.split_at(scheme_end + 3 + slash),
+                None => (resource.as_str(), ""),
+            },
+            None => (resource.as_str(), ""),
+        };
+        quoted(&format!("{origin}{METADATA_PATH}{path}"))
+    }
+
+    /// The protected-resource metadata document (RFC 9728).
+    pub(super) fn resource_metadata(&self, host: Option<&str>, path: &str) -> Reply {
+        let mut document = json!({
+            "resource": self.resource_url(host, path),
+            "authorization_servers": self.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        });
+        if !self.scopes_supported.is_empty() {
+            document["scopes_supported"] = json!(self.scopes_supported);
+        }
+        json_reply(StatusCode::OK, document.to_string())
+    }
+}
+
+/// A host's token check, answered as [`ViaJson`] documents.
+#[async_trait]
+impl<C: JsonCallback> TokenValidator for ViaJson<C> {
+    async fn validate(&self, token: &str) -> Result<TokenInfo, AuthRejection> {
+        let verdict = match self.answer(json!({"token": token})).await {
+            Ok(verdict) => verdict,
+            Err(err) => {
+                tracing::warn!(error = %err, "the token validator failed; refusing the token");
+                return Err(AuthRejection::invalid_token(
+                    "the token could not be validated",
+                ));
+            }
+        };
+        match verdict {
+            Value::Object(map) => match map.get("insufficientScope") {
+                Some(scope) => Err(AuthRejection::insufficient_scope(
+                    scope.as_str().unwrap_or_default(),
+                )),
+                None => Ok(TokenInfo::new(
+                    map.get("subject")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    map.get("scopes")
+                        .and_then(Value::as_array)
+                        .map(|s| {
+                            s.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_owned)
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                )),
+            },
+            _ => Err(AuthRejection::invalid_token("invalid token")),
         }
     }
 }

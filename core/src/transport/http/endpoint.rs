@@ -9,33 +9,29 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
-use hyper::body::Body as _;
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::auth::BearerAuth;
+use super::auth::METADATA_PATH;
 use super::body::{Body, SseBody};
+use super::forward::{as_items, drain_ready, forward, last_frame};
 use super::guard::Guard;
+use super::headers::{
+    LAST_EVENT_HEADER, SESSION_HEADER, accepts, header_version, is_json, read_body, text_header,
+};
+use super::replies::{
+    Reply, accepted, json_or_accepted, json_reply, method_not_allowed, refusal, sse_response,
+};
 use super::sessions::{HttpSession, STANDALONE, SessionTable};
 use super::sse::{SseStream, parse_event_id};
 use super::{HttpOptions, ResponseMode};
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
-use crate::wire::{ErrorCode, ErrorObject, Frame, Inbound, RequestId, error_frame, parse_frame};
+use crate::wire::{Frame, Inbound, error_frame, parse_frame};
 use crate::{Server, Session};
-
-// Names built once: a lookup by `&str` parses and lower-cases the name on every request.
-static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
-static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
-static LAST_EVENT_HEADER: HeaderName = HeaderName::from_static("last-event-id");
-const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
-/// JSON-RPC code the SDKs use on HTTP-level refusals (no JSON-RPC request to blame).
-const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
 
 pub(crate) struct Endpoint {
     server: Server,
@@ -45,8 +41,6 @@ pub(crate) struct Endpoint {
     max_body: usize,
     stop: CancellationToken,
 }
-
-type Reply = Response<Body>;
 
 /// One keep-alive connection's own state. Each request holds a clone of this, a count only
 /// this connection's task writes, rather than of the endpoint that every connection (on every
@@ -131,7 +125,7 @@ impl Endpoint {
                 || path.strip_prefix(METADATA_PATH) == Some(&self.options.path))
         {
             return if request.method() == Method::GET {
-                self.resource_metadata(auth, host)
+                auth.resource_metadata(host, &self.options.path)
             } else {
                 method_not_allowed("GET")
             };
@@ -141,7 +135,7 @@ impl Endpoint {
         }
         let owner = match &self.options.auth {
             None => None,
-            Some(auth) => match self.authorize(auth, headers, host).await {
+            Some(auth) => match auth.authorize(headers, host, &self.options.path).await {
                 Ok(subject) => subject,
                 Err(reply) => return reply,
             },
@@ -448,9 +442,7 @@ impl Endpoint {
         if let Some(session) = self.sessions.remove(id) {
             session.terminate();
         }
-        let mut reply = Response::new(Body::empty());
-        *reply.status_mut() = StatusCode::OK;
-        reply
+        Response::new(Body::empty())
     }
 
     /// The live session `id`, if `owner` may use it; otherwise the 404 to send.
@@ -462,90 +454,6 @@ impl Endpoint {
                 "Not Found: unknown or expired session; initialize a new one",
             )),
         }
-    }
-
-    async fn authorize(
-        &self,
-        auth: &BearerAuth,
-        headers: &HeaderMap,
-        host: Option<&str>,
-    ) -> Result<Option<String>, Reply> {
-        let token = text_header(headers, &header::AUTHORIZATION).and_then(|value| {
-            let (scheme, token) = value.split_once(' ')?;
-            scheme
-                .eq_ignore_ascii_case("bearer")
-                .then(|| token.trim())
-                .filter(|t| !t.is_empty())
-        });
-        let metadata = self.metadata_url(auth, host);
-        let Some(token) = token else {
-            let challenge = format!("Bearer resource_metadata=\"{metadata}\"");
-            return Err(challenge_reply(
-                StatusCode::UNAUTHORIZED,
-                &challenge,
-                "Unauthorized: a bearer token is required",
-            ));
-        };
-        match auth.validator.validate(token).await {
-            Ok(info) => Ok(info.subject),
-            Err(rejection) => {
-                let (status, error) = if rejection.insufficient_scope {
-                    (StatusCode::FORBIDDEN, "insufficient_scope")
-                } else {
-                    (StatusCode::UNAUTHORIZED, "invalid_token")
-                };
-                let mut challenge = format!("Bearer error=\"{error}\"");
-                if let Some(scope) = &rejection.scope {
-                    challenge.push_str(&format!(", scope=\"{}\"", quoted(scope)));
-                }
-                challenge.push_str(&format!(", resource_metadata=\"{metadata}\""));
-                if let Some(description) = &rejection.description {
-                    challenge.push_str(&format!(", error_description=\"{}\"", quoted(description)));
-                }
-                let message = if rejection.insufficient_scope {
-                    "Forbidden: the token lacks a required scope"
-                } else {
-                    "Unauthorized: the token is invalid or expired"
-                };
-                Err(challenge_reply(status, &challenge, message))
-            }
-        }
-    }
-
-    /// This server's canonical URL: the configured one, or `http://<Host><path>`.
-    fn resource_url(&self, auth: &BearerAuth, host: Option<&str>) -> String {
-        auth.resource.clone().unwrap_or_else(|| {
-            format!(
-                "http://{}{}",
-                host.unwrap_or("localhost"),
-                self.options.path
-            )
-        })
-    }
-
-    fn metadata_url(&self, auth: &BearerAuth, host: Option<&str>) -> String {
-        let resource = self.resource_url(auth, host);
-        // Insert the well-known prefix between the origin and the path (RFC 9728 §3.1).
-        let (origin, path) = match resource.find("://") {
-            Some(scheme_end) => match resource[scheme_end + 3..].find('/') {
-                Some(slash) => resource.split_at(scheme_end + 3 + slash),
-                None => (resource.as_str(), ""),
-            },
-            None => (resource.as_str(), ""),
-        };
-        quoted(&format!("{origin}{METADATA_PATH}{path}"))
-    }
-
-    fn resource_metadata(&self, auth: &BearerAuth, host: Option<&str>) -> Reply {
-        let mut document = json!({
-            "resource": self.resource_url(auth, host),
-            "authorization_servers": auth.authorization_servers,
-            "bearer_methods_supported": ["header"],
-        });
-        if !auth.scopes_supported.is_empty() {
-            document["scopes_supported"] = json!(auth.scopes_supported);
-        }
-        json_reply(StatusCode::OK, document.to_string())
     }
 
     /// Ends the sessions idle for the configured time, now and then.
@@ -573,241 +481,16 @@ impl Endpoint {
     }
 }
 
-/// What is already on a fresh stream: its one answer when that is all there is (a call that
-/// finished at its first poll: no allocation on this path), or the items so far.
-fn drain_ready(items: &mut StreamReceiver) -> Result<String, Vec<StreamItem>> {
-    let mut ready = Vec::new();
-    match items.try_recv() {
-        Some(StreamItem::Frame(answer)) => match items.try_recv() {
-            Some(StreamItem::End) => return Ok(answer),
-            second => {
-                ready.push(StreamItem::Frame(answer));
-                ready.extend(second);
-            }
-        },
-        first => ready.extend(first),
-    }
-    while !matches!(ready.last(), None | Some(StreamItem::End)) {
-        match items.try_recv() {
-            Some(item) => ready.push(item),
-            None => break,
-        }
-    }
-    Err(ready)
-}
-
-/// [`drain_ready`]'s outcome as the items it stands for.
-fn as_items(ready: Result<String, Vec<StreamItem>>) -> Vec<StreamItem> {
-    match ready {
-        Ok(answer) => vec![StreamItem::Frame(answer), StreamItem::End],
-        Err(items) => items,
-    }
-}
-
-/// The last frame of the stream (its answer) once the stream ends; `elsewhere` gets the
-/// frames before it.
-async fn last_frame(
-    ready: Vec<StreamItem>,
-    items: &mut StreamReceiver,
-    mut elsewhere: impl FnMut(String),
-) -> Option<String> {
-    let mut last: Option<String> = None;
-    let mut take = |item: StreamItem| match item {
-        StreamItem::Frame(frame) => {
-            if let Some(earlier) = last.replace(frame) {
-                elsewhere(earlier);
-            }
-            true
-        }
-        StreamItem::Release => true,
-        StreamItem::End => false,
-    };
-    let mut going = ready.into_iter().all(&mut take);
-    while going {
-        going = take(items.recv().await);
-    }
-    last
-}
-
-/// The answer as JSON; none (every request was cancelled by the client): 202.
-fn json_or_accepted(answer: Option<String>) -> Reply {
-    match answer {
-        Some(answer) => json_reply(StatusCode::OK, answer),
-        None => accepted(),
-    }
-}
-
-/// Feeds a POST's stream items to its SSE stream until the last answer.
-async fn forward(sse: &SseStream, ready: Vec<StreamItem>, mut items: StreamReceiver) {
-    for item in ready {
-        if !apply(sse, item) {
-            return;
-        }
-    }
-    while apply(sse, items.recv().await) {}
-}
-
-/// False once the stream has ended.
-fn apply(sse: &SseStream, item: StreamItem) -> bool {
-    match item {
-        StreamItem::Frame(frame) => sse.push(&frame),
-        StreamItem::Release => sse.release_connection(),
-        StreamItem::End => return false,
-    }
-    true
-}
-
-fn text_header<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// Whether the `Accept` headers admit `media` (exactly, as `type/*`, or as `*/*`).
-fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    let media = media.as_bytes();
-    let family = media.split(|&b| b == b'/').next().unwrap_or(media);
-    // Bytes, not `str` patterns: these run on every POST and the values are short.
-    headers.get_all(header::ACCEPT).iter().any(|value| {
-        value.as_bytes().split(|&b| b == b',').any(|item| {
-            let item = media_type(item);
-            item.eq_ignore_ascii_case(media)
-                || item == b"*/*"
-                || item
-                    .strip_suffix(b"/*")
-                    .is_some_and(|f| f.eq_ignore_ascii_case(family))
-        })
-    })
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| media_type(v.as_bytes()).eq_ignore_ascii_case(b"application/json"))
-}
-
-/// `type/subtype` of a media range, without its parameters.
-fn media_type(range: &[u8]) -> &[u8] {
-    range
-        .split(|&b| b == b';')
-        .next()
-        .unwrap_or(range)
-        .trim_ascii()
-}
-
-/// The `MCP-Protocol-Version` header: absent, a version we speak, or a 400.
-fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reply> {
-    let Some(value) = headers.get(&VERSION_HEADER) else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or("").trim();
-    ProtocolVersion::parse(text).map(Some).ok_or_else(|| {
-        let supported: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
-        refusal(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "Bad Request: unsupported MCP-Protocol-Version {text:?} (supported: {})",
-                supported.join(", ")
-            ),
-        )
-    })
-}
-
-/// The whole body, refused past `limit` bytes (at once when its declared length is). A body
-/// of one frame, as most are, comes back as that frame's bytes (`Collected::to_bytes`).
-async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
-    let too_large = || {
-        refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!("Payload Too Large: the body exceeds the limit of {limit} bytes"),
-        )
-    };
-    if body.size_hint().lower() > limit as u64 {
-        return Err(too_large());
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(err) => Err(refusal(
-            StatusCode::BAD_REQUEST,
-            &format!("Bad Request: reading the body failed: {err}"),
-        )),
-    }
-}
-
-fn json_reply(status: StatusCode, json: String) -> Reply {
-    let mut reply = Response::new(Body::full(json));
-    *reply.status_mut() = status;
-    reply.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    reply
-}
-
-/// An HTTP-level refusal, with a JSON-RPC error body (no id) saying why.
-fn refusal(status: StatusCode, message: &str) -> Reply {
-    let error = ErrorObject::new(TRANSPORT_ERROR, message.to_owned());
-    json_reply(status, error_frame(None::<&RequestId>, &error))
-}
-
-fn challenge_reply(status: StatusCode, challenge: &str, message: &str) -> Reply {
-    let mut reply = refusal(status, message);
-    if let Ok(value) = HeaderValue::from_str(challenge) {
-        reply.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-    }
-    reply
-}
-
-fn method_not_allowed(allow: &'static str) -> Reply {
-    let mut reply = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
-    reply
-        .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static(allow));
-    reply
-}
-
-fn accepted() -> Reply {
-    let mut reply = Response::new(Body::empty());
-    *reply.status_mut() = StatusCode::ACCEPTED;
-    reply
-}
-
-fn sse_response(body: SseBody) -> Reply {
-    let mut reply = Response::new(Body::Sse(body));
-    let headers = reply.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    reply
-}
-
-/// A value safe inside a quoted-string of a challenge.
-fn quoted(text: &str) -> String {
-    text.chars()
-        .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn with(name: HeaderName, values: &[&str]) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        for value in values {
-            headers.append(&name, HeaderValue::from_str(value).unwrap());
-        }
-        headers
-    }
 
     /// While anything still holds the session (a request or stream of another connection),
     /// the remembered one must not outlive its place in the table.
     #[tokio::test]
     async fn a_connection_forgets_a_session_the_table_no_longer_lists() {
         let server = Server::builder("t", "1").build().expect("server");
-        let options = super::super::HttpOptions::default();
+        let options = HttpOptions::default();
         let (store, retry) = (options.event_store.clone(), options.sse_retry);
         let endpoint = Endpoint::new(
             server,
@@ -831,39 +514,5 @@ mod tests {
             gone.err().map(|reply| reply.status()),
             Some(StatusCode::NOT_FOUND)
         );
-    }
-
-    #[test]
-    fn accept_ranges() {
-        let json = "application/json";
-        let sse = "text/event-stream";
-        let both = with(header::ACCEPT, &["application/json, text/event-stream"]);
-        assert!(accepts(&both, json) && accepts(&both, sse));
-        let spaced = with(header::ACCEPT, &[" Application/JSON ;q=0.9 ,text/*"]);
-        assert!(accepts(&spaced, json) && accepts(&spaced, sse));
-        assert!(accepts(&with(header::ACCEPT, &["*/*"]), sse));
-        let split = with(header::ACCEPT, &["text/html", "application/json"]);
-        assert!(accepts(&split, json) && !accepts(&split, sse));
-        assert!(!accepts(
-            &with(header::ACCEPT, &["application/jsonx"]),
-            json
-        ));
-        assert!(!accepts(&with(header::ACCEPT, &["application/*x"]), json));
-        assert!(!accepts(&HeaderMap::new(), json));
-    }
-
-    #[test]
-    fn json_content_types() {
-        for ok in [
-            "application/json",
-            "Application/Json; charset=utf-8",
-            " application/json ",
-        ] {
-            assert!(is_json(&with(header::CONTENT_TYPE, &[ok])), "{ok}");
-        }
-        for bad in ["text/plain", "application/json-seq", ""] {
-            assert!(!is_json(&with(header::CONTENT_TYPE, &[bad])), "{bad}");
-        }
-        assert!(!is_json(&HeaderMap::new()));
     }
 }

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use super::CallTask;
 
-/// Holds the calls a host took over with [`HostHooks::spawn_call`](super::HostHooks) and
+/// Holds the calls a host took over with [`HostHooks::spawn_call`](super::HostHooks::spawn_call) and
 /// polls them when the host asks, on the host's thread (a JS event loop, a JVM thread).
 ///
 /// A woken call is queued and `ring` is called, on whatever thread woke it: the host then

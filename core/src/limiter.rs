@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::context::CallCancel;
+use crate::cancel::CallCancel;
 
 pub(crate) struct Limiter {
     semaphore: Arc<Semaphore>,

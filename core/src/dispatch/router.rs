@@ -1,0 +1,183 @@
+//! The router: each inbound message to its handler, through the one method table.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::method::Method;
+use super::paging::write_page;
+use super::responder::{BatchCollector, OutboundSender, ReplyTarget, Responder};
+use super::{SessionShared, call};
+use crate::protocol::ProtocolVersion;
+use crate::wire::{ErrorObject, Frame, Inbound, RequestId, error_frame};
+
+impl SessionShared {
+    pub(super) fn dispatch_frame(self: &Arc<Self>, frame: Frame, out: &OutboundSender) {
+        match frame {
+            Frame::Single(Ok(message)) => self.dispatch(message, ReplyTarget::Direct, out),
+            Frame::Single(Err(rejection)) => {
+                if rejection.reply {
+                    out.answer(Some(error_frame(rejection.id.as_ref(), &rejection.error)));
+                } else {
+                    tracing::debug!(reason = %rejection.error.message, "dropped an unanswerable message");
+                }
+            }
+            Frame::Batch(items) => self.dispatch_batch(items, out),
+        }
+    }
+
+    fn dispatch(self: &Arc<Self>, message: Inbound, target: ReplyTarget, out: &OutboundSender) {
+        match message {
+            Inbound::Request { id, method, params } => {
+                let responder = Responder::new(out.clone(), id, target);
+                self.handle_request(responder, &method, params);
+            }
+            Inbound::Notification { method, params } => self.handle_notification(&method, params),
+            Inbound::Result { id, result } => {
+                if !self.peer.resolve(&id, Ok(result)) {
+                    tracing::debug!(%id, "ignored a response to no request of ours");
+                }
+            }
+            Inbound::Error {
+                id: Some(id),
+                error,
+            } => {
+                if !self.peer.resolve(&id, Err(error)) {
+                    tracing::debug!(%id, "ignored an error response to no request of ours");
+                }
+            }
+            Inbound::Error { id: None, error } => {
+                tracing::warn!(code = %error.code, message = %error.message, "the client reported an error");
+            }
+        }
+    }
+
+    fn dispatch_batch(
+        self: &Arc<Self>,
+        items: Vec<Result<Inbound, crate::wire::Rejection>>,
+        out: &OutboundSender,
+    ) {
+        let version = self.negotiated.get().map(|n| n.version);
+        if !self.batches_allowed() {
+            let why = match version {
+                Some(version) => format!(
+                    "Invalid request: batches are not supported in protocol version {version}"
+                ),
+                None => "Invalid request: a batch cannot carry initialize; send it alone".into(),
+            };
+            out.answer(Some(error_frame(None, &ErrorObject::invalid_request(why))));
+            return;
+        }
+        let answers = items
+            .iter()
+            .filter(|item| match item {
+                Ok(Inbound::Request { .. }) => true,
+                Ok(_) => false,
+                Err(rejection) => rejection.reply,
+            })
+            .count();
+        let collector = BatchCollector::new(out.clone(), answers.max(1));
+        for item in items {
+            match item {
+                Ok(Inbound::Request { id, method, .. }) if method == "initialize" => {
+                    Responder::new(out.clone(), id, ReplyTarget::Batch(collector.clone())).error(
+                        ErrorObject::invalid_request(
+                            "Invalid request: initialize must not be part of a batch",
+                        ),
+                    );
+                }
+                Ok(message) => {
+                    self.dispatch(message, ReplyTarget::Batch(collector.clone()), out);
+                }
+                Err(rejection) if rejection.reply => {
+                    collector.complete(Some(error_frame(rejection.id.as_ref(), &rejection.error)));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn handle_request(self: &Arc<Self>, responder: Responder, method: &str, params: Option<Value>) {
+        let known = Method::parse(method);
+        // tools/call checks its id atomically when it registers; other requests check here.
+        if known != Some(Method::ToolsCall) && self.inflight_table().contains_key(responder.id()) {
+            let message = format!(
+                "Invalid request: id {} is already used by a request in flight",
+                responder.id()
+            );
+            return responder.error(ErrorObject::invalid_request(message));
+        }
+        let Some(method) = known else {
+            return responder.error(ErrorObject::method_not_found(method));
+        };
+        let version = match method {
+            Method::Initialize => return self.initialize(responder, params),
+            Method::Ping => return responder.result(&json!({})),
+            _ => match self.negotiated.get() {
+                Some(negotiated) => negotiated.version,
+                None => {
+                    return responder.error(ErrorObject::invalid_request(
+                        "Invalid request: the session is not initialized; send initialize first",
+                    ));
+                }
+            },
+        };
+        match method {
+            Method::ToolsCall => call::start(self, responder, params, version),
+            Method::ToolsList => self.list_tools(responder, params, version),
+            Method::LoggingSetLevel => self.set_log_level(responder, params),
+            catalog => super::catalog::handle(self, responder, catalog, params, version),
+        }
+    }
+
+    fn list_tools(&self, responder: Responder, params: Option<Value>, version: ProtocolVersion) {
+        // Each entry is serialised once per version; a page is their concatenation, copied
+        // once, straight into the answer's frame. The frame is sized for the first page's
+        // entries: exact for a list without a cursor, a hint for a later page.
+        let tools = self.server.registry.snapshot();
+        let page_size = self.server.options.page_size;
+        let listed_len: usize = tools
+            .values()
+            .take(page_size.unwrap_or(usize::MAX))
+            .map(|tool| tool.listing(version).len() + 1)
+            .sum();
+        responder.result_written(listed_len + 64, |json| {
+            write_page(
+                json,
+                &tools,
+                params.as_ref(),
+                page_size,
+                "tools",
+                |tool, json| json.push_str(tool.listing(version)),
+            )
+        });
+    }
+
+    fn handle_notification(&self, method: &str, params: Option<Value>) {
+        let param = |key: &str| params.as_ref().and_then(|p| p.get(key));
+        match method {
+            "notifications/initialized" => {
+                self.client_initialized();
+            }
+            "notifications/cancelled" => {
+                let Some(id) = param("requestId").and_then(RequestId::from_json) else {
+                    return;
+                };
+                let call = self.inflight_table().remove(&id);
+                match call {
+                    Some(call) => {
+                        tracing::debug!(%id, reason = ?param("reason"), "call cancelled by the client");
+                        call.cancel.cancel();
+                    }
+                    None => tracing::debug!(%id, "ignored a cancel for no call in flight"),
+                }
+            }
+            "notifications/progress" => {
+                if let Some(token) = param("progressToken") {
+                    self.peer.touch(token);
+                }
+            }
+            other => tracing::debug!(method = other, "ignored a notification"),
+        }
+    }
+}

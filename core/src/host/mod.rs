@@ -1,0 +1,70 @@
+//! The binding seam: what a language binding needs from the engine and an application does not.
+//!
+//! A binding converts values and reaches its host's thread; everything else is the engine's.
+//! This module is the only part of the crate written for bindings:
+//!
+//! | item | what it is for |
+//! |---|---|
+//! | [`runtime`], [`build_runtime`] | the one engine runtime of a process (a binding starts no other) |
+//! | [`HostHooks`], [`Session::hosted`](crate::Session::hosted) | a session whose calls run on the host's own thread |
+//! | [`LocalExecutor`] | polls those calls on the host's thread when the host is woken |
+//! | [`ViaJson`], [`JsonCallback`] | a host callback that takes and returns JSON text, as a resource, prompt, completion or token handler |
+//! | [`json_number`] | a number written the same way by every language (`3`, not `3.0`) |
+//! | [`invalid_arguments_text`] | the text of an invalid-arguments result, for hosts that check arguments themselves |
+//!
+//! Applications use the crate root instead.
+
+mod local;
+
+use std::sync::OnceLock;
+
+use tokio::runtime::Runtime;
+
+pub use crate::catalog::json::{JsonCallback, ViaJson};
+pub use crate::dispatch::json_number;
+pub use crate::registry::invalid_arguments_text;
+pub use local::LocalExecutor;
+
+/// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
+pub type CallTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// How a host that runs its own event loop takes part in a session
+/// ([`Session::hosted`](crate::Session::hosted)).
+///
+/// The host feeds frames with [`Session::handle_frame`](crate::Session::handle_frame) on its
+/// loop's thread; a call is first polled right there, so a handler that answers at once runs on
+/// that thread too.
+pub struct HostHooks {
+    /// Runs after every outbound frame is queued, on whatever thread queued it: the host
+    /// schedules a drain of [`Outbound::try_recv`](crate::Outbound::try_recv) on its loop. It
+    /// must be quick.
+    pub notify: Box<dyn Fn() + Send + Sync>,
+    /// Takes each call that did not finish at its first poll; the host polls it to completion
+    /// (on its loop, waking on the task's waker). `None`: it runs as a task on the runtime.
+    pub spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
+}
+
+/// Builds an engine runtime: one worker thread named `toolwire` runs the protocol (cross-core
+/// wake-ups cost more than they give for protocol work); host handlers run on the host's own
+/// threads, blocking ones on the runtime's blocking pool. For a binding whose host framework
+/// must own the runtime (napi); the others use [`runtime`].
+pub fn build_runtime() -> std::io::Result<Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("toolwire")
+        .enable_all()
+        .build()
+}
+
+/// The process's engine runtime, built by [`build_runtime`] on first use and shared by every
+/// server of the process.
+///
+/// # Panics
+/// If the OS refuses the runtime's thread or its I/O driver at first use; a binding calls this
+/// inside its own panic guard.
+pub fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        build_runtime().unwrap_or_else(|err| panic!("toolwire: cannot start its runtime: {err}"))
+    })
+}
