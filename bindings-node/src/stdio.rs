@@ -10,10 +10,14 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
+#[cfg(target_os = "linux")]
+use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
+#[cfg(target_os = "linux")]
+use std::os::unix::fs::OpenOptionsExt;
 use std::panic::AssertUnwindSafe;
 use std::ptr;
 use std::sync::Arc;
@@ -68,37 +72,52 @@ pub(crate) struct StdioPump {
     finished: bool,
 }
 
-/// Stdin as a non-blocking descriptor of our own, when it is a pipe or a socket.
+/// Stdin as a non-blocking descriptor of our own, when it is a pipe or a socket; `None` sends
+/// `serveStdio` to the JavaScript stream path (also when `TOOLWIRE_PORTABLE_IO` asks for the
+/// portable paths).
 fn open_input() -> io::Result<Option<(File, Option<c_int>)>> {
+    if toolwire::transport::portable_io_forced() {
+        return Ok(None);
+    }
     let stdin = io::stdin();
     // SAFETY: fd 0 stays open for the process's life; the File is forgotten below, not closed.
     let probe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(stdin.as_raw_fd()) });
     let kind = probe.metadata()?.file_type();
     if kind.is_fifo() {
-        // A new description of the same pipe: its flags are ours alone.
-        let file = OpenOptions::new()
+        // Linux: a new description of the same pipe, whose flags are ours alone. Elsewhere
+        // (no /proc) the pipe is shared as a socket is, below.
+        #[cfg(target_os = "linux")]
+        if let Ok(file) = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
-            .open("/proc/self/fd/0")?;
-        return Ok(Some((file, None)));
+            .open("/proc/self/fd/0")
+        {
+            return Ok(Some((file, None)));
+        }
+        return share_nonblocking().map(Some);
     }
     if kind.is_socket() {
-        // A socket cannot be reopened: share its description, and restore its flags after.
-        // SAFETY: plain fcntl/dup calls on fd 0; the dup'ed descriptor is owned by the File.
-        unsafe {
-            let flags = libc::fcntl(0, libc::F_GETFL);
-            let fd = libc::dup(0);
-            if flags < 0 || fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let file = File::from_raw_fd(fd);
-            if libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            return Ok(Some((file, Some(flags))));
-        }
+        return share_nonblocking().map(Some);
     }
     Ok(None)
+}
+
+/// Stdin's own description made non-blocking (a socket cannot be reopened): the flags it had
+/// come back with the File, to be restored at the end.
+fn share_nonblocking() -> io::Result<(File, Option<c_int>)> {
+    // SAFETY: plain fcntl/dup calls on fd 0; the dup'ed descriptor is owned by the File.
+    unsafe {
+        let flags = libc::fcntl(0, libc::F_GETFL);
+        let fd = libc::dup(0);
+        if flags < 0 || fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let file = File::from_raw_fd(fd);
+        if libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((file, Some(flags)))
+    }
 }
 
 /// Stdout as a descriptor of our own (its flags may be non-blocking: writes wait then).

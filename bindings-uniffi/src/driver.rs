@@ -37,25 +37,62 @@ const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 /// of the two ends taking turns (as the engine's own stdio transport does every 16 frames).
 const FRAMES_PER_TURN: usize = 16;
 
-/// An eventfd that other threads write to wake the driver from `poll`.
+/// What other threads write to wake the driver from `poll`: an eventfd on Linux, a pipe on
+/// every other Unix (and on Linux when `TOOLWIRE_PORTABLE_IO` asks for the portable paths).
 struct Bell {
+    /// Polled and drained by the driver.
     fd: OwnedFd,
+    /// Written to ring: the eventfd itself, or the pipe's write end.
+    ringer: OwnedFd,
     rung: AtomicBool,
 }
 
 impl Bell {
     fn new() -> io::Result<Self> {
-        // SAFETY: eventfd takes no pointers; the result is checked before use.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
+        #[cfg(target_os = "linux")]
+        if !toolwire::transport::portable_io_forced() {
+            // SAFETY: eventfd takes no pointers; the result is checked before use.
+            let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            let ringer = fd.try_clone()?;
+            return Ok(Bell::from_fds(fd, ringer));
+        }
+        let mut ends: [libc::c_int; 2] = [-1, -1];
+        // SAFETY: `ends` is a live array of two descriptors for pipe() to fill.
+        if unsafe { libc::pipe(ends.as_mut_ptr()) } < 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: `fd` is a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(Bell {
+        // SAFETY: both are fresh descriptors that nothing else owns.
+        let (fd, ringer) =
+            unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+        for end in [&fd, &ringer] {
+            let raw = end.as_raw_fd();
+            // SAFETY: plain fcntl calls on a descriptor we own.
+            let set = unsafe {
+                libc::fcntl(
+                    raw,
+                    libc::F_SETFL,
+                    libc::fcntl(raw, libc::F_GETFL) | libc::O_NONBLOCK,
+                ) >= 0
+                    && libc::fcntl(raw, libc::F_SETFD, libc::FD_CLOEXEC) >= 0
+            };
+            if !set {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(Bell::from_fds(fd, ringer))
+    }
+
+    fn from_fds(fd: OwnedFd, ringer: OwnedFd) -> Self {
+        Bell {
             fd,
+            ringer,
             rung: AtomicBool::new(false),
-        })
+        }
     }
 
     fn id(&self) -> usize {
@@ -70,25 +107,27 @@ impl Bell {
         if self.rung.swap(true, Ordering::AcqRel) {
             return;
         }
+        // Eight bytes: what an eventfd takes (a pipe takes any).
         let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
+        // SAFETY: writes 8 bytes from a live u64 to our own descriptor.
         let _ = unsafe {
             libc::write(
-                self.fd.as_raw_fd(),
+                self.ringer.as_raw_fd(),
                 (&one as *const u64).cast(),
-                std::mem::size_of::<u64>(),
+                size_of::<u64>(),
             )
         };
     }
 
     fn clear(&self) {
-        let mut count: u64 = 0;
-        // SAFETY: reads at most 8 bytes into a live u64; the eventfd is non-blocking.
+        // An eventfd gives its count in one 8-byte read; a pipe gives what was written.
+        let mut drained = [0u8; 64];
+        // SAFETY: reads at most 64 bytes into a live buffer; the descriptor is non-blocking.
         let _ = unsafe {
             libc::read(
                 self.fd.as_raw_fd(),
-                (&mut count as *mut u64).cast(),
-                std::mem::size_of::<u64>(),
+                drained.as_mut_ptr().cast(),
+                drained.len(),
             )
         };
         self.rung.store(false, Ordering::Release);

@@ -10,6 +10,15 @@ struct Run {
     lines: Vec<Value>,
     status: std::process::ExitStatus,
     elapsed: Duration,
+    stderr: String,
+}
+
+/// Which stdio path the demo takes: Linux's reopened pipes, or the portable handles that other
+/// systems use (`TOOLWIRE_PORTABLE_IO`).
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    Native,
+    Portable,
 }
 
 /// All the demo writes to stdout, until it closes it.
@@ -26,11 +35,22 @@ fn read_stdout(child: &mut std::process::Child) -> String {
 
 /// Runs the demo, writes `input`, closes stdin, and collects every stdout line.
 fn run(input: &[u8]) -> Run {
+    run_on(input, Path::Native)
+}
+
+fn run_on(input: &[u8], path: Path) -> Run {
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire-demo"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolwire-demo"));
+    command.env_remove("TOOLWIRE_PORTABLE_IO");
+    if let Path::Portable = path {
+        command
+            .env("TOOLWIRE_PORTABLE_IO", "1")
+            .env("TOOLWIRE_LOG", "toolwire=debug");
+    }
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("demo binary starts");
     let mut stdin = child.stdin.take().unwrap();
@@ -38,8 +58,15 @@ fn run(input: &[u8]) -> Run {
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
     });
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr_pipe.read_to_string(&mut text);
+        text
+    });
     let out = read_stdout(&mut child);
     writer.join().unwrap();
+    let stderr = stderr_reader.join().unwrap();
     let status = child.wait().unwrap();
     let lines = out
         .lines()
@@ -52,6 +79,7 @@ fn run(input: &[u8]) -> Run {
         lines,
         status,
         elapsed: start.elapsed(),
+        stderr,
     }
 }
 
@@ -83,8 +111,15 @@ fn answer_to(lines: &[Value], id: Value) -> &Value {
         .unwrap_or_else(|| panic!("no answer to {id} in {lines:?}"))
 }
 
+/// The whole suite on both stdio paths: the portable one is what macOS and Windows run.
 #[test]
 fn bad_input_suite_then_still_serving() {
+    for path in [Path::Native, Path::Portable] {
+        bad_input_suite_on(path);
+    }
+}
+
+fn bad_input_suite_on(path: Path) {
     let mut input = Vec::new();
     // Each bad input is followed by a ping, which must be answered.
     let bad: Vec<(&str, Vec<u8>, Option<i64>)> = vec![
@@ -155,8 +190,19 @@ fn bad_input_suite_then_still_serving() {
     input.extend(b"\r\n");
     input.extend(ping(11));
 
-    let run = run(&input);
-    assert!(run.status.success(), "exit status {:?}", run.status);
+    let run = run_on(&input, path);
+    assert!(
+        run.status.success(),
+        "{path:?}: exit status {:?}",
+        run.status
+    );
+    if let Path::Portable = path {
+        assert!(
+            run.stderr.contains("stdio through the portable handles"),
+            "the portable path was not taken: {}",
+            run.stderr
+        );
+    }
     let mut cursor = run.lines.iter();
     for (what, code, ping_id) in expectations {
         if let Some(code) = code {
