@@ -77,6 +77,7 @@ pub(crate) struct StdioPump {
 /// portable paths).
 fn open_input() -> io::Result<Option<(File, Option<c_int>)>> {
     if toolwire::transport::portable_io_forced() {
+        tracing::debug!("stdio through JavaScript streams (portable paths forced)");
         return Ok(None);
     }
     let stdin = io::stdin();

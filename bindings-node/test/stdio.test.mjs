@@ -9,8 +9,13 @@ import { test } from 'node:test'
 
 const fixture = join(import.meta.dirname, 'fixtures', 'stdio-server.cjs')
 
-function start() {
-  const child = spawn(process.execPath, [fixture], { stdio: ['pipe', 'pipe', 'pipe'] })
+/** Spawns the fixture; `portable` forces the portable paths (JavaScript streams, as on an OS
+ * where the native pump cannot open stdin) with the engine's debug log on. */
+function start({ portable = false } = {}) {
+  const env = { ...process.env }
+  delete env.TOOLWIRE_PORTABLE_IO
+  if (portable) Object.assign(env, { TOOLWIRE_PORTABLE_IO: '1', TOOLWIRE_LOG: 'toolwire_node=debug,toolwire=info' })
+  const child = spawn(process.execPath, [fixture], { stdio: ['pipe', 'pipe', 'pipe'], env })
   let stdout = ''
   let stderr = ''
   const lines = []
@@ -76,8 +81,14 @@ test('console.log in a tool goes to stderr; stdout carries only protocol', async
   assert.deepEqual(server.rest(), [])
 })
 
-test('bad lines get JSON-RPC errors and serving goes on; CRLF and split writes are fine', async () => {
-  const server = start()
+for (const portable of [false, true]) {
+  test(`bad lines get JSON-RPC errors and serving goes on; CRLF and split writes are fine${portable ? ' (portable paths)' : ''}`, async () => {
+    await badLines(portable)
+  })
+}
+
+async function badLines(portable) {
+  const server = start({ portable })
   server.send('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",')
   server.send('"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\r\n')
   assert.equal((await server.json()).id, 0)
@@ -91,7 +102,9 @@ test('bad lines get JSON-RPC errors and serving goes on; CRLF and split writes a
   server.child.stdin.end()
   const [code] = await server.exited
   assert.equal(code, 0)
-})
+  if (portable) assert.match(server.stderr(), /stdio through JavaScript streams/)
+  else assert.doesNotMatch(server.stderr(), /stdio through JavaScript streams/)
+}
 
 test('server.close() ends serving while stdin is still open', async () => {
   const server = start()

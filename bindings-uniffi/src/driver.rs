@@ -61,6 +61,7 @@ impl Bell {
             let ringer = fd.try_clone()?;
             return Ok(Bell::from_fds(fd, ringer));
         }
+        tracing::debug!("stdio driver: woken through a pipe (the portable bell)");
         let mut ends: [libc::c_int; 2] = [-1, -1];
         // SAFETY: `ends` is a live array of two descriptors for pipe() to fill.
         if unsafe { libc::pipe(ends.as_mut_ptr()) } < 0 {

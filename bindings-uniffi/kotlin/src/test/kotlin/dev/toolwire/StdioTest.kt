@@ -14,11 +14,20 @@ import java.util.concurrent.TimeUnit
 
 /** The Kotlin demo as a real process on stdio (the `runStdio` driver path). */
 class StdioTest {
-    private fun startDemo(mainClass: String = "dev.toolwire.demo.DemoKt"): Process {
+    private fun startDemo(mainClass: String = "dev.toolwire.demo.DemoKt", stderr: File? = null): Process {
         val java = File(System.getProperty("java.home"), "bin/java").path
-        return ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), mainClass)
-            .redirectError(ProcessBuilder.Redirect.INHERIT)
-            .start()
+        val builder = ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), mainClass)
+        builder.environment().remove("TOOLWIRE_PORTABLE_IO")
+        if (stderr == null) {
+            builder.redirectError(ProcessBuilder.Redirect.INHERIT)
+        } else {
+            // The portable paths (what macOS runs: a pipe instead of Linux's eventfd), with the
+            // engine's debug log kept to show they were taken.
+            builder.environment()["TOOLWIRE_PORTABLE_IO"] = "1"
+            builder.environment()["TOOLWIRE_LOG"] = "debug"
+            builder.redirectError(stderr)
+        }
+        return builder.start()
     }
 
     private fun Process.send(vararg lines: String) {
@@ -35,8 +44,14 @@ class StdioTest {
     private val initialized = """{"jsonrpc":"2.0","method":"notifications/initialized"}"""
 
     @Test
-    fun `serves until EOF, answers every call and exits`() {
-        val demo = startDemo()
+    fun `serves until EOF, answers every call and exits`() = servesUntilEof(portable = false)
+
+    @Test
+    fun `the portable stdio paths serve the same`() = servesUntilEof(portable = true)
+
+    private fun servesUntilEof(portable: Boolean) {
+        val stderr = if (portable) File.createTempFile("toolwire-stdio", ".log").also { it.deleteOnExit() } else null
+        val demo = startDemo(stderr = stderr)
         demo.send(
             initialize,
             initialized,
@@ -61,6 +76,9 @@ class StdioTest {
         assertEquals(-32700, byId.getValue("null").getValue("error").jsonObject.getValue("code").jsonPrimitive.int)
         val progress = answers.filter { it["method"]?.jsonPrimitive?.content == "notifications/progress" }
         assertEquals(listOf(100, 200), progress.map { it.getValue("params").jsonObject.getValue("progress").jsonPrimitive.int })
+        if (stderr != null) {
+            assertTrue("the portable bell" in stderr.readText(), "the portable path was not taken")
+        }
     }
 
     @Test
