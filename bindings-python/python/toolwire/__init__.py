@@ -30,7 +30,6 @@ from ._content import Audio, EmbeddedResource, Image, ResourceLink, Text, ToolEr
 from ._content import Block as Block
 from ._context import Context
 from ._http import HttpServer
-from ._loop import new_event_loop
 from ._native import (
     CapabilityError,
     ClientRequestError,
@@ -61,5 +60,4 @@ __all__ = [
     "ToolResult",
     "ToolwireError",
     "TransportError",
-    "new_event_loop",
 ]
