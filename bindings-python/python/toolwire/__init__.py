@@ -12,16 +12,18 @@ def forecast(city: str, days: int = 3) -> dict:
 server.run()
 """
 
-# The public API, re-exported from the private modules that define it (only `_server` imports
-# several of the others; see each module's docstring):
-#   _native   the Rust engine (PyO3 extension) and its exceptions
-#   _content  content blocks, ToolResult, ToolError, return values as results
-#   _context  Context, a tool call's link back to the client
-#   _base     the state Server's parts share (engine, loops), the package logger
-#   _catalog  resources, prompts, completion (Server's CatalogMixin), ResourceNotFound
-#   _http     Streamable HTTP (Server's HttpMixin), HttpServer
-#   _server   Server (tools, stdio) and Session
-#   _schema   JSON Schema from type hints; _loop  the asyncio loop toolwire serves on
+# Only re-exports: the API is defined in private modules, one concern each (each module's
+# docstring says what it holds and why it is apart). Each imports only modules above it
+# (right column), so there is no import cycle:
+#   _native   the Rust engine (PyO3 extension), its exceptions          -
+#   _loop     the asyncio event loop toolwire serves on                 -
+#   _schema   JSON Schema from type hints; arguments back into types    -
+#   _content  content blocks, ToolResult, ToolError; values as results  -
+#   _context  Context: a tool call's way back to the client             _native
+#   _base     what Server's parts share (engine, loops); the logger     _native, _loop
+#   _catalog  resources, prompts, completion (CatalogMixin)             _base
+#   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop
+#   _server   Server (tools, stdio; + the mixins), Session              all of the above
 
 from ._base import F as F
 from ._base import logger as logger

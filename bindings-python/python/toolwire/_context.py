@@ -1,8 +1,8 @@
 """`Context`, what a tool gets besides its arguments: progress, logging, cancellation, and
 requests back to the client.
 
-A thin layer over the engine's `NativeContext`; it imports nothing else of the package, so the
-server modules can build one per call without an import cycle.
+A thin layer over the engine's `NativeContext`; of the package it imports only `_native`, so
+`_server` can build one per call without an import cycle.
 """
 
 from __future__ import annotations
