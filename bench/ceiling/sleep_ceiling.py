@@ -3,7 +3,7 @@
 The load generator's slow-tool probe with no MCP and no second process: 64 asyncio tasks, each
 awaiting `asyncio.sleep(0.01)` in a closed loop, counted as the load generator counts calls
 (after half a phase unmeasured, as its slow phase).
-`--loop toolwire` (the default) runs on `toolwire.new_event_loop()`, the loop `server.run()`
+`--loop toolwire` (the default) runs on `toolwire._loop.new_event_loop()`, the loop `server.run()`
 serves on; `--loop asyncio` on asyncio's own, the Python SDK's. The share of the ideal 6,400 per
 second is the most a server whose slow tool sleeps on that loop can reach on this machine.
 `--task-per-call` runs each sleep as a task of its own, awaited by the worker, as a server runs
@@ -55,9 +55,9 @@ def main() -> None:
     parser.add_argument("--task-per-call", action="store_true")
     args = parser.parse_args()
     if args.loop == "toolwire":
-        import toolwire
+        from toolwire._loop import new_event_loop
 
-        with asyncio.Runner(loop_factory=toolwire.new_event_loop) as runner:
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
             calls, elapsed, cpu = runner.run(probe(args.phase_ms / 1000, args.task_per_call))
     else:
         calls, elapsed, cpu = asyncio.run(probe(args.phase_ms / 1000, args.task_per_call))

@@ -1,4 +1,4 @@
-"""toolwire.new_event_loop: epoll readiness with microsecond timeouts, and where it is used."""
+"""toolwire._loop.new_event_loop: epoll readiness with microsecond timeouts, and where it is used."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 import pytest
 import toolwire
 from conftest import INITIALIZE, Client, serve_script
-from toolwire._loop import PreciseEpollSelector
+from toolwire._loop import PreciseEpollSelector, new_event_loop
 
 pytestmark = pytest.mark.skipif(not hasattr(selectors, "EpollSelector"), reason="epoll is Linux-only")
 
@@ -59,7 +59,7 @@ def test_readiness_is_kept_when_select_refuses_the_descriptor(selector_and_pair,
 
 
 def test_new_event_loop_runs_timers_and_streams_on_the_precise_selector() -> None:
-    loop = toolwire.new_event_loop()
+    loop = new_event_loop()
     try:
         assert isinstance(loop._selector, PreciseEpollSelector)  # type: ignore[attr-defined]
 
@@ -89,11 +89,16 @@ def test_an_application_event_loop_policy_is_respected() -> None:
     previous = asyncio.get_event_loop_policy()
     asyncio.set_event_loop_policy(OwnPolicy())
     try:
-        loop = toolwire.new_event_loop()
+        loop = new_event_loop()
         assert type(loop) is OwnLoop
         loop.close()
     finally:
         asyncio.set_event_loop_policy(previous)
+
+
+def test_new_event_loop_is_plumbing_not_exported_from_the_package() -> None:
+    assert "new_event_loop" not in toolwire.__all__
+    assert not hasattr(toolwire, "new_event_loop")
 
 
 def test_async_tools_outside_a_loop_run_on_the_precise_selector() -> None:

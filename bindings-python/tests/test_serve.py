@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 from conftest import INITIALIZE, ROOT, line, serve_script
 
@@ -26,14 +25,16 @@ def test_ctrl_c_stops_serving_after_calls_in_flight_finish() -> None:
     )
     assert proc.stdin and proc.stdout
     proc.stdin.write(line(INITIALIZE))
-    proc.stdin.write(
-        line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 300}}})
-    )
+    # With a progress token the demo's sleep reports progress every 100 ms.
+    params = {"name": "sleep", "arguments": {"ms": 300}, "_meta": {"progressToken": "p"}}
+    proc.stdin.write(line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
     proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["id"] == 0
-    time.sleep(0.1)
+    # The first progress report: the call is in flight.
+    assert json.loads(proc.stdout.readline())["method"] == "notifications/progress"
     proc.send_signal(signal.SIGINT)  # stdin stays open: only the signal can end it
-    answer = json.loads(proc.stdout.readline())
+    while "id" not in (answer := json.loads(proc.stdout.readline())):
+        assert answer["method"] == "notifications/progress"
     assert answer["result"]["content"][0]["text"] == "slept 300 ms"
     assert proc.wait(timeout=10) == 0
     assert proc.stdout.read() == b"", "nothing but protocol on stdout"

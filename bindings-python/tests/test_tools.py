@@ -192,11 +192,14 @@ def test_context_progress_logging_and_identity(client_for) -> None:
 
 def test_cancellation_reaches_async_and_sync_handlers(client_for) -> None:
     server = Server("t")
+    async_started = threading.Event()
+    sync_started = threading.Event()
     async_cancelled = threading.Event()
     sync_saw_cancel = threading.Event()
 
     @server.tool()
     async def slow_async() -> str:
+        async_started.set()
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -206,6 +209,7 @@ def test_cancellation_reaches_async_and_sync_handlers(client_for) -> None:
 
     @server.tool()
     def slow_sync(ctx: Context) -> str:
+        sync_started.set()
         for _ in range(300):
             if ctx.cancelled:
                 sync_saw_cancel.set()
@@ -216,7 +220,9 @@ def test_cancellation_reaches_async_and_sync_handlers(client_for) -> None:
     client = client_for(server)
     client.call(1, "slow_async")
     client.call(2, "slow_sync")
-    time.sleep(0.2)
+    # Cancel calls that are running, not ones the engine may not have started yet.
+    assert async_started.wait(5)
+    assert sync_started.wait(5)
     for rid in (1, 2):
         client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}})
     assert async_cancelled.wait(5)

@@ -57,8 +57,9 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     of the application's own is set, `asyncio.new_event_loop()`.
 
     `Server.run()` and `Server.run_http()` serve on such a loop (Python 3.11+); pass it to
-    `asyncio.Runner(loop_factory=toolwire.new_event_loop)` (or `asyncio.run(...,
-    loop_factory=...)` on Python 3.12+) to have it under `run_async()` / `serve_http()`.
+    `asyncio.Runner(loop_factory=new_event_loop)` (or `asyncio.run(..., loop_factory=...)` on
+    Python 3.12+) to have it under `run_async()` / `serve_http()`. Plumbing, not public API: it
+    is not exported from `toolwire`; import it from `toolwire._loop`.
     """
     if _EpollSelector is None or not _default_policy_in_use():
         return asyncio.new_event_loop()

@@ -1,0 +1,246 @@
+"""Resources, resource templates, prompts and completion: the `Server` methods that register
+them (`CatalogMixin`), and the conversion of what their functions return into the wire's results.
+
+A mixin over `ServerBase` rather than part of `_server`, so that this concern reads on its own;
+it imports `_base`, not `_server`, so there is no import cycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import inspect
+from typing import Any, Callable, Optional
+
+from ._base import F, ServerBase, logger
+
+
+class ResourceNotFound(Exception):
+    """Raise it in a resource function: the client gets JSON-RPC -32002 (resource not found)."""
+
+
+class CatalogMixin(ServerBase):
+    """`Server`'s resources, prompts and completion."""
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+        annotations: Optional[dict[str, Any]] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> Callable[[F], F]:
+        """Registers the decorated function (sync or `async def`) as the reader of `uri`.
+
+        A `uri` with `{variables}` (RFC 6570: `{id}` is one path segment, `{+path}` anything) is a
+        resource template: the function gets the variables as keyword arguments. A parameter
+        named `uri` gets the URI asked for. Return a str (text), bytes (a blob), a dict with
+        `text` or `blob`, or a list of those; raise `ResourceNotFound` for a URI that does not
+        exist.
+        """
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
+                meta=meta,
+            )
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+        annotations: Optional[dict[str, Any]] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> None:
+        """Registers `fn` as a resource or resource template (see `resource`)."""
+        template = "{" in uri
+        definition: dict[str, Any] = {"uriTemplate" if template else "uri": uri, "name": name or fn.__name__}
+        described = description or _first_paragraph(fn)
+        for key, value in (
+            ("title", title),
+            ("description", described),
+            ("mimeType", mime_type),
+            ("annotations", annotations),
+            ("_meta", meta),
+        ):
+            if value is not None:
+                definition[key] = value
+        parameters = inspect.signature(fn).parameters
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+        def invoke(request: dict[str, Any]) -> Any:
+            kwargs = {k: v for k, v in request["variables"].items() if takes_any or k in parameters}
+            if "uri" in parameters:
+                kwargs["uri"] = request["uri"]
+            try:
+                value = self._call(fn, **kwargs)
+            except ResourceNotFound as exc:
+                return {"notFound": str(exc) or request["uri"]}
+            except Exception:
+                logger.error("resource %s raised", uri, exc_info=True)
+                raise
+            return {"contents": _resource_contents(request["uri"], value, mime_type)}
+
+        self._native.add_resource(definition, invoke, template)
+
+    def prompt(
+        self,
+        name: Optional[str] = None,
+        *,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> Callable[[F], F]:
+        """Registers the decorated function (sync or `async def`) as a prompt.
+
+        Its parameters are the prompt's arguments (strings; required unless they have a
+        default). Return a str (one user message), a list of messages (str, content blocks such
+        as `Image`, or `{"role", "content"}` dicts), or a dict with `messages`.
+        """
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, title=title, description=description, meta=meta)
+            return fn
+
+        return register
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        meta: Optional[dict[str, Any]] = None,
+    ) -> None:
+        """Registers `fn` as a prompt (see `prompt`)."""
+        arguments = [
+            {"name": p.name, "required": p.default is inspect.Parameter.empty}
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        ]
+        definition: dict[str, Any] = {"name": name or fn.__name__, "arguments": arguments}
+        described = description or _first_paragraph(fn)
+        for key, value in (("title", title), ("description", described), ("_meta", meta)):
+            if value is not None:
+                definition[key] = value
+
+        def invoke(request: dict[str, Any]) -> Any:
+            try:
+                return _prompt_result(self._call(fn, **request["arguments"]))
+            except Exception:
+                logger.error("prompt %s raised", definition["name"], exc_info=True)
+                raise
+
+        self._native.add_prompt(definition, invoke)
+
+    def completion(self, *, prompt: Optional[str] = None, template: Optional[str] = None) -> Callable[[F], F]:
+        """Registers the decorated `fn(argument, value, context) -> list[str]` (sync or async) as
+        the completer of a prompt's arguments or a resource template's variables."""
+        if (prompt is None) == (template is None):
+            raise ValueError("give exactly one of prompt= and template=")
+
+        def register(fn: F) -> F:
+            def invoke(request: dict[str, Any]) -> Any:
+                values = self._call(fn, request["argument"], request["value"], request["context"])
+                return {"values": [str(v) for v in values]}
+
+            if prompt is not None:
+                self._native.set_completer("prompt", prompt, invoke)
+            else:
+                self._native.set_completer("template", template or "", invoke)
+            return fn
+
+        return register
+
+    def remove_resource(self, uri: str) -> bool:
+        """Removes a resource or template; False if there was none."""
+        return self._native.remove_resource(uri)
+
+    def remove_prompt(self, name: str) -> bool:
+        """Removes a prompt; False if there was none."""
+        return self._native.remove_prompt(name)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tells the clients subscribed to `uri` that it changed."""
+        self._native.notify_resource_updated(uri)
+
+    def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Runs `fn` on this (engine) thread; a coroutine runs on the serving loop meanwhile."""
+        result = fn(*args, **kwargs)
+        if inspect.isawaitable(result):
+            loop = self._loop or self._private_loop()
+            return asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
+        return result
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _first_paragraph(fn: Callable[..., Any]) -> Optional[str]:
+    doc = inspect.getdoc(fn)
+    return doc.split("\n\n")[0].strip() if doc else None
+
+
+def _resource_contents(uri: str, value: Any, mime_type: Optional[str]) -> list[dict[str, Any]]:
+    """A resource function's return value as the wire's `contents` list."""
+    items = value if isinstance(value, list) else [value]
+    contents = []
+    for item in items:
+        if isinstance(item, str):
+            entry: dict[str, Any] = {"uri": uri, "text": item}
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            entry = {"uri": uri, "blob": base64.b64encode(bytes(item)).decode("ascii")}
+        elif isinstance(item, dict) and ("text" in item or "blob" in item):
+            entry = {"uri": uri, **item}
+            if "mime_type" in entry:
+                entry["mimeType"] = entry.pop("mime_type")
+        else:
+            raise TypeError(f"a resource function returned {type(item).__name__}; return str, bytes or a dict")
+        if mime_type is not None:
+            entry.setdefault("mimeType", mime_type)
+        contents.append(entry)
+    return contents
+
+
+def _message(item: Any) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    if isinstance(item, dict) and "role" in item:
+        content = item.get("content")
+        if isinstance(content, str):
+            content = {"type": "text", "text": content}
+        elif hasattr(content, "to_json"):
+            content = content.to_json()
+        return {"role": item["role"], "content": content}
+    if hasattr(item, "to_json"):
+        return {"role": "user", "content": item.to_json()}
+    raise TypeError(f"a prompt message cannot be {type(item).__name__}")
+
+
+def _prompt_result(value: Any) -> dict[str, Any]:
+    """A prompt function's return value as the wire's `GetPromptResult`."""
+    if isinstance(value, dict) and "messages" in value:
+        result = dict(value)
+        result["messages"] = [_message(m) for m in value["messages"]]
+        return result
+    items = value if isinstance(value, list) else [value]
+    return {"messages": [_message(m) for m in items]}

@@ -1,0 +1,136 @@
+"""Streamable HTTP: the `Server` methods that serve it (`HttpMixin`) and `HttpServer`, the
+handle of a running server.
+
+A mixin over `ServerBase` rather than part of `_server`, so that this concern reads on its own;
+it imports `_base`, not `_server`, so there is no import cycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any, Callable, Optional
+
+from . import _native
+from ._base import ServerBase, logger
+from ._loop import run as _run_on_new_loop
+
+
+class HttpMixin(ServerBase):
+    """`Server`'s Streamable HTTP serving."""
+
+    async def start_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_hosts: Optional[list[str]] = None,
+        allowed_origins: Optional[list[str]] = None,
+        max_sessions: Optional[int] = None,
+        session_idle_timeout: Optional[float] = None,
+        token_validator: Optional[Callable[[str], Optional[dict[str, Any]]]] = None,
+        authorization_servers: Optional[list[str]] = None,
+        resource_url: Optional[str] = None,
+    ) -> HttpServer:
+        """Starts serving Streamable HTTP at `http://host:port/path` (port 0 picks one; see
+        `HttpServer.url`); `async def` tools run on the running loop.
+
+        Safe by default: Host and Origin are checked (loopback names for a loopback host, or
+        `allowed_hosts` / `allowed_origins`). `stateless` drops sessions (requests to the client
+        then fail at once); `json_response` always answers with one JSON body. With
+        `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
+        token (401 otherwise, pointing at the metadata that names `authorization_servers`);
+        `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
+        """
+        loop = asyncio.get_running_loop()
+        bridge = self._native.bridge(loop)
+        loop.add_reader(bridge.fileno(), bridge.drain)
+        self._loop = loop
+        idle_ms = None if session_idle_timeout is None else int(session_idle_timeout * 1000)
+        try:
+            native = self._native.start_http(
+                bridge,
+                host,
+                port,
+                path,
+                stateless,
+                json_response,
+                list(allowed_hosts or []),
+                list(allowed_origins or []),
+                max_sessions,
+                idle_ms,
+                None if token_validator is None else _token_check(token_validator),
+                list(authorization_servers or []),
+                resource_url,
+            )
+        except BaseException:
+            loop.remove_reader(bridge.fileno())
+            raise
+        return HttpServer(native, loop, bridge)
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serves Streamable HTTP until cancelled or `stop()` (see `start_http` for options)."""
+        http = await self.start_http(host, port, **options)
+        self._http = http
+        logger.info("serving MCP at %s", http.url)
+        await http.wait()
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serves Streamable HTTP until Ctrl-C or SIGTERM (blocking; runs its own asyncio loop).
+
+        Writes `toolwire: listening on <url>` to stderr once it accepts connections (with port 0,
+        the line a launcher reads the port from).
+        """
+
+        async def main() -> None:
+            http = await self.start_http(host, port, **options)
+            self._http = http
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGTERM, http.stop)
+            print(f"toolwire: listening on {http.url}", file=sys.stderr, flush=True)
+            await http.wait()
+
+        with contextlib.suppress(KeyboardInterrupt):
+            _run_on_new_loop(main())
+
+
+class HttpServer:
+    """A running Streamable HTTP server (from `Server.start_http`)."""
+
+    def __init__(self, native: _native.NativeHttpServer, loop: asyncio.AbstractEventLoop, bridge: Any) -> None:
+        self._native = native
+        self._loop = loop
+        self._bridge = bridge
+
+    @property
+    def url(self) -> str:
+        """The endpoint, e.g. `http://127.0.0.1:8000/mcp`."""
+        return self._native.url
+
+    def stop(self) -> None:
+        """Stops accepting; sessions drain their calls and end (await `wait()`)."""
+        self._native.stop()
+
+    async def wait(self) -> None:
+        """Until the server stopped; cancelling this stops it (calls in flight still drain)."""
+        waiting = self._loop.run_in_executor(None, self._native.wait)
+        try:
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            self._native.stop()
+            with contextlib.suppress(Exception):
+                await waiting
+            raise
+        finally:
+            self._loop.remove_reader(self._bridge.fileno())
+
+
+def _token_check(validate: Callable[[str], Any]) -> Callable[[dict[str, Any]], Any]:
+    """The engine's `{"token": ...}` request in, the validator's verdict out."""
+    return lambda request: validate(request["token"])

@@ -1,0 +1,293 @@
+"""`Server`, from its tools to the stdio transport, and `Session` for a transport of your own.
+
+`Server` gathers the other concerns: it is `CatalogMixin` (resources, prompts, completion;
+`_catalog`) plus `HttpMixin` (Streamable HTTP; `_http`) over `ServerBase` (`_base`). Of the
+package's modules only `__init__` imports this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import sys
+from typing import Any, Callable, Optional, Union
+
+from . import _native
+from ._base import F, logger
+from ._catalog import CatalogMixin
+from ._content import BLOCKS, ToolError, ToolResult, call_result
+from ._context import Context
+from ._http import HttpMixin
+from ._loop import run as _run_on_new_loop
+from ._schema import analyse, converter
+
+
+def _wrap(
+    fn: Callable[..., Any], context_param: Optional[str], params: dict[str, Any]
+) -> tuple[Callable[..., Any], bool]:
+    """The engine's calling convention around `fn`: `(native_ctx, arguments) -> result dict`, or for
+    `async def`, `(native_ctx, arguments, done)` handing its outcome to `done`."""
+    is_async = inspect.iscoroutinefunction(fn)
+    name = getattr(fn, "__name__", "tool")
+    converters = {key: converter(tp) for key, tp in params.items()}
+
+    def prepare(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        kwargs = {}
+        for key, value in arguments.items():
+            if key in converters:
+                to_type = converters[key]
+                kwargs[key] = value if to_type is None else to_type(value)
+        if context_param:
+            kwargs[context_param] = Context(native_ctx)
+        return kwargs
+
+    def failed(exc: BaseException) -> None:
+        if not isinstance(exc, ToolError):
+            logger.error("tool %s raised", name, exc_info=exc)
+
+    if is_async:
+
+        async def invoke_async(
+            native_ctx: _native.NativeContext, arguments: dict[str, Any], done: _native.CallDone
+        ) -> None:
+            # The outcome goes to `done` from here, not from a done-callback: one loop turn less.
+            try:
+                result = call_result(await fn(**prepare(native_ctx, arguments)))
+            except Exception as exc:
+                failed(exc)
+                done.fail(exc)
+                return
+            except BaseException as exc:
+                # Cancelled (or the process is exiting): Rust hears of it, the task still ends so.
+                done.fail(exc)
+                raise
+            done.ok(result)
+
+        return invoke_async, True
+
+    def invoke(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return call_result(fn(**prepare(native_ctx, arguments)))
+        except Exception as exc:
+            failed(exc)
+            raise
+
+    return invoke, False
+
+
+class Session:
+    """A session for a transport of your own: feed frames in, take frames out."""
+
+    def __init__(self, native: _native.NativeSession, server: Server, bound: tuple[Any, Any]) -> None:
+        self._native = native
+        self._server = server
+        self._loop, self._bridge = bound
+
+    def handle_frame(self, frame: Union[bytes, str]) -> None:
+        """Feeds one inbound JSON-RPC message (without the line terminator).
+
+        If the loop this session was created in has closed since (``asyncio.run`` returned, a
+        test's loop ended), `async def` tools move to the running loop or a private one.
+        """
+        if self._loop.is_closed():
+            self._loop, self._bridge = self._server._bind_loop()
+        self._native.handle_frame(frame.encode() if isinstance(frame, str) else frame)
+
+    def recv(self, timeout: float = 10.0) -> Optional[str]:
+        """The next outbound message, or None after `timeout` seconds or once the session ended."""
+        return self._native.recv(timeout)
+
+    def shutdown(self) -> None:
+        """Ends the input; calls in flight may finish, then the outbound stream ends."""
+        self._native.shutdown()
+        if not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._loop.remove_reader, self._bridge.fileno())
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        return self._native.protocol_version
+
+
+class Server(CatalogMixin, HttpMixin):
+    """An MCP server whose tools are Python functions.
+
+    Args:
+        name: The server's name, sent to clients.
+        version: The server's version.
+        instructions: Usage hints for the model.
+        title: Display name.
+        page_size: Tools per `tools/list` page (default: all in one page).
+        default_tool_timeout: Seconds a tool may run unless it sets its own `timeout`.
+        max_concurrent_calls: Tool calls that may run at once (more wait in a bounded queue).
+        max_frame_bytes: Largest inbound message in bytes (default 4 MiB).
+        max_depth: Deepest JSON nesting accepted (default 64).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        instructions: Optional[str] = None,
+        title: Optional[str] = None,
+        page_size: Optional[int] = None,
+        default_tool_timeout: Optional[float] = None,
+        max_concurrent_calls: Optional[int] = None,
+        max_frame_bytes: Optional[int] = None,
+        max_depth: Optional[int] = None,
+    ) -> None:
+        timeout_ms = None if default_tool_timeout is None else int(default_tool_timeout * 1000)
+        native = _native.NativeServer(
+            name, version, instructions, title, page_size, timeout_ms, max_concurrent_calls, max_frame_bytes, max_depth
+        )
+        super().__init__(native)
+
+    def tool(
+        self,
+        name: Optional[str] = None,
+        *,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        input_schema: Optional[dict[str, Any]] = None,
+        output_schema: Optional[dict[str, Any]] = None,
+        annotations: Optional[dict[str, Any]] = None,
+        icons: Optional[list[dict[str, Any]]] = None,
+        meta: Optional[dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+        max_concurrency: Optional[int] = None,
+    ) -> Callable[[F], F]:
+        """Registers the decorated function (sync or `async def`) as a tool.
+
+        The input schema comes from the type hints and defaults unless `input_schema` is given;
+        the description from the docstring (its `Args:` section describes the parameters).
+        Returning a dict, dataclass, TypedDict or pydantic model gives `structuredContent`
+        (with an `outputSchema` from the return annotation); a str gives text.
+        """
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                timeout=timeout,
+                max_concurrency=max_concurrency,
+            )
+            return fn
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        input_schema: Optional[dict[str, Any]] = None,
+        output_schema: Optional[dict[str, Any]] = None,
+        annotations: Optional[dict[str, Any]] = None,
+        icons: Optional[list[dict[str, Any]]] = None,
+        meta: Optional[dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+        max_concurrency: Optional[int] = None,
+    ) -> None:
+        """Registers `fn` as a tool (see `tool`); while serving, clients get `list_changed`."""
+        signature = analyse(fn, Context, (ToolResult, *BLOCKS))
+        params = signature.params
+        if input_schema is not None:
+            params = {key: Any for key in input_schema.get("properties", {})}
+        definition: dict[str, Any] = {
+            "name": name or fn.__name__,
+            "inputSchema": input_schema if input_schema is not None else signature.input_schema,
+        }
+        described = description or signature.description
+        if described:
+            definition["description"] = described
+        schema_out = output_schema if output_schema is not None else signature.output_schema
+        if schema_out is not None:
+            definition["outputSchema"] = schema_out
+        for key, value in (("title", title), ("annotations", annotations), ("icons", icons), ("_meta", meta)):
+            if value is not None:
+                definition[key] = value
+        invoke, is_async = _wrap(fn, signature.context_param, params)
+        timeout_ms = None if timeout is None else int(timeout * 1000)
+        self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
+
+    def remove_tool(self, name: str) -> bool:
+        """Removes a tool; False if there was none of that name."""
+        return self._native.remove_tool(name)
+
+    @property
+    def tools(self) -> list[str]:
+        """The registered tool names, sorted."""
+        return self._native.tool_names()
+
+    def run(self) -> None:
+        """Serves stdio until stdin ends or Ctrl-C (blocking; runs its own asyncio loop)."""
+        with contextlib.suppress(KeyboardInterrupt):
+            _run_on_new_loop(self.run_async())
+
+    def stop(self) -> None:
+        """Ends a running `run()` / `run_async()` / `serve_http()`: reading stops, calls in
+        flight finish."""
+        self._native.stop()
+        http = getattr(self, "_http", None)
+        if http is not None:
+            http.stop()
+
+    async def run_async(self) -> None:
+        """Serves stdio inside a running asyncio loop; `async def` tools run on this loop.
+
+        While serving, `print` and anything else written to `sys.stdout` goes to stderr:
+        stdout carries the protocol only.
+        """
+        loop = asyncio.get_running_loop()
+        bridge = self._native.bridge(loop)
+        loop.add_reader(bridge.fileno(), bridge.drain)
+        self._loop = loop
+        try:
+            # Redirect before serving starts: a call may run as soon as the first line is read.
+            with contextlib.redirect_stdout(sys.stderr):
+                serving = loop.run_in_executor(None, self._native.serve_stdio, bridge)
+                try:
+                    await asyncio.shield(serving)
+                except asyncio.CancelledError:
+                    # Ctrl-C under asyncio.run, or the caller cancelled us: stop reading, and keep
+                    # this loop running while calls in flight (some on it) drain, as at end of input.
+                    self._native.stop()
+                    with contextlib.suppress(Exception):
+                        await serving
+                    raise
+        finally:
+            loop.remove_reader(bridge.fileno())
+
+    def session(self) -> Session:
+        """A session for a transport of your own (and for tests).
+
+        `async def` tools run on the running loop if called from one, otherwise on a private
+        loop in a daemon thread.
+        """
+        loop, bridge = self._bind_loop()
+        return Session(self._native.session(bridge), self, (loop, bridge))
+
+    def _bind_loop(self) -> tuple[asyncio.AbstractEventLoop, Any]:
+        """Runs `async def` tools on the running loop, or on a private one."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = self._private_loop()
+        bridge = self._native.bridge(loop)
+        # add_reader is not thread-safe: schedule it on the loop (a wake-up written before it
+        # runs waits in the socket).
+        loop.call_soon_threadsafe(loop.add_reader, bridge.fileno(), bridge.drain)
+        self._native.use_bridge(bridge)
+        self._loop = loop
+        return loop, bridge
