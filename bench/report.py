@@ -42,7 +42,7 @@ HTTP_ANCHORS = ["http-rmcp", "http-rmcp-stateful", "http-ts-sdk", "http-python-s
 CEILINGS: list[tuple[str, str, str | None, str | None]] = [
     ("ceiling-rust", "tokio, current-thread runtime", "toolwire-rust", None),
     ("ceiling-rust-multi", "tokio, multi-thread runtime", None, "rmcp"),
-    ("ceiling-python", "asyncio, `toolwire.new_event_loop()`", "toolwire-python", None),
+    ("ceiling-python", "asyncio, `toolwire._loop.new_event_loop()`", "toolwire-python", None),
     ("ceiling-python-asyncio", "asyncio, its default loop", None, "python-sdk"),
     ("ceiling-node", "Node timers (`node:timers/promises`)", "toolwire-node", "ts-sdk"),
     ("ceiling-kotlin", "kotlinx.coroutines `delay`, `Dispatchers.Default`", "toolwire-kotlin", "kotlin-sdk"),
