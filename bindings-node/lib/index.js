@@ -373,9 +373,13 @@ class Server {
     const write = (bytes) => {
       if (bytes && !ended) protocolWrite.call(stdout, bytes)
     }
-    // Frames queued outside a feed (Promise handlers, progress, timers) arrive here; in native
-    // mode take() writes them itself.
-    const connection = this.#native.connect(() => write(connection.take()))
+    let native
+    try {
+      // Pipes and sockets: the engine reads and writes them from this thread's event loop.
+      native = this.#native.serveStdio()
+    } catch (err) {
+      return Promise.reject(new ToolwireError(`toolwire: cannot serve stdio: ${err.message}`, 'TOOLWIRE_TRANSPORT'))
+    }
     // Tools that console.log must not corrupt the protocol stream.
     stdout.write = function redirected(...args) {
       return stderr.write(...args)
@@ -391,14 +395,12 @@ class Server {
       for (const signal of signals) process.off(signal, onSignal)
       this.#serving = null
     }
-    if (connection.serveStdio()) {
-      // Pipes and sockets: the engine reads and writes them from this thread's event loop.
-      this.#serving = { stop: () => connection.stopStdio() }
-      return connection.stdioServed().then(() => {
-        connection.take()
-        restore()
-      })
+    if (native) {
+      this.#serving = { stop: () => native.stop() }
+      return native.served().then(restore)
     }
+    // Frames queued outside a feed (Promise handlers, progress, timers) arrive here.
+    const connection = this.#native.connect(() => write(connection.take()))
     return this.#serveStdioStreams(connection, write, restore)
   }
 

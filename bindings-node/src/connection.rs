@@ -1,11 +1,10 @@
 //! `NativeConnection`: one session whose frames JavaScript carries (stdio or its own channel).
 //!
-//! Inbound bytes are fed on the JS thread (by JavaScript, or by the native stdin pump in
-//! `stdio.rs`); calls that finish at once run their JS handler right inside the feed and their
+//! Inbound bytes are fed on the JS thread by JavaScript (a channel of its own, or stdio when it
+//! is neither a pipe nor a socket; pipes and sockets are `stdio.rs`'s); calls that finish at once run their JS handler right inside the feed and their
 //! answers are taken right after, so a call costs no thread hop. Frames queued later (Promise
 //! handlers, progress, timers) ring a weak threadsafe function, and JavaScript takes them.
 
-use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -16,11 +15,10 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use toolwire::host::{HostHooks, LocalExecutor};
 use toolwire::transport::{FrameError, LineDecoder};
-use toolwire::{CancellationToken, Outbound, Server, Session};
+use toolwire::{Outbound, Server, Session};
 
 use crate::js_thread;
 use crate::runtime::runtime;
-use crate::stdio::{self, StdioPump};
 
 type WakeTsfn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
@@ -31,10 +29,6 @@ pub(crate) struct ConnectionCore {
     decoder: Mutex<LineDecoder>,
     /// Set once a wake-up is on its way to JavaScript, cleared when it takes the frames.
     wake_pending: Arc<AtomicBool>,
-    /// Where taken lines go when the native stdio pump serves (stdout); else they are returned.
-    pub(crate) sink: Mutex<Option<File>>,
-    /// Cancelled once the native stdio pump has ended and the session has drained.
-    pub(crate) served: CancellationToken,
     /// The calls that did not finish at once, polled on the JS thread.
     pub(crate) executor: Arc<LocalExecutor>,
 }
@@ -105,26 +99,10 @@ impl ConnectionCore {
         bytes
     }
 
-    /// Takes the queued lines: written to the sink when there is one (then `None`),
-    /// otherwise returned.
+    /// Takes the queued lines, or `None`.
     pub(crate) fn flush(&self) -> Option<Buffer> {
         let bytes = self.take_lines();
-        if bytes.is_empty() {
-            return None;
-        }
-        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        match sink.as_mut() {
-            None => Some(Buffer::from(bytes)),
-            Some(out) => {
-                if let Err(err) = stdio::write_all(out, &bytes) {
-                    // The client stopped reading: nothing more can reach it.
-                    tracing::debug!(%err, "stdout closed");
-                    *sink = None;
-                    self.session.close();
-                }
-                None
-            }
-        }
+        (!bytes.is_empty()).then(|| Buffer::from(bytes))
     }
 }
 
@@ -174,8 +152,6 @@ impl NativeConnection {
                 outbound: Mutex::new(outbound),
                 decoder: Mutex::new(LineDecoder::new(server.options().max_frame_bytes)),
                 wake_pending,
-                sink: Mutex::new(None),
-                served: CancellationToken::new(),
                 executor,
             }),
         })
@@ -237,25 +213,6 @@ impl NativeConnection {
 
 #[napi]
 impl NativeConnection {
-    /// Serves stdin/stdout from the JS thread's own event loop (no stream objects, no thread
-    /// hop). Returns `false` when stdio are not pipes or sockets (use `feed` then).
-    #[napi]
-    pub fn serve_stdio(&self, env: Env) -> napi::Result<bool> {
-        StdioPump::start(&env, self.core.clone())
-    }
-
-    /// Stops the native stdin pump (as at end of input); calls in flight still finish.
-    #[napi]
-    pub fn stop_stdio(&self) {
-        stdio::stop(&self.core);
-    }
-
-    /// Resolves once the native stdio serving has ended and the session has drained.
-    #[napi]
-    pub async fn stdio_served(&self) {
-        self.core.served.cancelled().await;
-    }
-
     /// No more input: calls in flight get the drain time (their answers still arrive), then
     /// the rest are cancelled. Resolves when the session has ended.
     #[napi]

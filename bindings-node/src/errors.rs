@@ -54,3 +54,10 @@ pub(crate) fn outcome(result: Result<Value, toolwire::Error>) -> Value {
 pub(crate) fn registration(message: String) -> Value {
     json!({ "code": "TOOLWIRE_REGISTRATION", "message": message })
 }
+
+/// An engine error thrown straight from a native call (no outcome object to carry it): a
+/// JavaScript `Error` whose message names what failed; `lib/` wraps it as a `ToolwireError`
+/// with `TOOLWIRE_TRANSPORT`.
+pub(crate) fn to_napi(err: toolwire::Error) -> napi::Error {
+    napi::Error::new(napi::Status::GenericFailure, err.to_string())
+}

@@ -14,6 +14,7 @@ use crate::connection::NativeConnection;
 use crate::errors;
 use crate::handler::{CallArgs, JsToolHandler};
 use crate::http::{HttpInit, NativeHttpServer};
+use crate::stdio::NativeStdio;
 
 #[napi(object)]
 pub struct ServerInit {
@@ -214,6 +215,14 @@ impl NativeServer {
         on_stopped: Function<'_, (), ()>,
     ) -> napi::Result<NativeHttpServer> {
         NativeHttpServer::start(&self.server, init, token_validator, &on_stopped)
+    }
+
+    /// Serves stdin/stdout from this JS thread's own event loop (no stream objects, no thread
+    /// hop); `null` when stdin is neither a pipe nor a socket (JavaScript's streams carry it
+    /// then, through `connect`).
+    #[napi]
+    pub fn serve_stdio(&self, env: napi::Env) -> napi::Result<Option<NativeStdio>> {
+        crate::stdio::serve(&env, &self.server)
     }
 
     /// A new session whose outbound frames JavaScript takes; `on_outbound()` is called (on

@@ -14,7 +14,7 @@ const fixture = join(import.meta.dirname, 'fixtures', 'stdio-server.cjs')
 function start({ portable = false } = {}) {
   const env = { ...process.env }
   delete env.TOOLWIRE_PORTABLE_IO
-  if (portable) Object.assign(env, { TOOLWIRE_PORTABLE_IO: '1', TOOLWIRE_LOG: 'toolwire_node=debug,toolwire=info' })
+  if (portable) Object.assign(env, { TOOLWIRE_PORTABLE_IO: '1', TOOLWIRE_LOG: 'toolwire=debug' })
   const child = spawn(process.execPath, [fixture], { stdio: ['pipe', 'pipe', 'pipe'], env })
   let stdout = ''
   let stderr = ''
@@ -102,8 +102,8 @@ async function badLines(portable) {
   server.child.stdin.end()
   const [code] = await server.exited
   assert.equal(code, 0)
-  if (portable) assert.match(server.stderr(), /stdio through JavaScript streams/)
-  else assert.doesNotMatch(server.stderr(), /stdio through JavaScript streams/)
+  if (portable) assert.match(server.stderr(), /the portable bell/)
+  else assert.doesNotMatch(server.stderr(), /the portable bell/)
 }
 
 test('server.close() ends serving while stdin is still open', async () => {

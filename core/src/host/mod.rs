@@ -8,6 +8,7 @@
 //! | [`runtime`], [`build_runtime`] | the one engine runtime of a process (a binding starts no other) |
 //! | [`HostHooks`], [`Session::hosted`](crate::Session::hosted) | a session whose calls run on the host's own thread |
 //! | [`LocalExecutor`] | polls those calls on the host's thread when the host is woken |
+//! | [`HostStdio`] | stdio served from the host's own thread (Unix): the one stdio loop of the bindings |
 //! | [`ViaJson`], [`JsonCallback`] | a host callback that takes and returns JSON text, as a resource, prompt, completion or token handler |
 //! | [`json_number`] | a number written the same way by every language (`3`, not `3.0`) |
 //! | [`invalid_arguments_text`] | the text of an invalid-arguments result, for hosts that check arguments themselves |
@@ -15,6 +16,8 @@
 //! Applications use the crate root instead.
 
 mod local;
+#[cfg(unix)]
+mod stdio;
 
 use std::sync::OnceLock;
 
@@ -24,6 +27,8 @@ pub use crate::catalog::json::{JsonCallback, ViaJson};
 pub use crate::dispatch::json_number;
 pub use crate::registry::invalid_arguments_text;
 pub use local::LocalExecutor;
+#[cfg(unix)]
+pub use stdio::{FRAMES_PER_SLICE, HostStdio, SETTLE_SCOPES, StdioWaker};
 
 /// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
 pub type CallTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

@@ -31,8 +31,8 @@ impl IdlePoll {
         }
     }
 
-    #[cfg(test)]
-    fn window(&self) -> Duration {
+    /// How long to look for input now.
+    pub(crate) fn window(&self) -> Duration {
         self.window
     }
 

@@ -10,7 +10,7 @@
 
 #[cfg(feature = "http")]
 pub mod http;
-mod idle;
+pub(crate) mod idle;
 mod lines;
 pub mod memory;
 mod serve;

@@ -1,13 +1,13 @@
-//! `toolwire-demo [--extra-tools N | --conformance] [--http PORT [--host ADDR] [--stateless] [--json]]`:
+//! `toolwire-demo [--extra-tools N | --conformance] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
-//! `http://ADDR:PORT/mcp`.
+//! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
+//! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
 
 use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str =
-    "usage: toolwire-demo [--extra-tools N] [--http PORT [--host ADDR] [--stateless] [--json]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]";
 
 struct Args {
     extra_tools: usize,
@@ -16,6 +16,7 @@ struct Args {
     stateless: bool,
     json: bool,
     conformance: bool,
+    host_thread: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -26,6 +27,7 @@ fn parse_args() -> Result<Args, String> {
         stateless: false,
         json: false,
         conformance: false,
+        host_thread: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -47,8 +49,12 @@ fn parse_args() -> Result<Args, String> {
             "--stateless" => parsed.stateless = true,
             "--json" => parsed.json = true,
             "--conformance" => parsed.conformance = true,
+            "--host-thread" => parsed.host_thread = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if parsed.host_thread && parsed.http_port.is_some() {
+        return Err("--host-thread serves stdio; it does not go with --http".into());
     }
     if parsed.http_port.is_none() && (parsed.stateless || parsed.json) {
         return Err("--stateless and --json go with --http".into());
@@ -78,6 +84,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.host_thread {
+        return serve_stdio_from_this_thread(&server);
+    }
     // One client on stdio needs one thread; HTTP serves many clients on every core.
     let runtime = match args.http_port {
         None => tokio::runtime::Builder::new_current_thread()
@@ -102,6 +111,22 @@ fn main() -> ExitCode {
     });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("toolwire-demo: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Stdio through the bindings' loop: this thread drives it, calls run on the engine's runtime.
+fn serve_stdio_from_this_thread(server: &toolwire::Server) -> ExitCode {
+    let runtime = toolwire::host::runtime().handle().clone();
+    match toolwire::host::HostStdio::open(server, runtime) {
+        Ok(mut stdio) => {
+            // The demo has no work of its own for this thread: serve until the input ends.
+            stdio.serve_until(|| false);
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             eprintln!("toolwire-demo: {err}");
             ExitCode::FAILURE

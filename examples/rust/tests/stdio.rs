@@ -13,12 +13,41 @@ struct Run {
     stderr: String,
 }
 
-/// Which stdio path the demo takes: Linux's reopened pipes, or the portable handles that other
-/// systems use (`TOOLWIRE_PORTABLE_IO`).
+/// Which stdio path the demo takes: core's async loop on Linux's reopened pipes, the same loop
+/// on the portable handles that other systems use (`TOOLWIRE_PORTABLE_IO`), or the bindings'
+/// host-thread loop (`--host-thread`), on the native descriptors or the portable ones.
 #[derive(Clone, Copy, Debug)]
 enum Path {
     Native,
     Portable,
+    HostThread,
+    HostThreadPortable,
+}
+
+impl Path {
+    const ALL: [Path; 4] = [
+        Path::Native,
+        Path::Portable,
+        Path::HostThread,
+        Path::HostThreadPortable,
+    ];
+
+    fn portable(self) -> bool {
+        matches!(self, Path::Portable | Path::HostThreadPortable)
+    }
+
+    fn host_thread(self) -> bool {
+        matches!(self, Path::HostThread | Path::HostThreadPortable)
+    }
+
+    /// What the engine's debug log says on this path only.
+    fn evidence(self) -> Option<&'static str> {
+        match self {
+            Path::Native | Path::HostThread => None,
+            Path::Portable => Some("stdio through the portable handles"),
+            Path::HostThreadPortable => Some("the portable bell"),
+        }
+    }
 }
 
 /// All the demo writes to stdout, until it closes it.
@@ -42,7 +71,10 @@ fn run_on(input: &[u8], path: Path) -> Run {
     let start = Instant::now();
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolwire-demo"));
     command.env_remove("TOOLWIRE_PORTABLE_IO");
-    if let Path::Portable = path {
+    if path.host_thread() {
+        command.arg("--host-thread");
+    }
+    if path.portable() {
         command
             .env("TOOLWIRE_PORTABLE_IO", "1")
             .env("TOOLWIRE_LOG", "toolwire=debug");
@@ -111,10 +143,10 @@ fn answer_to(lines: &[Value], id: Value) -> &Value {
         .unwrap_or_else(|| panic!("no answer to {id} in {lines:?}"))
 }
 
-/// The whole suite on both stdio paths: the portable one is what macOS and Windows run.
+/// The whole suite on every stdio path: the portable ones are what macOS and Windows run.
 #[test]
 fn bad_input_suite_then_still_serving() {
-    for path in [Path::Native, Path::Portable] {
+    for path in Path::ALL {
         bad_input_suite_on(path);
     }
 }
@@ -196,10 +228,10 @@ fn bad_input_suite_on(path: Path) {
         "{path:?}: exit status {:?}",
         run.status
     );
-    if let Path::Portable = path {
+    if let Some(evidence) = path.evidence() {
         assert!(
-            run.stderr.contains("stdio through the portable handles"),
-            "the portable path was not taken: {}",
+            run.stderr.contains(evidence),
+            "{path:?} was not taken: {}",
             run.stderr
         );
     }
@@ -231,14 +263,17 @@ fn bad_input_suite_on(path: Path) {
 
 #[test]
 fn eof_drains_calls_in_flight_then_exits_zero() {
-    let mut input = init();
-    input.extend(line(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 300}}})));
-    let run = run(&input);
-    assert!(run.status.success());
-    assert_eq!(
-        answer_to(&run.lines, json!(1))["result"]["content"][0]["text"],
-        "slept 300 ms"
-    );
+    for path in [Path::Native, Path::HostThread] {
+        let mut input = init();
+        input.extend(line(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 300}}})));
+        let run = run_on(&input, path);
+        assert!(run.status.success(), "{path:?}");
+        assert_eq!(
+            answer_to(&run.lines, json!(1))["result"]["content"][0]["text"],
+            "slept 300 ms",
+            "{path:?}"
+        );
+    }
 }
 
 #[test]
