@@ -141,6 +141,34 @@ def test_output_schema_from_return_annotation() -> None:
     assert analyse(text, Context).output_schema is None
 
 
+@dataclasses.dataclass
+class Route:
+    name: str
+    start: Point
+    end: Point
+
+
+@dataclasses.dataclass
+class Tree:
+    label: str
+    children: list[Tree]
+
+
+def test_output_schema_inlines_the_returned_type_once() -> None:
+    def route() -> Route: ...
+
+    def tree() -> Tree: ...
+
+    schema = analyse(route, Context).output_schema
+    assert schema["properties"]["start"] == {"$ref": "#/$defs/Point"}
+    # The returned type is the schema itself, not repeated in $defs.
+    assert list(schema["$defs"]) == ["Point"]
+    # A recursive type refers back to itself, so there it stays.
+    recursive = analyse(tree, Context).output_schema
+    assert recursive["properties"]["children"]["items"] == {"$ref": "#/$defs/Tree"}
+    assert list(recursive["$defs"]) == ["Tree"]
+
+
 @pytest.mark.skipif(pydantic is None, reason="pydantic is not installed")
 def test_pydantic_models_when_installed() -> None:
     def f(user: User) -> User: ...

@@ -280,7 +280,13 @@ def _output_schema(returns: Any, builder: SchemaBuilder) -> dict[str, Any] | Non
     schema = builder.schema(returns)
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
-        return dict(builder.defs[name])
+        inlined = dict(builder.defs[name])
+        # The top-level type is written inline; it stays in `$defs` only when something refers
+        # back to it (a recursive type), rather than being repeated there.
+        others = {other: defn for other, defn in builder.defs.items() if other != name}
+        if f'"#/$defs/{name}"' not in json.dumps([inlined, others]):
+            del builder.defs[name]
+        return inlined
     return schema
 
 
