@@ -175,7 +175,7 @@ class Server {
     }
     if (output.json !== undefined) definition.outputSchema = output.json
     const failed = this.#native.addTool(
-      definition,
+      JSON.stringify(definition),
       this.#wrap(name, handler, input.parse),
       config.timeoutMs ?? undefined,
       config.maxConcurrency ?? undefined,

@@ -65,16 +65,25 @@ impl NativeServer {
         Ok(NativeServer { server })
     }
 
-    /// Registers `handler(nativeContext, arguments)` under the wire-form `definition`;
-    /// returns `null`, or the error's description.
+    /// Registers `handler(nativeContext, arguments)` under the wire-form `definition` (JSON
+    /// text: parsed here, an integral bound stays an integer, where a JS number would arrive as
+    /// a float); returns `null`, or the error's description.
     #[napi]
     pub fn add_tool(
         &self,
-        definition: Value,
+        definition: String,
         handler: Function<'_, CallArgs, Unknown<'static>>,
         timeout_ms: Option<u32>,
         max_concurrency: Option<u32>,
     ) -> napi::Result<Option<Value>> {
+        let definition = match serde_json::from_str::<Value>(&definition) {
+            Ok(definition) => definition,
+            Err(why) => {
+                return Ok(Some(errors::registration(format!(
+                    "invalid tool definition: {why}"
+                ))));
+            }
+        };
         let mut tool = match Tool::from_json(definition) {
             Ok(tool) => tool,
             Err(why) => {

@@ -5,7 +5,10 @@ export class Client {
   constructor(server) {
     this.frames = []
     this.waiters = []
+    /** Every outbound message as the text that went out. */
+    this.texts = []
     this.connection = server.connect((message) => {
+      this.texts.push(message)
       const frame = JSON.parse(message)
       const waiter = this.waiters.shift()
       if (waiter) waiter(frame)

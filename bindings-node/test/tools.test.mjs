@@ -101,6 +101,17 @@ for (const [label, z] of [['zod 4', z4], ['zod 3', z3]]) {
   })
 }
 
+test('integral bounds stay integers on the wire (not 9007199254740991.0)', async () => {
+  const server = newServer()
+  server.tool('count', { inputSchema: z4.object({ n: z4.number().int() }) }, ({ n }) => n)
+  const client = await connected(server)
+  const tool = await listed(client, 'count')
+  assert.equal(tool.inputSchema.properties.n.maximum, Number.MAX_SAFE_INTEGER)
+  const text = client.texts.find((message) => message.includes('"id":"list"'))
+  assert.match(text, /"maximum":9007199254740991[,}]/)
+  assert.doesNotMatch(text, /9007199254740991\.0/)
+})
+
 test('async zod refinements are awaited', async () => {
   const server = newServer()
   server.tool('slowcheck', {

@@ -201,7 +201,7 @@ impl HostStdio {
         if let Some(since) = self.idle_since.take() {
             self.idle.waited(since.elapsed());
         }
-        self.waker.bell.clear();
+        self.waker.bell.clear_if_rung();
         for round in 1..=ROUNDS_PER_TURN {
             self.check_stop();
             let mut fed = false;
@@ -318,7 +318,9 @@ impl HostStdio {
     /// (without waiting). Returns whether anything was fed or the input ended.
     fn feed(&mut self) -> bool {
         if self.unfed.is_empty() {
-            if !self.input_open || !self.input.readable_now() {
+            // A non-blocking read that finds nothing costs what a poll would; a blocking
+            // descriptor is polled first.
+            if !self.input_open || (!self.input.nonblocking && !self.input.readable_now()) {
                 return false;
             }
             self.read();
