@@ -5,7 +5,7 @@
 //!
 //! | code | when |
 //! |---|---|
-//! | `TOOLWIRE_REGISTRATION` | a tool definition was refused (name, schema, duplicate) |
+//! | `TOOLWIRE_REGISTRATION` | a definition was refused (tool, resource, template, prompt, completion) |
 //! | `TOOLWIRE_CAPABILITY` | the client did not declare what a request to it needs |
 //! | `TOOLWIRE_CLIENT_ERROR` | the client answered a request with an error (`rpcCode`, `data`) |
 //! | `TOOLWIRE_TIMEOUT` | the client did not answer in time |
@@ -20,9 +20,10 @@ pub(crate) fn describe(err: &toolwire::Error) -> Value {
     use toolwire::Error as E;
     let message = err.to_string();
     let code = match err {
-        E::InvalidToolName { .. } | E::DuplicateTool { .. } | E::InvalidSchema { .. } => {
-            "TOOLWIRE_REGISTRATION"
-        }
+        E::InvalidToolName { .. }
+        | E::DuplicateTool { .. }
+        | E::InvalidSchema { .. }
+        | E::InvalidDefinition { .. } => "TOOLWIRE_REGISTRATION",
         E::CapabilityNotSupported { .. } | E::NoBackChannel { .. } => "TOOLWIRE_CAPABILITY",
         E::Timeout { .. } => "TOOLWIRE_TIMEOUT",
         E::Cancelled => "ABORT_ERR",
@@ -48,11 +49,6 @@ pub(crate) fn outcome(result: Result<Value, toolwire::Error>) -> Value {
         Ok(value) => json!({ "ok": value }),
         Err(err) => json!({ "error": describe(&err) }),
     }
-}
-
-/// A tool definition that could not be read.
-pub(crate) fn registration(message: String) -> Value {
-    json!({ "code": "TOOLWIRE_REGISTRATION", "message": message })
 }
 
 /// An engine error thrown straight from a native call (no outcome object to carry it): a

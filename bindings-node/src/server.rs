@@ -76,21 +76,15 @@ impl NativeServer {
         timeout_ms: Option<u32>,
         max_concurrency: Option<u32>,
     ) -> napi::Result<Option<Value>> {
-        let definition = match serde_json::from_str::<Value>(&definition) {
-            Ok(definition) => definition,
-            Err(why) => {
-                return Ok(Some(errors::registration(format!(
-                    "invalid tool definition: {why}"
-                ))));
+        let parsed = serde_json::from_str::<Value>(&definition).map_err(|err| {
+            toolwire::Error::InvalidDefinition {
+                kind: "tool",
+                message: err.to_string(),
             }
-        };
-        let mut tool = match Tool::from_json(definition) {
+        });
+        let mut tool = match parsed.and_then(Tool::from_json) {
             Ok(tool) => tool,
-            Err(why) => {
-                return Ok(Some(errors::registration(format!(
-                    "invalid tool definition: {why}"
-                ))));
-            }
+            Err(err) => return Ok(Some(errors::describe(&err))),
         };
         if let Some(ms) = timeout_ms {
             tool = tool.timeout(Duration::from_millis(u64::from(ms)));
@@ -134,23 +128,11 @@ impl NativeServer {
     ) -> napi::Result<Option<Value>> {
         let handler = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
         let added = if template {
-            match ResourceTemplate::from_json(definition) {
-                Ok(def) => self.server.add_resource_template_arc(def, handler),
-                Err(why) => {
-                    return Ok(Some(errors::registration(format!(
-                        "invalid resource template: {why}"
-                    ))));
-                }
-            }
+            ResourceTemplate::from_json(definition)
+                .and_then(|def| self.server.add_resource_template_arc(def, handler))
         } else {
-            match Resource::from_json(definition) {
-                Ok(def) => self.server.add_resource_arc(def, handler),
-                Err(why) => {
-                    return Ok(Some(errors::registration(format!(
-                        "invalid resource: {why}"
-                    ))));
-                }
-            }
+            Resource::from_json(definition)
+                .and_then(|def| self.server.add_resource_arc(def, handler))
         };
         Ok(added.err().map(|err| errors::describe(&err)))
     }
@@ -164,7 +146,7 @@ impl NativeServer {
     ) -> napi::Result<Option<Value>> {
         let def = match Prompt::from_json(definition) {
             Ok(def) => def,
-            Err(why) => return Ok(Some(errors::registration(format!("invalid prompt: {why}")))),
+            Err(err) => return Ok(Some(errors::describe(&err))),
         };
         let handler = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
         Ok(self
@@ -186,9 +168,12 @@ impl NativeServer {
             "prompt" => Reference::Prompt(name),
             "template" => Reference::ResourceTemplate(name),
             other => {
-                return Ok(Some(errors::registration(format!(
-                    "unknown completion kind {other:?}"
-                ))));
+                return Ok(Some(errors::describe(
+                    &toolwire::Error::InvalidDefinition {
+                        kind: "completion",
+                        message: format!("unknown completion kind {other:?}"),
+                    },
+                )));
             }
         };
         let completer = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));

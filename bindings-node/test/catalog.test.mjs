@@ -109,7 +109,7 @@ test('subscriptions, updates and list_changed', async () => {
   assert.equal((await client.recv()).method, 'notifications/resources/list_changed')
   assert.equal(server.removePrompt('show'), true)
   assert.equal((await client.recv()).method, 'notifications/prompts/list_changed')
-  assert.throws(() => server.resource('memo://readme', () => 'again'), (err) => err instanceof ToolwireError && /already registered/.test(err.message))
+  assert.throws(() => server.resource('memo://readme', () => 'again'), (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_REGISTRATION' && /already registered/.test(err.message))
 })
 
 const INIT = {

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! ToolwireError
-//! ├── RegistrationError      a tool definition was refused (name, schema, duplicate)
+//! ├── RegistrationError      a definition was refused (tool, resource, template, prompt, completion)
 //! ├── CapabilityError        the client did not declare what a request to it needs
 //! ├── ClientRequestError     the client answered a request with an error (.code, .data)
 //! ├── SessionClosedError     the session ended first
@@ -26,7 +26,7 @@ create_exception!(
     toolwire,
     RegistrationError,
     ToolwireError,
-    "A tool definition was refused."
+    "A definition (tool, resource, resource template, prompt, completion) was refused."
 );
 create_exception!(
     toolwire,
@@ -68,9 +68,10 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
     use toolwire::Error as E;
     let message = err.to_string();
     match err {
-        E::InvalidToolName { .. } | E::DuplicateTool { .. } | E::InvalidSchema { .. } => {
-            RegistrationError::new_err(message)
-        }
+        E::InvalidToolName { .. }
+        | E::DuplicateTool { .. }
+        | E::InvalidSchema { .. }
+        | E::InvalidDefinition { .. } => RegistrationError::new_err(message),
         E::CapabilityNotSupported { .. } | E::NoBackChannel { .. } => {
             CapabilityError::new_err(message)
         }

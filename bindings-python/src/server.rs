@@ -85,8 +85,7 @@ impl NativeServer {
         timeout_ms: Option<u64>,
         max_concurrency: Option<usize>,
     ) -> PyResult<()> {
-        let mut tool = Tool::from_json(to_json(definition)?)
-            .map_err(|e| PyValueError::new_err(format!("invalid tool definition: {e}")))?;
+        let mut tool = Tool::from_json(to_json(definition)?).map_err(to_py_err)?;
         if let Some(ms) = timeout_ms {
             tool = tool.timeout(Duration::from_millis(ms));
         }
@@ -158,16 +157,13 @@ impl NativeServer {
             func: Arc::new(func),
         }));
         let definition = to_json(definition)?;
-        let invalid = |e: serde_json::Error| {
-            PyValueError::new_err(format!("invalid resource definition: {e}"))
-        };
         if template {
-            let def = ResourceTemplate::from_json(definition).map_err(invalid)?;
+            let def = ResourceTemplate::from_json(definition).map_err(to_py_err)?;
             self.server
                 .add_resource_template_arc(def, handler)
                 .map_err(to_py_err)
         } else {
-            let def = Resource::from_json(definition).map_err(invalid)?;
+            let def = Resource::from_json(definition).map_err(to_py_err)?;
             self.server
                 .add_resource_arc(def, handler)
                 .map_err(to_py_err)
@@ -176,8 +172,7 @@ impl NativeServer {
 
     /// Registers a prompt rendered by `func(request) -> {"messages": [...]}`.
     fn add_prompt(&self, definition: &Bound<'_, PyAny>, func: Py<PyAny>) -> PyResult<()> {
-        let def = Prompt::from_json(to_json(definition)?)
-            .map_err(|e| PyValueError::new_err(format!("invalid prompt definition: {e}")))?;
+        let def = Prompt::from_json(to_json(definition)?).map_err(to_py_err)?;
         let handler = Arc::new(ViaJson(PyJsonHandler {
             func: Arc::new(func),
         }));

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 from conftest import Client
-from toolwire import Image, ResourceNotFound, Server
+from toolwire import Image, RegistrationError, ResourceNotFound, Server
 
 
 def request(client, id: int, method: str, params: dict) -> dict:
@@ -137,9 +137,10 @@ def test_subscriptions_and_updates(client_for) -> None:
 
 def test_registration_errors_and_list_changed(client_for) -> None:
     server = catalog_server()
-    with pytest.raises(ValueError, match="already registered"):
+    # Every refused definition is a RegistrationError, as a refused tool is.
+    with pytest.raises(RegistrationError, match="already registered"):
         server.add_resource(lambda: "x", "memo://readme", name="again")
-    with pytest.raises(ValueError, match="template"):
+    with pytest.raises(RegistrationError, match="template"):
         server.add_resource(lambda: "x", "memo://{a}{b}", name="bad")
     with pytest.raises(ValueError):
         server.completion()

@@ -159,13 +159,9 @@ impl ResourceDefinition {
             }
         }
         if template {
-            Ok(Err(ResourceTemplate::from_json(json).map_err(|e| {
-                invalid_definition("resource template", &e)
-            })?))
+            Ok(Err(ResourceTemplate::from_json(json)?))
         } else {
-            Ok(Ok(
-                Resource::from_json(json).map_err(|e| invalid_definition("resource", &e))?
-            ))
+            Ok(Ok(Resource::from_json(json)?))
         }
     }
 }
@@ -181,12 +177,6 @@ impl PromptDefinition {
             prompt = prompt.argument(core);
         }
         prompt
-    }
-}
-
-fn invalid_definition(what: &str, err: &serde_json::Error) -> ToolwireError {
-    ToolwireError::Registration {
-        detail: format!("invalid {what} definition: {err}"),
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 use toolwire::{ServerOptions, Tool};
 
-use crate::errors::{ToolwireError, invalid_json};
+use crate::errors::ToolwireError;
 
 /// A tool as `tools/list` shows it, plus its run-time limits.
 #[derive(Clone, Debug, uniffi::Record)]
@@ -70,7 +70,7 @@ pub struct ServerConfig {
     /// Tool calls are cancelled after this many milliseconds unless the tool says otherwise.
     #[uniffi(default = None)]
     pub default_tool_timeout_ms: Option<u64>,
-    /// At most this many tool calls run at once per session.
+    /// At most this many tool calls run at once, across all sessions of this server.
     #[uniffi(default = None)]
     pub max_concurrent_calls: Option<u32>,
     /// Largest inbound message in bytes (default 4 MiB).
@@ -135,7 +135,14 @@ impl ToolDefinition {
                         detail: format!("the _meta of tool {:?} must be a JSON object", self.name),
                     });
                 }
-                Err(err) => return Err(invalid_json("the tool's _meta", err)),
+                Err(err) => {
+                    return Err(ToolwireError::Registration {
+                        detail: format!(
+                            "the _meta of tool {:?} is not valid JSON: {err}",
+                            self.name
+                        ),
+                    });
+                }
             }
         }
         if let Some(ms) = self.timeout_ms {

@@ -88,7 +88,8 @@ impl From<Error> for ToolwireError {
         match err {
             Error::InvalidToolName { .. }
             | Error::DuplicateTool { .. }
-            | Error::InvalidSchema { .. } => ToolwireError::Registration { detail },
+            | Error::InvalidSchema { .. }
+            | Error::InvalidDefinition { .. } => ToolwireError::Registration { detail },
             Error::CapabilityNotSupported { .. } | Error::NoBackChannel { .. } => {
                 ToolwireError::Capability { detail }
             }

@@ -33,6 +33,15 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A definition (a tool, resource, resource template or prompt, as JSON or built) that
+    /// cannot be registered: unreadable, incomplete, or its name or URI already taken.
+    #[error("invalid {kind} definition: {message}")]
+    InvalidDefinition {
+        /// `"tool"`, `"resource"`, `"resource template"`, `"prompt"`, `"completion"`.
+        kind: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// The client did not declare the capability a server→client request needs.
     #[error("the client did not declare the {capability} capability")]
     CapabilityNotSupported {

@@ -6,7 +6,8 @@ class ToolwireError(Exception):
     """Base class of the engine's errors."""
 
 class RegistrationError(ToolwireError):
-    """A tool definition was refused (invalid name, invalid schema, duplicate)."""
+    """A definition was refused: a tool, resource, resource template, prompt or completion that
+    cannot be read, or whose name or URI is already registered."""
 
 class CapabilityError(ToolwireError):
     """The client did not declare the capability a request to it needs."""

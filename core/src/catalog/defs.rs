@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::Content;
 use crate::protocol::ProtocolVersion;
+use crate::{Content, Error};
 
 /// A resource with a fixed URI (`resources/list`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -52,8 +52,11 @@ impl Resource {
     }
 
     /// From its JSON form (as bindings pass it).
-    pub fn from_json(value: Value) -> Result<Self, serde_json::Error> {
-        serde_json::from_value(value)
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        serde_json::from_value(value).map_err(|err| Error::InvalidDefinition {
+            kind: "resource",
+            message: err.to_string(),
+        })
     }
 
     /// Sets the display name.
@@ -121,8 +124,11 @@ impl ResourceTemplate {
     }
 
     /// From its JSON form.
-    pub fn from_json(value: Value) -> Result<Self, serde_json::Error> {
-        serde_json::from_value(value)
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        serde_json::from_value(value).map_err(|err| Error::InvalidDefinition {
+            kind: "resource template",
+            message: err.to_string(),
+        })
     }
 
     /// Sets the description.
@@ -271,8 +277,11 @@ impl Prompt {
     }
 
     /// From its JSON form.
-    pub fn from_json(value: Value) -> Result<Self, serde_json::Error> {
-        serde_json::from_value(value)
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        serde_json::from_value(value).map_err(|err| Error::InvalidDefinition {
+            kind: "prompt",
+            message: err.to_string(),
+        })
     }
 
     /// Sets the description.

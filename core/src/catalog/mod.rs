@@ -171,12 +171,13 @@ impl Default for Catalog {
     }
 }
 
-fn insert<T>(map: &Map<T>, key: String, value: T, what: &str) -> Result<(), Error> {
+fn insert<T>(map: &Map<T>, key: String, value: T, what: &'static str) -> Result<(), Error> {
     let mut guard = map.write().unwrap_or_else(|e| e.into_inner());
     if guard.contains_key(&key) {
-        return Err(Error::InvalidArgument(format!(
-            "a {what} {key:?} is already registered"
-        )));
+        return Err(Error::InvalidDefinition {
+            kind: what,
+            message: format!("a {what} {key:?} is already registered"),
+        });
     }
     Arc::make_mut(&mut guard).insert(key, Arc::new(value));
     Ok(())
@@ -202,9 +203,10 @@ impl Catalog {
         handler: Arc<dyn ResourceHandler>,
     ) -> Result<(), Error> {
         if def.uri.is_empty() || def.name.is_empty() {
-            return Err(Error::InvalidArgument(
-                "a resource needs a uri and a name".into(),
-            ));
+            return Err(Error::InvalidDefinition {
+                kind: "resource",
+                message: "a resource needs a uri and a name".into(),
+            });
         }
         insert(
             &self.resources,
@@ -222,16 +224,16 @@ impl Catalog {
         handler: Arc<dyn ResourceHandler>,
     ) -> Result<(), Error> {
         if def.name.is_empty() {
-            return Err(Error::InvalidArgument(
-                "a resource template needs a name".into(),
-            ));
+            return Err(Error::InvalidDefinition {
+                kind: "resource template",
+                message: "a resource template needs a name".into(),
+            });
         }
-        let pattern = UriPattern::parse(&def.uri_template).map_err(|why| {
-            Error::InvalidArgument(format!(
-                "invalid URI template {:?}: {why}",
-                def.uri_template
-            ))
-        })?;
+        let pattern =
+            UriPattern::parse(&def.uri_template).map_err(|why| Error::InvalidDefinition {
+                kind: "resource template",
+                message: format!("invalid URI template {:?}: {why}", def.uri_template),
+            })?;
         insert(
             &self.templates,
             def.uri_template.clone(),
@@ -252,7 +254,10 @@ impl Catalog {
         handler: Arc<dyn PromptHandler>,
     ) -> Result<(), Error> {
         if def.name.is_empty() {
-            return Err(Error::InvalidArgument("a prompt needs a name".into()));
+            return Err(Error::InvalidDefinition {
+                kind: "prompt",
+                message: "a prompt needs a name".into(),
+            });
         }
         insert(
             &self.prompts,
@@ -274,9 +279,10 @@ impl Catalog {
             Reference::ResourceTemplate(uri) => snapshot(&self.templates).contains_key(uri),
         };
         if !known {
-            return Err(Error::InvalidArgument(format!(
-                "no {reference:?} is registered to complete"
-            )));
+            return Err(Error::InvalidDefinition {
+                kind: "completion",
+                message: format!("no {reference:?} is registered to complete"),
+            });
         }
         self.completers
             .write()

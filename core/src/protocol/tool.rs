@@ -84,8 +84,12 @@ impl Tool {
 
     /// Reads a definition in its wire form (`name`, `title`, `description`, `inputSchema`,
     /// `outputSchema`, `annotations`, `icons`, `_meta`), as the bindings pass it.
-    pub fn from_json(value: Value) -> Result<Self, serde_json::Error> {
-        let wire: ToolWire = serde_json::from_value(value)?;
+    pub fn from_json(value: Value) -> Result<Self, crate::Error> {
+        let wire: ToolWire =
+            serde_json::from_value(value).map_err(|err| crate::Error::InvalidDefinition {
+                kind: "tool",
+                message: err.to_string(),
+            })?;
         let mut tool = Tool::new(wire.name);
         tool.title = wire.title;
         tool.description = wire.description;

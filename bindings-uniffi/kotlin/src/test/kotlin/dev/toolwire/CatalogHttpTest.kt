@@ -100,13 +100,15 @@ class CatalogHttpTest {
     @Test
     fun `registration errors`() {
         val server = catalogServer()
-        assertThrows<ToolwireException> {
+        // Every refused definition is a Registration error, as a refused tool is.
+        val duplicate = assertThrows<ToolwireException.Registration> {
             server.resource(ResourceDefinition("memo://readme", "again")) { _, _ -> emptyList() }
         }
-        assertThrows<ToolwireException> {
+        assertTrue(duplicate.detail.contains("already registered"), duplicate.detail)
+        assertThrows<ToolwireException.Registration> {
             server.resource(ResourceDefinition("memo://{a}{b}", "bad")) { _, _ -> emptyList() }
         }
-        assertThrows<ToolwireException> { server.promptCompletion("nope") { _, _, _ -> emptyList() } }
+        assertThrows<ToolwireException.Registration> { server.promptCompletion("nope") { _, _, _ -> emptyList() } }
     }
 
     private val init = """{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"""
