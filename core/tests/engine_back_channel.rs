@@ -102,13 +102,17 @@ async fn client_error_answer_reaches_the_handler() {
     assert!(text.contains("user rejected"), "{text}");
 }
 
-#[tokio::test]
+/// In paused time: the clock moves only when every task waits, straight to the next timer, so
+/// the 150 ms timeout and the 100 ms between progress notifications are exact, however busy
+/// the machine is.
+#[tokio::test(start_paused = true)]
 async fn back_channel_timeout_sends_cancelled_and_progress_extends_it() {
     let server = back_channel_server();
     let mut client = Client::new(&server);
     client.initialize("2025-11-25", json!({"roots": {}})).await;
 
     // No answer: after 150 ms the server gives up and tells the client.
+    let start = tokio::time::Instant::now();
     client.send(&call(1, "slow_answer", json!({})));
     let request = client.recv().await.unwrap();
     assert_eq!(request["method"], "roots/list");
@@ -124,10 +128,17 @@ async fn back_channel_timeout_sends_cancelled_and_progress_extends_it() {
         client.recv().await.unwrap()["result"]["content"][0]["text"],
         "timed out"
     );
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_millis(150) && waited < Duration::from_millis(200),
+        "gave up after {waited:?}, not at the 150 ms timeout"
+    );
     // A late answer to the abandoned request is ignored.
     client.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": []}}));
 
-    // Progress every 100 ms keeps it alive past 150 ms; then the answer arrives.
+    // Progress every 100 ms keeps it alive past 150 ms; then the answer arrives. (This sleep
+    // is the client's pace: in paused time, the server has handled everything sent so far
+    // before the clock moves.)
     client.send(&call(2, "slow_answer", json!({})));
     let request = client.recv().await.unwrap();
     let token = request["params"]["_meta"]["progressToken"].clone();

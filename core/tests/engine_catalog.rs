@@ -9,7 +9,11 @@ use common::Client;
 use serde_json::{Value, json};
 use toolwire::{Context, Error, Server, Tool, ToolError, ToolOutput};
 
-#[tokio::test]
+/// Changes are coalesced over a time window (`list_changed_debounce`, 50 ms), so the "nothing
+/// else came" checks wait a while. In paused time that wait is exact: the clock moves only once
+/// every task waits, so whatever the sessions' watchers would send within the window has been
+/// sent by the time it closes, however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn list_changed_is_coalesced_and_only_after_initialized() {
     let server = toolwire_demo::build_server().unwrap();
     let mut early = Client::new(&server);

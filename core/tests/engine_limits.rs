@@ -1,5 +1,9 @@
 //! Concurrency limits: the global limit and its queue, a per-tool limit, a cancelled call
 //! leaving the queue, and many calls at once.
+//!
+//! The `slow` tool's 200 ms is its workload; the tests that depend on how calls overlap run in
+//! paused time, where the clock moves only when every task waits, straight to the next timer:
+//! which call ends first no longer depends on how busy the machine is.
 
 mod common;
 
@@ -27,7 +31,7 @@ fn one_running_one_waiting() -> Server {
     server_with(options, vec![(Tool::new("slow"), slow)])
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn global_limit_queues_then_refuses() {
     let server = one_running_one_waiting();
     let mut client = Client::initialized(&server).await;
@@ -50,7 +54,7 @@ async fn global_limit_queues_then_refuses() {
     assert_eq!(client.recv().await.unwrap()["id"], 2);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn per_tool_limit_serialises_only_that_tool() {
     let server = server_with(
         ServerOptions::default(),
@@ -71,10 +75,14 @@ async fn per_tool_limit_serialises_only_that_tool() {
     }
     // 1, 3 and 4 run together; 2 waits for 1.
     assert_eq!(order.last(), Some(&2), "{order:?}");
-    assert!(start.elapsed() >= Duration::from_millis(400));
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_millis(600),
+        "two rounds of 200 ms, not {took:?}"
+    );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancelling_a_queued_call_frees_its_place_at_once() {
     let server = one_running_one_waiting();
     let mut client = Client::initialized(&server).await;
@@ -82,7 +90,9 @@ async fn cancelling_a_queued_call_frees_its_place_at_once() {
     client.send(&call(2, "slow", json!({})));
     client.send(&cancel(2));
     // Well before call 1 ends (200 ms), the cancelled call has left the queue: the next one
-    // waits instead of being refused.
+    // waits instead of being refused. In paused time this sleep returns only once every task
+    // has run as far as it can (the cancelled call's included) and 50 ms have passed on a
+    // clock that nothing else moves, so call 1 is certainly still running.
     tokio::time::sleep(Duration::from_millis(50)).await;
     client.send(&call(3, "slow", json!({})));
     let first = client.recv().await.unwrap();
@@ -92,7 +102,7 @@ async fn cancelling_a_queued_call_frees_its_place_at_once() {
     assert_eq!(second["result"]["content"][0]["text"], "done");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancelling_a_queued_call_frees_its_place() {
     let mut options = ServerOptions::default();
     options.max_concurrent_calls = 1;
