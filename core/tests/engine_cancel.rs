@@ -4,34 +4,34 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::{Client, call, cancel, is_error_text};
 use serde_json::{Value, json};
 use toolwire::{Context, Server, ServerOptions, Tool, ToolError, ToolOutput};
 
-#[tokio::test]
+/// In paused time, so the deadline is exact and the handler's 30 s sleep costs nothing.
+#[tokio::test(start_paused = true)]
 async fn deadline_gives_an_error_result_and_cancels_the_handler() {
-    let observed_cancel = Arc::new(AtomicBool::new(false));
-    let seen = observed_cancel.clone();
+    // The work the handler hands elsewhere says when it sees the cancellation.
+    let observed_cancel = Arc::new(tokio::sync::Notify::new());
     let server = Server::builder("test", "1")
-        .tool(
-            Tool::new("stuck").timeout(Duration::from_millis(100)),
+        .tool(Tool::new("stuck").timeout(Duration::from_millis(100)), {
+            let observed_cancel = observed_cancel.clone();
             move |ctx: Context, _args: Value| {
-                let seen = seen.clone();
+                let observed_cancel = observed_cancel.clone();
                 async move {
                     let token = ctx.cancellation_token();
                     // Work handed elsewhere sees the cancellation through the token.
                     tokio::spawn(async move {
                         token.cancelled().await;
-                        seen.store(true, Ordering::SeqCst);
+                        observed_cancel.notify_one();
                     });
                     tokio::time::sleep(Duration::from_secs(30)).await;
                     Ok(ToolOutput::text("never"))
                 }
-            },
-        )
+            }
+        })
         .build()
         .unwrap();
     let mut client = Client::initialized(&server).await;
@@ -42,9 +42,12 @@ async fn deadline_gives_an_error_result_and_cancels_the_handler() {
         is_error_text(&answer),
         "Tool \"stuck\" timed out after 100 ms"
     );
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(observed_cancel.load(Ordering::SeqCst));
+    // The call is unregistered before its answer is sent.
     assert_eq!(client.session.calls_in_flight(), 0);
+    // A lost cancellation would leave this waiting: paused time then jumps the 5 s at once.
+    tokio::time::timeout(Duration::from_secs(5), observed_cancel.notified())
+        .await
+        .expect("work handed elsewhere sees the cancellation");
 }
 
 #[tokio::test]
@@ -123,7 +126,8 @@ async fn sessions_are_isolated() {
     assert!(a.finish().await.is_empty());
 }
 
-#[tokio::test]
+/// In paused time, so the drain deadline is exact.
+#[tokio::test(start_paused = true)]
 async fn shutdown_drains_then_cancels_past_the_deadline() {
     let mut options = ServerOptions::default();
     options.drain_timeout = Duration::from_millis(300);
@@ -136,5 +140,9 @@ async fn shutdown_drains_then_cancels_past_the_deadline() {
     // The short call's answer is delivered; the long one is cancelled at the deadline.
     assert_eq!(rest.len(), 1, "{rest:?}");
     assert!(rest[0].contains("slept 100 ms"));
-    assert!(start.elapsed() < Duration::from_secs(2));
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        "shutdown took {took:?}: it waits for the 300 ms drain deadline, not for the long call"
+    );
 }

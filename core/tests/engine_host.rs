@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use common::call;
 use serde_json::{Value, json};
+use toolwire::{Context, Server, Tool, ToolError, ToolOutput};
 
 /// A runtime for a host-driven session, whose frames the test thread feeds.
 fn host_runtime() -> tokio::runtime::Runtime {
@@ -77,7 +78,21 @@ fn host_driven_session_answers_inline_and_notifies_later() {
 #[test]
 fn hosted_session_hands_pending_calls_to_the_host() {
     let runtime = host_runtime();
-    let server = toolwire_demo::build_server().unwrap();
+    // `nap` is pending after its first poll (its 20 ms sleep is its workload); its answer
+    // names the thread that finished it, which tells who ran the call.
+    let server = Server::builder("test", "1")
+        .tool(Tool::new("echo"), |_ctx: Context, args: Value| async move {
+            Ok::<_, ToolError>(ToolOutput::text(
+                args["text"].as_str().unwrap_or_default().to_owned(),
+            ))
+        })
+        .tool(Tool::new("nap"), |_ctx: Context, _args: Value| async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let finished_on = format!("{:?}", std::thread::current().id());
+            Ok::<_, ToolError>(ToolOutput::text(finished_on))
+        })
+        .build()
+        .unwrap();
     let handed = Arc::new(std::sync::Mutex::new(Vec::<toolwire::host::CallTask>::new()));
     let hooks = toolwire::host::HostHooks {
         notify: Box::new(|| {}),
@@ -99,17 +114,22 @@ fn hosted_session_hands_pending_calls_to_the_host() {
         outbound.try_recv().is_some(),
         "a quick call needs no host task"
     );
-    session.handle_frame(call(2, "sleep", json!({"ms": 20})).to_string().as_bytes());
+    session.handle_frame(call(2, "nap", json!({})).to_string().as_bytes());
     let task = handed
         .lock()
         .unwrap()
         .pop()
         .expect("the pending call was handed over");
-    std::thread::sleep(Duration::from_millis(40));
     assert!(outbound.try_recv().is_none(), "nobody ran the task yet");
     runtime.block_on(task);
     let answer: Value = serde_json::from_str(&outbound.try_recv().unwrap()).unwrap();
-    assert_eq!(answer["result"]["content"][0]["text"], "slept 20 ms");
+    // Had the engine spawned the call on the runtime after all (handing the host only a
+    // handle to it), a runtime worker would have finished it.
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        format!("{:?}", std::thread::current().id()),
+        "the host ran the call, on its own thread"
+    );
 }
 
 /// `LocalExecutor`: pending calls handed over by `spawn_call` are polled by the host on its

@@ -40,7 +40,10 @@ async fn serve_until_stops_reading_and_drains() {
     tx.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#.to_vec());
     rx.recv().await.unwrap();
     tx.send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}"#.to_vec());
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Frames are handled in order: once the ping after it is answered, the call is in flight.
+    tx.send(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#.to_vec());
+    let pong: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
     stop.cancel();
     // The call in flight still finishes and is answered; then serving ends with the input open.
     let answer: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
@@ -78,13 +81,15 @@ async fn a_served_client_that_falls_quiet_costs_no_cpu() {
         async move { server.serve(theirs).await }
     });
     // The client runs on a thread of its own, calling `echo` with 100 µs between answer and
-    // request, the pace that grows the window to its ceiling.
+    // request, the pace that grows the window to its ceiling (that sleep is the client's pace,
+    // the workload of this test). It hands its ends back once its last call is answered.
+    let (finished, client_done) = tokio::sync::oneshot::channel();
     let client = std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        runtime.block_on(async move {
+        let ends = runtime.block_on(async move {
             let (tx, mut rx) = ours.into_parts();
             tx.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#.to_vec());
             rx.recv().await.unwrap();
@@ -95,14 +100,18 @@ async fn a_served_client_that_falls_quiet_costs_no_cpu() {
                 std::thread::sleep(Duration::from_micros(100));
             }
             (tx, rx)
-        })
+        });
+        let _ = finished.send(ends);
     });
-    while !client.is_finished() {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let (tx, _rx) = client.join().unwrap();
+    // Awaited, not joined: this thread runs the serve loop the client is talking to.
+    let ends = tokio::time::timeout(Duration::from_secs(30), client_done)
+        .await
+        .expect("the client's 300 calls were answered within 30 s");
+    client.join().expect("the client's calls were answered");
+    let (tx, _rx) = ends.expect("the client handed back its ends");
     // The client is quiet now (its input still open): this thread, which runs the serve loop,
-    // must go to sleep.
+    // must go to sleep. The one timed wait left in this test is the measurement itself: CPU
+    // spent over a span of real time with no input, well past the idle-poll ceiling.
     let before = this_thread_cpu();
     tokio::time::sleep(Duration::from_millis(400)).await;
     let spent = this_thread_cpu() - before;
