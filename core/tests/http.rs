@@ -14,12 +14,67 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
 use toolwire::transport::http::{
-    AuthRejection, BearerAuth, HttpOptions, HttpServer, ResponseMode, TokenInfo,
+    AuthRejection, BearerAuth, EventStore, HttpOptions, HttpServer, MemoryEventStore, ResponseMode,
+    TokenInfo,
 };
 use toolwire::{Context, Server, Tool, ToolError, ToolOutput};
 
-fn test_server() -> Server {
+/// The test's side of the `held` and `poll` tools: their calls say when they have started,
+/// then wait until the test releases them.
+struct Gate {
+    started: mpsc::UnboundedReceiver<()>,
+    release: Arc<Semaphore>,
+}
+
+/// The tools' side of a [`Gate`].
+#[derive(Clone)]
+struct Hold {
+    started: mpsc::UnboundedSender<()>,
+    release: Arc<Semaphore>,
+}
+
+fn gate() -> (Hold, Gate) {
+    let (started_tx, started) = mpsc::unbounded_channel();
+    let release = Arc::new(Semaphore::new(0));
+    let hold = Hold {
+        started: started_tx,
+        release: release.clone(),
+    };
+    (hold, Gate { started, release })
+}
+
+impl Hold {
+    /// Says the call has started, then waits until the test releases it.
+    async fn wait(&self) {
+        let _ = self.started.send(());
+        self.release
+            .acquire()
+            .await
+            .expect("the gate stays open")
+            .forget();
+    }
+}
+
+impl Gate {
+    /// Waits until a held call has started.
+    async fn started(&mut self) {
+        tokio::time::timeout(Duration::from_secs(10), self.started.recv())
+            .await
+            .expect("a held call started within 10 s")
+            .expect("the tools are alive");
+    }
+
+    /// Lets one held call go on.
+    fn release(&self) {
+        self.release.add_permits(1);
+    }
+}
+
+/// The tools. `steps` takes its time (its sleeps are its workload); `held` and `poll` run until
+/// the test's [`Gate`] lets them go on.
+fn test_server(hold: Hold) -> Server {
     Server::builder("http-test", "1")
         .tool(Tool::new("echo"), |_ctx: Context, args: Value| async move {
             Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default().to_owned()))
@@ -33,13 +88,28 @@ fn test_server() -> Server {
             }
             Ok(ToolOutput::text(format!("done {}", args["tag"])))
         })
-        .tool(Tool::new("poll"), |ctx: Context, _args: Value| async move {
-            ctx.progress(1.0, Some(2.0), None);
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            ctx.close_sse_stream();
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            ctx.progress(2.0, Some(2.0), None);
-            Ok(ToolOutput::text("polled"))
+        .tool(Tool::new("held"), {
+            let hold = hold.clone();
+            move |ctx: Context, _args: Value| {
+                let hold = hold.clone();
+                async move {
+                    ctx.progress(1.0, Some(2.0), None);
+                    hold.wait().await;
+                    ctx.progress(2.0, Some(2.0), None);
+                    Ok(ToolOutput::text("released"))
+                }
+            }
+        })
+        .tool(Tool::new("poll"), move |ctx: Context, _args: Value| {
+            let hold = hold.clone();
+            async move {
+                ctx.progress(1.0, Some(2.0), None);
+                // The client is to come back for the rest (SSE polling).
+                ctx.close_sse_stream();
+                hold.wait().await;
+                ctx.progress(2.0, Some(2.0), None);
+                Ok(ToolOutput::text("polled"))
+            }
         })
         .tool(Tool::new("ask"), |ctx: Context, _args: Value| async move {
             let answer = ctx
@@ -47,29 +117,99 @@ fn test_server() -> Server {
                 .await?;
             Ok(ToolOutput::text(answer["content"]["r"].as_str().unwrap_or("none").to_owned()))
         })
-        .tool(Tool::new("nap"), |ctx: Context, args: Value| async move {
-            let ms = args["ms"].as_u64().unwrap_or(100);
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(ToolOutput::text("rested")),
-                () = ctx.cancelled() => Err(ToolError::new("cancelled")),
-            }
-        })
         .build()
         .expect("valid test server")
 }
 
+/// The event store, which hears of every session that ends (deleted, reaped, shut down) as its
+/// events can then go, also tells the test.
+struct EndedSessions {
+    events: MemoryEventStore,
+    ended: mpsc::UnboundedSender<String>,
+}
+
+impl EventStore for EndedSessions {
+    fn store(&self, session: &str, stream: &str, seq: u64, message: &str) {
+        self.events.store(session, stream, seq, message);
+    }
+
+    fn replay(&self, session: &str, stream: &str, after: u64) -> Option<Vec<(u64, String)>> {
+        self.events.replay(session, stream, after)
+    }
+
+    fn stream_ended(&self, session: &str, stream: &str) {
+        self.events.stream_ended(session, stream);
+    }
+
+    fn forget_session(&self, session: &str) {
+        self.events.forget_session(session);
+        let _ = self.ended.send(session.to_owned());
+    }
+}
+
+/// The sessions that ended, as the server ends them.
+struct Ended(mpsc::UnboundedReceiver<String>);
+
+impl Ended {
+    /// Waits until the session `id` has ended (it is out of the server's table by then).
+    async fn until(&mut self, id: &str) {
+        let ended = async {
+            while let Some(session) = self.0.recv().await {
+                if session == id {
+                    return;
+                }
+            }
+            panic!("the server is gone");
+        };
+        tokio::time::timeout(Duration::from_secs(10), ended)
+            .await
+            .unwrap_or_else(|_| panic!("session {id} did not end within 10 s"));
+    }
+}
+
 async fn serve(options: HttpOptions) -> HttpServer {
-    test_server()
+    let (hold, _) = gate();
+    test_server(hold)
         .serve_http("127.0.0.1:0", options)
         .await
         .expect("bind 127.0.0.1:0")
 }
 
-/// A server that ends sessions idle for `idle`.
-async fn serve_reaping_after(idle: Duration) -> HttpServer {
+/// A test server and the test's handles on it.
+struct Served {
+    http: HttpServer,
+    /// The server behind it, whose tools a test may change while it serves.
+    tools: Server,
+    gate: Gate,
+    ended: Ended,
+}
+
+/// [`serve`], with the gate of its held calls and word of the sessions that end.
+async fn serve_watched(mut options: HttpOptions) -> Served {
+    let (hold, gate) = gate();
+    let (ended_tx, ended) = mpsc::unbounded_channel();
+    options.event_store = Arc::new(EndedSessions {
+        events: MemoryEventStore::default(),
+        ended: ended_tx,
+    });
+    let tools = test_server(hold);
+    let http = tools
+        .serve_http("127.0.0.1:0", options)
+        .await
+        .expect("bind 127.0.0.1:0");
+    Served {
+        http,
+        tools,
+        gate,
+        ended: Ended(ended),
+    }
+}
+
+/// Options for a server that ends sessions idle for `idle`.
+fn reaping_after(idle: Duration) -> HttpOptions {
     let mut options = HttpOptions::default();
     options.session_idle_timeout = Some(idle);
-    serve(options).await
+    options
 }
 
 /// One keep-alive HTTP/1.1 connection.
@@ -478,7 +618,11 @@ async fn quick_answers_are_json_and_slow_ones_stream_with_their_progress() {
 
 #[tokio::test]
 async fn sessions_never_see_each_others_messages() {
-    let server = serve(HttpOptions::default()).await;
+    let Served {
+        http: server,
+        tools,
+        ..
+    } = serve_watched(HttpOptions::default()).await;
     let mut a = Conn::open(&server).await;
     let mut b = Conn::open(&server).await;
     let session_a = a.open_session(json!({})).await;
@@ -523,9 +667,16 @@ async fn sessions_never_see_each_others_messages() {
         messages_b.last().unwrap()["result"]["content"][0]["text"],
         "done \"b\""
     );
-    // Nothing went to A's standalone stream (its calls' messages are on their own streams).
-    let nothing = tokio::time::timeout(Duration::from_millis(100), standalone.next()).await;
-    assert!(nothing.is_err(), "unexpected standalone event {nothing:?}");
+    // Nothing went to A's standalone stream (its calls' messages are on their own streams):
+    // the first event on it is a list change made after every call above was answered.
+    let noop = |_ctx: Context, _args: Value| async { Ok::<_, ToolError>(ToolOutput::text("")) };
+    tools.add_tool(Tool::new("fence"), noop).unwrap();
+    let first = standalone.next().await.expect("the list change");
+    assert_eq!(
+        serde_json::from_str::<Value>(&first.data).ok(),
+        Some(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})),
+        "unexpected standalone event {first:?}"
+    );
     // A second standalone stream is a conflict; B's id does not open A's.
     let second = a.get_stream(&session_a, None).await;
     assert_eq!(second.status(), StatusCode::CONFLICT);
@@ -534,7 +685,9 @@ async fn sessions_never_see_each_others_messages() {
 
 #[tokio::test]
 async fn a_released_stream_is_resumed_after_last_event_id() {
-    let server = serve(HttpOptions::default()).await;
+    let Served {
+        http: server, gate, ..
+    } = serve_watched(HttpOptions::default()).await;
     let mut conn = Conn::open(&server).await;
     let session = conn.open_session(json!({})).await;
     let mut request = call(5, "poll", json!({}));
@@ -560,10 +713,12 @@ async fn a_released_stream_is_resumed_after_last_event_id() {
         last_id.ends_with("-1"),
         "progress 1 was the last event before the close: {last_id}"
     );
-    // The call goes on; resuming gets what came after, including the answer.
+    // The call goes on (until the gate lets it finish); resuming gets what came after,
+    // including the answer.
     let mut get = Conn::open(&server).await;
     let resumed = get.get_stream(&session, Some(&last_id)).await;
     assert_eq!(resumed.status(), StatusCode::OK);
+    gate.release();
     let messages = Events::new(resumed).rest().await;
     assert_eq!(messages.len(), 2, "{messages:?}");
     assert_eq!(messages[0]["params"]["progress"], 2);
@@ -579,35 +734,108 @@ async fn a_released_stream_is_resumed_after_last_event_id() {
     server.shutdown().await;
 }
 
+/// A POST on a raw connection of its own, which the test can drop mid-answer as a network
+/// blip would, and then know that the server has let it go.
+struct RawPost {
+    stream: tokio::net::TcpStream,
+    received: String,
+}
+
+impl RawPost {
+    async fn send(server: &HttpServer, session: &str, body: &Value) -> RawPost {
+        use tokio::io::AsyncWriteExt;
+        let mut stream = tokio::net::TcpStream::connect(server.local_addr())
+            .await
+            .expect("connect");
+        let body = body.to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+             Mcp-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+            server.local_addr(),
+            body.len()
+        );
+        stream
+            .write_all(request.as_bytes())
+            .await
+            .expect("write the request");
+        RawPost {
+            stream,
+            received: String::new(),
+        }
+    }
+
+    /// Reads until an SSE event whose data contains `needle` has come; that event's id.
+    async fn id_of_event_with(&mut self, needle: &str) -> String {
+        use tokio::io::AsyncReadExt;
+        let read = async {
+            let mut buf = [0u8; 4096];
+            loop {
+                let mut id = None;
+                for line in self.received.lines() {
+                    if let Some(value) = line.strip_prefix("id: ") {
+                        id = Some(value.to_owned());
+                    } else if line.starts_with("data: ")
+                        && line.contains(needle)
+                        && let Some(id) = id.take()
+                    {
+                        return id;
+                    }
+                }
+                let n = self.stream.read(&mut buf).await.expect("read");
+                assert!(n > 0, "the server closed early: {:?}", self.received);
+                self.received.push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .unwrap_or_else(|_| panic!("no event with {needle:?} within 10 s"))
+    }
+
+    /// Closes the client's side, then waits until the server has closed its side too: it has
+    /// let the connection, and the answer it was streaming there, go.
+    async fn hang_up(mut self) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        self.stream.shutdown().await.expect("close our side");
+        let closed = async {
+            let mut buf = [0u8; 4096];
+            while let Ok(1..) = self.stream.read(&mut buf).await {}
+        };
+        tokio::time::timeout(Duration::from_secs(10), closed)
+            .await
+            .expect("the server closed the connection within 10 s");
+    }
+}
+
 #[tokio::test]
 async fn a_stream_the_client_dropped_is_resumed_and_the_call_was_not_cancelled() {
-    let server = serve(HttpOptions::default()).await;
+    let Served {
+        http: server, gate, ..
+    } = serve_watched(HttpOptions::default()).await;
     let mut conn = Conn::open(&server).await;
     let session = conn.open_session(json!({})).await;
-    let mut request = call(6, "steps", json!({"steps": 4, "tag": "d"}));
+    let mut request = call(6, "held", json!({}));
     request["params"]["_meta"] = json!({"progressToken": "q"});
-    let mut events = Events::new(conn.post(Some(&session), &request).await);
-    events.next().await.expect("priming");
-    let first = events.next().await.expect("the first progress");
-    let last_id = first.id.clone().expect("an event id");
-    // The client drops the connection mid-call (a network blip): the call goes on.
-    drop(events);
-    drop(conn);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut post = RawPost::send(&server, &session, &request).await;
+    let last_id = post.id_of_event_with("notifications/progress").await;
+    // The client drops the connection mid-call (a network blip), and the server lets it go:
+    // the call goes on, and what it sends meanwhile is kept for the client.
+    post.hang_up().await;
+    gate.release();
     let mut again = Conn::open(&server).await;
     let resumed = again.get_stream(&session, Some(&last_id)).await;
     assert_eq!(resumed.status(), StatusCode::OK);
     let messages = Events::new(resumed).rest().await;
     let answer = messages.last().expect("the answer after the replay");
     assert_eq!(answer["id"], 6);
-    assert_eq!(answer["result"]["content"][0]["text"], "done \"d\"");
+    assert_eq!(answer["result"]["content"][0]["text"], "released");
     let replayed_progress = messages
         .iter()
         .filter(|m| m["method"] == "notifications/progress")
         .count();
     assert_eq!(
-        replayed_progress, 3,
-        "progress 2..4 after the last event seen: {messages:?}"
+        replayed_progress, 1,
+        "progress 2 after the last event seen: {messages:?}"
     );
     server.shutdown().await;
 }
@@ -701,7 +929,11 @@ async fn a_stateless_call_runs_as_one_task_with_no_session_watcher() {
     let mut options = HttpOptions::default();
     options.stateless = true;
     options.response_mode = ResponseMode::Json;
-    let server = serve(options).await;
+    let Served {
+        http: server,
+        mut gate,
+        ..
+    } = serve_watched(options).await;
     let mut conn = Conn::open(&server).await;
     let headers = [
         ("content-type", "application/json"),
@@ -722,28 +954,25 @@ async fn a_stateless_call_runs_as_one_task_with_no_session_watcher() {
     );
     let metrics = tokio::runtime::Handle::current().metrics();
     let before = metrics.num_alive_tasks();
-    let napping = tokio::spawn(async move {
+    let held = tokio::spawn(async move {
         let reply = conn
             .send(
                 Method::POST,
                 &headers,
-                &call(2, "nap", json!({"ms": 1500})).to_string(),
+                &call(2, "held", json!({})).to_string(),
             )
             .await;
         json_body(reply).await
     });
     // The request's own task here and the call's on the server; a session made for one
-    // exchange has nothing to watch, so it starts no task of its own.
-    for _ in 0..100 {
-        if metrics.num_alive_tasks() >= before + 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // exchange has nothing to watch, so it starts no task of its own. The handler starts
+    // within the server's handling of the request, which spawns the call's task before it
+    // yields: once the handler has started, every task of this exchange is counted.
+    gate.started().await;
     assert_eq!(metrics.num_alive_tasks(), before + 2);
-    let answer = napping.await.expect("the request task");
-    assert_eq!(answer["result"]["content"][0]["text"], "rested");
+    gate.release();
+    let answer = held.await.expect("the request task");
+    assert_eq!(answer["result"]["content"][0]["text"], "released");
     server.shutdown().await;
 }
 
@@ -976,7 +1205,11 @@ async fn a_body_declared_over_the_limit_is_refused_before_it_is_sent() {
 /// unit test in `endpoint.rs` covers the table's listing while something still does.)
 #[tokio::test]
 async fn a_session_ended_elsewhere_is_gone_for_the_connection_that_used_it_last() {
-    let server = serve_reaping_after(Duration::from_millis(200)).await;
+    let Served {
+        http: server,
+        mut ended,
+        ..
+    } = serve_watched(reaping_after(Duration::from_millis(200))).await;
     let mut user = Conn::open(&server).await;
     let mut other = Conn::open(&server).await;
 
@@ -990,7 +1223,8 @@ async fn a_session_ended_elsewhere_is_gone_for_the_connection_that_used_it_last(
 
     let reaped = user.open_session(json!({})).await;
     assert_eq!(user.ping(&reaped).await, StatusCode::OK);
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Left alone, it is ended once idle for 200 ms.
+    ended.until(&reaped).await;
     assert_eq!(user.ping(&reaped).await, StatusCode::NOT_FOUND, "reaped");
 
     // A session used on two connections stays one session for both.
@@ -1023,19 +1257,26 @@ async fn past_the_session_limit_new_sessions_get_503_and_deleting_one_frees_a_pl
 
 #[tokio::test]
 async fn idle_sessions_are_reaped_but_not_while_a_call_runs() {
-    let server = serve_reaping_after(Duration::from_millis(200)).await;
+    let Served {
+        http: server,
+        gate,
+        mut ended,
+        ..
+    } = serve_watched(reaping_after(Duration::from_millis(200))).await;
+    let mut long = Conn::open(&server).await;
+    let busy = long.open_session(json!({})).await;
+    let mut request = call(1, "held", json!({}));
+    request["params"]["_meta"] = json!({"progressToken": "b"});
+    let mut answers = Events::new(long.post(Some(&busy), &request).await);
+    answers.next().await.expect("priming");
+    // The call's first progress is out: the call runs, and the busy session's requests have
+    // all touched it by now.
+    answers.next().await.expect("the first progress");
+    // Opened after all that, so by the time this session has been idle long enough to be
+    // ended, the busy one has gone as long without a request: only its call keeps it.
     let mut conn = Conn::open(&server).await;
     let idle = conn.open_session(json!({})).await;
-    let busy = conn.open_session(json!({})).await;
-    let mut long = Conn::open(&server).await;
-    let long_call = tokio::spawn(async move {
-        let reply = long
-            .post(Some(&busy), &call(1, "nap", json!({"ms": 700})))
-            .await;
-        let answer = Events::new(reply).rest().await.pop().expect("answer");
-        (answer, busy, long)
-    });
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    ended.until(&idle).await;
     let gone = conn
         .post(
             Some(&idle),
@@ -1047,8 +1288,9 @@ async fn idle_sessions_are_reaped_but_not_while_a_call_runs() {
         StatusCode::NOT_FOUND,
         "the idle session was ended"
     );
-    let (answer, busy, mut long) = long_call.await.unwrap();
-    assert_eq!(answer["result"]["content"][0]["text"], "rested");
+    gate.release();
+    let answer = answers.rest().await.pop().expect("answer");
+    assert_eq!(answer["result"]["content"][0]["text"], "released");
     let alive = long
         .post(
             Some(&busy),

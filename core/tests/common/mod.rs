@@ -1,12 +1,48 @@
-//! Test helpers shared by the integration tests: a JSON pattern matcher and a small client
-//! that drives a session through the bring-your-own-transport entry point.
+//! Test helpers shared by the integration tests: a JSON pattern matcher, a small client that
+//! drives a session through the bring-your-own-transport entry point, and the message and
+//! server builders the engine tests share.
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolwire::{Outbound, Server, Session};
+use toolwire::{Context, Outbound, Server, ServerOptions, Session, Tool, ToolError, ToolOutput};
+
+/// A `tools/call` request.
+pub fn call(id: i64, name: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
+}
+
+/// `notifications/cancelled` for the request `id`.
+pub fn cancel(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
+}
+
+/// The text of an error result; panics if `answer` is not one.
+pub fn is_error_text(answer: &Value) -> String {
+    assert_eq!(
+        answer["result"]["isError"], true,
+        "not an error result: {answer}"
+    );
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A handler as a plain function, so a test can list tools in a `Vec`.
+pub type Handler =
+    fn(Context, Value) -> futures_util::future::BoxFuture<'static, Result<ToolOutput, ToolError>>;
+
+/// A server with `options` and `tools`.
+pub fn server_with(options: ServerOptions, tools: Vec<(Tool, Handler)>) -> Server {
+    let mut builder = Server::builder("test", "1").options(options);
+    for (tool, handler) in tools {
+        builder = builder.tool(tool, handler);
+    }
+    builder.build().expect("valid test server")
+}
 
 /// Pattern matching as documented in tests/vectors/README.md.
 pub fn matches(pattern: &Value, actual: &Value) -> bool {

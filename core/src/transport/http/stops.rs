@@ -47,25 +47,45 @@ impl ConnectionStop {
 
 #[cfg(test)]
 mod tests {
+    use std::task::Poll;
+    use std::time::Duration;
+
     use super::*;
+
+    /// A test that hangs fails instead, after this long.
+    const PATIENCE: Duration = Duration::from_secs(5);
 
     #[tokio::test]
     async fn every_open_connection_sees_the_stop() {
         let stops = ConnectionStops::default();
+        let (waiting_tx, mut waiting_rx) = tokio::sync::mpsc::unbounded_channel();
         let waiting: Vec<_> = (0..3)
             .map(|_| {
                 let stop = stops.add();
-                tokio::spawn(async move { stop.stopped().await })
+                let waiting = waiting_tx.clone();
+                tokio::spawn(async move {
+                    let mut stopped = std::pin::pin!(stop.stopped());
+                    // Polled once, so this task is known to be waiting, before the test stops.
+                    let first = std::future::poll_fn(|cx| Poll::Ready(stopped.as_mut().poll(cx)));
+                    assert!(first.await.is_pending(), "stopped before the stop");
+                    let _ = waiting.send(());
+                    stopped.await;
+                })
             })
             .collect();
         // Closed connections are forgotten without disturbing the open ones.
         for _ in 0..10 {
             drop(stops.add());
         }
-        tokio::task::yield_now().await;
+        for _ in 0..3 {
+            tokio::time::timeout(PATIENCE, waiting_rx.recv())
+                .await
+                .expect("every connection starts waiting")
+                .expect("a waiting connection's task is alive");
+        }
         stops.stop_all();
         for task in waiting {
-            tokio::time::timeout(std::time::Duration::from_secs(5), task)
+            tokio::time::timeout(PATIENCE, task)
                 .await
                 .expect("a waiting connection is woken")
                 .unwrap();
@@ -77,7 +97,9 @@ mod tests {
         let stops = ConnectionStops::default();
         let stop = stops.add();
         stops.stop_all();
-        stop.stopped().await;
+        tokio::time::timeout(PATIENCE, stop.stopped())
+            .await
+            .expect("a connection added before the stop sees it at its first wait");
     }
 
     #[test]

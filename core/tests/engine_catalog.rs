@@ -1,0 +1,108 @@
+//! The tool registry: `list_changed` after changes at run time, and clear errors for tools
+//! that cannot be registered.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Client;
+use serde_json::{Value, json};
+use toolwire::{Context, Error, Server, Tool, ToolError, ToolOutput};
+
+/// Changes are coalesced over a time window (`list_changed_debounce`, 50 ms), so the "nothing
+/// else came" checks wait a while. In paused time that wait is exact: the clock moves only once
+/// every task waits, so whatever the sessions' watchers would send within the window has been
+/// sent by the time it closes, however busy the machine is.
+#[tokio::test(start_paused = true)]
+async fn list_changed_is_coalesced_and_only_after_initialized() {
+    let server = toolwire_demo::build_server().unwrap();
+    let mut early = Client::new(&server);
+    let mut client = Client::initialized(&server).await;
+    // Let the initialized notification land before changing the registry.
+    assert_eq!(
+        client.request(json!(1), "ping", json!({})).await["result"],
+        json!({})
+    );
+    let handler = |_ctx: Context, _args: Value| async { Ok::<_, ToolError>(ToolOutput::text("x")) };
+    for name in ["extra_a", "extra_b", "extra_c"] {
+        server.add_tool(Tool::new(name), handler).unwrap();
+    }
+    let note = client.recv().await.unwrap();
+    assert_eq!(
+        note,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
+    client
+        .silent_for(Duration::from_millis(150))
+        .await
+        .expect("one notification per burst");
+    let list = client.request(json!(2), "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 7);
+
+    assert!(server.remove_tool("extra_b"));
+    assert!(!server.remove_tool("extra_b"));
+    assert_eq!(
+        client.recv().await.unwrap()["method"],
+        "notifications/tools/list_changed"
+    );
+    let answer = client
+        .request(json!(3), "tools/call", json!({"name": "extra_b"}))
+        .await;
+    assert_eq!(answer["error"]["code"], -32602);
+
+    early
+        .silent_for(Duration::from_millis(100))
+        .await
+        .expect("no notification before initialize");
+}
+
+#[tokio::test]
+async fn registration_errors_are_clear() {
+    let noop = |_ctx: Context, _args: Value| async { Ok::<_, ToolError>(ToolOutput::text("")) };
+    let build = |tool: Tool| Server::builder("t", "1").tool(tool, noop).build();
+    assert!(matches!(
+        build(Tool::new("has space")),
+        Err(Error::InvalidToolName { .. })
+    ));
+    assert!(matches!(
+        build(Tool::new("")),
+        Err(Error::InvalidToolName { .. })
+    ));
+    let err = build(Tool::new("t").input_schema(json!({"type": "array"}))).unwrap_err();
+    assert!(err.to_string().contains("inputSchema"), "{err}");
+    let err = build(
+        Tool::new("t")
+            .input_schema(json!({"type": "object", "$schema": "https://example.com/mine"})),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("unsupported JSON Schema dialect"),
+        "{err}"
+    );
+    let err = build(
+        Tool::new("t").output_schema(json!({"type": "object", "properties": {"a": {"type": 5}}})),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("outputSchema"), "{err}");
+    let err = build(Tool::new("t").input_schema(
+        json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/remote.json"}}}),
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidSchema { .. }),
+        "network $ref must not be fetched: {err}"
+    );
+    assert!(matches!(
+        build(Tool::new("t").max_concurrency(0)),
+        Err(Error::InvalidArgument(_))
+    ));
+    let server = Server::builder("t", "1")
+        .tool(Tool::new("dup"), noop)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        server.add_tool(Tool::new("dup"), noop),
+        Err(Error::DuplicateTool { .. })
+    ));
+    assert_eq!(server.tool_names(), vec!["dup"]);
+}

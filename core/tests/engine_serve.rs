@@ -1,0 +1,128 @@
+//! Serving a session: its outbound stream's end, `serve_until`'s stop and drain, and a serve
+//! loop that goes to sleep once its client falls quiet.
+
+mod common;
+
+use std::time::Duration;
+
+use common::call;
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn dropping_a_session_ends_its_outbound_stream() {
+    let server = toolwire_demo::build_server().unwrap();
+    let (session, mut outbound) = server.session().unwrap();
+    session.handle_frame(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    drop(session);
+    assert_eq!(
+        outbound.recv().await.as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+    );
+    let end = tokio::time::timeout(Duration::from_secs(2), outbound.recv()).await;
+    assert_eq!(
+        end,
+        Ok(None),
+        "the stream must end once the session is gone"
+    );
+}
+
+#[tokio::test]
+async fn serve_until_stops_reading_and_drains() {
+    let server = toolwire_demo::build_server().unwrap();
+    let (ours, theirs) = toolwire::transport::memory::pair();
+    let stop = toolwire::CancellationToken::new();
+    let serve = tokio::spawn({
+        let server = server.clone();
+        let stop = stop.clone();
+        async move { server.serve_until(theirs, stop).await }
+    });
+    let (tx, mut rx) = ours.into_parts();
+    tx.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#.to_vec());
+    rx.recv().await.unwrap();
+    tx.send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}"#.to_vec());
+    // Frames are handled in order: once the ping after it is answered, the call is in flight.
+    tx.send(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#.to_vec());
+    let pong: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    stop.cancel();
+    // The call in flight still finishes and is answered; then serving ends with the input open.
+    let answer: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 200 ms");
+    tokio::time::timeout(Duration::from_secs(2), serve)
+        .await
+        .expect("serve ended")
+        .unwrap()
+        .unwrap();
+    drop(tx);
+}
+
+/// CPU time this thread has used so far (`/proc/thread-self/stat`, in clock ticks of 10 ms).
+fn this_thread_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+/// After each frame the serve loop looks for the next one for a while before the runtime
+/// sleeps (`ServerOptions::idle_poll`): a client calling in a tight loop keeps it looking, and
+/// once the client falls quiet it must stop within the ceiling, not spin on.
+#[tokio::test(flavor = "current_thread")]
+async fn a_served_client_that_falls_quiet_costs_no_cpu() {
+    let server = toolwire_demo::build_server().unwrap();
+    let (ours, theirs) = toolwire::transport::memory::pair();
+    let serve = tokio::spawn({
+        let server = server.clone();
+        async move { server.serve(theirs).await }
+    });
+    // The client runs on a thread of its own, calling `echo` with 100 µs between answer and
+    // request, the pace that grows the window to its ceiling (that sleep is the client's pace,
+    // the workload of this test). It hands its ends back once its last call is answered.
+    let (finished, client_done) = tokio::sync::oneshot::channel();
+    let client = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let ends = runtime.block_on(async move {
+            let (tx, mut rx) = ours.into_parts();
+            tx.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#.to_vec());
+            rx.recv().await.unwrap();
+            for id in 1..=300 {
+                tx.send(call(id, "echo", json!({"text": "hi"})).to_string());
+                let answer: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+                assert_eq!(answer["id"], id);
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            (tx, rx)
+        });
+        let _ = finished.send(ends);
+    });
+    // Awaited, not joined: this thread runs the serve loop the client is talking to.
+    let ends = tokio::time::timeout(Duration::from_secs(30), client_done)
+        .await
+        .expect("the client's 300 calls were answered within 30 s");
+    client.join().expect("the client's calls were answered");
+    let (tx, _rx) = ends.expect("the client handed back its ends");
+    // The client is quiet now (its input still open): this thread, which runs the serve loop,
+    // must go to sleep. The one timed wait left in this test is the measurement itself: CPU
+    // spent over a span of real time with no input, well past the idle-poll ceiling.
+    let before = this_thread_cpu();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let spent = this_thread_cpu() - before;
+    assert!(
+        spent <= Duration::from_millis(50),
+        "the serve loop kept the thread busy for {spent:?} of 400 ms with no input"
+    );
+    drop(tx);
+    tokio::time::timeout(Duration::from_secs(5), serve)
+        .await
+        .expect("serving ends with the input")
+        .unwrap()
+        .unwrap();
+}
