@@ -73,6 +73,8 @@ struct StdioPump {
     async_context: sys::napi_async_context,
     served: CancellationToken,
     open_handles: u8,
+    /// The stdin handle was stopped (reading ended; a pipe at its end stays readable).
+    input_stopped: bool,
     finished: bool,
 }
 
@@ -137,6 +139,7 @@ pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> napi::Result<Option
         async_context,
         served,
         open_handles: 0,
+        input_stopped: false,
         finished: false,
     }));
     // SAFETY: `pump` is a live, never-moved allocation; libuv owns each handle from its init
@@ -248,10 +251,20 @@ unsafe extern "C" fn on_readable(handle: *mut UvPoll, status: c_int, _events: c_
         }
         let env = Env::from_raw(this.env);
         let (raw_env, resource, async_context) = (this.env, this.resource, this.async_context);
-        js_thread::feeding(&env, pump as usize, || {
-            this.stdio
-                .turn(|work| StdioPump::in_callback_scope(raw_env, resource, async_context, work))
-        })
+        let woken_by_input = ptr::eq(handle, ptr::addr_of_mut!(this.input));
+        let ended = js_thread::feeding(&env, pump as usize, || {
+            this.stdio.turn(woken_by_input, |work| {
+                StdioPump::in_callback_scope(raw_env, resource, async_context, work)
+            })
+        });
+        if !ended && !this.stdio.is_reading() && !this.input_stopped {
+            // The drain's end comes through the bell; stdin would only wake us for nothing.
+            this.input_stopped = true;
+            // SAFETY: the input handle was initialised and started in `serve`; it is closed
+            // (stopped or not) only in `finish`.
+            unsafe { uv_poll_stop(ptr::addr_of_mut!(this.input)) };
+        }
+        ended
     }))
     .unwrap_or(true);
     if ended {

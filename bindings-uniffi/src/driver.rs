@@ -53,8 +53,9 @@ impl StdioDriver {
     /// thread only, in a loop.
     pub fn next(&self, completions: Vec<Completion>) -> Option<Work> {
         taking_own_calls(|| {
-            queue().complete(completions);
             let mut stdio = self.stdio.lock().unwrap_or_else(|e| e.into_inner());
+            // The calls these results wake are polled by the loop below: no ring needed.
+            stdio.as_serving_thread(|| queue().complete(completions));
             let mut work = None;
             let host_has_work = stdio.serve_until(|| {
                 let taken = queue().take_now();

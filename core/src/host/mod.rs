@@ -28,7 +28,7 @@ pub use crate::dispatch::json_number;
 pub use crate::registry::invalid_arguments_text;
 pub use local::LocalExecutor;
 #[cfg(unix)]
-pub use stdio::{FRAMES_PER_SLICE, HostStdio, SETTLE_SCOPES, StdioWaker};
+pub use stdio::{HostStdio, StdioWaker};
 
 /// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
 pub type CallTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

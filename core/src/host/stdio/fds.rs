@@ -14,7 +14,27 @@ use crate::transport::portable_io_forced;
 thread_local! {
     /// The bell of the stdio loop running on this thread, if one is: a ring from this thread
     /// while it runs would only wake it for what it looks at anyway.
-    pub(super) static SERVING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static SERVING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread as the one serving `bell`'s loop while it lives (restored on drop, a
+/// panic included).
+pub(super) struct ServingGuard {
+    outer: usize,
+}
+
+impl ServingGuard {
+    pub(super) fn enter(bell: &Bell) -> Self {
+        ServingGuard {
+            outer: SERVING.with(|serving| serving.replace(bell.id())),
+        }
+    }
+}
+
+impl Drop for ServingGuard {
+    fn drop(&mut self) {
+        SERVING.with(|serving| serving.set(self.outer));
+    }
 }
 
 /// How other threads wake a [`HostStdio`]'s thread: an eventfd on Linux, a pipe on every other
@@ -71,14 +91,6 @@ impl Bell {
         }
         // Eight bytes: what an eventfd takes (a pipe takes any). A full pipe already rings.
         let _ = rustix::io::write(&self.ringer, &1u64.to_ne_bytes());
-    }
-
-    /// [`clear`](Self::clear), skipped when nothing was written (only a ring that sets `rung`
-    /// writes), so a turn started by input costs no read of the bell.
-    pub(super) fn clear_if_rung(&self) {
-        if self.rung.load(Ordering::Acquire) {
-            self.clear();
-        }
     }
 
     pub(super) fn clear(&self) {
@@ -152,6 +164,16 @@ impl Input {
     pub(super) fn readable_now(&self) -> bool {
         let mut fds = [PollFd::new(&self.fd, PollFlags::IN)];
         matches!(rustix::event::poll(&mut fds, Some(&ZERO)), Ok(n) if n > 0)
+    }
+}
+
+impl Input {
+    /// Reading has ended: a shared description gets its flags back now, not when the loop is
+    /// dropped (a host may keep it long after).
+    pub(super) fn stop_reading(&mut self) {
+        if let Some(flags) = self.restore_flags.take() {
+            let _ = rustix::fs::fcntl_setfl(&self.fd, flags);
+        }
     }
 }
 

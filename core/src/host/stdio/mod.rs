@@ -4,7 +4,7 @@
 //!
 //! [`HostStdio`] owns everything that is stdio: opening stdin and stdout (non-blocking where the
 //! OS allows, with a portable fallback), line framing and the frame limit, feeding a burst in
-//! slices of [`FRAMES_PER_SLICE`] frames with the answers written between slices, one write per
+//! slices of 16 frames with the answers written between slices, one write per
 //! batch of answers, end of input (the session drains, then serving ends), a client that stops
 //! reading (broken pipe: the session ends), and the look for more input before sleeping
 //! ([`ServerOptions::idle_poll`](crate::ServerOptions::idle_poll)).
@@ -26,7 +26,7 @@ use tokio::runtime::Handle;
 
 mod fds;
 
-use self::fds::{Bell, Input, SERVING, write_all};
+use self::fds::{Bell, Input, ServingGuard, ZERO, write_all};
 use super::{HostHooks, LocalExecutor};
 use crate::transport::idle::IdlePoll;
 use crate::transport::{FrameError, LineDecoder};
@@ -35,7 +35,7 @@ use crate::{Error, Outbound, Server, Session};
 /// Frames fed at a time: a burst of requests is taken in slices, and the answers to one slice
 /// are written before the next is fed, so the client reads them meanwhile instead of the two
 /// ends taking turns (core's async stdio loop yields every as many frames).
-pub const FRAMES_PER_SLICE: usize = 16;
+const FRAMES_PER_SLICE: usize = 16;
 
 /// Bytes read from stdin at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -44,7 +44,7 @@ const READ_CHUNK: usize = 64 * 1024;
 const CALL_ROUNDS: usize = 64;
 
 /// Host scopes opened per slice for calls that earlier scopes settled (see [`HostStdio::turn`]).
-pub const SETTLE_SCOPES: usize = 16;
+const SETTLE_SCOPES: usize = 16;
 
 /// Slices (or looks) per [`HostStdio::turn`], so a host's loop gets to its other work (timers,
 /// other I/O) under a steady stream of input.
@@ -111,8 +111,8 @@ impl std::fmt::Debug for HostStdio {
 }
 
 impl HostStdio {
-    /// Opens stdin and stdout for `server`; calls run on `runtime` until they first wait, and
-    /// then on the thread that drives this loop.
+    /// Opens stdin and stdout for `server`. Calls are polled on the thread that drives this
+    /// loop; `runtime` runs the rest (timers, the session's watcher, the drain).
     pub fn open(server: &Server, runtime: Handle) -> Result<Self, Error> {
         let bell = Arc::new(Bell::new().map_err(Error::Transport)?);
         let input = Input::open().map_err(Error::Transport)?;
@@ -185,23 +185,47 @@ impl HostStdio {
         self.drained.load(Ordering::Acquire)
     }
 
+    /// Whether stdin is still read; once not, an event loop stops watching it (a pipe at its
+    /// end stays readable) and waits for the drain on [`wake_fd`](Self::wake_fd) alone.
+    pub fn is_reading(&self) -> bool {
+        self.input_open
+    }
+
+    /// Runs `work` as this loop's own thread would (wake-ups it causes are not written to the
+    /// bell, since the loop looks at everything next): for a host that hands the loop results
+    /// before a [`serve_until`](Self::serve_until).
+    pub fn as_serving_thread<T>(&self, work: impl FnOnce() -> T) -> T {
+        let _serving = ServingGuard::enter(&self.waker.bell);
+        work()
+    }
+
     /// One turn for an event loop, when [`input_fd`](Self::input_fd) or
     /// [`wake_fd`](Self::wake_fd) is readable: feeds what stdin has in slices, runs the calls
     /// that are ready, writes the answers after each slice, then looks for more input for a
     /// moment (the adaptive window of `idle_poll`) before it returns. Whatever may run host
     /// handlers runs inside `in_host_scope`, which the host wraps as its own I/O callbacks are
     /// (Node: a callback scope, whose close runs the Promise jobs the handlers queued; calls
-    /// those settle are polled in further scopes, up to [`SETTLE_SCOPES`]). Returns whether
-    /// serving has ended (the host stops watching then).
-    pub fn turn(&mut self, mut in_host_scope: impl FnMut(&mut dyn FnMut())) -> bool {
+    /// those settle are polled in further scopes, up to 16). Returns whether
+    /// serving has ended (the host stops watching then). `woken_by_input`: stdin, not the
+    /// bell, started this turn (only such waits teach the look how long the client takes).
+    pub fn turn(
+        &mut self,
+        woken_by_input: bool,
+        mut in_host_scope: impl FnMut(&mut dyn FnMut()),
+    ) -> bool {
         // Calls start tokio timers (deadlines, requests to the client) from their first poll.
         let runtime = self.runtime.clone();
         let _runtime = runtime.enter();
-        let serving = SERVING.with(|s| s.replace(self.waker.bell.id()));
-        if let Some(since) = self.idle_since.take() {
+        let bell = self.waker.bell.clone();
+        let _serving = ServingGuard::enter(&bell);
+        if let Some(since) = self.idle_since.take()
+            && woken_by_input
+        {
             self.idle.waited(since.elapsed());
         }
-        self.waker.bell.clear_if_rung();
+        // Always: a ring whose write lands after a skipped read would leave the bell readable
+        // with nothing to clear it, and a level-triggered watch would spin.
+        self.waker.bell.clear();
         for round in 1..=ROUNDS_PER_TURN {
             self.check_stop();
             let mut fed = false;
@@ -223,9 +247,6 @@ impl HostStdio {
             }
             if round == ROUNDS_PER_TURN {
                 // The loop's other work gets its turn; this one comes back for the rest.
-                if !self.unfed.is_empty() {
-                    self.waker.bell.ring_always();
-                }
                 break;
             }
             if !fed && (!self.input_open || !self.look_for_input()) {
@@ -234,10 +255,14 @@ impl HostStdio {
         }
         if self.is_done() {
             // Frames queued while draining.
-            self.run_calls();
+            in_host_scope(&mut || {
+                self.run_calls();
+            });
             while self.flush() {}
+        } else if self.has_ready_calls() || !self.unfed.is_empty() {
+            // Work left for a later turn: our own rings were suppressed, so ring for it now.
+            self.waker.bell.ring_always();
         }
-        SERVING.with(|s| s.set(serving));
         self.idle_since = Some(Instant::now());
         self.is_done()
     }
@@ -248,34 +273,32 @@ impl HostStdio {
     pub fn serve_until(&mut self, mut host_work: impl FnMut() -> bool) -> bool {
         let runtime = self.runtime.clone();
         let _runtime = runtime.enter();
-        let serving = SERVING.with(|s| s.replace(self.waker.bell.id()));
-        let outcome = loop {
+        let bell = self.waker.bell.clone();
+        let _serving = ServingGuard::enter(&bell);
+        loop {
             self.check_stop();
             self.run_calls();
             self.flush();
             if host_work() {
-                break true;
+                return true;
             }
             if self.drained.load(Ordering::Acquire) {
                 // Frames queued while draining were written above.
                 self.run_calls();
                 if !self.flush() {
-                    break false;
+                    return false;
                 }
                 continue;
             }
-            if !self.feed() {
+            if !self.feed() && !self.has_ready_calls() {
                 self.wait();
             }
-        };
-        SERVING.with(|s| s.set(serving));
-        outcome
+        }
     }
 
-    /// Polls the calls that were woken; returns whether there were any. Calls start tokio
-    /// timers, so this runs inside the engine's runtime.
-    pub fn run_calls(&mut self) -> bool {
-        let _runtime = self.runtime.enter();
+    /// Polls the calls that were woken; returns whether there were any (inside the runtime
+    /// context that `turn` and `serve_until` enter).
+    fn run_calls(&mut self) -> bool {
         let mut any = false;
         for _ in 0..CALL_ROUNDS {
             if !self.calls.run_ready() {
@@ -287,13 +310,13 @@ impl HostStdio {
     }
 
     /// Whether woken calls wait to be polled.
-    pub fn has_ready_calls(&self) -> bool {
+    fn has_ready_calls(&self) -> bool {
         self.calls.has_work()
     }
 
     /// Writes every frame queued now to stdout, in one write; returns whether there were any.
     /// A client that stopped reading ends the session.
-    pub fn flush(&mut self) -> bool {
+    fn flush(&mut self) -> bool {
         self.answers.clear();
         while let Some(frame) = self.outbound.try_recv() {
             self.answers.extend_from_slice(frame.as_bytes());
@@ -373,6 +396,8 @@ impl HostStdio {
         self.closing = true;
         self.input_open = false;
         self.unfed = 0..0;
+        // Nothing more is read: a description shared with other processes gets its flags back.
+        self.input.stop_reading();
         let session = self.session.clone();
         let drained = self.drained.clone();
         let bell = self.waker.bell.clone();
@@ -383,8 +408,9 @@ impl HostStdio {
         });
     }
 
-    /// Looks for input for the adaptive window (yielding the CPU between looks, so a client on
-    /// the same core can run); returns whether some arrived.
+    /// Looks for input (or a ring of the bell) for the adaptive window, yielding the CPU
+    /// between looks so a client on the same core can run; returns whether either came. A
+    /// ring found here is cleared: what it rang for is looked at next.
     fn look_for_input(&mut self) -> bool {
         let window = self.idle.window();
         if window.is_zero() {
@@ -392,8 +418,14 @@ impl HostStdio {
         }
         let since = Instant::now();
         while since.elapsed() < window {
-            if self.input.readable_now() {
+            let (input, bell) = self.ready_now(Some(&ZERO));
+            if bell {
+                self.waker.bell.clear();
+            }
+            if input {
                 self.idle.waited(since.elapsed());
+            }
+            if input || bell {
                 return true;
             }
             std::thread::yield_now();
@@ -401,32 +433,37 @@ impl HostStdio {
         false
     }
 
+    /// Whether stdin (while it is read) and the bell are readable, waiting at most `timeout`
+    /// (`None`: until one is).
+    fn ready_now(&self, timeout: Option<&rustix::event::Timespec>) -> (bool, bool) {
+        let mut fds = [
+            PollFd::new(&self.waker.bell.fd, PollFlags::IN),
+            PollFd::new(&self.input.fd, PollFlags::IN),
+        ];
+        let watched = if self.input_open { 2 } else { 1 };
+        match rustix::event::poll(&mut fds[..watched], timeout) {
+            Ok(_) => (
+                watched == 2 && !fds[1].revents().is_empty(),
+                !fds[0].revents().is_empty(),
+            ),
+            // EINTR: the caller loops.
+            Err(_) => (false, false),
+        }
+    }
+
     /// Blocks until stdin or the bell is readable (after looking for the adaptive window),
     /// then reads what stdin has.
     fn wait(&mut self) {
         let since = Instant::now();
-        if self.input_open && self.look_for_input() {
-            self.read();
+        if self.look_for_input() {
+            if self.input_open && self.input.readable_now() {
+                self.read();
+            }
             return;
         }
-        let bell = self.waker.bell.clone();
-        let (bell_ready, input_ready) = {
-            let mut fds = [
-                PollFd::new(&bell.fd, PollFlags::IN),
-                PollFd::new(&self.input.fd, PollFlags::IN),
-            ];
-            let watched = if self.input_open { 2 } else { 1 };
-            match rustix::event::poll(&mut fds[..watched], None) {
-                Ok(_) => (
-                    !fds[0].revents().is_empty(),
-                    watched == 2 && !fds[1].revents().is_empty(),
-                ),
-                // EINTR: the caller loops.
-                Err(_) => (false, false),
-            }
-        };
+        let (input_ready, bell_ready) = self.ready_now(None);
         if bell_ready {
-            bell.clear();
+            self.waker.bell.clear();
         }
         if input_ready {
             self.idle.waited(since.elapsed());
