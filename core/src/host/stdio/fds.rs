@@ -93,6 +93,14 @@ impl Bell {
         let _ = rustix::io::write(&self.ringer, &1u64.to_ne_bytes());
     }
 
+    /// [`clear`](Self::clear), skipped when no ring was written since the last one (only a
+    /// ring that sets `rung` writes).
+    pub(super) fn clear_if_rung(&self) {
+        if self.rung.load(Ordering::Acquire) {
+            self.clear();
+        }
+    }
+
     pub(super) fn clear(&self) {
         // An eventfd gives its count in one 8-byte read; a pipe gives what was written.
         let mut drained = [0u8; 64];

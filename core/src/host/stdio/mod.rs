@@ -223,9 +223,13 @@ impl HostStdio {
         {
             self.idle.waited(since.elapsed());
         }
-        // Always: a ring whose write lands after a skipped read would leave the bell readable
-        // with nothing to clear it, and a level-triggered watch would spin.
-        self.waker.bell.clear();
+        if woken_by_input {
+            // No read of the bell unless a ring was written. A ring whose write lands just
+            // after this leaves the bell readable: its own turn (not started by input) reads it.
+            self.waker.bell.clear_if_rung();
+        } else {
+            self.waker.bell.clear();
+        }
         for round in 1..=ROUNDS_PER_TURN {
             self.check_stop();
             let mut fed = false;
