@@ -94,6 +94,9 @@ export type ToolReturn<O> = string | CallToolResult | (O extends undefined ? { [
 
 export type ToolHandler<I, O> = (args: InferArgs<I>, ctx: Context) => ToolReturn<O> | Promise<ToolReturn<O>>
 
+/** One of the client's roots (`roots/list`). */
+export interface Root { uri: string; name?: string; _meta?: Record<string, unknown> }
+
 export interface RequestOptions {
   /** How long to wait for the client (progress notifications extend it). */
   timeoutMs?: number
@@ -122,7 +125,7 @@ export declare class Context {
   /** `elicitation/create`: asks the user. */
   elicit(params: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
   /** `roots/list`: the client's roots. */
-  listRoots(options?: RequestOptions): Promise<{ roots: { uri: string; name?: string }[] }>
+  listRoots(options?: RequestOptions): Promise<Root[]>
   /** Any other request to the client. */
   request(method: string, params?: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
 }

@@ -160,9 +160,13 @@ impl NativeContext {
         };
         into_asyncio(event_loop, async move {
             match kind.as_str() {
-                "sample" => ctx.sample(params).await,
-                "elicit" => ctx.elicit(params).await,
-                "roots" => ctx.list_roots().await,
+                "sample" => ctx.sample(params, options).await,
+                "elicit" => ctx.elicit(params, options).await,
+                // The list itself: what every language's `list_roots` returns.
+                "roots" => ctx
+                    .list_roots(options)
+                    .await
+                    .map(|roots| serde_json::json!(roots)),
                 method => ctx.request(method, params, options).await,
             }
         })

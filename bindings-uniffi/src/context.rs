@@ -155,20 +155,34 @@ impl CallContext {
     pub async fn sample(&self, params_json: String) -> Result<String, ToolwireError> {
         let params = parse_params(&params_json)?;
         let context = self.context.clone();
-        answer(on_runtime(async move { context.sample(params).await }).await?)
+        answer(
+            on_runtime(async move { context.sample(params, RequestOptions::default()).await })
+                .await?,
+        )
     }
 
     /// Asks the user for input (`elicitation/create`); JSON text in and out.
     pub async fn elicit(&self, params_json: String) -> Result<String, ToolwireError> {
         let params = parse_params(&params_json)?;
         let context = self.context.clone();
-        answer(on_runtime(async move { context.elicit(params).await }).await?)
+        answer(
+            on_runtime(async move { context.elicit(params, RequestOptions::default()).await })
+                .await?,
+        )
     }
 
     /// The client's roots (`roots/list`), as JSON text of the result.
     pub async fn list_roots(&self) -> Result<String, ToolwireError> {
         let context = self.context.clone();
-        answer(on_runtime(async move { context.list_roots().await }).await?)
+        answer(
+            on_runtime(async move {
+                context
+                    .list_roots(RequestOptions::default())
+                    .await
+                    .map(|roots| serde_json::json!(roots))
+            })
+            .await?,
+        )
     }
 
     /// Sends any request to the client and returns its result as JSON text. `timeout_ms`

@@ -28,7 +28,7 @@ pub use dispatch::{
 pub use error::Error;
 pub use handler::{ToolError, ToolHandler};
 pub use protocol::{
-    Content, Implementation, LogLevel, ProtocolVersion, Tool, ToolAnnotations, ToolOutput,
+    Content, Implementation, LogLevel, ProtocolVersion, Root, Tool, ToolAnnotations, ToolOutput,
 };
 pub use registry::Violation;
 pub use tokio_util::sync::CancellationToken;

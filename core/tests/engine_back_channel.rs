@@ -14,17 +14,17 @@ fn back_channel_server() -> Server {
     Server::builder("test", "1")
         .tool(Tool::new("ask"), |ctx: Context, _args: Value| async move {
             let answer = ctx
-                .elicit(json!({"message": "Which region?", "requestedSchema": {"type": "object", "properties": {"r": {"type": "string"}}}}))
+                .elicit(json!({"message": "Which region?", "requestedSchema": {"type": "object", "properties": {"r": {"type": "string"}}}}), RequestOptions::default())
                 .await?;
             Ok(ToolOutput::text(answer["content"]["r"].as_str().unwrap_or("none").to_owned()))
         })
         .tool(Tool::new("sample"), |ctx: Context, _args: Value| async move {
-            let answer = ctx.sample(json!({"messages": [], "maxTokens": 5})).await?;
+            let answer = ctx.sample(json!({"messages": [], "maxTokens": 5}), RequestOptions::default()).await?;
             Ok(ToolOutput::text(answer["model"].as_str().unwrap_or_default().to_owned()))
         })
         .tool(Tool::new("roots"), |ctx: Context, _args: Value| async move {
-            match ctx.list_roots().await {
-                Ok(roots) => Ok(ToolOutput::text(roots["roots"].to_string())),
+            match ctx.list_roots(RequestOptions::default()).await {
+                Ok(roots) => Ok(ToolOutput::text(json!(roots).to_string())),
                 Err(err) => Err(ToolError::new(err.to_string())),
             }
         })
@@ -73,6 +73,30 @@ async fn back_channel_needs_declared_capabilities() {
     assert!(is_error_text(&client.recv().await.unwrap()).contains("sampling"));
     client.send(&call(3, "roots", json!({})));
     assert!(is_error_text(&client.recv().await.unwrap()).contains("roots"));
+    assert!(client.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn list_roots_reads_the_roots_and_refuses_a_malformed_answer() {
+    let server = back_channel_server();
+    let mut client = Client::new(&server);
+    client.initialize("2025-11-25", json!({"roots": {}})).await;
+    client.send(&call(1, "roots", json!({})));
+    let request = client.recv().await.unwrap();
+    assert_eq!(request["method"], "roots/list");
+    client.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": [{"uri": "file:///w", "name": "work"}]}}));
+    let answer = client.recv().await.unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"], r#"[{"name":"work","uri":"file:///w"}]"#,
+        "{answer}"
+    );
+    client.send(&call(2, "roots", json!({})));
+    let request = client.recv().await.unwrap();
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": [{"name": "no uri"}]}}),
+    );
+    let text = is_error_text(&client.recv().await.unwrap());
+    assert!(text.contains("roots/list result is malformed"), "{text}");
     assert!(client.finish().await.is_empty());
 }
 

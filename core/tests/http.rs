@@ -19,7 +19,7 @@ use toolwire::transport::http::{
     AuthRejection, BearerAuth, EventStore, HttpOptions, HttpServer, MemoryEventStore, ResponseMode,
     TokenInfo,
 };
-use toolwire::{Context, Server, Tool, ToolError, ToolOutput};
+use toolwire::{Context, RequestOptions, Server, Tool, ToolError, ToolOutput};
 
 /// The test's side of the `held` and `poll` tools: their calls say when they have started,
 /// then wait until the test releases them.
@@ -113,7 +113,7 @@ fn test_server(hold: Hold) -> Server {
         })
         .tool(Tool::new("ask"), |ctx: Context, _args: Value| async move {
             let answer = ctx
-                .elicit(json!({"message": "Which region?", "requestedSchema": {"type": "object", "properties": {"r": {"type": "string"}}}}))
+                .elicit(json!({"message": "Which region?", "requestedSchema": {"type": "object", "properties": {"r": {"type": "string"}}}}), RequestOptions::default())
                 .await?;
             Ok(ToolOutput::text(answer["content"]["r"].as_str().unwrap_or("none").to_owned()))
         })

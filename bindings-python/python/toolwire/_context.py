@@ -90,8 +90,7 @@ class Context:
 
     async def list_roots(self, timeout: Optional[float] = None) -> list[dict[str, Any]]:
         """The client's roots (`roots/list`); raises CapabilityError if undeclared."""
-        answer = await self._client("roots", {}, timeout)
-        return answer.get("roots", [])
+        return await self._client("roots", {}, timeout)
 
     async def wait_cancelled(self) -> None:
         """Completes when the call is cancelled."""

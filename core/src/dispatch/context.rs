@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::{RequestOptions, RequestStream, SessionShared};
 use crate::Error;
 use crate::cancel::CallCancel;
-use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
+use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Root};
 use crate::wire::{RequestId, notification_frame};
 
 pub(crate) struct CallState {
@@ -216,16 +216,18 @@ impl Context {
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`; `params` as in the
-    /// spec). Fails fast if the client did not declare `sampling`.
-    pub async fn sample(&self, params: Value) -> Result<Value, Error> {
+    /// spec), waiting under the timeout rules of `options`. Fails fast if the client did not
+    /// declare `sampling`.
+    pub async fn sample(&self, params: Value, options: RequestOptions) -> Result<Value, Error> {
         self.require("sampling", |caps| caps.get("sampling").is_some())?;
-        self.request("sampling/createMessage", params, RequestOptions::default())
+        self.request("sampling/createMessage", params, options)
             .await
     }
 
-    /// Asks the user for input (`elicitation/create`, form or URL mode). Fails fast if the
-    /// client did not declare `elicitation` (or its `url` mode) or the protocol lacks it.
-    pub async fn elicit(&self, params: Value) -> Result<Value, Error> {
+    /// Asks the user for input (`elicitation/create`, form or URL mode), waiting under the
+    /// timeout rules of `options`. Fails fast if the client did not declare `elicitation` (or
+    /// its `url` mode) or the protocol lacks it.
+    pub async fn elicit(&self, params: Value, options: RequestOptions) -> Result<Value, Error> {
         let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
         if !self.protocol_version().has_elicitation() {
             return Err(Error::CapabilityNotSupported {
@@ -239,15 +241,15 @@ impl Context {
         } else {
             self.require("elicitation", |caps| caps.get("elicitation").is_some())?;
         }
-        self.request("elicitation/create", params, RequestOptions::default())
-            .await
+        self.request("elicitation/create", params, options).await
     }
 
-    /// Lists the client's roots (`roots/list`). Fails fast if the client did not declare `roots`.
-    pub async fn list_roots(&self) -> Result<Value, Error> {
+    /// The client's roots (`roots/list`), waiting under the timeout rules of `options`. Fails
+    /// fast if the client did not declare `roots`; a malformed answer is an [`Error::Peer`].
+    pub async fn list_roots(&self, options: RequestOptions) -> Result<Vec<Root>, Error> {
         self.require("roots", |caps| caps.get("roots").is_some())?;
-        self.request("roots/list", json!({}), RequestOptions::default())
-            .await
+        let result = self.request("roots/list", json!({}), options).await?;
+        Root::list_from_result(result).map_err(Error::Peer)
     }
 
     /// Sends any request to the client and waits for its answer, under the timeout rules of

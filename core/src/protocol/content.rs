@@ -228,6 +228,25 @@ impl ToolOutput {
         }
     }
 
+    /// What a handler's plain return value means, the one rule every binding follows:
+    /// - a string is one text block; `null` is no content;
+    /// - an object that is a whole `CallToolResult` (a `content` array of blocks, each an
+    ///   object with a string `type`, and no keys besides `content`, `structuredContent`,
+    ///   `isError` and `_meta`) is taken as that result, as the official SDKs' users write it;
+    /// - any other object is structured content (with its text rendering for older clients);
+    /// - any other value (number, boolean, array) is one text block of its JSON text.
+    pub fn from_returned(value: Value) -> Result<Self, String> {
+        match value {
+            Value::String(text) => Ok(ToolOutput::text(text)),
+            Value::Null => Ok(ToolOutput::default()),
+            Value::Object(map) if is_whole_result(&map) => {
+                ToolOutput::from_json(Value::Object(map))
+            }
+            object @ Value::Object(_) => Ok(ToolOutput::structured(object)),
+            other => Ok(ToolOutput::text(other.to_string())),
+        }
+    }
+
     /// Reads a `CallToolResult`-shaped object (`content`, `structuredContent`, `isError`, `_meta`).
     pub fn from_json(value: Value) -> Result<Self, String> {
         let Value::Object(mut map) = value else {
@@ -273,6 +292,19 @@ impl ToolOutput {
             version,
         }
     }
+}
+
+/// Whether an object returned by a handler is a whole `CallToolResult` (see
+/// [`ToolOutput::from_returned`]).
+fn is_whole_result(map: &Map<String, Value>) -> bool {
+    let Some(Value::Array(blocks)) = map.get("content") else {
+        return false;
+    };
+    let result_keys = ["content", "structuredContent", "isError", "_meta"];
+    map.keys().all(|key| result_keys.contains(&key.as_str()))
+        && blocks
+            .iter()
+            .all(|block| block.get("type").is_some_and(Value::is_string))
 }
 
 /// See [`ToolOutput::as_result`].
@@ -339,6 +371,38 @@ impl From<&str> for ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_returned_value_follows_one_rule() {
+        let read = |v| ToolOutput::from_returned(v).unwrap();
+        assert_eq!(read(json!("hi")), ToolOutput::text("hi"));
+        assert_eq!(read(Value::Null), ToolOutput::default());
+        assert_eq!(read(json!(3)), ToolOutput::text("3"));
+        assert_eq!(read(json!([1, 2])), ToolOutput::text("[1,2]"));
+        assert_eq!(
+            read(json!({"sum": 3})),
+            ToolOutput::structured(json!({"sum": 3}))
+        );
+        let whole = read(json!({"content": [{"type": "text", "text": "a"}], "isError": true}));
+        assert_eq!(
+            whole,
+            ToolOutput {
+                is_error: true,
+                ..ToolOutput::text("a")
+            }
+        );
+        // `content` that is data, not blocks, or beside other keys, stays structured content.
+        for data in [
+            json!({"content": "a letter"}),
+            json!({"content": [1, 2]}),
+            json!({"content": [{"kind": "x"}]}),
+            json!({"content": [{"type": "text", "text": "a"}], "count": 1}),
+        ] {
+            assert_eq!(read(data.clone()), ToolOutput::structured(data));
+        }
+        // A whole result with a malformed block is an error, not silently data.
+        assert!(ToolOutput::from_returned(json!({"content": [{"type": "image"}]})).is_err());
+    }
 
     #[test]
     fn structured_gets_a_text_rendering() {

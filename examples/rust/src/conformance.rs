@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolwire::{
     Completion, Content, Context, Error, Prompt, PromptArgument, PromptMessage, PromptResult,
-    Reference, Resource, ResourceContents, ResourceRequest, ResourceTemplate, Server, Tool,
-    ToolError, ToolOutput,
+    Reference, RequestOptions, Resource, ResourceContents, ResourceRequest, ResourceTemplate,
+    Server, Tool, ToolError, ToolOutput,
 };
 
 /// A 1×1 red PNG.
@@ -46,7 +46,7 @@ async fn elicit_and_report(
     params: Value,
     prefix: &str,
 ) -> Result<ToolOutput, ToolError> {
-    let answer = ctx.elicit(params).await?;
+    let answer = ctx.elicit(params, RequestOptions::default()).await?;
     Ok(ToolOutput::text(format!(
         "{prefix}action={}, content={}",
         answer["action"].as_str().unwrap_or("unknown"),
@@ -133,7 +133,7 @@ pub fn build_conformance_server() -> Result<Server, Error> {
                     .sample(json!({
                         "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
                         "maxTokens": 100,
-                    }))
+                    }), RequestOptions::default())
                     .await?;
                 let text = answer["content"]["text"].as_str().unwrap_or_default();
                 Ok(ToolOutput::text(format!("LLM response: {text}")))
