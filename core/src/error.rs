@@ -81,4 +81,7 @@ pub enum Error {
     /// An argument to an engine call was invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// What the operation needs is already in use: stdin served twice in one process.
+    #[error("busy: {0}")]
+    Busy(String),
 }

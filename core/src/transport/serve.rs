@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 const FRAMES_PER_YIELD: usize = 16;
 
 use super::idle::IdlePoll;
+use super::stdio::StdioClaim;
 use super::{FrameError, FrameReader, FrameWriter, Transport, stdio};
 use crate::{Error, Server};
 
@@ -116,8 +117,10 @@ impl Server {
         }
     }
 
-    /// Serves one client over stdin/stdout (see [`stdio`]).
+    /// Serves one client over stdin/stdout (see [`stdio`]). Fails with [`Error::Busy`] while
+    /// another stdio serve of this process runs.
     pub async fn serve_stdio(&self) -> Result<(), Error> {
+        let _claim = StdioClaim::take()?;
         self.serve(stdio(self.inner.options.max_frame_bytes)).await
     }
 }

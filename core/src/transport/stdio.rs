@@ -10,9 +10,12 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::Error;
 #[cfg(target_os = "linux")]
 use tokio::net::unix::pipe;
 
@@ -37,6 +40,31 @@ pub enum StdinSource {
     Pipe(pipe::Receiver),
     /// tokio's blocking-thread stdin: every other case.
     Std(tokio::io::Stdin),
+}
+
+/// The process has one stdin: a second loop reading it would split the client's messages
+/// between two sessions, so every stdio serve holds this claim while it runs.
+#[derive(Debug)]
+pub(crate) struct StdioClaim(());
+
+static STDIO_CLAIMED: AtomicBool = AtomicBool::new(false);
+
+impl StdioClaim {
+    /// Claims stdin for one serve, or says it is taken.
+    pub(crate) fn take() -> Result<Self, Error> {
+        if STDIO_CLAIMED.swap(true, Ordering::AcqRel) {
+            return Err(Error::Busy(
+                "stdin is already being served by this process".into(),
+            ));
+        }
+        Ok(StdioClaim(()))
+    }
+}
+
+impl Drop for StdioClaim {
+    fn drop(&mut self) {
+        STDIO_CLAIMED.store(false, Ordering::Release);
+    }
 }
 
 /// The server's standard output.
@@ -116,5 +144,20 @@ impl AsyncWrite for StdoutSink {
             StdoutSink::Pipe(p) => Pin::new(p).poll_shutdown(cx),
             StdoutSink::Std(s) => Pin::new(s).poll_shutdown(cx),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StdioClaim;
+    use crate::Error;
+
+    #[test]
+    fn stdin_is_claimed_by_one_serve_at_a_time() {
+        let first = StdioClaim::take().expect("nothing else claims stdin in unit tests");
+        let second = StdioClaim::take();
+        assert!(matches!(second, Err(Error::Busy(_))), "{second:?}");
+        drop(first);
+        assert!(StdioClaim::take().is_ok(), "the claim ends with the serve");
     }
 }

@@ -29,7 +29,7 @@ mod fds;
 use self::fds::{Bell, Input, ServingGuard, ZERO, write_all};
 use super::{HostHooks, LocalExecutor};
 use crate::transport::idle::IdlePoll;
-use crate::transport::{FrameError, LineDecoder};
+use crate::transport::{FrameError, LineDecoder, StdioClaim};
 use crate::{Error, Outbound, Server, Session};
 
 /// Frames fed at a time: a burst of requests is taken in slices, and the answers to one slice
@@ -99,6 +99,8 @@ pub struct HostStdio {
     idle_since: Option<Instant>,
     answers: Vec<u8>,
     runtime: Handle,
+    /// Held while stdin is read (see `StdioClaim`).
+    claim: Option<StdioClaim>,
 }
 
 impl std::fmt::Debug for HostStdio {
@@ -114,6 +116,7 @@ impl HostStdio {
     /// Opens stdin and stdout for `server`. Calls are polled on the thread that drives this
     /// loop; `runtime` runs the rest (timers, the session's watcher, the drain).
     pub fn open(server: &Server, runtime: Handle) -> Result<Self, Error> {
+        let claim = StdioClaim::take()?;
         let bell = Arc::new(Bell::new().map_err(Error::Transport)?);
         let input = Input::open().map_err(Error::Transport)?;
         let output =
@@ -155,6 +158,7 @@ impl HostStdio {
             idle_since: None,
             answers: Vec::new(),
             runtime,
+            claim: Some(claim),
         })
     }
 
@@ -402,6 +406,7 @@ impl HostStdio {
         self.unfed = 0..0;
         // Nothing more is read: a description shared with other processes gets its flags back.
         self.input.stop_reading();
+        self.claim = None;
         let session = self.session.clone();
         let drained = self.drained.clone();
         let bell = self.waker.bell.clone();
