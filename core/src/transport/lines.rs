@@ -184,6 +184,8 @@ where
 }
 
 /// The stdio transport: stdin in, stdout out. Nothing but protocol goes to stdout; log to stderr.
+/// [`Server::serve_stdio`](crate::Server::serve_stdio) and `serve_stdio_until` serve it and
+/// refuse a second stdio serve in the process; serving this transport yourself does not.
 pub fn stdio(max_frame_bytes: usize) -> LineTransport<StdinSource, StdoutSink> {
     LineTransport::new(StdinSource::open(), StdoutSink::open(), max_frame_bytes)
 }

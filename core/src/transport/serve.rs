@@ -120,7 +120,14 @@ impl Server {
     /// Serves one client over stdin/stdout (see [`stdio`]). Fails with [`Error::Busy`] while
     /// another stdio serve of this process runs.
     pub async fn serve_stdio(&self) -> Result<(), Error> {
+        self.serve_stdio_until(CancellationToken::new()).await
+    }
+
+    /// [`serve_stdio`](Self::serve_stdio), also ending when `stop` is cancelled (see
+    /// [`serve_until`](Self::serve_until)).
+    pub async fn serve_stdio_until(&self, stop: CancellationToken) -> Result<(), Error> {
         let _claim = StdioClaim::take()?;
-        self.serve(stdio(self.inner.options.max_frame_bytes)).await
+        self.serve_until(stdio(self.inner.options.max_frame_bytes), stop)
+            .await
     }
 }
