@@ -29,6 +29,12 @@ pub struct ResourceDefinition {
     /// Its MIME type.
     #[uniffi(default = None)]
     pub mime_type: Option<String>,
+    /// Annotations (`audience`, `priority`, `lastModified`), as JSON text of an object.
+    #[uniffi(default = None)]
+    pub annotations_json: Option<String>,
+    /// `_meta`, as JSON text of an object.
+    #[uniffi(default = None)]
+    pub meta_json: Option<String>,
 }
 
 /// One item of what a resource read returns: text, or bytes as base64.
@@ -72,6 +78,9 @@ pub struct PromptArgumentDefinition {
     /// Whether `prompts/get` must carry it.
     #[uniffi(default = false)]
     pub required: bool,
+    /// A display name.
+    #[uniffi(default = None)]
+    pub title: Option<String>,
 }
 
 /// A prompt template.
@@ -148,6 +157,7 @@ impl ResourceDefinition {
     pub(crate) fn into_core(self) -> Result<Result<Resource, ResourceTemplate>, ToolwireError> {
         let mut json = serde_json::json!({"name": self.name});
         let template = self.uri.contains('{');
+        let uri = self.uri.clone();
         json[if template { "uriTemplate" } else { "uri" }] = self.uri.into();
         for (key, value) in [
             ("title", self.title),
@@ -156,6 +166,17 @@ impl ResourceDefinition {
         ] {
             if let Some(value) = value {
                 json[key] = value.into();
+            }
+        }
+        for (key, text) in [
+            ("annotations", self.annotations_json),
+            ("_meta", self.meta_json),
+        ] {
+            if let Some(text) = text {
+                json[key] =
+                    serde_json::from_str(&text).map_err(|err| ToolwireError::Registration {
+                        detail: format!("the {key} of resource {uri:?} is not valid JSON: {err}"),
+                    })?;
             }
         }
         if template {
@@ -173,6 +194,7 @@ impl PromptDefinition {
         prompt.description = self.description;
         for argument in self.arguments {
             let mut core = PromptArgument::new(argument.name, argument.required);
+            core.title = argument.title;
             core.description = argument.description;
             prompt = prompt.argument(core);
         }

@@ -26,39 +26,40 @@ impl Connection {
 
 #[uniffi::export]
 impl Connection {
-    /// Handles one inbound message. Never blocks: answers arrive through `receive`.
-    pub fn send(&self, message: String) {
+    /// Handles one inbound message. Never blocks: answers arrive through `recv`.
+    pub fn handle_frame(&self, message: String) {
         self.session.handle_frame(message.as_bytes());
     }
 
-    /// `send` for raw bytes (e.g. a frame that may not be valid UTF-8: it gets the JSON-RPC
-    /// parse error the wire would).
-    pub fn send_bytes(&self, frame: Vec<u8>) {
+    /// `handle_frame` for raw bytes (e.g. a frame that may not be valid UTF-8: it gets the
+    /// JSON-RPC parse error the wire would).
+    pub fn handle_frame_bytes(&self, frame: Vec<u8>) {
         self.session.handle_frame(&frame);
     }
 
     /// The next outbound message; `null`/`nil` once the session has ended. Cancelling the
     /// wait (e.g. `withTimeout`) loses no message.
-    pub async fn receive(&self) -> Option<String> {
+    pub async fn recv(&self) -> Option<String> {
         // Awaited right here, not on the runtime: the channel needs no reactor, and a spawned
-        // receive would swallow the message it took after its caller gave up.
+        // recv would swallow the message it took after its caller gave up.
         self.outbound.lock().await.recv().await
     }
 
     /// The next outbound message if one is waiting, without waiting.
-    pub fn try_receive(&self) -> Option<String> {
+    pub fn try_recv(&self) -> Option<String> {
         self.outbound.try_lock().ok()?.try_recv()
     }
 
     /// Ends the input (like EOF): calls in flight get the drain time and their answers are
-    /// still delivered, then `receive` returns `null`/`nil`.
+    /// still delivered, then `recv` returns `null`/`nil`.
     pub async fn shutdown(&self) {
         let session = self.session.clone();
         let _ = on_runtime(async move { session.shutdown().await }).await;
     }
 
     /// Ends the session at once: calls in flight are cancelled and nothing more is sent.
-    /// (Dropping the connection, e.g. Kotlin's `close()`, does the same.)
+    /// Kotlin's `close()` (the generated `AutoCloseable`'s, which UniFFI reserves) does the same
+    /// and frees the object; this is Swift's way, and Kotlin's while keeping the object.
     pub fn abort(&self) {
         self.session.close();
     }

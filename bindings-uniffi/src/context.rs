@@ -58,7 +58,7 @@ impl From<LogLevel> for toolwire::LogLevel {
     }
 }
 
-/// The client's `clientInfo` from `initialize`.
+/// The client's `clientInfo` from `initialize` (the whole object: `client_info_json`).
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ClientInfo {
     /// Program name.
@@ -67,13 +67,58 @@ pub struct ClientInfo {
     pub version: String,
     /// Display name.
     pub title: Option<String>,
+    /// What the program is.
+    pub description: Option<String>,
+    /// The program's website.
+    pub website_url: Option<String>,
+}
+
+/// One of the client's roots (`roots/list`).
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A display name.
+    pub name: Option<String>,
+    /// The root's `_meta`, as JSON text.
+    pub meta_json: Option<String>,
+}
+
+impl From<toolwire::Root> for Root {
+    fn from(root: toolwire::Root) -> Self {
+        Root {
+            uri: root.uri,
+            name: root.name,
+            meta_json: root.meta.map(|meta| Value::Object(meta).to_string()),
+        }
+    }
+}
+
+/// A JSON-RPC request id: a number or a string, as the client chose.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum RequestId {
+    /// An integer id.
+    Number {
+        /// The id.
+        value: i64,
+    },
+    /// A string id.
+    Text {
+        /// The id.
+        value: String,
+    },
 }
 
 #[uniffi::export]
 impl CallContext {
-    /// The id of the `tools/call` request as JSON text (`7`, or `"abc"` with its quotes).
-    pub fn request_id(&self) -> String {
-        self.context.request_id().to_json().to_string()
+    /// The id of the `tools/call` request.
+    pub fn request_id(&self) -> RequestId {
+        match self.context.request_id() {
+            toolwire::RequestId::Number(value) => RequestId::Number { value: *value },
+            toolwire::RequestId::String(value) => RequestId::Text {
+                value: value.to_string(),
+            },
+        }
     }
 
     /// The name of the tool being called.
@@ -92,7 +137,15 @@ impl CallContext {
             name: info.name.clone(),
             version: info.version.clone(),
             title: info.title.clone(),
+            description: info.description.clone(),
+            website_url: info.website_url.clone(),
         })
+    }
+
+    /// The client's whole `clientInfo` as JSON text (icons and fields of newer revisions
+    /// included), `null` before `initialize`.
+    pub fn client_info_json(&self) -> String {
+        serde_json::to_string(&self.context.client_info()).unwrap_or_else(|_| "null".into())
     }
 
     /// The capabilities the client declared, as JSON text (`null` before `initialize`).
@@ -151,38 +204,41 @@ impl CallContext {
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`); `params_json` and
-    /// the answer are JSON text as in the spec.
-    pub async fn sample(&self, params_json: String) -> Result<String, ToolwireError> {
+    /// the answer are JSON text as in the spec. `timeout_ms` bounds the wait (counted again
+    /// from each progress notification); default: the server's.
+    #[uniffi::method(default(timeout_ms = None))]
+    pub async fn sample(
+        &self,
+        params_json: String,
+        timeout_ms: Option<u64>,
+    ) -> Result<String, ToolwireError> {
         let params = parse_params(&params_json)?;
         let context = self.context.clone();
-        answer(
-            on_runtime(async move { context.sample(params, RequestOptions::default()).await })
-                .await?,
-        )
+        let options = request_options(timeout_ms);
+        answer(on_runtime(async move { context.sample(params, options).await }).await?)
     }
 
-    /// Asks the user for input (`elicitation/create`); JSON text in and out.
-    pub async fn elicit(&self, params_json: String) -> Result<String, ToolwireError> {
+    /// Asks the user for input (`elicitation/create`); JSON text in and out. `timeout_ms` as
+    /// for `sample`.
+    #[uniffi::method(default(timeout_ms = None))]
+    pub async fn elicit(
+        &self,
+        params_json: String,
+        timeout_ms: Option<u64>,
+    ) -> Result<String, ToolwireError> {
         let params = parse_params(&params_json)?;
         let context = self.context.clone();
-        answer(
-            on_runtime(async move { context.elicit(params, RequestOptions::default()).await })
-                .await?,
-        )
+        let options = request_options(timeout_ms);
+        answer(on_runtime(async move { context.elicit(params, options).await }).await?)
     }
 
-    /// The client's roots (`roots/list`), as JSON text of the result.
-    pub async fn list_roots(&self) -> Result<String, ToolwireError> {
+    /// The client's roots (`roots/list`). `timeout_ms` as for `sample`.
+    #[uniffi::method(default(timeout_ms = None))]
+    pub async fn list_roots(&self, timeout_ms: Option<u64>) -> Result<Vec<Root>, ToolwireError> {
         let context = self.context.clone();
-        answer(
-            on_runtime(async move {
-                context
-                    .list_roots(RequestOptions::default())
-                    .await
-                    .map(|roots| serde_json::json!(roots))
-            })
-            .await?,
-        )
+        let options = request_options(timeout_ms);
+        let roots = on_runtime(async move { context.list_roots(options).await }).await??;
+        Ok(roots.into_iter().map(Root::from).collect())
     }
 
     /// Sends any request to the client and returns its result as JSON text. `timeout_ms`
@@ -196,10 +252,15 @@ impl CallContext {
     ) -> Result<String, ToolwireError> {
         let params = parse_params(&params_json)?;
         let context = self.context.clone();
-        let mut options = RequestOptions::default();
-        options.timeout = timeout_ms.map(Duration::from_millis);
+        let options = request_options(timeout_ms);
         answer(on_runtime(async move { context.request(&method, params, options).await }).await?)
     }
+}
+
+fn request_options(timeout_ms: Option<u64>) -> RequestOptions {
+    let mut options = RequestOptions::default();
+    options.timeout = timeout_ms.map(Duration::from_millis);
+    options
 }
 
 fn parse_params(json: &str) -> Result<Value, ToolwireError> {

@@ -36,6 +36,25 @@ pub struct ToolDefinition {
     /// At most this many calls of this tool run at once; more wait their turn.
     #[uniffi(default = None)]
     pub max_concurrency: Option<u32>,
+    /// Icons clients may show.
+    #[uniffi(default = [])]
+    pub icons: Vec<Icon>,
+}
+
+/// An icon of a tool (2025-11-25).
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct Icon {
+    /// An `https:` or `data:` URI.
+    pub src: String,
+    /// The MIME type, e.g. `image/png`.
+    #[uniffi(default = None)]
+    pub mime_type: Option<String>,
+    /// Sizes such as `"48x48"` or `"any"`.
+    #[uniffi(default = [])]
+    pub sizes: Vec<String>,
+    /// `"light"` or `"dark"`.
+    #[uniffi(default = None)]
+    pub theme: Option<String>,
 }
 
 /// Hints about a tool's behaviour. Clients treat them as untrusted.
@@ -144,6 +163,19 @@ impl ToolDefinition {
                     });
                 }
             }
+        }
+        if !self.icons.is_empty() {
+            tool = tool.icons(
+                self.icons
+                    .iter()
+                    .map(|icon| toolwire::protocol::Icon {
+                        src: icon.src.clone(),
+                        mime_type: icon.mime_type.clone(),
+                        sizes: (!icon.sizes.is_empty()).then(|| icon.sizes.clone()),
+                        theme: icon.theme.clone(),
+                    })
+                    .collect(),
+            );
         }
         if let Some(ms) = self.timeout_ms {
             tool = tool.timeout(Duration::from_millis(ms));

@@ -14,21 +14,19 @@ use crate::errors::ToolwireError;
 use crate::queue::{Completion, Work, queue, taking_own_calls};
 use crate::runtime::runtime;
 
-/// Serves stdin/stdout from the thread that calls [`next`](Self::next) (see the module docs).
-#[derive(uniffi::Object)]
-pub struct StdioDriver {
+/// Serves stdin/stdout from the thread that calls [`next`](Self::next) (see the module docs);
+/// the Kotlin wrapper drives it through `jvm_abi`.
+pub(crate) struct StdioDriver {
     stdio: Mutex<HostStdio>,
     waker: StdioWaker,
     /// Rings the driver when the host's queue gets work.
     listener: Arc<dyn Fn() + Send + Sync>,
-    /// Encoded work that did not fit the fast path's buffer (see `fast_path`).
+    /// Encoded work that did not fit the caller's buffer (see `jvm_abi`).
     overflow: Mutex<Option<Vec<u8>>>,
-    /// The id under which `fast_path` knows this driver, once registered.
-    fast_path_id: Mutex<Option<u64>>,
 }
 
 impl StdioDriver {
-    pub(crate) fn new(server: &toolwire::Server) -> Result<Arc<Self>, ToolwireError> {
+    pub(crate) fn open(server: &toolwire::Server) -> Result<Arc<Self>, ToolwireError> {
         let stdio = HostStdio::open(server, runtime().handle().clone())?;
         let waker = stdio.waker();
         let listener: Arc<dyn Fn() + Send + Sync> = {
@@ -41,17 +39,15 @@ impl StdioDriver {
             waker,
             listener,
             overflow: Mutex::new(None),
-            fast_path_id: Mutex::new(None),
         }))
     }
 }
 
-#[uniffi::export]
 impl StdioDriver {
     /// Hands back results of calls taken earlier, then serves until there are calls for the
     /// host to run (returned) or the session has ended (`null`/`nil`). Call it from one
     /// thread only, in a loop.
-    pub fn next(&self, completions: Vec<Completion>) -> Option<Work> {
+    pub(crate) fn next(&self, completions: Vec<Completion>) -> Option<Work> {
         taking_own_calls(|| {
             let mut stdio = self.stdio.lock().unwrap_or_else(|e| e.into_inner());
             // The calls these results wake are polled by the loop below: no ring needed.
@@ -69,32 +65,8 @@ impl StdioDriver {
 
     /// Ends serving as EOF would, from any thread: calls in flight finish, then `next`
     /// returns `null`/`nil`.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.waker.stop();
-    }
-
-    /// Registers this driver for the C function `toolwire_driver_next` (the JVM's fast path:
-    /// the same as `next`, without per-call marshalling) and returns its id there.
-    pub fn fast_path_id(self: Arc<Self>) -> u64 {
-        let mut slot = self.fast_path_id.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(id) = *slot {
-            return id;
-        }
-        let id = crate::fast_path::register(self.clone());
-        *slot = Some(id);
-        id
-    }
-
-    /// Forgets the fast-path registration (the driver is freed once the host lets go of it).
-    pub fn release_fast_path(&self) {
-        if let Some(id) = self
-            .fast_path_id
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            crate::fast_path::unregister(id);
-        }
     }
 }
 

@@ -54,6 +54,12 @@ pub enum ToolwireError {
         /// What failed.
         detail: String,
     },
+    /// What the call needs is in use: stdin is already served by this process.
+    #[error("{detail}")]
+    Busy {
+        /// What is in use.
+        detail: String,
+    },
     /// An argument to an API call was invalid (e.g. JSON text that does not parse).
     #[error("{detail}")]
     InvalidArgument {
@@ -103,6 +109,7 @@ impl From<Error> for ToolwireError {
             },
             Error::Transport(_) | Error::NoRuntime(_) => ToolwireError::Transport { detail },
             Error::InvalidArgument(_) => ToolwireError::InvalidArgument { detail },
+            Error::Busy(_) => ToolwireError::Busy { detail },
             _ => ToolwireError::Internal { detail },
         }
     }

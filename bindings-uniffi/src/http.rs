@@ -56,12 +56,29 @@ pub struct TokenGrant {
     pub scopes: Vec<String>,
 }
 
+/// A validator's answer about one bearer token.
+#[derive(Clone, Debug, uniffi::Enum)]
+pub enum TokenVerdict {
+    /// The token is valid and grants this.
+    Granted {
+        /// What it grants.
+        grant: TokenGrant,
+    },
+    /// The token is not valid for this server (401 `invalid_token`).
+    Invalid,
+    /// The token is valid but lacks `scope` (403 `insufficient_scope`).
+    InsufficientScope {
+        /// The scope the request needs.
+        scope: String,
+    },
+}
+
 /// Checks bearer tokens; runs on a pool thread, so it may block (e.g. to ask an
-/// introspection endpoint). Return `null` / `nil` to refuse a token (401).
+/// introspection endpoint).
 #[uniffi::export(with_foreign)]
 pub trait BearerTokenValidator: Send + Sync {
-    /// What `token` grants, or nothing if it is not valid for this server.
-    fn validate(&self, token: String) -> Option<TokenGrant>;
+    /// What `token` grants, or why it is refused.
+    fn validate(&self, token: String) -> TokenVerdict;
 }
 
 struct ForeignValidator(Arc<dyn BearerTokenValidator>);
@@ -75,8 +92,11 @@ impl TokenValidator for ForeignValidator {
             .spawn_blocking(move || validator.validate(token))
             .await
         {
-            Ok(Some(grant)) => Ok(TokenInfo::new(grant.subject, grant.scopes)),
-            Ok(None) => Err(AuthRejection::invalid_token("invalid token")),
+            Ok(TokenVerdict::Granted { grant }) => Ok(TokenInfo::new(grant.subject, grant.scopes)),
+            Ok(TokenVerdict::Invalid) => Err(AuthRejection::invalid_token("invalid token")),
+            Ok(TokenVerdict::InsufficientScope { scope }) => {
+                Err(AuthRejection::insufficient_scope(scope))
+            }
             Err(err) => {
                 tracing::warn!(%err, "the token validator failed; refusing the token");
                 Err(AuthRejection::invalid_token(
@@ -142,6 +162,11 @@ impl HttpServer {
             stop: running.stop_token(),
             server: Mutex::new(Some(running)),
         }))
+    }
+
+    /// Cancelled to stop the server (`Server::stop` keeps it).
+    pub(crate) fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
     }
 
     fn take(&self) -> Option<toolwire::transport::http::HttpServer> {

@@ -1,8 +1,10 @@
 //! The Kotlin and Swift binding of the toolwire engine, through UniFFI.
 //!
-//! This crate only converts types and calls core: tool definitions and results cross as
-//! records, JSON crosses as text, and a host-language handler is a foreign trait the engine
-//! awaits like any Rust handler. The Kotlin and Swift sources are generated from the built
+//! This crate converts types and calls core: tool definitions and results cross as records,
+//! JSON crosses as text, and a host-language handler is a foreign trait the engine awaits like
+//! any Rust handler. Beside UniFFI, `jvm_abi` is the Kotlin wrapper's private interface: the
+//! queue its handlers take calls from (`queue`) and core's host-thread stdio loop (`driver`),
+//! kept out of the generated API. The Kotlin and Swift sources are generated from the built
 //! library (`uniffi-bindgen generate --library`); see `bindings-uniffi/README.md`.
 
 mod catalog;
@@ -11,9 +13,9 @@ mod context;
 mod definition;
 mod driver;
 mod errors;
-mod fast_path;
 mod handler;
 mod http;
+mod jvm_abi;
 mod queue;
 mod result;
 mod runtime;
@@ -25,13 +27,11 @@ pub use catalog::{
     ResourceReader,
 };
 pub use connection::Connection;
-pub use context::{CallContext, ClientInfo, LogLevel};
-pub use definition::{ServerConfig, ToolAnnotations, ToolDefinition};
-pub use driver::StdioDriver;
+pub use context::{CallContext, ClientInfo, LogLevel, RequestId, Root};
+pub use definition::{Icon, ServerConfig, ToolAnnotations, ToolDefinition};
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
-pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant};
-pub use queue::{Completion, PendingCall, Work, call_context, complete_calls, take_work};
+pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant, TokenVerdict};
 pub use result::{ContentBlock, ToolResult};
 pub use server::Server;
 

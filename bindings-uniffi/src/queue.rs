@@ -3,9 +3,10 @@
 //! Calling into the JVM from a Rust thread (a JNA callback) attaches the thread, boxes every
 //! argument and hops to a coroutine dispatcher: tens of microseconds a call. So a "queued"
 //! tool does not call its handler: its call is put in a queue, and a host thread takes the
-//! calls in batches with one downcall (`take_work`, or the stdio driver's `next`), runs the
-//! handlers itself and hands the results back in batches (`complete_calls`). A handler that
-//! finishes at once costs no thread hop when the stdio driver took its call.
+//! calls in batches with one downcall (`toolwire_queue_take`, or the stdio driver's `next`),
+//! runs the handlers itself and hands the results back in batches (`toolwire_queue_complete`);
+//! see `jvm_abi`. A handler that finishes at once costs no thread hop when the stdio driver
+//! took its call.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -17,23 +18,20 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use toolwire::{Context, ToolError, ToolOutput};
 
-use crate::context::CallContext;
 use crate::result::ToolResult;
 
 /// One call for the host to run.
-#[derive(uniffi::Record)]
-pub struct PendingCall {
+pub(crate) struct PendingCall {
     /// Names the call in `complete_calls` and in `Work::cancelled`.
     pub call_id: u64,
-    /// The key the tool was registered with (`Server::queued_tool`).
+    /// The key the tool was registered with (`toolwire_queued_tool`).
     pub tool_key: u32,
     /// The arguments as JSON text, already checked against the input schema.
     pub arguments_json: String,
 }
 
 /// What a host thread takes from the queue at once.
-#[derive(uniffi::Record)]
-pub struct Work {
+pub(crate) struct Work {
     /// Calls to run.
     pub calls: Vec<PendingCall>,
     /// Calls taken earlier that were cancelled (by the client, a deadline or shutdown) before
@@ -42,8 +40,7 @@ pub struct Work {
 }
 
 /// A call's result, handed back.
-#[derive(uniffi::Record)]
-pub struct Completion {
+pub(crate) struct Completion {
     /// The `PendingCall::call_id`.
     pub call_id: u64,
     /// The result (`ToolResult::Error` for a failure).
@@ -181,6 +178,14 @@ impl CallQueue {
         }
     }
 
+    /// The context of a queued call still running.
+    pub(crate) fn context(&self, call_id: u64) -> Option<Context> {
+        self.lock()
+            .waiting
+            .get(&call_id)
+            .map(|call| call.context.clone())
+    }
+
     /// Hands results back; results of calls no longer waited for are dropped.
     pub(crate) fn complete(&self, completions: Vec<Completion>) {
         let replies: Vec<_> = {
@@ -243,27 +248,4 @@ impl toolwire::ToolHandler for QueuedTool {
             )),
         }
     }
-}
-
-/// Waits up to `timeout_ms` for queued calls (and cancellations of calls taken earlier).
-/// For the host's dispatcher thread; returns empty lists when the time ran out.
-#[uniffi::export]
-pub fn take_work(timeout_ms: u64) -> Work {
-    queue().take(Duration::from_millis(timeout_ms))
-}
-
-/// The context of a queued call still running; `null`/`nil` once it has ended.
-#[uniffi::export]
-pub fn call_context(call_id: u64) -> Option<Arc<CallContext>> {
-    let state = queue().lock();
-    state
-        .waiting
-        .get(&call_id)
-        .map(|call| CallContext::new(call.context.clone()))
-}
-
-/// Hands results of queued calls back, from any thread.
-#[uniffi::export]
-pub fn complete_calls(completions: Vec<Completion>) {
-    queue().complete(completions);
 }

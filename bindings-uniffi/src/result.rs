@@ -17,12 +17,19 @@ pub enum ToolResult {
         /// JSON text of the structured result.
         json: String,
     },
-    /// Content blocks, optionally with structured content.
+    /// Content blocks, optionally with structured content: the whole `CallToolResult`.
     Content {
         /// The blocks, in order.
         blocks: Vec<ContentBlock>,
         /// JSON text of `structuredContent`, if any.
+        #[uniffi(default = None)]
         structured_json: Option<String>,
+        /// `isError`: a failure the model should see.
+        #[uniffi(default = false)]
+        is_error: bool,
+        /// JSON text of the result's `_meta` object, if any.
+        #[uniffi(default = None)]
+        meta_json: Option<String>,
     },
     /// An `isError: true` result with this text, for failures the model should see.
     Error {
@@ -87,6 +94,8 @@ impl ToolResult {
             ToolResult::Content {
                 blocks,
                 structured_json,
+                is_error,
+                meta_json,
             } => {
                 let content = blocks
                     .into_iter()
@@ -95,10 +104,19 @@ impl ToolResult {
                 let structured = structured_json
                     .map(|json| parse("the structured result", &json))
                     .transpose()?;
+                let meta = match meta_json
+                    .map(|json| parse("the result's _meta", &json))
+                    .transpose()?
+                {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Object(meta)) => Some(meta),
+                    Some(_) => return Err(ToolError::new("the result's _meta must be an object")),
+                };
                 Ok(ToolOutput {
                     content,
                     structured,
-                    ..ToolOutput::default()
+                    is_error,
+                    meta,
                 })
             }
             ToolResult::Error { detail } => Ok(ToolOutput::error(detail)),

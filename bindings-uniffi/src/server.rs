@@ -1,6 +1,6 @@
 //! `Server`: the core server, its tools, and the ways to serve it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use toolwire::CancellationToken;
 
@@ -14,7 +14,6 @@ use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
 use crate::http::{BearerTokenValidator, HttpServer, HttpServerOptions};
-use crate::queue::QueuedTool;
 use crate::runtime::{on_runtime, runtime};
 
 /// An MCP server: tools registered from host code, served over stdio or a channel of the
@@ -22,8 +21,17 @@ use crate::runtime::{on_runtime, runtime};
 #[derive(uniffi::Object)]
 pub struct Server {
     server: toolwire::Server,
-    /// Cancelled by `stop()`: ends the current stdio serve.
-    stop: Mutex<CancellationToken>,
+    /// What `stop()` ends.
+    serving: Mutex<Serving>,
+}
+
+/// Every serve this server started that may still run: `stop()` ends them all.
+#[derive(Default)]
+struct Serving {
+    /// Stdio serves and HTTP servers.
+    tokens: Vec<CancellationToken>,
+    /// The Kotlin wrapper's stdio loops (`runStdio()`).
+    drivers: Vec<Weak<StdioDriver>>,
 }
 
 #[uniffi::export]
@@ -46,7 +54,7 @@ impl Server {
         }
         Ok(Arc::new(Server {
             server: builder.build()?,
-            stop: Mutex::new(CancellationToken::new()),
+            serving: Mutex::default(),
         }))
     }
 
@@ -71,23 +79,6 @@ impl Server {
         Ok(self.server.add_tool(tool, BlockingTool(handler))?)
     }
 
-    /// Registers a tool whose calls are queued for the host to take (`take_work`, or a
-    /// `StdioDriver`'s `next`) instead of called into it; `tool_key` names the host's handler
-    /// and must be unique in the process. This is what the Kotlin layer's `tool { }` uses.
-    pub fn queued_tool(
-        &self,
-        definition: ToolDefinition,
-        tool_key: u32,
-    ) -> Result<(), ToolwireError> {
-        let tool = definition.to_tool()?;
-        Ok(self.server.add_tool(tool, QueuedTool { key: tool_key })?)
-    }
-
-    /// A driver that serves stdio from the calling thread (see `StdioDriver`).
-    pub fn stdio_driver(&self) -> Result<Arc<StdioDriver>, ToolwireError> {
-        StdioDriver::new(&self.server)
-    }
-
     /// Removes a tool; returns whether it existed.
     pub fn remove_tool(&self, name: String) -> bool {
         self.server.remove_tool(&name)
@@ -99,26 +90,20 @@ impl Server {
     }
 
     /// Serves stdin/stdout until stdin ends or `stop()` is called; calls in flight finish
-    /// first. Nothing but protocol goes to stdout meanwhile: log to stderr.
+    /// first. Nothing but protocol goes to stdout meanwhile: log to stderr. Fails with `Busy`
+    /// while stdin is already served in this process.
     pub async fn serve_stdio(&self) -> Result<(), ToolwireError> {
-        let stop = self.fresh_stop();
+        let stop = self.track(CancellationToken::new());
         let server = self.server.clone();
-        on_runtime(async move {
-            let transport = toolwire::transport::stdio(server.options().max_frame_bytes);
-            server.serve_until(transport, stop).await
-        })
-        .await??;
+        on_runtime(async move { server.serve_stdio_until(stop).await }).await??;
         Ok(())
     }
 
     /// `serve_stdio`, blocking the calling thread (for a `main` without coroutines).
     pub fn serve_stdio_blocking(&self) -> Result<(), ToolwireError> {
-        let stop = self.fresh_stop();
+        let stop = self.track(CancellationToken::new());
         let server = self.server.clone();
-        let serving = runtime().spawn(async move {
-            let transport = toolwire::transport::stdio(server.options().max_frame_bytes);
-            server.serve_until(transport, stop).await
-        });
+        let serving = runtime().spawn(async move { server.serve_stdio_until(stop).await });
         match runtime().block_on(serving) {
             Ok(outcome) => Ok(outcome?),
             Err(err) => Err(ToolwireError::Internal {
@@ -127,9 +112,16 @@ impl Server {
         }
     }
 
-    /// Ends the current `serve_stdio`: reading stops, calls in flight finish.
+    /// Ends everything this server serves: stdio (reading stops, calls in flight finish) and
+    /// every HTTP server it started (as their own `stop()`).
     pub fn stop(&self) {
-        self.stop.lock().unwrap_or_else(|e| e.into_inner()).cancel();
+        let serving = std::mem::take(&mut *self.serving.lock().unwrap_or_else(|e| e.into_inner()));
+        for token in serving.tokens {
+            token.cancel();
+        }
+        for driver in serving.drivers.iter().filter_map(Weak::upgrade) {
+            driver.stop();
+        }
     }
 
     /// Registers a resource, or a resource template when `definition.uri` has `{variables}`.
@@ -208,13 +200,15 @@ impl Server {
         options: Option<HttpServerOptions>,
         validator: Option<Arc<dyn BearerTokenValidator>>,
     ) -> Result<Arc<HttpServer>, ToolwireError> {
-        HttpServer::start(
+        let http = HttpServer::start(
             &self.server,
             host,
             port,
             options.unwrap_or_default(),
             validator,
-        )
+        )?;
+        self.track(http.stop_token());
+        Ok(http)
     }
 
     /// A session over a channel of the app's own: feed it inbound messages, take its
@@ -225,9 +219,25 @@ impl Server {
 }
 
 impl Server {
-    fn fresh_stop(&self) -> CancellationToken {
-        let stop = CancellationToken::new();
-        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = stop.clone();
-        stop
+    /// The core server, for the Kotlin wrapper's private interface (`jvm_abi`).
+    pub(crate) fn core(&self) -> &toolwire::Server {
+        &self.server
+    }
+
+    /// Opens stdio for the Kotlin wrapper's `runStdio()` (see `StdioDriver`); `stop()` ends it.
+    pub(crate) fn open_stdio_driver(&self) -> Result<Arc<StdioDriver>, ToolwireError> {
+        let driver = StdioDriver::open(&self.server)?;
+        let mut serving = self.serving.lock().unwrap_or_else(|e| e.into_inner());
+        serving.drivers.retain(|d| d.strong_count() > 0);
+        serving.drivers.push(Arc::downgrade(&driver));
+        Ok(driver)
+    }
+
+    /// Remembers a serve's stop token for `stop()`, forgetting those already ended.
+    fn track(&self, token: CancellationToken) -> CancellationToken {
+        let mut serving = self.serving.lock().unwrap_or_else(|e| e.into_inner());
+        serving.tokens.retain(|t| !t.is_cancelled());
+        serving.tokens.push(token.clone());
+        token
     }
 }

@@ -4,7 +4,7 @@ extension ToolwireError {
         switch self {
         case .Registration(let detail), .Capability(let detail), .Timeout(let detail),
             .Cancelled(let detail), .Closed(let detail), .Transport(let detail),
-            .InvalidArgument(let detail), .Handler(let detail), .NotFound(let detail),
+            .Busy(let detail), .InvalidArgument(let detail), .Handler(let detail), .NotFound(let detail),
             .Internal(let detail):
             return detail
         case .Client(_, let detail, _):

@@ -32,15 +32,15 @@ internal object Dispatch {
     @Volatile
     private var dispatcherStarted = false
 
-    fun register(handler: Handler): UInt {
+    fun register(handler: Handler): Int {
         val key = nextKey.incrementAndGet()
         handlers[key] = handler
         ensureDispatcher()
-        return key.toUInt()
+        return key
     }
 
-    /** Serves a stdio driver on the calling thread until its session ends. */
-    fun serve(driver: StdioDriver) = FastPath.serve(driver, ::run)
+    /** Serves the stdio loop [driverId] on the calling thread until its session ends. */
+    fun serve(driverId: Long) = NativeLink.serve(driverId, ::run)
 
     /**
      * Sessions the engine serves itself (`connect()`, `serveStdio()`) queue calls from its own
@@ -55,8 +55,8 @@ internal object Dispatch {
                 while (true) {
                     try {
                         val done = ArrayList<Completion>()
-                        run(takeWork(60_000uL), done)
-                        if (done.isNotEmpty()) completeCalls(done)
+                        run(NativeLink.take(60_000), done)
+                        NativeLink.complete(done)
                     } catch (e: Throwable) {
                         // Handlers' own failures never get here; this keeps the thread alive
                         // through anything else (e.g. an OutOfMemoryError in one batch).
@@ -71,25 +71,25 @@ internal object Dispatch {
 
     /** Starts every call of [work]; results of handlers that finish at once go to [done]. */
     private fun run(work: Work, done: MutableList<Completion>) {
-        for (id in work.cancelled) running.remove(id.toLong())?.cancel()
+        for (id in work.cancelled) running.remove(id)?.cancel()
         for (call in work.calls) start(call, done)
     }
 
     private fun start(call: PendingCall, done: MutableList<Completion>) {
         val id = call.callId
-        when (val handler = handlers[call.toolKey.toInt()]) {
+        when (val handler = handlers[call.toolKey]) {
             null -> done.add(Completion(id, ToolResult.Error("no handler is registered for this tool")))
             is Handler.Blocking -> blockingScope.launch {
                 val context = QueuedCallContext(id)
                 val result = guarded { handler.body(context, call.argumentsJson) }
                 context.release()
-                completeCalls(listOf(Completion(id, result)))
+                NativeLink.complete(listOf(Completion(id, result)))
             }
             is Handler.Suspending -> startSuspending(id, call, handler, done)
         }
     }
 
-    private fun startSuspending(id: ULong, call: PendingCall, handler: Handler.Suspending, done: MutableList<Completion>) {
+    private fun startSuspending(id: Long, call: PendingCall, handler: Handler.Suspending, done: MutableList<Completion>) {
         // The lambda runs right here, without a launch (most handlers answer at once). Its
         // context needs a Job from the start; only a call that suspends is tracked by it.
         val job = Job()
@@ -107,8 +107,8 @@ internal object Dispatch {
             return
         }
         if (outcome === COROUTINE_SUSPENDED) {
-            running[id.toLong()] = job
-            if (completion.finished) running.remove(id.toLong())
+            running[id] = job
+            if (completion.finished) running.remove(id)
         } else {
             context.release()
             done.add(Completion(id, outcome as ToolResult))
@@ -117,7 +117,7 @@ internal object Dispatch {
 
     /** Where a handler that suspended resumes (on `Dispatchers.Default`) and finishes. */
     private class Detached(
-        private val id: ULong,
+        private val id: Long,
         private val callContext: QueuedCallContext,
         job: Job,
     ) : Continuation<ToolResult> {
@@ -128,13 +128,13 @@ internal object Dispatch {
 
         override fun resumeWith(result: Result<ToolResult>) {
             finished = true
-            running.remove(id.toLong())
+            running.remove(id)
             callContext.release()
             val error = result.exceptionOrNull()
             // Cancelled: the engine no longer waits for a result.
             if (error is CancellationException) return
             val value = result.getOrNull() ?: failure(error ?: IllegalStateException("no result"))
-            completeCalls(listOf(Completion(id, value)))
+            NativeLink.complete(listOf(Completion(id, value)))
         }
     }
 

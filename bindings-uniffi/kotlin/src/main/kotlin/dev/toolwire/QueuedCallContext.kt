@@ -6,13 +6,13 @@ package dev.toolwire
  * and two downcalls). Once the call has ended, the context reads as cancelled, reports nothing
  * and refuses requests to the client.
  */
-internal class QueuedCallContext(private val callId: ULong) : CallContext(NoHandle) {
+internal class QueuedCallContext(private val callId: Long) : CallContext(NoHandle) {
     @Volatile
     private var fetched = false
 
     private val real: CallContext? by lazy {
         fetched = true
-        callContext(callId)
+        NativeLink.callContext(callId)
     }
 
     private fun live(): CallContext = real ?: throw ToolwireException.Closed("the call has ended")
@@ -26,6 +26,7 @@ internal class QueuedCallContext(private val callId: ULong) : CallContext(NoHand
     override fun toolName() = live().toolName()
     override fun protocolVersion() = live().protocolVersion()
     override fun clientInfo() = live().clientInfo()
+    override fun clientInfoJson() = live().clientInfoJson()
     override fun clientCapabilitiesJson() = live().clientCapabilitiesJson()
     override fun wantsProgress() = real?.wantsProgress() ?: false
     override fun progress(progress: Double, total: Double?, message: String?) =
@@ -40,9 +41,9 @@ internal class QueuedCallContext(private val callId: ULong) : CallContext(NoHand
     override suspend fun cancelled() {
         real?.cancelled()
     }
-    override suspend fun sample(paramsJson: String) = live().sample(paramsJson)
-    override suspend fun elicit(paramsJson: String) = live().elicit(paramsJson)
-    override suspend fun listRoots() = live().listRoots()
+    override suspend fun sample(paramsJson: String, timeoutMs: ULong?) = live().sample(paramsJson, timeoutMs)
+    override suspend fun elicit(paramsJson: String, timeoutMs: ULong?) = live().elicit(paramsJson, timeoutMs)
+    override suspend fun listRoots(timeoutMs: ULong?) = live().listRoots(timeoutMs)
     override suspend fun request(method: String, paramsJson: String, timeoutMs: ULong?) =
         live().request(method, paramsJson, timeoutMs)
 

@@ -18,7 +18,7 @@ package dev.toolwire
 fun Server.tool(
     definition: ToolDefinition,
     handler: suspend (context: CallContext, argumentsJson: String) -> ToolResult,
-) = queuedTool(definition, Dispatch.register(Dispatch.Handler.Suspending(handler)))
+) = NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Suspending(handler)))
 
 /**
  * Registers a tool whose handler is a plain blocking lambda. Each call runs on
@@ -27,23 +27,23 @@ fun Server.tool(
 fun Server.blockingTool(
     definition: ToolDefinition,
     handler: (context: CallContext, argumentsJson: String) -> ToolResult,
-) = queuedTool(definition, Dispatch.register(Dispatch.Handler.Blocking(handler)))
+) = NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Blocking(handler)))
 
 /**
- * Serves stdin/stdout on the calling thread until stdin ends (or the JVM shuts down), then
- * returns once the calls in flight have finished. Handlers registered with [tool] start on
- * this thread, so a tool that answers at once costs no thread hop. `System.out` is pointed at
- * `System.err` meanwhile: stdout belongs to the protocol.
+ * Serves stdin/stdout on the calling thread until stdin ends, [Server.stop] is called or the
+ * JVM shuts down, then returns once the calls in flight have finished. Handlers registered
+ * with [tool] start on this thread, so a tool that answers at once costs no thread hop.
+ * `System.out` is pointed at `System.err` meanwhile: stdout belongs to the protocol. Throws
+ * [ToolwireException.Busy] while stdin is already served in this process.
  */
 fun Server.runStdio() {
-    val driver = stdioDriver()
+    val driver = NativeLink.openStdio(this)
     val stdout = System.out
     System.setOut(System.err)
     try {
-        servingUntilShutdown("toolwire-stdio-shutdown", stop = driver::stop) { Dispatch.serve(driver) }
+        servingUntilShutdown("toolwire-stdio-shutdown", stop = { NativeLink.stopStdio(driver) }) { Dispatch.serve(driver) }
     } finally {
         System.setOut(stdout)
-        driver.destroy()
     }
 }
 
@@ -80,6 +80,7 @@ val ToolwireException.detail: String
         is ToolwireException.Cancelled -> detail
         is ToolwireException.Closed -> detail
         is ToolwireException.Transport -> detail
+        is ToolwireException.Busy -> detail
         is ToolwireException.InvalidArgument -> detail
         is ToolwireException.Handler -> detail
         is ToolwireException.NotFound -> detail

@@ -159,7 +159,11 @@ class CatalogHttpTest {
     @Test
     fun `serveHttp with a token validator, stateless`() {
         val validator = object : BearerTokenValidator {
-            override fun validate(token: String) = if (token == "good") TokenGrant("ada", listOf("mcp")) else null
+            override fun validate(token: String) = when (token) {
+                "good" -> TokenVerdict.Granted(TokenGrant("ada", listOf("mcp")))
+                "narrow" -> TokenVerdict.InsufficientScope("mcp:write")
+                else -> TokenVerdict.Invalid
+            }
         }
         val http = catalogServer().serveHttp(
             "127.0.0.1",
@@ -172,6 +176,9 @@ class CatalogHttpTest {
             assertEquals(401, missing.statusCode())
             assertTrue(missing.headers().firstValue("www-authenticate").orElse("").contains("resource_metadata="))
             assertEquals(401, post(http.url(), init, "authorization", "Bearer bad").statusCode())
+            val narrow = post(http.url(), init, "authorization", "Bearer narrow")
+            assertEquals(403, narrow.statusCode())
+            assertTrue(narrow.headers().firstValue("www-authenticate").orElse("").contains("insufficient_scope"))
             val ok = post(
                 http.url(),
                 """{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"text":"x"}}}""",

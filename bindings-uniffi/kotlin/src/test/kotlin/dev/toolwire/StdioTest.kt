@@ -126,11 +126,16 @@ class StdioTest {
     @Test
     fun `SIGTERM lets calls in flight answer before the process exits`() {
         val demo = startDemo()
-        demo.send(initialize, initialized, """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":400}}}""")
-        // Wait for the initialize answer so the call is surely in flight, then terminate.
+        demo.send(
+            initialize,
+            initialized,
+            """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":400}}}""",
+            """{"jsonrpc":"2.0","id":2,"method":"ping"}""",
+        )
+        // Frames are handled in order: once the ping is answered, the call is in flight.
         val reader = demo.inputStream.bufferedReader()
         assertTrue(reader.readLine().contains("\"id\":0"))
-        Thread.sleep(100)
+        assertTrue(reader.readLine().contains("\"id\":2"))
         // (Process.destroy() would also close our end of its pipes.)
         assertEquals(0, ProcessBuilder("kill", "-TERM", demo.pid().toString()).start().waitFor())
         val rest = reader.readLines().map { Json.parseToJsonElement(it).jsonObject }

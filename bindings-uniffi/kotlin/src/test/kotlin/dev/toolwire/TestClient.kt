@@ -13,11 +13,11 @@ import org.junit.jupiter.api.Assertions.fail
 class TestClient(server: Server) : AutoCloseable {
     val connection: Connection = server.connect()
 
-    fun send(json: String) = connection.send(json)
+    fun send(json: String) = connection.handleFrame(json)
 
     /** The next outbound frame as JSON; fails after [timeoutMs]. */
     fun recv(timeoutMs: Long = 10_000): JsonElement = runBlocking {
-        val text = withTimeoutOrNull(timeoutMs) { connection.receive() }
+        val text = withTimeoutOrNull(timeoutMs) { connection.recv() }
             ?: fail("no outbound frame within $timeoutMs ms (or the session ended)")
         Json.parseToJsonElement(text)
     }
@@ -47,7 +47,7 @@ class TestClient(server: Server) : AutoCloseable {
         connection.shutdown()
         buildList {
             while (true) {
-                val text = withTimeoutOrNull(10_000) { connection.receive() } ?: break
+                val text = withTimeoutOrNull(10_000) { connection.recv() } ?: break
                 add(Json.parseToJsonElement(text))
             }
         }

@@ -305,14 +305,14 @@ class ToolsTest {
         server.tool(ToolDefinition(name = "who")) { context, _ ->
             val info = context.clientInfo()
             ToolResult.Text(
-                listOf(context.requestId(), context.toolName(), context.protocolVersion(), info?.name, info?.version).joinToString("|") +
+                listOf((context.requestId() as RequestId.Text).value, context.toolName(), context.protocolVersion(), info?.name, info?.version).joinToString("|") +
                     "|" + context.clientCapabilitiesJson(),
             )
         }
         TestClient(server).use { client ->
             client.initialize("2025-06-18", """{"roots":{}}""")
             client.send("""{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"name":"who","arguments":{}}}""")
-            assertEquals(""""abc"|who|2025-06-18|kotlin-test|1.0|{"roots":{}}""", client.recvObject().firstText())
+            assertEquals("""abc|who|2025-06-18|kotlin-test|1.0|{"roots":{}}""", client.recvObject().firstText())
             assertEquals("2025-06-18", client.connection.protocolVersion())
         }
     }
@@ -392,7 +392,7 @@ class ToolsTest {
         assertEquals("2025-03-26", a.connection.protocolVersion())
         assertNull(b.connection.protocolVersion())
         a.close()
-        assertNull(runBlocking { withTimeout(5_000) { a.connection.receive() } })
+        assertNull(runBlocking { withTimeout(5_000) { a.connection.recv() } })
         b.close()
     }
 

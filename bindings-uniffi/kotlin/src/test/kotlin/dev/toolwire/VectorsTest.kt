@@ -57,7 +57,7 @@ class VectorsTest {
                 when {
                     "send" in step -> client.send(step.getValue("send").toString())
                     "sendRaw" in step -> client.send(step.getValue("sendRaw").jsonPrimitive.content)
-                    "sendHex" in step -> client.connection.sendBytes(hex(step.getValue("sendHex").jsonPrimitive.content))
+                    "sendHex" in step -> client.connection.handleFrameBytes(hex(step.getValue("sendHex").jsonPrimitive.content))
                     "expect" in step -> {
                         val got = client.recv()
                         assertTrue(matches(step.getValue("expect"), got), "$where: expected ${step["expect"]}\n got $got")

@@ -1,0 +1,214 @@
+package dev.toolwire
+
+import com.sun.jna.Native
+import java.nio.ByteBuffer
+import java.nio.ByteOrder
+
+/** One call for a Kotlin handler to run: its id, its handler's key and its arguments. */
+internal class PendingCall(val callId: Long, val toolKey: Int, val argumentsJson: String)
+
+/** What a thread takes at once: calls to run, and ids of calls taken earlier that were cancelled. */
+internal class Work(val calls: List<PendingCall>, val cancelled: List<Long>)
+
+/** A call's result, handed back. */
+internal class Completion(val callId: Long, val result: ToolResult)
+
+/**
+ * The wrapper's private interface to the library: plain C functions beside UniFFI (see the
+ * crate's jvm_abi.rs), bound with JNA direct mapping. Queued tools, the stdio loop run on a
+ * Kotlin thread and the call queue are plumbing, so they are not in the generated API; and a
+ * batch of calls costs one downcall with no native allocations.
+ *
+ * Values UniFFI knows (a [Server], a [ToolDefinition], a [ToolResult], an error) cross in
+ * UniFFI's own serialised form, written and read by the generated converters.
+ */
+internal object NativeLink {
+    init {
+        // The same library the generated bindings load (and the same override property).
+        val name = System.getProperty("uniffi.component.toolwire.libraryOverride") ?: "toolwire_uniffi"
+        Native.register(NativeLink::class.java, name)
+    }
+
+    @JvmStatic private external fun toolwire_queued_tool(
+        server: ByteBuffer, serverLen: Long, definition: ByteBuffer, definitionLen: Long,
+        toolKey: Int, error: ByteBuffer, errorCapacity: Long,
+    ): Long
+
+    @JvmStatic private external fun toolwire_stdio_open(server: ByteBuffer, serverLen: Long, error: ByteBuffer, errorCapacity: Long): Long
+
+    @JvmStatic private external fun toolwire_stdio_stop(driverId: Long)
+
+    @JvmStatic private external fun toolwire_stdio_close(driverId: Long)
+
+    @JvmStatic private external fun toolwire_driver_next(
+        driverId: Long, input: ByteBuffer?, inputLen: Long, output: ByteBuffer, outputCapacity: Long,
+    ): Long
+
+    @JvmStatic private external fun toolwire_queue_take(timeoutMs: Long, output: ByteBuffer, outputCapacity: Long): Long
+
+    @JvmStatic private external fun toolwire_queue_complete(input: ByteBuffer, inputLen: Long)
+
+    @JvmStatic private external fun toolwire_call_context(callId: Long): Long
+
+    private const val ENDED = -1L
+    private const val TEXT: Byte = 0
+    private const val STRUCTURED: Byte = 1
+    private const val ERROR: Byte = 2
+    private const val SERIALISED: Byte = 3
+    private const val ERROR_CAPACITY = 64 * 1024
+
+    /** Registers a tool whose calls are queued for the Kotlin handler named [toolKey]. */
+    fun queuedTool(server: Server, definition: ToolDefinition, toolKey: Int) {
+        val serverBytes = serialised(FfiConverterTypeServer.allocationSize(server)) { FfiConverterTypeServer.write(server, it) }
+        val definitionBytes = serialised(FfiConverterTypeToolDefinition.allocationSize(definition)) {
+            FfiConverterTypeToolDefinition.write(definition, it)
+        }
+        val error = direct(ERROR_CAPACITY)
+        val outcome = toolwire_queued_tool(
+            serverBytes, serverBytes.limit().toLong(), definitionBytes, definitionBytes.limit().toLong(),
+            toolKey, error, error.capacity().toLong(),
+        )
+        if (outcome != 0L) throw refusal(outcome, error)
+    }
+
+    /** Opens stdio for [server], served from the thread that then calls [serve]. */
+    fun openStdio(server: Server): Long {
+        val serverBytes = serialised(FfiConverterTypeServer.allocationSize(server)) { FfiConverterTypeServer.write(server, it) }
+        val error = direct(ERROR_CAPACITY)
+        val id = toolwire_stdio_open(serverBytes, serverBytes.limit().toLong(), error, error.capacity().toLong())
+        if (id <= 0L) throw refusal(id, error)
+        return id
+    }
+
+    /** Ends the stdio loop [driverId] as end of input would, from any thread. */
+    fun stopStdio(driverId: Long) = toolwire_stdio_stop(driverId)
+
+    /**
+     * Serves the stdio loop [driverId] on the calling thread until its session ends; [run]
+     * starts the calls of each batch and puts results of handlers that finished at once in its
+     * list. The loop is freed on return.
+     */
+    fun serve(driverId: Long, run: (Work, MutableList<Completion>) -> Unit) {
+        var input = direct(64 * 1024)
+        var output = direct(256 * 1024)
+        val done = ArrayList<Completion>()
+        try {
+            while (true) {
+                input = encode(done, input)
+                done.clear()
+                // JNA passes a buffer's address at its position: both start at 0.
+                val inputLength = input.position().toLong()
+                input.flip()
+                output.clear()
+                var written = toolwire_driver_next(driverId, input, inputLength, output, output.capacity().toLong())
+                while (written <= -2L) {
+                    output = direct((-2L - written).toInt())
+                    written = toolwire_driver_next(driverId, null, 0, output, output.capacity().toLong())
+                }
+                if (written == ENDED) return
+                output.limit(written.toInt())
+                run(decode(output), done)
+            }
+        } finally {
+            toolwire_stdio_close(driverId)
+        }
+    }
+
+    /** Waits up to [timeoutMs] for queued calls of the sessions the engine serves itself. */
+    fun take(timeoutMs: Long): Work {
+        var output = takeBuffer.get()
+        output.clear()
+        var written = toolwire_queue_take(timeoutMs, output, output.capacity().toLong())
+        while (written <= -2L) {
+            output = direct((-2L - written).toInt())
+            takeBuffer.set(output)
+            written = toolwire_queue_take(0, output, output.capacity().toLong())
+        }
+        if (written < 0L) return Work(emptyList(), emptyList())
+        output.limit(written.toInt())
+        return decode(output)
+    }
+
+    private val takeBuffer = ThreadLocal.withInitial { direct(256 * 1024) }
+
+    /** Hands results of queued calls back, from any thread. */
+    fun complete(done: List<Completion>) {
+        if (done.isEmpty()) return
+        val input = encode(done, direct(4 * 1024))
+        val length = input.position().toLong()
+        input.flip()
+        toolwire_queue_complete(input, length)
+    }
+
+    /** The context of the running queued call [callId], or null once it has ended. */
+    fun callContext(callId: Long): CallContext? {
+        val handle = toolwire_call_context(callId)
+        return if (handle == 0L) null else FfiConverterTypeCallContext.lift(handle)
+    }
+
+    private fun direct(capacity: Int): ByteBuffer = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN)
+
+    /** A value in UniFFI's serialised form (big-endian, as the generated converters write it). */
+    private inline fun serialised(size: ULong, write: (ByteBuffer) -> Unit): ByteBuffer {
+        val buffer = ByteBuffer.allocateDirect(size.toInt()).order(ByteOrder.BIG_ENDIAN)
+        write(buffer)
+        buffer.flip()
+        return buffer
+    }
+
+    private fun refusal(outcome: Long, error: ByteBuffer): ToolwireException {
+        if (outcome == Long.MIN_VALUE || outcome >= 0L) {
+            return ToolwireException.Internal("the library refused the call without saying why")
+        }
+        error.limit((-outcome).toInt())
+        error.order(ByteOrder.BIG_ENDIAN)
+        return FfiConverterTypeToolwireError.read(error)
+    }
+
+    /** Text, structured and error results go as text; others (content blocks) serialised. */
+    private fun encode(done: List<Completion>, buffer: ByteBuffer): ByteBuffer {
+        var out = buffer
+        out.clear()
+        out.putInt(0)
+        for (completion in done) {
+            val result = completion.result
+            val (kind, bytes) = when (result) {
+                is ToolResult.Text -> TEXT to result.text.toByteArray(Charsets.UTF_8)
+                is ToolResult.Structured -> STRUCTURED to result.json.toByteArray(Charsets.UTF_8)
+                is ToolResult.Error -> ERROR to result.detail.toByteArray(Charsets.UTF_8)
+                else -> {
+                    val blob = serialised(FfiConverterTypeToolResult.allocationSize(result)) { FfiConverterTypeToolResult.write(result, it) }
+                    SERIALISED to ByteArray(blob.remaining()).also { blob.get(it) }
+                }
+            }
+            if (out.remaining() < 13 + bytes.size) {
+                val bigger = direct(maxOf(out.capacity() * 2, out.position() + 13 + bytes.size))
+                out.flip()
+                bigger.put(out)
+                out = bigger
+            }
+            out.putLong(completion.callId)
+            out.put(kind)
+            out.putInt(bytes.size)
+            out.put(bytes)
+        }
+        out.putInt(0, done.size)
+        return out
+    }
+
+    private fun decode(buffer: ByteBuffer): Work {
+        val callCount = buffer.getInt()
+        val calls = ArrayList<PendingCall>(callCount)
+        for (i in 0 until callCount) {
+            val callId = buffer.getLong()
+            val toolKey = buffer.getInt()
+            val length = buffer.getInt()
+            val bytes = ByteArray(length)
+            buffer.get(bytes)
+            calls.add(PendingCall(callId, toolKey, String(bytes, Charsets.UTF_8)))
+        }
+        val cancelledCount = buffer.getInt()
+        val cancelled = List(cancelledCount) { buffer.getLong() }
+        return Work(calls, cancelled)
+    }
+}
