@@ -1,0 +1,158 @@
+//! Session lifetimes: ended elsewhere, the session limit, idle reaping, and many at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use hyper::{Method, StatusCode};
+use serde_json::json;
+use toolwire::transport::http::HttpOptions;
+
+use super::support::*;
+
+/// A connection remembers the session it used last; a session deleted elsewhere or reaped
+/// must be gone for that connection too. (Here nothing else holds the ended session; the
+/// unit test in `endpoint.rs` covers the table's listing while something still does.)
+#[tokio::test]
+async fn a_session_ended_elsewhere_is_gone_for_the_connection_that_used_it_last() {
+    let Served {
+        http: server,
+        mut ended,
+        ..
+    } = serve_watched(reaping_after(Duration::from_millis(200))).await;
+    let mut user = Conn::open(&server).await;
+    let mut other = Conn::open(&server).await;
+
+    let deleted = user.open_session(json!({})).await;
+    assert_eq!(user.ping(&deleted).await, StatusCode::OK);
+    let reply = other
+        .send(Method::DELETE, &[("mcp-session-id", &deleted)], "")
+        .await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    assert_eq!(user.ping(&deleted).await, StatusCode::NOT_FOUND, "deleted");
+
+    let reaped = user.open_session(json!({})).await;
+    assert_eq!(user.ping(&reaped).await, StatusCode::OK);
+    // Left alone, it is ended once idle for 200 ms.
+    ended.until(&reaped).await;
+    assert_eq!(user.ping(&reaped).await, StatusCode::NOT_FOUND, "reaped");
+
+    // A session used on two connections stays one session for both.
+    let shared = user.open_session(json!({})).await;
+    assert_eq!(other.ping(&shared).await, StatusCode::OK);
+    assert_eq!(user.ping(&shared).await, StatusCode::OK);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn past_the_session_limit_new_sessions_get_503_and_deleting_one_frees_a_place() {
+    let mut options = HttpOptions::default();
+    options.max_sessions = 2;
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let first = conn.open_session(json!({})).await;
+    conn.open_session(json!({})).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let refused = conn.post(None, &init).await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(header(refused.headers(), "mcp-session-id").is_none());
+    let deleted = conn
+        .send(Method::DELETE, &[("mcp-session-id", &first)], "")
+        .await;
+    assert_eq!(deleted.status(), StatusCode::OK);
+    assert_eq!(conn.post(None, &init).await.status(), StatusCode::OK);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_sessions_are_reaped_but_not_while_a_call_runs() {
+    let Served {
+        http: server,
+        gate,
+        mut ended,
+        ..
+    } = serve_watched(reaping_after(Duration::from_millis(200))).await;
+    let mut long = Conn::open(&server).await;
+    let busy = long.open_session(json!({})).await;
+    let mut request = call(1, "held", json!({}));
+    request["params"]["_meta"] = json!({"progressToken": "b"});
+    let mut answers = Events::new(long.post(Some(&busy), &request).await);
+    answers.next().await.expect("priming");
+    // The call's first progress is out: the call runs, and the busy session's requests have
+    // all touched it by now.
+    answers.next().await.expect("the first progress");
+    // Opened after all that, so by the time this session has been idle long enough to be
+    // ended, the busy one has gone as long without a request: only its call keeps it.
+    let mut conn = Conn::open(&server).await;
+    let idle = conn.open_session(json!({})).await;
+    ended.until(&idle).await;
+    let gone = conn
+        .post(
+            Some(&idle),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+        )
+        .await;
+    assert_eq!(
+        gone.status(),
+        StatusCode::NOT_FOUND,
+        "the idle session was ended"
+    );
+    gate.release();
+    let answer = answers.rest().await.pop().expect("answer");
+    assert_eq!(answer["result"]["content"][0]["text"], "released");
+    let alive = long
+        .post(
+            Some(&busy),
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+        )
+        .await;
+    assert_eq!(
+        alive.status(),
+        StatusCode::OK,
+        "the busy session lived through the call"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_sessions_lose_nothing() {
+    const SESSIONS: usize = 1000;
+    const CONNECTIONS: usize = 50;
+    let server = Arc::new(serve(HttpOptions::default()).await);
+    let answered = Arc::new(AtomicUsize::new(0));
+    // Every session is opened first, so all 1,000 are live at once; then each makes calls.
+    let mut tasks = Vec::new();
+    for c in 0..CONNECTIONS {
+        let server = server.clone();
+        let answered = answered.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = Conn::open(&server).await;
+            let mut sessions = Vec::new();
+            for _ in 0..SESSIONS / CONNECTIONS {
+                sessions.push(conn.open_session(json!({})).await);
+            }
+            for round in 0..3 {
+                for (s, session) in sessions.iter().enumerate() {
+                    let text = format!("conn {c} session {s} round {round}");
+                    let reply = conn
+                        .post(Some(session), &call(round, "echo", json!({"text": text})))
+                        .await;
+                    assert_eq!(reply.status(), StatusCode::OK);
+                    let body = json_body(reply).await;
+                    assert_eq!(body["id"], round);
+                    assert_eq!(body["result"]["content"][0]["text"], text);
+                    answered.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("a client task failed");
+    }
+    assert_eq!(answered.load(Ordering::Relaxed), SESSIONS * 3);
+    match Arc::try_unwrap(server) {
+        Ok(server) => server.shutdown().await,
+        Err(_) => panic!("server handle still shared"),
+    }
+}
