@@ -140,7 +140,9 @@ fn read_serialised<T: uniffi::Lift<UniFfiTag>>(
 /// or minus the length of the UniFFI-serialised `ToolwireError` written to `error`.
 ///
 /// # Safety
-/// Each pointer must be valid for its length (or null with length 0) for the call's duration.
+/// Each pointer must be valid for its length (or null with length 0) for the call's duration,
+/// and `server`, once it has 8 bytes, must hold a live `Server` handle from UniFFI's converter
+/// (the handle is dereferenced).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn toolwire_queued_tool(
     server: *const u8,
@@ -178,7 +180,7 @@ pub unsafe extern "C" fn toolwire_queued_tool(
 /// `ToolwireError` written to `error` (stdin already served: `Busy`).
 ///
 /// # Safety
-/// Each pointer must be valid for its length (or null with length 0) for the call's duration.
+/// As for `toolwire_queued_tool`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn toolwire_stdio_open(
     server: *const u8,

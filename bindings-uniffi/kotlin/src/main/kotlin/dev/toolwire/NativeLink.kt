@@ -134,11 +134,18 @@ internal object NativeLink {
     /** Hands results of queued calls back, from any thread. */
     fun complete(done: List<Completion>) {
         if (done.isEmpty()) return
-        val input = encode(done, direct(4 * 1024))
+        // A direct buffer per thread, kept: allocating one per result would cost a cleaner each.
+        val input = encode(done, completeBuffer.get())
+        completeBuffer.set(input)
         val length = input.position().toLong()
         input.flip()
         toolwire_queue_complete(input, length)
     }
+
+    private val completeBuffer = ThreadLocal.withInitial { direct(4 * 1024) }
+
+    /** Frees the stdio loop [driverId] without serving it (for a caller that opened it only to test). */
+    fun closeStdio(driverId: Long) = toolwire_stdio_close(driverId)
 
     /** The context of the running queued call [callId], or null once it has ended. */
     fun callContext(callId: Long): CallContext? {

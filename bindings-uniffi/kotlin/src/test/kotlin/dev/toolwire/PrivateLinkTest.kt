@@ -185,3 +185,19 @@ class PrivateLinkTest {
         }
     }
 }
+
+class StdioClaimTest {
+    @Test
+    fun `stdin is served by one loop at a time in a process`() {
+        val server = Server("claim-test", "1.0")
+        // Opening reads nothing: it only claims stdin and takes its descriptors.
+        val first = NativeLink.openStdio(server)
+        try {
+            val busy = assertThrows<ToolwireException.Busy> { NativeLink.openStdio(Server("other", "1.0")) }
+            assertTrue(busy.detail.contains("stdin"), busy.detail)
+        } finally {
+            NativeLink.closeStdio(first)
+        }
+        NativeLink.closeStdio(NativeLink.openStdio(server))
+    }
+}
