@@ -54,6 +54,11 @@ pub(crate) struct BridgeHandle {
 }
 
 impl BridgeHandle {
+    /// Whether both are handles of the same bridge.
+    pub(crate) fn same(&self, other: &BridgeHandle) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     fn push(&self, job: Job) {
         self.shared
             .jobs
@@ -258,7 +263,7 @@ impl CallDone {
 
 #[pymethods]
 impl CallDone {
-    /// The tool returned `result` (a CallToolResult-shaped dict).
+    /// The tool returned `result` (see [`output_from_py`]).
     fn ok(&self, result: &Bound<'_, PyAny>) {
         self.send(output_from_py(result));
     }

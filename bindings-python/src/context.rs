@@ -86,7 +86,13 @@ impl Resolver {
 
 #[pymethods]
 impl NativeContext {
-    /// Reports progress; returns whether it was sent.
+    /// Whether the client asked for progress (its request carried a `progressToken`).
+    #[getter]
+    fn wants_progress(&self) -> bool {
+        self.ctx.wants_progress()
+    }
+
+    /// Reports progress; returns whether it was sent. Does not block: callable from any thread.
     #[pyo3(signature = (progress, total=None, message=None))]
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
         self.ctx.progress(progress, total, message)
@@ -106,7 +112,7 @@ impl NativeContext {
     }
 
     #[getter]
-    fn cancelled(&self) -> bool {
+    fn is_cancelled(&self) -> bool {
         self.ctx.is_cancelled()
     }
 
@@ -142,7 +148,7 @@ impl NativeContext {
     }
 
     /// `sampling/createMessage`, `elicitation/create` or `roots/list` (by `kind`: "sample",
-    /// "elicit", "roots") or any other `method`, answered as an asyncio future.
+    /// "elicit", "roots"), answered as an asyncio future.
     #[pyo3(signature = (kind, params, event_loop, timeout_ms=None))]
     fn client_request(
         &self,
@@ -151,33 +157,69 @@ impl NativeContext {
         event_loop: &Bound<'_, PyAny>,
         timeout_ms: Option<u64>,
     ) -> PyResult<Py<PyAny>> {
+        #[derive(Clone, Copy)]
+        enum Kind {
+            Sample,
+            Elicit,
+            Roots,
+        }
+        let kind = match kind {
+            "sample" => Kind::Sample,
+            "elicit" => Kind::Elicit,
+            "roots" => Kind::Roots,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown client request kind {other:?}"
+                )));
+            }
+        };
         let params = to_json(params)?;
         let ctx = self.ctx.clone();
-        let kind = kind.to_owned();
-        let options = match timeout_ms {
-            Some(ms) => RequestOptions::with_timeout(std::time::Duration::from_millis(ms)),
-            None => RequestOptions::default(),
-        };
+        let options = request_options(timeout_ms);
         into_asyncio(event_loop, async move {
-            match kind.as_str() {
-                "sample" => ctx.sample(params, options).await,
-                "elicit" => ctx.elicit(params, options).await,
+            match kind {
+                Kind::Sample => ctx.sample(params, options).await,
+                Kind::Elicit => ctx.elicit(params, options).await,
                 // The list itself: what every language's `list_roots` returns.
-                "roots" => ctx
+                Kind::Roots => ctx
                     .list_roots(options)
                     .await
                     .map(|roots| serde_json::json!(roots)),
-                method => ctx.request(method, params, options).await,
             }
         })
     }
 
+    /// Any request `method` to the client (`params` an object or `None`), answered as an
+    /// asyncio future of the result.
+    #[pyo3(signature = (method, params, event_loop, timeout_ms=None))]
+    fn request(
+        &self,
+        method: String,
+        params: &Bound<'_, PyAny>,
+        event_loop: &Bound<'_, PyAny>,
+        timeout_ms: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let params = to_json(params)?;
+        let ctx = self.ctx.clone();
+        let options = request_options(timeout_ms);
+        into_asyncio(event_loop, async move {
+            ctx.request(&method, params, options).await
+        })
+    }
+
     /// An asyncio future that completes when the call is cancelled.
-    fn wait_cancelled(&self, event_loop: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn cancelled(&self, event_loop: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let ctx = self.ctx.clone();
         into_asyncio(event_loop, async move {
             ctx.cancelled().await;
             Ok(Value::Null)
         })
+    }
+}
+
+fn request_options(timeout_ms: Option<u64>) -> RequestOptions {
+    match timeout_ms {
+        Some(ms) => RequestOptions::with_timeout(std::time::Duration::from_millis(ms)),
+        None => RequestOptions::default(),
     }
 }

@@ -6,7 +6,8 @@
 //! ├── CapabilityError        the client did not declare what a request to it needs
 //! ├── ClientRequestError     the client answered a request with an error (.code, .data)
 //! ├── SessionClosedError     the session ended first
-//! └── TransportError         reading or writing the transport failed
+//! ├── TransportError         reading or writing the transport failed
+//! └── BusyError              what the operation needs is in use (stdin served twice)
 //! ```
 //! A timed-out request to the client raises the built-in `TimeoutError`; a cancelled one
 //! `asyncio.CancelledError`.
@@ -53,6 +54,13 @@ create_exception!(
     "Reading or writing the transport failed."
 );
 
+create_exception!(
+    toolwire,
+    BusyError,
+    ToolwireError,
+    "What the operation needs is already in use: stdin is served by one serve at a time."
+);
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("ToolwireError", py.get_type::<ToolwireError>())?;
@@ -61,6 +69,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ClientRequestError", py.get_type::<ClientRequestError>())?;
     m.add("SessionClosedError", py.get_type::<SessionClosedError>())?;
     m.add("TransportError", py.get_type::<TransportError>())?;
+    m.add("BusyError", py.get_type::<BusyError>())?;
     Ok(())
 }
 
@@ -93,6 +102,7 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
         }
         E::Transport(_) | E::NoRuntime(_) => TransportError::new_err(message),
         E::InvalidArgument(_) => PyValueError::new_err(message),
+        E::Busy(_) => BusyError::new_err(message),
         _ => ToolwireError::new_err(message),
     }
 }

@@ -55,10 +55,12 @@ pub(crate) fn tool_error(py: Python<'_>, err: PyErr) -> ToolError {
     }
 }
 
-/// The Python layer returns a `CallToolResult`-shaped dict.
+/// What the Python layer hands back: a `ToolResult` or content blocks already turned into a
+/// `CallToolResult` dict, any other value as plain JSON data. Core's one rule
+/// ([`ToolOutput::from_returned`]) decides what it means, as in every language.
 pub(crate) fn output_from_py(result: &Bound<'_, PyAny>) -> Outcome {
     let value = to_json(result).map_err(|e| tool_error(result.py(), e))?;
-    ToolOutput::from_json(value)
+    ToolOutput::from_returned(value)
         .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))
 }
 

@@ -18,6 +18,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     toolwire::logs::init_from_env(None);
     m.add_class::<server::NativeServer>()?;
     m.add_class::<server::NativeSession>()?;
+    m.add_class::<server::StopSignal>()?;
     m.add_class::<context::NativeContext>()?;
     m.add_class::<bridge::LoopBridge>()?;
     m.add_class::<bridge::CallDone>()?;

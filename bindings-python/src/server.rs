@@ -24,7 +24,8 @@ use toolwire::host::runtime;
 pub(crate) struct NativeServer {
     server: Server,
     bridge: Arc<BridgeSlot>,
-    /// Cancelled by `stop()`: ends the current `serve_stdio`.
+    /// The parent of every serve's stop token (stdio and each HTTP server): `stop()` cancels
+    /// it, ending them all, and puts a fresh one in its place for later serves.
     stop: std::sync::Mutex<CancellationToken>,
 }
 
@@ -75,7 +76,7 @@ impl NativeServer {
         })
     }
 
-    /// Registers `func(ctx, arguments) -> result dict` under the wire-form `definition`.
+    /// Registers `func(ctx, arguments) -> returned value` under the wire-form `definition`.
     #[pyo3(signature = (definition, func, is_async, timeout_ms=None, max_concurrency=None))]
     fn add_tool(
         &self,
@@ -100,9 +101,12 @@ impl NativeServer {
         self.server.add_tool(tool, handler).map_err(to_py_err)
     }
 
-    /// Ends the current `serve_stdio`: reading stops, calls in flight drain.
+    /// Ends every serve of this server, stdio and each HTTP server it started: reading (or
+    /// accepting) stops, calls in flight drain.
     fn stop(&self) {
-        self.stop.lock().unwrap_or_else(|e| e.into_inner()).cancel();
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        stop.cancel();
+        *stop = CancellationToken::new();
     }
 
     fn remove_tool(&self, name: &str) -> bool {
@@ -119,24 +123,27 @@ impl NativeServer {
         Ok(LoopBridge::new(event_loop)?)
     }
 
-    /// Serves stdio until stdin ends; blocks (without the GIL). `async def` tools run on the
-    /// bridge's loop, which must keep running meanwhile (run this in an executor thread).
-    fn serve_stdio(&self, py: Python<'_>, bridge: &LoopBridge) -> PyResult<()> {
-        self.set_loop(Some(bridge.handle()));
-        let stop = CancellationToken::new();
-        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = stop.clone();
+    /// Serves stdio until stdin ends or `stop()`; blocks (without the GIL). `async def` tools
+    /// run on the bridge's loop, which must keep running meanwhile (run this in an executor
+    /// thread). Fails with `BusyError` while stdin is served already in this process; the
+    /// serve that holds it keeps its stop token.
+    fn serve_stdio(&self, py: Python<'_>, bridge: &LoopBridge, stop: &StopSignal) -> PyResult<()> {
+        // Ended by the caller's signal (this serve alone) or by `stop()` (every serve).
+        let stop = stop.token.child_token();
+        self.link_stop(stop.clone());
+        let ours = bridge.handle();
+        let previous = self.swap_loop(Some(ours.clone()));
         let server = self.server.clone();
+        let serving = stop.clone();
         let outcome = py.detach(|| {
             runtime().block_on(async move {
                 // The stdio pipes register with the reactor: open them on the runtime.
-                tokio::spawn(async move {
-                    let transport = toolwire::transport::stdio(server.options().max_frame_bytes);
-                    server.serve_until(transport, stop).await
-                })
-                .await
+                tokio::spawn(async move { server.serve_stdio_until(serving).await }).await
             })
         });
-        self.set_loop(None);
+        // Over: the link to `stop()` goes.
+        stop.cancel();
+        self.restore_loop(&ours, previous);
         match outcome {
             Ok(result) => result.map_err(to_py_err),
             Err(join) => Err(PyValueError::new_err(format!(
@@ -210,12 +217,13 @@ impl NativeServer {
         self.server.notify_resource_updated(uri);
     }
 
-    /// Starts Streamable HTTP on `host:port`; `async def` tools run on the bridge's loop.
+    /// Serves Streamable HTTP on `host:port` and returns its handle once listening; `async def`
+    /// tools run on the bridge's loop. `stop()` of this server ends it too.
     #[pyo3(signature = (bridge, host, port, path, stateless, json_response, allowed_hosts,
                         allowed_origins, max_sessions, session_idle_timeout_ms,
                         token_validator, authorization_servers, resource_url))]
     #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
-    fn start_http(
+    fn serve_http(
         &self,
         py: Python<'_>,
         bridge: &LoopBridge,
@@ -269,9 +277,11 @@ impl NativeServer {
         });
         let http = started.map_err(to_py_err)?;
         let url = format!("http://{}{path}", http.local_addr());
+        let stop = http.stop_token();
+        self.link_stop(stop.clone());
         Ok(NativeHttpServer {
             url,
-            stop: http.stop_token(),
+            stop,
             server: std::sync::Mutex::new(Some(http)),
         })
     }
@@ -295,6 +305,33 @@ impl NativeServer {
 impl NativeServer {
     fn set_loop(&self, bridge: Option<BridgeHandle>) {
         *self.bridge.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
+    }
+
+    fn swap_loop(&self, bridge: Option<BridgeHandle>) -> Option<BridgeHandle> {
+        std::mem::replace(
+            &mut *self.bridge.lock().unwrap_or_else(|e| e.into_inner()),
+            bridge,
+        )
+    }
+
+    /// Puts `previous` back unless another serve took the slot since `ours` went in.
+    fn restore_loop(&self, ours: &BridgeHandle, previous: Option<BridgeHandle>) {
+        let mut slot = self.bridge.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_some_and(|current| current.same(ours)) {
+            *slot = previous;
+        }
+    }
+
+    /// Has `stop()` cancel `serve` (one serve's token) too; the link goes once either is
+    /// cancelled.
+    fn link_stop(&self, serve: CancellationToken) {
+        let all = self.stop.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        runtime().spawn(async move {
+            tokio::select! {
+                () = all.cancelled() => serve.cancel(),
+                () = serve.cancelled() => {}
+            }
+        });
     }
 }
 
@@ -327,6 +364,17 @@ impl NativeSession {
         })
     }
 
+    /// Ends the session at once: every call is cancelled and nothing more is sent. Returns
+    /// once the calls have ended (their `async def` tasks told to cancel).
+    fn close(&self, py: Python<'_>) {
+        let session = self.session.clone();
+        py.detach(|| {
+            session.close();
+            // After `close`, this only waits for the cancelled calls to end.
+            runtime().block_on(async move { session.shutdown().await });
+        });
+    }
+
     /// Ends the input: calls in flight get the drain time, then the outbound stream ends.
     fn shutdown(&self, py: Python<'_>) {
         let session = self.session.clone();
@@ -337,5 +385,25 @@ impl NativeSession {
     #[getter]
     fn protocol_version(&self) -> Option<&'static str> {
         self.session.protocol_version().map(|v| v.as_str())
+    }
+}
+
+/// Ends one serve (`serve_stdio`'s `stop`) from any thread, leaving the server's others alone.
+#[pyclass(frozen, module = "toolwire._native")]
+pub(crate) struct StopSignal {
+    token: CancellationToken,
+}
+
+#[pymethods]
+impl StopSignal {
+    #[new]
+    fn new() -> Self {
+        StopSignal {
+            token: CancellationToken::new(),
+        }
+    }
+
+    fn stop(&self) {
+        self.token.cancel();
     }
 }

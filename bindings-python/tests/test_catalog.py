@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from typing import Annotated
 
 import pytest
 from conftest import Client
@@ -149,3 +150,30 @@ def test_registration_errors_and_list_changed(client_for) -> None:
     assert client.recv()["method"] == "notifications/resources/list_changed"
     assert server.remove_prompt("show")
     assert client.recv()["method"] == "notifications/prompts/list_changed"
+
+
+def test_prompt_arguments_have_titles_and_descriptions(client_for) -> None:
+    server = Server("t")
+
+    @server.prompt(arguments={"city": {"title": "City"}, "style": {"description": "How to write it"}})
+    def weather(city: str, style: Annotated[str, "ignored: arguments= says"] = "plain", days: str = "1") -> str:
+        """Weather for a city.
+
+        Args:
+            city: The city to describe.
+            days: How many days ahead.
+        """
+        return f"{city} {style} {days}"
+
+    with pytest.raises(ValueError, match="nowhere"):
+        server.add_prompt(weather, name="other", arguments={"nowhere": {"title": "x"}})
+
+    client = client_for(server)
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"})
+    (prompt,) = client.recv()["result"]["prompts"]
+    assert prompt["description"] == "Weather for a city."
+    assert prompt["arguments"] == [
+        {"name": "city", "title": "City", "description": "The city to describe.", "required": True},
+        {"name": "style", "description": "How to write it", "required": False},
+        {"name": "days", "description": "How many days ahead.", "required": False},
+    ]

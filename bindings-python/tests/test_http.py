@@ -1,4 +1,4 @@
-"""Streamable HTTP from Python: `start_http` on the running loop, driven by the official MCP
+"""Streamable HTTP from Python: `serve_http` on the running loop, driven by the official MCP
 Python SDK client and by plain HTTP requests (urllib, in a thread)."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def http_server() -> Server:
 @pytest.mark.asyncio
 async def test_sdk_client_over_http_with_async_handlers() -> None:
     server = http_server()
-    http = await server.start_http("127.0.0.1", 0)
+    http = await server.serve_http("127.0.0.1", 0)
     try:
         assert http.url.startswith("http://127.0.0.1:") and http.url.endswith("/mcp")
         seen: list[float] = []
@@ -107,7 +107,7 @@ async def test_token_validator_and_stateless_mode() -> None:
         return None
 
     server = http_server()
-    http = await server.start_http(
+    http = await server.serve_http(
         "127.0.0.1", 0, stateless=True, token_validator=validate, authorization_servers=["https://auth.example"]
     )
     try:
@@ -138,11 +138,32 @@ async def test_token_validator_and_stateless_mode() -> None:
 @pytest.mark.asyncio
 async def test_a_port_in_use_is_reported() -> None:
     server = http_server()
-    http = await server.start_http("127.0.0.1", 0)
+    http = await server.serve_http("127.0.0.1", 0)
     try:
         port = int(http.url.rsplit(":", 1)[1].split("/")[0])
         with pytest.raises(Exception, match="(?i)address|in use"):
-            await server.start_http("127.0.0.1", port)
+            await server.serve_http("127.0.0.1", port)
     finally:
         http.stop()
         await http.wait()
+
+
+@pytest.mark.asyncio
+async def test_server_stop_ends_every_http_server_it_started() -> None:
+    server = http_server()
+    one = await server.serve_http("127.0.0.1", 0)
+    two = await server.serve_http("127.0.0.1", 0, stateless=True)
+    # A handle's own stop ends just that one.
+    one.stop()
+    await asyncio.wait_for(one.wait(), 10)
+    assert (await fetch(two.url, "POST", INIT, HEADERS)).status_code == 200
+    three = await server.serve_http("127.0.0.1", 0)
+    server.stop()
+    await asyncio.wait_for(asyncio.gather(two.wait(), three.wait()), 10)
+    # The server serves again after a stop.
+    again = await server.serve_http("127.0.0.1", 0)
+    try:
+        assert (await fetch(again.url, "POST", INIT, HEADERS)).status_code == 200
+    finally:
+        again.stop()
+        await again.wait()

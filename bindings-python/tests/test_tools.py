@@ -211,7 +211,7 @@ def test_cancellation_reaches_async_and_sync_handlers(client_for) -> None:
     def slow_sync(ctx: Context) -> str:
         sync_started.set()
         for _ in range(300):
-            if ctx.cancelled:
+            if ctx.is_cancelled:
                 sync_saw_cancel.set()
                 return "stopped"
             time.sleep(0.01)
@@ -326,7 +326,7 @@ def test_registration_errors_and_list_changed(client_for) -> None:
     assert text_of(client.recv()) == "1"
     server.add_tool(f, name="g")
     assert client.recv() == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-    assert server.remove_tool("g") and server.tools == ["f"]
+    assert server.remove_tool("g") and server.tool_names() == ["f"]
 
 
 def test_several_servers_in_one_process(client_for) -> None:
@@ -429,3 +429,175 @@ def test_many_async_calls_in_a_closed_loop(client_for) -> None:
             client.call(sent, "tick", {"n": sent})
             sent += 1
     assert seen == set(range(total))
+
+
+def test_returned_dicts_follow_cores_rule(client_for) -> None:
+    """A dict with a `content` list of blocks is the whole result; one whose `content` is data
+    (a string, numbers, or beside another key) is structured content."""
+    server = Server("t")
+    returns = {
+        "whole": {"content": [{"type": "text", "text": "as is"}], "isError": True, "_meta": {"m": 1}},
+        "text_content": {"content": "a string"},
+        "number_content": {"content": [1, 2]},
+        "beside": {"content": [{"type": "text", "text": "x"}], "other": 1},
+    }
+    for name, value in returns.items():
+        server.add_tool(lambda value=value: value, name=name)
+
+    client = client_for(server)
+    client.call(1, "whole")
+    assert result_of(client.recv()) == returns["whole"]
+    for i, name in enumerate(("text_content", "number_content", "beside"), start=2):
+        client.call(i, name)
+        result = result_of(client.recv())
+        assert result["structuredContent"] == returns[name], name
+        assert json.loads(result["content"][0]["text"]) == returns[name]
+
+
+def test_tool_result_meta_reaches_the_wire(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    def tagged() -> ToolResult:
+        return ToolResult([Text("x")], meta={"trace": "abc"})
+
+    client = client_for(server)
+    client.call(1, "tagged")
+    assert result_of(client.recv()) == {"content": [{"type": "text", "text": "x"}], "_meta": {"trace": "abc"}}
+
+
+def test_cancellation_vocabulary(client_for) -> None:
+    """`ctx.is_cancelled` is the flag, `await ctx.cancelled()` waits for it, and the old
+    `if ctx.cancelled:` fails loudly instead of being always true."""
+    server = Server("t")
+    waiting = threading.Event()
+    woke = threading.Event()
+    flags: list[bool] = []
+    old_use: list[str] = []
+
+    watchers = set()
+
+    @server.tool()
+    async def waits(ctx: Context) -> str:
+        flags.append(ctx.is_cancelled)
+        try:
+            bool(ctx.cancelled)
+        except TypeError as err:
+            old_use.append(str(err))
+
+        async def watch() -> None:
+            await ctx.cancelled()
+            flags.append(ctx.is_cancelled)
+            woke.set()
+
+        # A task of its own: the engine cancels this call's task as well, which could come first.
+        watchers.add(asyncio.ensure_future(watch()))
+        waiting.set()
+        await asyncio.Event().wait()
+        return "never sent"
+
+    client = client_for(server)
+    client.call(1, "waits")
+    assert waiting.wait(5)
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    assert woke.wait(5)
+    assert flags == [False, True]
+    assert old_use and "ctx.is_cancelled" in old_use[0]
+    assert client.finish() == []
+
+
+def test_progress_from_sync_and_async_tools_and_wants_progress(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    def sync_work(ctx: Context) -> str:
+        first = ctx.progress(1, 2)  # no await in a sync tool
+        again = ctx.progress(1, 2)  # not greater: not sent
+        alias = ctx.report_progress(2, 2)
+        return f"{ctx.wants_progress} {bool(first)} {bool(again)} {alias}"
+
+    @server.tool()
+    async def async_work(ctx: Context) -> str:
+        sent = await ctx.progress(1)
+        return f"{ctx.wants_progress} {sent}"
+
+    client = client_for(server)
+    client.call(1, "sync_work", meta={"progressToken": "s"})
+    first, second, answer = (client.recv() for _ in range(3))
+    assert [first["params"]["progress"], second["params"]["progress"]] == [1, 2]
+    assert text_of(answer) == "True True False True"
+    client.call(2, "async_work", meta={"progressToken": "a"})
+    assert client.recv()["params"] == {"progressToken": "a", "progress": 1}
+    assert text_of(client.recv()) == "True True"
+    client.call(3, "sync_work")
+    assert text_of(client.recv()) == "False False False False"
+
+
+def test_generic_request_to_the_client(client_for) -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def ping_client(ctx: Context) -> dict:
+        return await ctx.request("ping")
+
+    client = client_for(server)
+    client.call(1, "ping_client")
+    request = client.recv()
+    assert request["method"] == "ping"
+    client.send({"jsonrpc": "2.0", "id": request["id"], "result": {"pong": True}})
+    assert result_of(client.recv())["structuredContent"] == {"pong": True}
+
+
+@pytest.mark.parametrize("kind", ["sample", "elicit", "list_roots", "request"])
+def test_a_request_to_the_client_times_out(client_for, kind) -> None:
+    """A client that never answers: the given timeout ends the wait with TimeoutError (and the
+    client is told the request was abandoned)."""
+    server = Server("t")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            if kind == "sample":
+                await ctx.sample({"messages": [], "maxTokens": 1}, timeout=0.2)
+            elif kind == "elicit":
+                await ctx.elicit({"message": "?", "requestedSchema": {"type": "object", "properties": {}}}, timeout=0.2)
+            elif kind == "list_roots":
+                await ctx.list_roots(timeout=0.2)
+            else:
+                await ctx.request("ping", timeout=0.2)
+        except TimeoutError:
+            return "timed out"
+        return "answered"
+
+    client = client_for(server, capabilities={"sampling": {}, "elicitation": {}, "roots": {}})
+    client.call(1, "ask")
+    request = client.recv()
+    assert "method" in request and "id" in request  # the request the client leaves unanswered
+    messages = [client.recv(), client.recv()]
+    cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
+    assert cancelled and cancelled[0]["params"]["requestId"] == request["id"]
+    answer = next(m for m in messages if m.get("id") == 1)
+    assert text_of(answer) == "timed out"
+
+
+def test_session_close_ends_at_once(client_for) -> None:
+    server = Server("t")
+    started = threading.Event()
+    cancelled = threading.Event()
+
+    @server.tool()
+    async def forever() -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    client = client_for(server)
+    client.call(1, "forever")
+    assert started.wait(5)
+    client.session.close()
+    assert cancelled.wait(5)
+    assert client.session.recv(5) is None

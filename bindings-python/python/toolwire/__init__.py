@@ -33,6 +33,7 @@ from ._content import Block as Block
 from ._context import Context
 from ._http import HttpServer
 from ._native import (
+    BusyError,
     CapabilityError,
     ClientRequestError,
     RegistrationError,
@@ -45,6 +46,7 @@ from ._server import Server, Session
 
 __all__ = [
     "Audio",
+    "BusyError",
     "HttpServer",
     "ResourceNotFound",
     "CapabilityError",

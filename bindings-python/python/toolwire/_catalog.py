@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import inspect
+import typing
 from typing import Any, Callable, Optional
 
 from ._base import F, ServerBase, logger
+from ._schema import parse_docstring
 
 
 class ResourceNotFound(Exception):
@@ -107,16 +109,20 @@ class CatalogMixin(ServerBase):
         title: Optional[str] = None,
         description: Optional[str] = None,
         meta: Optional[dict[str, Any]] = None,
+        arguments: Optional[dict[str, dict[str, str]]] = None,
     ) -> Callable[[F], F]:
         """Registers the decorated function (sync or `async def`) as a prompt.
 
         Its parameters are the prompt's arguments (strings; required unless they have a
-        default). Return a str (one user message), a list of messages (str, content blocks such
-        as `Image`, or `{"role", "content"}` dicts), or a dict with `messages`.
+        default), each described by the docstring's `Args:` section or `Annotated[str, "doc"]`;
+        `arguments={"city": {"title": "City", "description": "..."}}` gives an argument's
+        title and description outright. Return a str (one user message), a list of messages
+        (str, content blocks such as `Image`, or `{"role", "content"}` dicts), or a dict with
+        `messages`.
         """
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, title=title, description=description, meta=meta)
+            self.add_prompt(fn, name=name, title=title, description=description, meta=meta, arguments=arguments)
             return fn
 
         return register
@@ -129,14 +135,10 @@ class CatalogMixin(ServerBase):
         title: Optional[str] = None,
         description: Optional[str] = None,
         meta: Optional[dict[str, Any]] = None,
+        arguments: Optional[dict[str, dict[str, str]]] = None,
     ) -> None:
         """Registers `fn` as a prompt (see `prompt`)."""
-        arguments = [
-            {"name": p.name, "required": p.default is inspect.Parameter.empty}
-            for p in inspect.signature(fn).parameters.values()
-            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        ]
-        definition: dict[str, Any] = {"name": name or fn.__name__, "arguments": arguments}
+        definition: dict[str, Any] = {"name": name or fn.__name__, "arguments": _prompt_arguments(fn, arguments or {})}
         described = description or _first_paragraph(fn)
         for key, value in (("title", title), ("description", described), ("_meta", meta)):
             if value is not None:
@@ -198,6 +200,42 @@ async def _awaited(awaitable: Any) -> Any:
 def _first_paragraph(fn: Callable[..., Any]) -> Optional[str]:
     doc = inspect.getdoc(fn)
     return doc.split("\n\n")[0].strip() if doc else None
+
+
+def _prompt_arguments(fn: Callable[..., Any], given: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """A prompt function's parameters as the wire's `arguments`: name, required, and a title and
+    description from `given`, else a description from the docstring or `Annotated`."""
+    _, docs = parse_docstring(inspect.getdoc(fn))
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError:
+        hints = {}
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    unknown = set(given) - {p.name for p in params}
+    if unknown:
+        raise ValueError(f"arguments= names no parameter of {fn.__name__}: {', '.join(sorted(unknown))}")
+    result = []
+    for p in params:
+        entry: dict[str, Any] = {"name": p.name}
+        extra = given.get(p.name, {})
+        if "title" in extra:
+            entry["title"] = extra["title"]
+        described = extra.get("description") or docs.get(p.name) or _annotated_doc(hints.get(p.name))
+        if described:
+            entry["description"] = described
+        entry["required"] = p.default is inspect.Parameter.empty
+        result.append(entry)
+    return result
+
+
+def _annotated_doc(hint: Any) -> Optional[str]:
+    if typing.get_origin(hint) is typing.Annotated:
+        return next((a for a in typing.get_args(hint)[1:] if isinstance(a, str)), None)
+    return None
 
 
 def _resource_contents(uri: str, value: Any, mime_type: Optional[str]) -> list[dict[str, Any]]:

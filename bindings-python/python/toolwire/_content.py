@@ -1,5 +1,5 @@
-"""What a tool hands back: content blocks, `ToolResult`, `ToolError`, and the conversion of any
-return value into the wire's `CallToolResult`.
+"""What a tool hands back: content blocks, `ToolResult`, `ToolError`, and the conversion of a
+return value's Python types into JSON (what that JSON means is core's one rule).
 
 It depends on nothing else in the package, so that every other module may import it.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 from typing import Any, ClassVar, Optional, Union
 
 
@@ -96,11 +95,13 @@ Block = Union[Text, Image, Audio, ResourceLink, EmbeddedResource]
 
 @dataclasses.dataclass
 class ToolResult:
-    """Full control over a result: content blocks, structured content, error flag."""
+    """Full control over a result: content blocks, structured content, error flag, and `meta`
+    (the result's `_meta` on the wire)."""
 
     content: list[Block] = dataclasses.field(default_factory=list)
     structured: Optional[dict[str, Any]] = None
     is_error: bool = False
+    meta: Optional[dict[str, Any]] = None
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {"content": [b.to_json() for b in self.content]}
@@ -108,6 +109,8 @@ class ToolResult:
             result["structuredContent"] = self.structured
         if self.is_error:
             result["isError"] = True
+        if self.meta is not None:
+            result["_meta"] = self.meta
         return result
 
 
@@ -130,19 +133,20 @@ def plain(value: Any) -> Any:
     return value
 
 
-def call_result(value: Any) -> dict[str, Any]:
-    """A tool's return value as a CallToolResult dict."""
+def call_result(value: Any) -> Any:
+    """A tool's return value as JSON data for the engine, which applies core's one rule for
+    returned values (`ToolOutput::from_returned`, the same in every language): a str is one
+    text block, None no content, a dict that is a whole `CallToolResult` (a `content` list of
+    blocks and no other keys than `content`, `structuredContent`, `isError`, `_meta`) that
+    result, any other dict structured content, any other value one text block of its JSON.
+
+    Only Python's own types are converted here: a `ToolResult` or content blocks become the
+    `CallToolResult` they stand for; dataclasses, models, enums, tuples and sets become data.
+    """
     if isinstance(value, ToolResult):
         return value.to_json()
     if isinstance(value, BLOCKS):
         return {"content": [value.to_json()]}
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, BLOCKS) for v in value):
         return {"content": [v.to_json() for v in value]}
-    if value is None:
-        return {"content": []}
-    if isinstance(value, str):
-        return {"content": [{"type": "text", "text": value}]}
-    value = plain(value)
-    if isinstance(value, dict):
-        return {"structuredContent": value}
-    return {"content": [{"type": "text", "text": json.dumps(value, separators=(",", ":"), default=str)}]}
+    return plain(value)

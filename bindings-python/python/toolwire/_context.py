@@ -8,9 +8,55 @@ A thin layer over the engine's `NativeContext`; of the package it imports only `
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional, Union
+from collections.abc import Awaitable, Generator
+from typing import Any, Callable, Optional, Union
 
 from . import _native
+
+
+class Sent:
+    """What `ctx.progress(...)` returns: whether the report was sent, usable both ways.
+
+    A sync tool calls `ctx.progress(...)` and may test the result (`if ctx.progress(...):`);
+    an `async def` tool may `await ctx.progress(...)` (done at once) and gets the bool.
+    """
+
+    __slots__ = ("_sent",)
+
+    def __init__(self, sent: bool) -> None:
+        self._sent = sent
+
+    def __bool__(self) -> bool:
+        return self._sent
+
+    def __await__(self) -> Generator[Any, None, bool]:
+        return self._sent
+        yield  # a generator that finishes at once: nothing to wait for
+
+    def __repr__(self) -> str:
+        return f"Sent({self._sent})"
+
+
+class _CancelledWaiter:
+    """`ctx.cancelled`: call it for an awaitable that completes when the call is cancelled.
+
+    Its truth value raises: `if ctx.cancelled:` was the flag before `ctx.is_cancelled`, and a
+    method object would always be true.
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.NativeContext) -> None:
+        self._native = native
+
+    def __call__(self) -> Awaitable[None]:
+        return self._native.cancelled(asyncio.get_running_loop())
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "ctx.cancelled is a method: `await ctx.cancelled()` waits for cancellation; "
+            "use `ctx.is_cancelled` for the flag"
+        )
 
 
 class Context:
@@ -42,20 +88,35 @@ class Context:
         return self._native.client_capabilities
 
     @property
-    def cancelled(self) -> bool:
+    def is_cancelled(self) -> bool:
         """True once the call was cancelled (by the client, its deadline, or shutdown).
 
         Sync tools should check it in long loops; `async def` tools are cancelled for them
         (`asyncio.CancelledError`).
         """
-        return self._native.cancelled
+        return self._native.is_cancelled
+
+    @property
+    def cancelled(self) -> Callable[[], Awaitable[None]]:
+        """`await ctx.cancelled()` completes when the call is cancelled (see `is_cancelled` for
+        the flag; `if ctx.cancelled:` raises TypeError rather than being always true)."""
+        return _CancelledWaiter(self._native)
+
+    @property
+    def wants_progress(self) -> bool:
+        """Whether the client asked for progress (its request carried a `progressToken`)."""
+        return self._native.wants_progress
+
+    def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> Sent:
+        """Sends progress if the client asked for it and `progress` grew.
+
+        Callable from sync tools (`ctx.progress(1, 3)`) and awaitable in `async def` ones
+        (`await ctx.progress(1, 3)`, done at once); either way the result says whether it was sent.
+        """
+        return Sent(self._native.progress(progress, total, message))
 
     def report_progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> bool:
-        """Sends progress if the client asked for it and `progress` grew; returns whether it was sent."""
-        return self._native.progress(progress, total, message)
-
-    async def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> bool:
-        """`await ctx.progress(done, total, message)`: see `report_progress`."""
+        """The FastMCP name of `progress`: sends progress; returns whether it was sent."""
         return self._native.progress(progress, total, message)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool:
@@ -81,7 +142,8 @@ class Context:
         return self.log("error", data)
 
     async def sample(self, params: dict[str, Any], timeout: Optional[float] = None) -> dict[str, Any]:
-        """`sampling/createMessage` (params as in the spec); raises CapabilityError if undeclared."""
+        """`sampling/createMessage` (params as in the spec); raises CapabilityError if undeclared.
+        Past `timeout` seconds (progress from the client extends it) raises `TimeoutError`."""
         return await self._client("sample", params, timeout)
 
     async def elicit(self, params: dict[str, Any], timeout: Optional[float] = None) -> dict[str, Any]:
@@ -89,13 +151,20 @@ class Context:
         return await self._client("elicit", params, timeout)
 
     async def list_roots(self, timeout: Optional[float] = None) -> list[dict[str, Any]]:
-        """The client's roots (`roots/list`); raises CapabilityError if undeclared."""
+        """The client's roots (`roots/list`), each `{"uri", "name"?, "_meta"?}`; raises
+        CapabilityError if undeclared."""
         return await self._client("roots", {}, timeout)
 
-    async def wait_cancelled(self) -> None:
-        """Completes when the call is cancelled."""
-        await self._native.wait_cancelled(asyncio.get_running_loop())
+    async def request(
+        self, method: str, params: Optional[dict[str, Any]] = None, timeout: Optional[float] = None
+    ) -> Any:
+        """Sends any request to the client and returns its result (`ClientRequestError` if it
+        answers with an error, `TimeoutError` past `timeout` seconds)."""
+        return await self._native.request(method, params, asyncio.get_running_loop(), _millis(timeout))
 
     async def _client(self, kind: str, params: dict[str, Any], timeout: Optional[float]) -> Any:
-        timeout_ms = None if timeout is None else int(timeout * 1000)
-        return await self._native.client_request(kind, params, asyncio.get_running_loop(), timeout_ms)
+        return await self._native.client_request(kind, params, asyncio.get_running_loop(), _millis(timeout))
+
+
+def _millis(timeout: Optional[float]) -> Optional[int]:
+    return None if timeout is None else int(timeout * 1000)

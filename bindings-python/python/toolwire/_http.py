@@ -21,7 +21,7 @@ from ._loop import run as _run_on_new_loop
 class HttpMixin(ServerBase):
     """`Server`'s Streamable HTTP serving."""
 
-    async def start_http(
+    async def serve_http(
         self,
         host: str = "127.0.0.1",
         port: int = 8000,
@@ -37,8 +37,10 @@ class HttpMixin(ServerBase):
         authorization_servers: Optional[list[str]] = None,
         resource_url: Optional[str] = None,
     ) -> HttpServer:
-        """Starts serving Streamable HTTP at `http://host:port/path` (port 0 picks one; see
-        `HttpServer.url`); `async def` tools run on the running loop.
+        """Serves Streamable HTTP at `http://host:port/path` and returns the running server's
+        handle once it listens (port 0 picks one; see `HttpServer.url`); `async def` tools run
+        on the running loop. `await http.wait()` until it stops; `http.stop()` ends it, and the
+        server's `stop()` ends it along with everything else the server serves.
 
         Safe by default: Host and Origin are checked (loopback names for a loopback host, or
         `allowed_hosts` / `allowed_origins`). `stateless` drops sessions (requests to the client
@@ -53,7 +55,7 @@ class HttpMixin(ServerBase):
         self._loop = loop
         idle_ms = None if session_idle_timeout is None else int(session_idle_timeout * 1000)
         try:
-            native = self._native.start_http(
+            native = self._native.serve_http(
                 bridge,
                 host,
                 port,
@@ -71,25 +73,18 @@ class HttpMixin(ServerBase):
         except BaseException:
             loop.remove_reader(bridge.fileno())
             raise
+        logger.info("serving MCP at %s", native.url)
         return HttpServer(native, loop, bridge)
-
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serves Streamable HTTP until cancelled or `stop()` (see `start_http` for options)."""
-        http = await self.start_http(host, port, **options)
-        self._http = http
-        logger.info("serving MCP at %s", http.url)
-        await http.wait()
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serves Streamable HTTP until Ctrl-C or SIGTERM (blocking; runs its own asyncio loop).
 
         Writes `toolwire: listening on <url>` to stderr once it accepts connections (with port 0,
-        the line a launcher reads the port from).
+        the line a launcher reads the port from). Options as for `serve_http`; `stop()` ends it.
         """
 
         async def main() -> None:
-            http = await self.start_http(host, port, **options)
-            self._http = http
+            http = await self.serve_http(host, port, **options)
             loop = asyncio.get_running_loop()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGTERM, http.stop)
@@ -101,7 +96,7 @@ class HttpMixin(ServerBase):
 
 
 class HttpServer:
-    """A running Streamable HTTP server (from `Server.start_http`)."""
+    """A running Streamable HTTP server (from `await Server.serve_http(...)`)."""
 
     def __init__(self, native: _native.NativeHttpServer, loop: asyncio.AbstractEventLoop, bridge: Any) -> None:
         self._native = native

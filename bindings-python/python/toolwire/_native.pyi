@@ -24,11 +24,17 @@ class SessionClosedError(ToolwireError):
 class TransportError(ToolwireError):
     """Reading or writing the transport failed."""
 
+class BusyError(ToolwireError):
+    """What the operation needs is already in use: stdin is served by one serve at a time in a
+    process, so a second `run()` / `run_async()` (of any server) fails with this."""
+
 class NativeContext:
     """One tool call's context."""
 
     @property
-    def cancelled(self) -> bool: ...
+    def is_cancelled(self) -> bool: ...
+    @property
+    def wants_progress(self) -> bool: ...
     @property
     def request_id(self) -> Union[int, str]: ...
     @property
@@ -43,14 +49,18 @@ class NativeContext:
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool: ...
     def close_sse_stream(self) -> None: ...
     def client_request(self, kind: str, params: Any, event_loop: Any, timeout_ms: Optional[int] = None) -> Any:
-        """`kind` is "sample", "elicit", "roots" or a method name; returns an asyncio future."""
-    def wait_cancelled(self, event_loop: Any) -> Any:
+        """`kind` is "sample", "elicit" or "roots"; returns an asyncio future of the result
+        (for "roots", the list of roots)."""
+    def request(self, method: str, params: Any, event_loop: Any, timeout_ms: Optional[int] = None) -> Any:
+        """Any request to the client; returns an asyncio future of its result."""
+    def cancelled(self, event_loop: Any) -> Any:
         """An asyncio future that completes when the call is cancelled."""
 
 class CallDone:
     """Where an `async def` tool's coroutine hands its outcome as it ends."""
 
-    def ok(self, result: dict[str, Any]) -> None: ...
+    def ok(self, result: Any) -> None:
+        """`result`: the returned value, Python types converted (core's rule decides its meaning)."""
     def fail(self, exception: BaseException) -> None: ...
 
 class LoopBridge:
@@ -65,6 +75,8 @@ class NativeSession:
     def handle_frame(self, frame: bytes) -> None: ...
     def recv(self, timeout: float = 10.0) -> Optional[str]: ...
     def shutdown(self) -> None: ...
+    def close(self) -> None:
+        """Ends the session at once: calls cancelled, nothing more sent; returns once they ended."""
     @property
     def protocol_version(self) -> Optional[str]: ...
 
@@ -76,6 +88,12 @@ class NativeHttpServer:
     def stop(self) -> None: ...
     def wait(self) -> None:
         """Blocks until the server stopped and its sessions ended."""
+
+class StopSignal:
+    """Ends one serve (`serve_stdio`'s `stop`) from any thread."""
+
+    def __init__(self) -> None: ...
+    def stop(self) -> None: ...
 
 class NativeServer:
     """The engine's server."""
@@ -100,15 +118,18 @@ class NativeServer:
         timeout_ms: Optional[int] = None,
         max_concurrency: Optional[int] = None,
     ) -> None:
-        """`func(ctx, arguments)` returns the CallToolResult dict; with `is_async`,
+        """`func(ctx, arguments)` returns the tool's value (Python types converted); with `is_async`,
         `func(ctx, arguments, done)` is a coroutine that ends by calling `done.ok(result)` or
         `done.fail(exception)`."""
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        """Ends every serve of this server: stdio and each HTTP server it started."""
     def remove_tool(self, name: str) -> bool: ...
     def tool_names(self) -> list[str]: ...
     def bridge(self, event_loop: Any) -> LoopBridge: ...
     def use_bridge(self, bridge: LoopBridge) -> None: ...
-    def serve_stdio(self, bridge: LoopBridge) -> None: ...
+    def serve_stdio(self, bridge: LoopBridge, stop: StopSignal) -> None:
+        """Serves stdio until end of input, `stop.stop()` or `stop()`; raises BusyError while
+        stdin is served already."""
     def session(self, bridge: LoopBridge) -> NativeSession: ...
     def add_resource(
         self, definition: dict[str, Any], func: Callable[[dict[str, Any]], Any], template: bool
@@ -118,7 +139,7 @@ class NativeServer:
     def remove_resource(self, uri: str) -> bool: ...
     def remove_prompt(self, name: str) -> bool: ...
     def notify_resource_updated(self, uri: str) -> None: ...
-    def start_http(
+    def serve_http(
         self,
         bridge: LoopBridge,
         host: str,

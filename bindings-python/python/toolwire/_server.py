@@ -26,7 +26,8 @@ from ._schema import analyse, converter
 def _wrap(
     fn: Callable[..., Any], context_param: Optional[str], params: dict[str, Any]
 ) -> tuple[Callable[..., Any], bool]:
-    """The engine's calling convention around `fn`: `(native_ctx, arguments) -> result dict`, or for
+    """The engine's calling convention around `fn`: `(native_ctx, arguments) -> returned value`
+    (Python types converted, see `call_result`), or for
     `async def`, `(native_ctx, arguments, done)` handing its outcome to `done`."""
     is_async = inspect.iscoroutinefunction(fn)
     name = getattr(fn, "__name__", "tool")
@@ -66,7 +67,7 @@ def _wrap(
 
         return invoke_async, True
 
-    def invoke(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    def invoke(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> Any:
         try:
             return call_result(fn(**prepare(native_ctx, arguments)))
         except Exception as exc:
@@ -101,9 +102,25 @@ class Session:
     def shutdown(self) -> None:
         """Ends the input; calls in flight may finish, then the outbound stream ends."""
         self._native.shutdown()
+        self._unwatch()
+
+    def close(self) -> None:
+        """Ends the session at once: calls in flight are cancelled and nothing more is sent
+        (`recv` then returns None). Returns once the calls have ended."""
+        self._native.close()
+        self._unwatch()
+
+    def _unwatch(self) -> None:
         if not self._loop.is_closed():
+            bridge, loop = self._bridge, self._loop
+
+            def unwatch() -> None:
+                # Jobs queued before the session ended (cancelling its calls' tasks) run first.
+                bridge.drain()
+                loop.remove_reader(bridge.fileno())
+
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._loop.remove_reader, self._bridge.fileno())
+                loop.call_soon_threadsafe(unwatch)
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -163,7 +180,8 @@ class Server(CatalogMixin, HttpMixin):
         The input schema comes from the type hints and defaults unless `input_schema` is given;
         the description from the docstring (its `Args:` section describes the parameters).
         Returning a dict, dataclass, TypedDict or pydantic model gives `structuredContent`
-        (with an `outputSchema` from the return annotation); a str gives text.
+        (with an `outputSchema` from the return annotation); a str gives text; a dict that is
+        a whole `CallToolResult` (a `content` list of blocks) is that result.
         """
 
         def register(fn: F) -> F:
@@ -225,8 +243,7 @@ class Server(CatalogMixin, HttpMixin):
         """Removes a tool; False if there was none of that name."""
         return self._native.remove_tool(name)
 
-    @property
-    def tools(self) -> list[str]:
+    def tool_names(self) -> list[str]:
         """The registered tool names, sorted."""
         return self._native.tool_names()
 
@@ -236,38 +253,41 @@ class Server(CatalogMixin, HttpMixin):
             _run_on_new_loop(self.run_async())
 
     def stop(self) -> None:
-        """Ends a running `run()` / `run_async()` / `serve_http()`: reading stops, calls in
-        flight finish."""
+        """Ends everything this server serves: a running `run()` / `run_async()` and every
+        HTTP server it started (`serve_http()`, `run_http()`). Reading and accepting stop;
+        calls in flight finish. An `HttpServer`'s own `stop()` ends just that one."""
         self._native.stop()
-        http = getattr(self, "_http", None)
-        if http is not None:
-            http.stop()
 
     async def run_async(self) -> None:
         """Serves stdio inside a running asyncio loop; `async def` tools run on this loop.
 
         While serving, `print` and anything else written to `sys.stdout` goes to stderr:
-        stdout carries the protocol only.
+        stdout carries the protocol only. Stdin is served once at a time in a process: while
+        another serve (of any server) reads it, this raises `BusyError`.
         """
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
-        self._loop = loop
+        # A serve refused with BusyError must leave the one that holds stdin as it was.
+        previous_loop, self._loop = self._loop, loop
+        stop = _native.StopSignal()
         try:
             # Redirect before serving starts: a call may run as soon as the first line is read.
             with contextlib.redirect_stdout(sys.stderr):
-                serving = loop.run_in_executor(None, self._native.serve_stdio, bridge)
+                serving = loop.run_in_executor(None, self._native.serve_stdio, bridge, stop)
                 try:
                     await asyncio.shield(serving)
                 except asyncio.CancelledError:
                     # Ctrl-C under asyncio.run, or the caller cancelled us: stop reading, and keep
                     # this loop running while calls in flight (some on it) drain, as at end of input.
-                    self._native.stop()
+                    stop.stop()
                     with contextlib.suppress(Exception):
                         await serving
                     raise
         finally:
             loop.remove_reader(bridge.fileno())
+            if self._loop is loop:
+                self._loop = previous_loop
 
     def session(self) -> Session:
         """A session for a transport of your own (and for tests).

@@ -1,7 +1,8 @@
 """The official MCP Python SDK client (PyPI `mcp`) against a toolwire demo server over stdio.
 
 The server is started through `examples/run-demo LANG` (LANG from TOOLWIRE_DEMO_LANG, default
-rust). Its stderr (debug logs) goes to a file so a test can see what the server did.
+rust). Its stderr (debug logs) goes through a FIFO to a `LogWatch`, so a test can wait until the
+server says what it did.
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
+from logwatch import LogWatch
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -21,18 +24,27 @@ RUN_DEMO = ROOT / "examples" / "run-demo"
 LANG = os.environ.get("TOOLWIRE_DEMO_LANG", "rust")
 
 
-def demo(log: Path) -> StdioServerParameters:
+def demo(log: ServerLog) -> StdioServerParameters:
     return StdioServerParameters(
         command="bash",
-        args=["-c", f'exec "{RUN_DEMO}" {LANG} 2>>"{log}"'],
+        args=["-c", f'exec "{RUN_DEMO}" {LANG} 2>"{log.path}"'],
         env={"TOOLWIRE_LOG": "toolwire=debug"},
     )
 
 
+class ServerLog:
+    """Where the server's stderr goes (`path`, a FIFO) and the watch that reads it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        os.mkfifo(path)
+        self.watch = LogWatch(lambda: open(path, "rb"))
+
+
 @pytest.fixture
-def log() -> Path:
+def log() -> Iterator[ServerLog]:
     with tempfile.TemporaryDirectory() as tmp:
-        yield Path(tmp) / "server.log"
+        yield ServerLog(Path(tmp) / "server.log")
 
 
 def run(coro):
@@ -40,7 +52,7 @@ def run(coro):
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_handshake_and_tool_list(log: Path, mode: str) -> None:
+def test_handshake_and_tool_list(log: ServerLog, mode: str) -> None:
     async def go():
         async with Client(demo(log), mode=mode) as client:
             assert client.protocol_version == "2025-11-25"
@@ -54,7 +66,7 @@ def test_handshake_and_tool_list(log: Path, mode: str) -> None:
     run(go())
 
 
-def test_echo_and_add(log: Path) -> None:
+def test_echo_and_add(log: ServerLog) -> None:
     async def go():
         async with Client(demo(log)) as client:
             echo = await client.call_tool("echo", {"text": "héllo\nworld"})
@@ -67,7 +79,7 @@ def test_echo_and_add(log: Path) -> None:
     run(go())
 
 
-def test_progress_is_received(log: Path) -> None:
+def test_progress_is_received(log: ServerLog) -> None:
     async def go():
         seen: list[tuple[float, float | None]] = []
 
@@ -85,7 +97,7 @@ def test_progress_is_received(log: Path) -> None:
     run(go())
 
 
-def test_fail_is_an_error_result(log: Path) -> None:
+def test_fail_is_an_error_result(log: ServerLog) -> None:
     async def go():
         async with Client(demo(log)) as client:
             result = await client.call_tool("fail", {"message": "it broke"})
@@ -98,7 +110,7 @@ def test_fail_is_an_error_result(log: Path) -> None:
     run(go())
 
 
-def test_unknown_tool_is_a_protocol_error(log: Path) -> None:
+def test_unknown_tool_is_a_protocol_error(log: ServerLog) -> None:
     async def go():
         async with Client(demo(log)) as client:
             with pytest.raises(MCPError) as err:
@@ -108,7 +120,7 @@ def test_unknown_tool_is_a_protocol_error(log: Path) -> None:
     run(go())
 
 
-def test_cancel_a_sleep(log: Path) -> None:
+def test_cancel_a_sleep(log: ServerLog) -> None:
     async def go():
         async with Client(demo(log)) as client:
             with anyio.move_on_after(0.3) as scope:
@@ -116,10 +128,7 @@ def test_cancel_a_sleep(log: Path) -> None:
             assert scope.cancelled_caught
             # The server keeps serving, and it really stopped the call.
             assert (await client.call_tool("echo", {"text": "still here"})).content[0].text == "still here"
-            for _ in range(50):
-                if "call cancelled by the client" in log.read_text():
-                    break
-                await anyio.sleep(0.05)
-            assert "call cancelled by the client" in log.read_text()
+            seen = await anyio.to_thread.run_sync(log.watch.wait_for, "call cancelled by the client", 10)
+            assert seen, log.watch.text()
 
     run(go())

@@ -2,22 +2,20 @@
 Streamable HTTP.
 
 The server is started as `examples/run-demo LANG --http 0` (LANG from TOOLWIRE_DEMO_LANG,
-default rust); the URL is read from its stderr, which goes to a log file.
+default rust); its stderr is watched (`LogWatch`) for the URL and for what the server did.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import subprocess
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
+from logwatch import LogWatch
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -27,40 +25,34 @@ LANG = os.environ.get("TOOLWIRE_DEMO_LANG", "rust")
 
 
 class DemoServer:
-    def __init__(self, url: str, log: Path) -> None:
+    def __init__(self, url: str, log: LogWatch) -> None:
         self.url = url
         self.log = log
 
 
 def start(*flags: str) -> Iterator[DemoServer]:
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "server.log"
-        with log.open("w") as sink:
-            process = subprocess.Popen(
-                [str(RUN_DEMO), LANG, "--http", "0", *flags],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=sink,
-                env={**os.environ, "TOOLWIRE_LOG": "toolwire=debug"},
-            )
+    process = subprocess.Popen(
+        [str(RUN_DEMO), LANG, "--http", "0", *flags],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TOOLWIRE_LOG": "toolwire=debug"},
+    )
+    assert process.stderr
+    stderr = process.stderr
+    log = LogWatch(lambda: stderr)
+    try:
+        # The first start may build the demo (up to minutes); the wait ends at once if it exits.
+        match = log.wait_for(r"listening on (http://\S+)", 120)
+        if match is None:
+            raise RuntimeError(f"the demo did not start:\n{log.text()}")
+        yield DemoServer(match.group(1), log)
+    finally:
+        process.terminate()
         try:
-            deadline = time.monotonic() + 120
-            url = None
-            while url is None:
-                match = re.search(r"listening on (http://\S+)", log.read_text())
-                if match:
-                    url = match.group(1)
-                elif process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the demo did not start:\n{log.read_text()}")
-                else:
-                    time.sleep(0.05)
-            yield DemoServer(url, log)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 @pytest.fixture(scope="module")
@@ -128,11 +120,8 @@ def test_cancel_a_sleep(server: DemoServer) -> None:
                 await client.call_tool("sleep", {"ms": 20000})
             assert scope.cancelled_caught
             assert (await client.call_tool("echo", {"text": "still here"})).content[0].text == "still here"
-            for _ in range(50):
-                if "call cancelled by the client" in server.log.read_text():
-                    break
-                await anyio.sleep(0.05)
-            assert "call cancelled by the client" in server.log.read_text()
+            seen = await anyio.to_thread.run_sync(server.log.wait_for, "call cancelled by the client", 10)
+            assert seen, server.log.text()
 
     run(go())
 
