@@ -12,7 +12,6 @@
 //! | [`ViaJson`], [`JsonCallback`] | a host callback that takes and returns JSON text, as a resource, prompt, completion or token handler |
 //! | [`json_number`] | a number written the same way by every language (`3`, not `3.0`) |
 //! | [`invalid_arguments_text`] | the text of an invalid-arguments result, for hosts that check arguments themselves |
-//! | [`client_request`] | a request to the client by the name a binding's one native entry uses |
 //!
 //! Applications use the crate root instead.
 
@@ -48,26 +47,6 @@ pub struct HostHooks {
     /// Takes each call that did not finish at its first poll; the host polls it to completion
     /// (on its loop, waking on the task's waker). `None`: it runs as a task on the runtime.
     pub spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
-}
-
-/// A request to the client through one native entry point: `kind` is `"sample"`, `"elicit"`,
-/// `"roots"` (answered with the list of roots, what every language's `list_roots` returns) or
-/// any other method name, sent as it is. Capability checks and timeouts are the context's.
-pub async fn client_request(
-    ctx: &crate::Context,
-    kind: &str,
-    params: serde_json::Value,
-    options: crate::RequestOptions,
-) -> Result<serde_json::Value, crate::Error> {
-    match kind {
-        "sample" => ctx.sample(params, options).await,
-        "elicit" => ctx.elicit(params, options).await,
-        "roots" => ctx
-            .list_roots(options)
-            .await
-            .map(|roots| serde_json::json!(roots)),
-        method => ctx.request(method, params, options).await,
-    }
 }
 
 /// Builds an engine runtime: one worker thread named `toolwire` runs the protocol (cross-core
