@@ -128,6 +128,8 @@ impl NativeServer {
     /// thread). Fails with `BusyError` while stdin is served already in this process; the
     /// serve that holds it keeps its stop token.
     fn serve_stdio(&self, py: Python<'_>, bridge: &LoopBridge, stop: &StopSignal) -> PyResult<()> {
+        // Claimed before anything of ours changes: a refused serve leaves the running one be.
+        let claim = toolwire::transport::StdioClaim::take().map_err(to_py_err)?;
         // Ended by the caller's signal (this serve alone) or by `stop()` (every serve).
         let stop = stop.token.child_token();
         self.link_stop(stop.clone());
@@ -138,7 +140,7 @@ impl NativeServer {
         let outcome = py.detach(|| {
             runtime().block_on(async move {
                 // The stdio pipes register with the reactor: open them on the runtime.
-                tokio::spawn(async move { server.serve_stdio_until(serving).await }).await
+                tokio::spawn(async move { server.serve_stdio_claimed(claim, serving).await }).await
             })
         });
         // Over: the link to `stop()` goes.

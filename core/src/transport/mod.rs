@@ -19,8 +19,7 @@ mod stdio;
 use async_trait::async_trait;
 
 pub use lines::{LineDecoder, LineReader, LineTransport, LineWriter, stdio};
-pub(crate) use stdio::StdioClaim;
-pub use stdio::{PORTABLE_IO_ENV, StdinSource, StdoutSink, portable_io_forced};
+pub use stdio::{PORTABLE_IO_ENV, StdinSource, StdioClaim, StdoutSink, portable_io_forced};
 
 /// Why a frame could not be read.
 #[derive(Debug, thiserror::Error)]

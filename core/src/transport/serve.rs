@@ -126,7 +126,17 @@ impl Server {
     /// [`serve_stdio`](Self::serve_stdio), also ending when `stop` is cancelled (see
     /// [`serve_until`](Self::serve_until)).
     pub async fn serve_stdio_until(&self, stop: CancellationToken) -> Result<(), Error> {
-        let _claim = StdioClaim::take()?;
+        self.serve_stdio_claimed(StdioClaim::take()?, stop).await
+    }
+
+    /// [`serve_stdio_until`](Self::serve_stdio_until) with stdin already claimed; the claim
+    /// ends with the serve.
+    pub async fn serve_stdio_claimed(
+        &self,
+        claim: StdioClaim,
+        stop: CancellationToken,
+    ) -> Result<(), Error> {
+        let _claim = claim;
         self.serve_until(stdio(self.inner.options.max_frame_bytes), stop)
             .await
     }

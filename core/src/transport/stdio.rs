@@ -43,15 +43,18 @@ pub enum StdinSource {
 }
 
 /// The process has one stdin: a second loop reading it would split the client's messages
-/// between two sessions, so every stdio serve holds this claim while it runs.
+/// between two sessions, so every stdio serve holds this claim while it runs. A binding takes
+/// it first, before it changes any state of its own, then serves with
+/// [`Server::serve_stdio_claimed`](crate::Server::serve_stdio_claimed).
 #[derive(Debug)]
-pub(crate) struct StdioClaim(());
+pub struct StdioClaim(());
 
 static STDIO_CLAIMED: AtomicBool = AtomicBool::new(false);
 
 impl StdioClaim {
-    /// Claims stdin for one serve, or says it is taken.
-    pub(crate) fn take() -> Result<Self, Error> {
+    /// Claims stdin for one serve, or fails with [`Error::Busy`] while another serve of this
+    /// process holds it.
+    pub fn take() -> Result<Self, Error> {
         if STDIO_CLAIMED.swap(true, Ordering::AcqRel) {
             return Err(Error::Busy(
                 "stdin is already being served by this process".into(),
