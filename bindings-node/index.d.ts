@@ -107,8 +107,12 @@ export declare class Context {
   private constructor()
   /** Aborts when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
   readonly signal: AbortSignal
-  /** True once the call was cancelled or passed its deadline. */
-  readonly cancelled: boolean
+  /** True once the call was cancelled or passed its deadline (or is over). */
+  readonly isCancelled: boolean
+  /** Resolves once `isCancelled` turns true: the call was cancelled, passed its deadline, or is over. */
+  cancelled(): Promise<void>
+  /** Whether the client asked for progress (its request carried a `progressToken`). */
+  readonly wantsProgress: boolean
   readonly requestId: string | number
   readonly toolName: string
   readonly protocolVersion: string

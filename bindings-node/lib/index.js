@@ -15,6 +15,7 @@ class Context {
   #call
   #info = null
   #signal = null
+  #ended = null
 
   constructor(call) {
     this.#call = call
@@ -24,12 +25,18 @@ class Context {
     return this.#call
   }
 
+  /** Resolves when the call ends: to why it was abandoned ("cancelled", "deadline"), or null. */
+  #whenEnded() {
+    if (this.#ended === null) this.#ended = native.ctxEnded(this.#call)
+    return this.#ended
+  }
+
   /** Fires when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
   get signal() {
     if (this.#signal === null) {
       const controller = new AbortController()
       this.#signal = controller.signal
-      native.ctxEnded(this.#call).then((reason) => {
+      this.#whenEnded().then((reason) => {
         if (reason === 'deadline') controller.abort(new DOMException('The tool call passed its deadline', 'TimeoutError'))
         else if (reason) controller.abort(new DOMException('The client cancelled the tool call', 'AbortError'))
       })
@@ -38,8 +45,18 @@ class Context {
   }
 
   /** True once the call was cancelled or passed its deadline (or is over). */
-  get cancelled() {
-    return native.ctxCancelled(this.#call)
+  get isCancelled() {
+    return native.ctxIsCancelled(this.#call)
+  }
+
+  /** Resolves once `isCancelled` turns true: the call was cancelled, passed its deadline, or is over. */
+  cancelled() {
+    return this.#whenEnded().then(() => undefined)
+  }
+
+  /** Whether the client asked for progress (its request carried a `progressToken`). */
+  get wantsProgress() {
+    return this.#details().wantsProgress === true
   }
 
   #details() {
@@ -198,7 +215,7 @@ class Server {
     const onError = this.#onToolError
     const fail = (err, ctx) => {
       // After a cancel or a deadline the answer is discarded; the abort is no failure.
-      if (!ctx.cancelled) {
+      if (!ctx.isCancelled) {
         try {
           onError(err, name)
         } catch {
