@@ -89,8 +89,17 @@ export interface ToolConfig<I = undefined, O = undefined> {
   maxConcurrency?: number
 }
 
-/** What a handler may return: text, a CallToolResult, or a structured object. */
-export type ToolReturn<O> = string | CallToolResult | (O extends undefined ? { [key: string]: unknown } : InferOutput<O>) | null | undefined
+/**
+ * What a handler may return: text, a whole CallToolResult (`content` an array of blocks, no
+ * keys besides `content`, `structuredContent`, `isError`, `_meta`), another object (structured
+ * content), nothing (no content), or any other JSON value (one text block of its JSON).
+ */
+export type ToolReturn<O> =
+  | string
+  | CallToolResult
+  | (O extends undefined ? { [key: string]: unknown } | number | boolean | bigint | unknown[] : InferOutput<O>)
+  | null
+  | undefined
 
 export type ToolHandler<I, O> = (args: InferArgs<I>, ctx: Context) => ToolReturn<O> | Promise<ToolReturn<O>>
 

@@ -229,7 +229,7 @@ class Server {
       // A result that cannot be serialised (a cycle, a BigInt) fails like a throw.
       const settle = (value) => {
         try {
-          return toResult(value)
+          return returnedJson(value)
         } catch (err) {
           return fail(err, ctx)
         }
@@ -368,13 +368,11 @@ class Server {
             (verdict) => verdict ?? null,
           )
         : undefined
-    let nativeHttp
-    try {
-      nativeHttp = this.#native.startHttp({ host, port, ...init }, validator, () => resolveClosed())
-    } catch (err) {
-      throw new ToolwireError(`toolwire: cannot serve HTTP on ${host}:${port}: ${err.message}`, 'TOOLWIRE_TRANSPORT')
-    }
-    return new HttpServer(nativeHttp, closed)
+    const nativeHttp = created(this.#native.startHttp({ host, port, ...init }, validator, () => resolveClosed()), native.NativeHttpServer)
+    const http = new HttpServer(nativeHttp, closed)
+    this.#http.add(http)
+    closed.then(() => this.#http.delete(http))
+    return http
   }
 
   /**
@@ -389,13 +387,6 @@ class Server {
     let ended = false
     const write = (bytes) => {
       if (bytes && !ended) protocolWrite.call(stdout, bytes)
-    }
-    let native
-    try {
-      // Pipes and sockets: the engine reads and writes them from this thread's event loop.
-      native = this.#native.serveStdio()
-    } catch (err) {
-      return Promise.reject(new ToolwireError(`toolwire: cannot serve stdio: ${err.message}`, 'TOOLWIRE_TRANSPORT'))
     }
     // Tools that console.log must not corrupt the protocol stream.
     stdout.write = function redirected(...args) {
