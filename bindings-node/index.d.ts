@@ -165,7 +165,7 @@ export interface ServerOptions {
 /** A session over a channel of your own (see `Server.connect`). */
 export interface Connection {
   /** Feeds one inbound JSON-RPC message. */
-  receive(message: string | Uint8Array): void
+  handleFrame(message: string | Uint8Array): void
   /** No more input: calls in flight finish (their answers are sent), then the session ends. */
   shutdown(): Promise<void>
   /** Ends at once: calls in flight are cancelled and nothing more is sent. */

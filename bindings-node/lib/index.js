@@ -451,7 +451,7 @@ class Server {
 
   /**
    * A session over a channel of your own: `send(message)` gets each outbound JSON text;
-   * feed inbound ones to `receive(message)`.
+   * feed inbound ones to `handleFrame(message)`.
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
@@ -460,7 +460,8 @@ class Server {
       for (const message of messages) send(message)
     }
     return {
-      receive(message) {
+      /** Feeds one inbound JSON-RPC message (text or bytes). */
+      handleFrame(message) {
         flush(connection.feedMessage(typeof message === 'string' ? Buffer.from(message) : message))
       },
       /** No more input: calls in flight finish (their answers are sent), then the session ends. */
