@@ -152,7 +152,7 @@ export interface ServerOptions {
   pageSize?: number
   /** Deadline of calls of tools without their own. */
   defaultToolTimeoutMs?: number
-  /** Calls running at once across the server; more wait in a bounded queue. */
+  /** Calls running at once across the server (at least 1); more wait in a bounded queue. */
   maxConcurrentCalls?: number
   /** Largest inbound message; a longer one is refused with -32600. */
   maxFrameBytes?: number
@@ -229,7 +229,7 @@ export interface TokenInfo {
 export type TokenVerdict = TokenInfo | { insufficientScope: string } | null | undefined
 
 export interface HttpOptions {
-  /** The endpoint path (default `/mcp`). */
+  /** The endpoint path (default `/mcp`); it must start with `/` (else `ERR_INVALID_ARG_VALUE`). */
   path?: string
   /** No sessions: each POST stands alone; requests to the client fail at once. */
   stateless?: boolean
@@ -270,6 +270,7 @@ export declare class ResourceNotFound extends Error {
 }
 
 export declare class Server {
+  /** Throws a `ToolwireError` (code `ERR_INVALID_ARG_VALUE`) for a refused option, e.g. `maxConcurrentCalls: 0`. */
   constructor(options: ServerOptions)
   /** Registers a tool; throws a `ToolwireError` (code `TOOLWIRE_REGISTRATION`) for a bad definition. */
   tool<I = undefined, O = undefined>(name: string, config: ToolConfig<I, O>, handler: ToolHandler<I, O>): this
@@ -280,11 +281,15 @@ export declare class Server {
   readonly toolNames: string[]
   /**
    * Serves one client over stdin/stdout until stdin ends, `close()`, or SIGINT/SIGTERM (unless
-   * the application listens for them itself); calls in flight finish first.
+   * the application listens for them itself); calls in flight finish first. Rejects with
+   * `TOOLWIRE_BUSY` while stdin is already served in this process.
    */
   serveStdio(): Promise<void>
-  /** Ends `serveStdio()`. */
-  close(): void
+  /**
+   * Ends every transport this server serves: `serveStdio()` and every HTTP server `serveHttp()`
+   * started. Resolves once all of them have ended.
+   */
+  close(): Promise<void>
   /** A session over a channel of your own: `send` gets each outbound JSON text. */
   connect(send: (message: string) => void): Connection
   /** Registers a resource, or a resource template when `uri` has `{variables}`. */
@@ -299,7 +304,10 @@ export declare class Server {
   removePrompt(name: string): boolean
   /** Tells the clients subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
-  /** Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening. */
+  /**
+   * Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening. Rejects with
+   * `TOOLWIRE_TRANSPORT` (e.g. the port is in use) or `ERR_INVALID_ARG_VALUE` (a refused option).
+   */
   serveHttp(host?: string, port?: number, options?: HttpOptions): Promise<HttpServer>
 }
 
