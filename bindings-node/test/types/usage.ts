@@ -27,6 +27,9 @@ server.tool(
     const wants: boolean = ctx.wantsProgress
     const waiting: Promise<void> = ctx.cancelled()
     void [stopped, wants, waiting]
+    // The old boolean reads as a function now: TypeScript refuses it as a condition (TS2774).
+    // @ts-expect-error use ctx.isCancelled
+    if (ctx.cancelled) return 'stale check'
     return { mean: values.reduce((a, b) => a + b, 0) / values.length }
   },
 )
