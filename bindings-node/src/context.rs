@@ -206,16 +206,8 @@ pub async fn ctx_client_request(
         Some(ms) => RequestOptions::with_timeout(Duration::from_millis(u64::from(ms))),
         None => RequestOptions::default(),
     };
-    let result = match kind.as_str() {
-        "sample" => ctx.sample(params, options).await,
-        "elicit" => ctx.elicit(params, options).await,
-        // The list itself: what every language's `list_roots` returns.
-        "roots" => ctx
-            .list_roots(options)
-            .await
-            .map(|roots| serde_json::json!(roots)),
-        method => ctx.request(method, params, options).await,
-    };
+    // Which request `kind` names, and how "roots" answers (the list itself), is core's.
+    let result = toolwire::host::client_request(&ctx, &kind, params, options).await;
     errors::outcome(result)
 }
 
