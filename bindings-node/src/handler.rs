@@ -4,8 +4,10 @@
 //! `(callNumber, argumentsJson)` and returns the JSON text of the value the handler returned,
 //! or nothing and later calls `settleCall(callNumber, json)` when the handler's Promise
 //! settles (it catches the user's throws itself, as an `isError` CallToolResult). Core's
-//! `ToolOutput::from_returned` turns that value into the result, as in every language. It is called directly: every call is first polled while its
-//! connection is fed on the JS thread, and pending calls are polled there too (core's `LocalExecutor`).
+//! `ToolOutput::from_returned` turns that value into the result, as in every language.
+//!
+//! The function is called directly: every call is first polled while its connection is fed on
+//! the JS thread, and pending calls are polled there too (core's `LocalExecutor`).
 
 use async_trait::async_trait;
 use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
