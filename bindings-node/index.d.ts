@@ -89,8 +89,17 @@ export interface ToolConfig<I = undefined, O = undefined> {
   maxConcurrency?: number
 }
 
-/** What a handler may return: text, a CallToolResult, or a structured object. */
-export type ToolReturn<O> = string | CallToolResult | (O extends undefined ? { [key: string]: unknown } : InferOutput<O>) | null | undefined
+/**
+ * What a handler may return: text, a whole CallToolResult (`content` an array of blocks, no
+ * keys besides `content`, `structuredContent`, `isError`, `_meta`), another object (structured
+ * content), nothing (no content), or any other JSON value (one text block of its JSON).
+ */
+export type ToolReturn<O> =
+  | string
+  | CallToolResult
+  | (O extends undefined ? { [key: string]: unknown } | number | boolean | bigint | unknown[] : InferOutput<O>)
+  | null
+  | undefined
 
 export type ToolHandler<I, O> = (args: InferArgs<I>, ctx: Context) => ToolReturn<O> | Promise<ToolReturn<O>>
 
@@ -107,8 +116,12 @@ export declare class Context {
   private constructor()
   /** Aborts when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
   readonly signal: AbortSignal
-  /** True once the call was cancelled or passed its deadline. */
-  readonly cancelled: boolean
+  /** True once the call was cancelled or passed its deadline (or is over). */
+  readonly isCancelled: boolean
+  /** Resolves once `isCancelled` turns true: the call was cancelled, passed its deadline, or is over. */
+  cancelled(): Promise<void>
+  /** Whether the client asked for progress (its request carried a `progressToken`). */
+  readonly wantsProgress: boolean
   readonly requestId: string | number
   readonly toolName: string
   readonly protocolVersion: string
@@ -139,7 +152,7 @@ export interface ServerOptions {
   pageSize?: number
   /** Deadline of calls of tools without their own. */
   defaultToolTimeoutMs?: number
-  /** Calls running at once across the server; more wait in a bounded queue. */
+  /** Calls running at once across the server (at least 1); more wait in a bounded queue. */
   maxConcurrentCalls?: number
   /** Largest inbound message; a longer one is refused with -32600. */
   maxFrameBytes?: number
@@ -152,7 +165,7 @@ export interface ServerOptions {
 /** A session over a channel of your own (see `Server.connect`). */
 export interface Connection {
   /** Feeds one inbound JSON-RPC message. */
-  receive(message: string | Uint8Array): void
+  handleFrame(message: string | Uint8Array): void
   /** No more input: calls in flight finish (their answers are sent), then the session ends. */
   shutdown(): Promise<void>
   /** Ends at once: calls in flight are cancelled and nothing more is sent. */
@@ -216,7 +229,7 @@ export interface TokenInfo {
 export type TokenVerdict = TokenInfo | { insufficientScope: string } | null | undefined
 
 export interface HttpOptions {
-  /** The endpoint path (default `/mcp`). */
+  /** The endpoint path (default `/mcp`); it must start with `/` (else `ERR_INVALID_ARG_VALUE`). */
   path?: string
   /** No sessions: each POST stands alone; requests to the client fail at once. */
   stateless?: boolean
@@ -257,6 +270,7 @@ export declare class ResourceNotFound extends Error {
 }
 
 export declare class Server {
+  /** Throws a `ToolwireError` (code `ERR_INVALID_ARG_VALUE`) for a refused option, e.g. `maxConcurrentCalls: 0`. */
   constructor(options: ServerOptions)
   /** Registers a tool; throws a `ToolwireError` (code `TOOLWIRE_REGISTRATION`) for a bad definition. */
   tool<I = undefined, O = undefined>(name: string, config: ToolConfig<I, O>, handler: ToolHandler<I, O>): this
@@ -267,11 +281,15 @@ export declare class Server {
   readonly toolNames: string[]
   /**
    * Serves one client over stdin/stdout until stdin ends, `close()`, or SIGINT/SIGTERM (unless
-   * the application listens for them itself); calls in flight finish first.
+   * the application listens for them itself); calls in flight finish first. Rejects with
+   * `TOOLWIRE_BUSY` while stdin is already served in this process.
    */
   serveStdio(): Promise<void>
-  /** Ends `serveStdio()`. */
-  close(): void
+  /**
+   * Ends every transport this server serves: `serveStdio()` and every HTTP server `serveHttp()`
+   * started. Resolves once all of them have ended.
+   */
+  close(): Promise<void>
   /** A session over a channel of your own: `send` gets each outbound JSON text. */
   connect(send: (message: string) => void): Connection
   /** Registers a resource, or a resource template when `uri` has `{variables}`. */
@@ -286,7 +304,10 @@ export declare class Server {
   removePrompt(name: string): boolean
   /** Tells the clients subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
-  /** Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening. */
+  /**
+   * Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening. Rejects with
+   * `TOOLWIRE_TRANSPORT` (e.g. the port is in use) or `ERR_INVALID_ARG_VALUE` (a refused option).
+   */
   serveHttp(host?: string, port?: number, options?: HttpOptions): Promise<HttpServer>
 }
 

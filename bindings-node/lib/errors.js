@@ -19,10 +19,19 @@ function fromNative(info) {
   return new ToolwireError(info.message, info.code, info)
 }
 
+/**
+ * A native call's value, or (when it returned an error description in its place, see
+ * src/errors.rs) that error thrown. `Native` is the class of the value.
+ */
+function created(value, Native) {
+  if (value instanceof Native) return value
+  throw fromNative(value)
+}
+
 /** Unwraps a native `{ ok }` / `{ error }` outcome. */
 function unwrap(outcome) {
   if (outcome.error) throw fromNative(outcome.error)
   return outcome.ok
 }
 
-module.exports = { ToolwireError, fromNative, unwrap }
+module.exports = { ToolwireError, fromNative, created, unwrap }

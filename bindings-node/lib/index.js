@@ -3,7 +3,7 @@
 // Protocol work happens in the engine (src/, core/); this layer converts values.
 
 const native = require('./native')
-const { ToolwireError, fromNative, unwrap } = require('./errors')
+const { ToolwireError, created, fromNative, unwrap } = require('./errors')
 const { compileSchema, pointer } = require('./schema')
 
 const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
@@ -15,6 +15,7 @@ class Context {
   #call
   #info = null
   #signal = null
+  #ended = null
 
   constructor(call) {
     this.#call = call
@@ -24,12 +25,18 @@ class Context {
     return this.#call
   }
 
+  /** Resolves when the call ends: to why it was abandoned ("cancelled", "deadline"), or null. */
+  #whenEnded() {
+    if (this.#ended === null) this.#ended = native.ctxEnded(this.#call)
+    return this.#ended
+  }
+
   /** Fires when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
   get signal() {
     if (this.#signal === null) {
       const controller = new AbortController()
       this.#signal = controller.signal
-      native.ctxEnded(this.#call).then((reason) => {
+      this.#whenEnded().then((reason) => {
         if (reason === 'deadline') controller.abort(new DOMException('The tool call passed its deadline', 'TimeoutError'))
         else if (reason) controller.abort(new DOMException('The client cancelled the tool call', 'AbortError'))
       })
@@ -38,8 +45,18 @@ class Context {
   }
 
   /** True once the call was cancelled or passed its deadline (or is over). */
-  get cancelled() {
-    return native.ctxCancelled(this.#call)
+  get isCancelled() {
+    return native.ctxIsCancelled(this.#call)
+  }
+
+  /** Resolves once `isCancelled` turns true: the call was cancelled, passed its deadline, or is over. */
+  cancelled() {
+    return this.#whenEnded().then(() => undefined)
+  }
+
+  /** Whether the client asked for progress (its request carried a `progressToken`). */
+  get wantsProgress() {
+    return this.#details().wantsProgress === true
   }
 
   #details() {
@@ -110,16 +127,14 @@ class Context {
   }
 }
 
-/** A handler's return value as CallToolResult JSON (JSON text crosses to the engine cheaply). */
-function toResult(value) {
-  if (typeof value === 'string') return JSON.stringify({ content: [{ type: 'text', text: value }] })
-  if (value === undefined || value === null) return '{"content":[]}'
-  if (typeof value === 'object' && !Array.isArray(value)) {
-    if ('content' in value) return JSON.stringify(value)
-    const json = JSON.stringify(value)
-    return `{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}`
-  }
-  return JSON.stringify({ content: [{ type: 'text', text: typeof value === 'bigint' ? value.toString() : JSON.stringify(value) }] })
+/**
+ * A handler's returned value as JSON text for the engine (text crosses cheaply), which turns
+ * it into the result by the rule every language shares (core's `ToolOutput::from_returned`).
+ * A top-level BigInt becomes its decimal string; one deeper down throws, like a cycle.
+ */
+function returnedJson(value) {
+  if (typeof value === 'bigint') return `"${value}"`
+  return JSON.stringify(value) ?? 'null'
 }
 
 function errorResult(text) {
@@ -135,7 +150,10 @@ const TOOL_CONFIG_KEYS = new Set([
 class Server {
   #native
   #onToolError
-  #serving = null
+  /** The running `serveStdio()`s: `{ stop() }` each, whose Promise resolves once it has ended. */
+  #stdio = new Set()
+  /** The running HTTP servers this server started. */
+  #http = new Set()
 
   /**
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
@@ -147,14 +165,16 @@ class Server {
     if (typeof init.name !== 'string' || typeof init.version !== 'string') {
       throw new TypeError('toolwire: a Server needs a string name and version')
     }
-    this.#native = new native.NativeServer(init)
+    this.#native = created(native.createServer(init), native.NativeServer)
     this.#onToolError = onToolError ?? defaultToolErrorLog
   }
 
   /**
-   * Registers a tool. `handler(args, ctx)` may return a value or a Promise: a string (text), an
-   * object with `content` (a CallToolResult, as is), another object (structured content plus
-   * its JSON as text). A throw becomes an `isError` result with the error's message.
+   * Registers a tool. `handler(args, ctx)` may return a value or a Promise: a string (text),
+   * nothing (no content), a whole CallToolResult (`content` an array of blocks, and no keys
+   * besides `content`, `structuredContent`, `isError`, `_meta`), another object (structured
+   * content plus its JSON as text), or anything else (one text block of its JSON). A throw
+   * becomes an `isError` result with the error's message.
    */
   tool(name, config, handler) {
     if (typeof config === 'function' && handler === undefined) {
@@ -198,7 +218,7 @@ class Server {
     const onError = this.#onToolError
     const fail = (err, ctx) => {
       // After a cancel or a deadline the answer is discarded; the abort is no failure.
-      if (!ctx.cancelled) {
+      if (!ctx.isCancelled) {
         try {
           onError(err, name)
         } catch {
@@ -212,7 +232,7 @@ class Server {
       // A result that cannot be serialised (a cycle, a BigInt) fails like a throw.
       const settle = (value) => {
         try {
-          return toResult(value)
+          return returnedJson(value)
         } catch (err) {
           return fail(err, ctx)
         }
@@ -271,7 +291,7 @@ class Server {
     const wrapper = jsonWrapper((request) => handler(request.uri, request.variables), (value, request) => ({
       contents: resourceContents(request.uri, value, config.mimeType),
     }))
-    const failed = this.#native.addResource(definition, template, wrapper)
+    const failed = this.#native.addResource(JSON.stringify(definition), template, wrapper)
     if (failed) throw fromNative(failed)
     return this
   }
@@ -293,7 +313,7 @@ class Server {
     for (const key of ['title', 'description', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const failed = this.#native.addPrompt(definition, jsonWrapper((request) => handler(request.arguments), promptResult))
+    const failed = this.#native.addPrompt(JSON.stringify(definition), jsonWrapper((request) => handler(request.arguments), promptResult))
     if (failed) throw fromNative(failed)
     return this
   }
@@ -351,34 +371,32 @@ class Server {
             (verdict) => verdict ?? null,
           )
         : undefined
-    let nativeHttp
-    try {
-      nativeHttp = this.#native.startHttp({ host, port, ...init }, validator, () => resolveClosed())
-    } catch (err) {
-      throw new ToolwireError(`toolwire: cannot serve HTTP on ${host}:${port}: ${err.message}`, 'TOOLWIRE_TRANSPORT')
-    }
-    return new HttpServer(nativeHttp, closed)
+    const nativeHttp = created(this.#native.startHttp({ host, port, ...init }, validator, () => resolveClosed()), native.NativeHttpServer)
+    const http = new HttpServer(nativeHttp, closed)
+    this.#http.add(http)
+    closed.then(() => this.#http.delete(http))
+    return http
   }
 
   /**
    * Serves one client over stdin/stdout until stdin ends (then calls in flight finish), or
    * `close()`, SIGINT or SIGTERM (when the application has no listener of its own). While
-   * serving, anything else written to stdout goes to stderr.
+   * serving, anything else written to stdout goes to stderr. A process has one stdin: while it
+   * is served (by this server or another), this rejects with `TOOLWIRE_BUSY`.
    */
   serveStdio() {
-    if (this.#serving) return Promise.reject(new ToolwireError('toolwire: this server is already serving stdio', 'TOOLWIRE_BUSY'))
+    let stdio
+    try {
+      // Core's claim on stdin comes first, on every path.
+      stdio = created(this.#native.serveStdio(), native.NativeStdio)
+    } catch (err) {
+      return Promise.reject(err)
+    }
     const { stdout, stderr } = process
     const protocolWrite = stdout.write
     let ended = false
     const write = (bytes) => {
       if (bytes && !ended) protocolWrite.call(stdout, bytes)
-    }
-    let native
-    try {
-      // Pipes and sockets: the engine reads and writes them from this thread's event loop.
-      native = this.#native.serveStdio()
-    } catch (err) {
-      return Promise.reject(new ToolwireError(`toolwire: cannot serve stdio: ${err.message}`, 'TOOLWIRE_TRANSPORT'))
     }
     // Tools that console.log must not corrupt the protocol stream.
     stdout.write = function redirected(...args) {
@@ -389,24 +407,45 @@ class Server {
     const onSignal = () => this.close()
     const signals = ['SIGINT', 'SIGTERM'].filter((signal) => process.listenerCount(signal) === 0)
     for (const signal of signals) process.once(signal, onSignal)
+    const serving = {}
+    this.#stdio.add(serving)
     const restore = () => {
       ended = true
       stdout.write = protocolWrite
       for (const signal of signals) process.off(signal, onSignal)
-      this.#serving = null
+      this.#stdio.delete(serving)
     }
-    if (native) {
-      this.#serving = { stop: () => native.stop() }
-      return native.served().then(restore)
+    let done
+    if (!stdio.streams) {
+      // Pipes and sockets: the engine reads and writes them from this thread's event loop.
+      done = stdio.served().then(restore)
+      serving.stop = () => {
+        stdio.stop()
+        return done
+      }
+    } else {
+      let connection
+      try {
+        // Frames queued outside a feed (Promise handlers, progress, timers) arrive here.
+        connection = this.#native.connect(() => write(connection.take()))
+      } catch (err) {
+        stdio.release()
+        restore()
+        return Promise.reject(err)
+      }
+      done = this.#serveStdioStreams(stdio, connection, write, restore, serving)
     }
-    // Frames queued outside a feed (Promise handlers, progress, timers) arrive here.
-    const connection = this.#native.connect(() => write(connection.take()))
-    return this.#serveStdioStreams(connection, write, restore)
+    return done
   }
 
-  // A terminal or a file: Node's stream objects carry the bytes.
-  #serveStdioStreams(connection, write, restore) {
+  // A terminal or a file: Node's stream objects carry the bytes; `stdio` holds core's claim on
+  // stdin until reading ends.
+  #serveStdioStreams(stdio, connection, write, restore, serving) {
     const { stdin, stdout } = process
+    let settled
+    const over = new Promise((resolve) => {
+      settled = resolve
+    })
     return new Promise((resolve, reject) => {
       const onData = (chunk) => write(connection.feed(chunk))
       const onEnd = () => finish(null, false)
@@ -418,6 +457,8 @@ class Server {
         finished = true
         stdin.off('data', onData).off('end', onEnd).off('error', onError)
         stdin.pause()
+        // Reading has ended: as on the engine's own path, stdin may be served again.
+        stdio.release()
         if (abrupt) {
           connection.close()
         } else {
@@ -427,23 +468,34 @@ class Server {
         write(connection.take())
         stdout.off('error', onStdoutError)
         restore()
+        settled()
         if (err) reject(err)
         else resolve()
       }
-      this.#serving = { stop: () => finish(null, false) }
+      serving.stop = () => {
+        finish(null, false)
+        return over
+      }
       stdout.on('error', onStdoutError)
       stdin.on('data', onData).on('end', onEnd).on('error', onError)
     })
   }
 
-  /** Ends `serveStdio()`: reading stops, calls in flight finish, then its Promise resolves. */
+  /**
+   * Ends every transport this server serves: `serveStdio()` (reading stops, calls in flight
+   * finish, then its Promise resolves) and every HTTP server `serveHttp()` started (as their
+   * `close()`). Resolves once all of them have ended.
+   */
   close() {
-    if (this.#serving) this.#serving.stop()
+    const ends = []
+    for (const serving of this.#stdio) ends.push(serving.stop())
+    for (const http of this.#http) ends.push(http.close())
+    return Promise.all(ends).then(() => undefined)
   }
 
   /**
    * A session over a channel of your own: `send(message)` gets each outbound JSON text;
-   * feed inbound ones to `receive(message)`.
+   * feed inbound ones to `handleFrame(message)`.
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
@@ -452,7 +504,8 @@ class Server {
       for (const message of messages) send(message)
     }
     return {
-      receive(message) {
+      /** Feeds one inbound JSON-RPC message (text or bytes). */
+      handleFrame(message) {
         flush(connection.feedMessage(typeof message === 'string' ? Buffer.from(message) : message))
       },
       /** No more input: calls in flight finish (their answers are sent), then the session ends. */

@@ -118,8 +118,8 @@ fn with_call<T>(id: u32, f: impl FnOnce(&CallEntry) -> T) -> Option<T> {
     calls().entries.get(&id).map(f)
 }
 
-/// The result (CallToolResult JSON) of a call whose handler returned a Promise; ignored once
-/// the call is over.
+/// The value (JSON text) a call's Promise resolved to, as `add_tool`'s handler returns it;
+/// ignored once the call is over.
 #[napi]
 pub fn settle_call(id: u32, json: String) {
     let sender = calls()
@@ -152,23 +152,23 @@ pub fn ctx_log(id: u32, level: String, data: Value, logger: Option<String>) -> n
     Ok(with_call(id, |call| call.ctx.log_as(level, logger.as_deref(), data)).unwrap_or(false))
 }
 
-/// Whether the call was cancelled, passed its deadline, or is over.
 /// Streamable HTTP with an SSE answer: closes the call's connection (the client resumes).
 #[napi]
 pub fn ctx_close_sse_stream(id: u32) {
     with_call(id, |call| call.ctx.close_sse_stream());
 }
 
+/// Whether the call was cancelled, passed its deadline, or is over (`ctx.isCancelled`).
 #[napi]
-pub fn ctx_cancelled(id: u32) -> bool {
+pub fn ctx_is_cancelled(id: u32) -> bool {
     with_call(id, |call| {
         call.ctx.is_cancelled() || call.signals.reason.get().is_some()
     })
     .unwrap_or(true)
 }
 
-/// `{ requestId, toolName, protocolVersion, clientInfo, clientCapabilities }`, or `null` once
-/// the call is over.
+/// `{ requestId, toolName, protocolVersion, clientInfo, clientCapabilities, wantsProgress }`,
+/// or `null` once the call is over.
 #[napi]
 pub fn ctx_info(id: u32) -> Value {
     with_call(id, |call| {
@@ -183,6 +183,7 @@ pub fn ctx_info(id: u32) -> Value {
             "protocolVersion": ctx.protocol_version().as_str(),
             "clientInfo": ctx.client_info().and_then(|info| serde_json::to_value(info).ok()),
             "clientCapabilities": ctx.client_capabilities(),
+            "wantsProgress": ctx.wants_progress(),
         })
     })
     .unwrap_or(Value::Null)
@@ -205,16 +206,8 @@ pub async fn ctx_client_request(
         Some(ms) => RequestOptions::with_timeout(Duration::from_millis(u64::from(ms))),
         None => RequestOptions::default(),
     };
-    let result = match kind.as_str() {
-        "sample" => ctx.sample(params, options).await,
-        "elicit" => ctx.elicit(params, options).await,
-        // The list itself: what every language's `list_roots` returns.
-        "roots" => ctx
-            .list_roots(options)
-            .await
-            .map(|roots| serde_json::json!(roots)),
-        method => ctx.request(method, params, options).await,
-    };
+    // Which request `kind` names, and how "roots" answers (the list itself), is core's.
+    let result = toolwire::host::client_request(&ctx, &kind, params, options).await;
     errors::outcome(result)
 }
 

@@ -11,9 +11,14 @@
 //! | `TOOLWIRE_TIMEOUT` | the client did not answer in time |
 //! | `ABORT_ERR` | the request was cancelled (the tool call ended) |
 //! | `TOOLWIRE_CLOSED` | the session ended first |
-//! | `TOOLWIRE_TRANSPORT` | reading or writing the transport failed |
-//! | `ERR_INVALID_ARG_VALUE` | an argument was invalid |
+//! | `TOOLWIRE_TRANSPORT` | reading or writing the transport failed (e.g. an HTTP port in use) |
+//! | `TOOLWIRE_BUSY` | stdin is already served by this process (a second `serveStdio`) |
+//! | `ERR_INVALID_ARG_VALUE` | an argument was invalid (e.g. `maxConcurrentCalls: 0`, an HTTP path without `/`) |
+//!
+//! A native call that can fail this way returns the description in place of its value
+//! ([`or_described`]); JavaScript throws it.
 
+use napi::Either;
 use serde_json::{Value, json};
 
 pub(crate) fn describe(err: &toolwire::Error) -> Value {
@@ -37,6 +42,7 @@ pub(crate) fn describe(err: &toolwire::Error) -> Value {
             });
         }
         E::Transport(_) | E::NoRuntime(_) => "TOOLWIRE_TRANSPORT",
+        E::Busy(_) => "TOOLWIRE_BUSY",
         E::InvalidArgument(_) => "ERR_INVALID_ARG_VALUE",
         _ => "TOOLWIRE_ERROR",
     };
@@ -51,9 +57,11 @@ pub(crate) fn outcome(result: Result<Value, toolwire::Error>) -> Value {
     }
 }
 
-/// An engine error thrown straight from a native call (no outcome object to carry it): a
-/// JavaScript `Error` whose message names what failed; `lib/` wraps it as a `ToolwireError`
-/// with `TOOLWIRE_TRANSPORT`.
-pub(crate) fn to_napi(err: toolwire::Error) -> napi::Error {
-    napi::Error::new(napi::Status::GenericFailure, err.to_string())
+/// A native call's value, or the description of the engine error that stopped it (which
+/// JavaScript throws as a `ToolwireError`).
+pub(crate) fn or_described<T>(result: Result<T, toolwire::Error>) -> Either<T, Value> {
+    match result {
+        Ok(value) => Either::A(value),
+        Err(err) => Either::B(describe(&err)),
+    }
 }

@@ -1,10 +1,13 @@
 //! `JsToolHandler`: the core's `ToolHandler` for a JavaScript function.
 //!
 //! The function is the JS layer's wrapper around the user's handler: it takes
-//! `(callNumber, argumentsJson)` and returns the CallToolResult as JSON text, or nothing and
-//! later calls `settleCall(callNumber, json)` when the handler's Promise settles (it catches
-//! the user's throws itself). It is called directly: every call is first polled while its
-//! connection is fed on the JS thread, and pending calls are polled there too (core's `LocalExecutor`).
+//! `(callNumber, argumentsJson)` and returns the JSON text of the value the handler returned,
+//! or nothing and later calls `settleCall(callNumber, json)` when the handler's Promise
+//! settles (it catches the user's throws itself, as an `isError` CallToolResult). Core's
+//! `ToolOutput::from_returned` turns that value into the result, as in every language.
+//!
+//! The function is called directly: every call is first polled while its connection is fed on
+//! the JS thread, and pending calls are polled there too (core's `LocalExecutor`).
 
 use async_trait::async_trait;
 use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
@@ -30,7 +33,7 @@ pub(crate) struct JsToolHandler {
     pub(crate) remote: RemoteTool,
 }
 
-/// What the wrapper returned: the result (as JSON text) now, or nothing: it calls
+/// What the wrapper returned: the value (as JSON text) now, or nothing: it calls
 /// `settleCall` when the handler's Promise settles.
 enum Returned {
     Ready(String),
@@ -51,10 +54,11 @@ fn settle(env: &Env, call: u32, value: Unknown<'_>) -> napi::Result<Returned> {
     }))
 }
 
+/// The handler's returned value (JSON text) as the call's output, by core's one rule.
 fn output(json: &str) -> Outcome {
     let value = serde_json::from_str(json)
         .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))?;
-    ToolOutput::from_json(value)
+    ToolOutput::from_returned(value)
         .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))
 }
 

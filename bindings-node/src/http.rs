@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use napi::Status;
 use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
@@ -37,15 +36,20 @@ pub struct NativeHttpServer {
 }
 
 impl NativeHttpServer {
+    /// Starts serving: the running server, or the engine's error (a refused option, a port in
+    /// use); the outer error is napi's own.
     pub(crate) fn start(
         server: &Server,
         init: HttpInit,
         token_validator: Option<Function<'_, JsonArgs, Unknown<'static>>>,
         on_stopped: &Function<'_, (), ()>,
-    ) -> napi::Result<Self> {
-        let port = u16::try_from(init.port).map_err(|_| {
-            napi::Error::new(Status::InvalidArg, format!("invalid port {}", init.port))
-        })?;
+    ) -> napi::Result<Result<Self, toolwire::Error>> {
+        let Ok(port) = u16::try_from(init.port) else {
+            return Ok(Err(toolwire::Error::InvalidArgument(format!(
+                "invalid port {}",
+                init.port
+            ))));
+        };
         let mut options = HttpOptions::default();
         if let Some(path) = init.path {
             options.path = path;
@@ -86,16 +90,32 @@ impl NativeHttpServer {
                 .build()?,
         );
         let server = server.clone();
-        let http = runtime()
-            .block_on(async move { server.serve_http(&address, options).await })
-            .map_err(|err| napi::Error::new(Status::GenericFailure, err.to_string()))?;
+        let http = runtime().block_on(async move {
+            server
+                .serve_http(&address, options)
+                .await
+                .map_err(|err| match err {
+                    // Which address could not be bound: the OS's message does not say.
+                    toolwire::Error::Transport(io) => {
+                        toolwire::Error::Transport(std::io::Error::new(
+                            io.kind(),
+                            format!("cannot serve HTTP on {address}: {io}"),
+                        ))
+                    }
+                    other => other,
+                })
+        });
+        let http = match http {
+            Ok(http) => http,
+            Err(err) => return Ok(Err(err)),
+        };
         let url = format!("http://{}{path}", http.local_addr());
         let stop = http.stop_token();
         runtime().spawn(async move {
             http.wait().await;
             stopped.call((), ThreadsafeFunctionCallMode::NonBlocking);
         });
-        Ok(NativeHttpServer { url, stop })
+        Ok(Ok(NativeHttpServer { url, stop }))
     }
 }
 

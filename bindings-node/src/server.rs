@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use napi::Either;
 use napi::bindgen_prelude::{Function, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
@@ -34,37 +35,45 @@ pub struct NativeServer {
     server: Server,
 }
 
+/// A new server, or the description of why its options were refused (core's
+/// `InvalidArgument`, e.g. `maxConcurrentCalls: 0`).
+#[napi]
+pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
+    let mut options = ServerOptions::default();
+    if let Some(limit) = init.max_frame_bytes {
+        options.max_frame_bytes = limit as usize;
+    }
+    if let Some(limit) = init.max_depth {
+        options.max_depth = limit as usize;
+    }
+    options.page_size = init.page_size.map(|size| size as usize);
+    options.default_tool_timeout = init
+        .default_tool_timeout_ms
+        .map(|ms| Duration::from_millis(u64::from(ms)));
+    if let Some(limit) = init.max_concurrent_calls {
+        options.max_concurrent_calls = limit as usize;
+    }
+    let mut builder = Server::builder(init.name, init.version).options(options);
+    if let Some(instructions) = init.instructions {
+        builder = builder.instructions(instructions);
+    }
+    if let Some(title) = init.title {
+        builder = builder.title(title);
+    }
+    errors::or_described(builder.build().map(|server| NativeServer { server }))
+}
+
+/// A wire-form definition handed over as JSON text (an integral number stays an integer, where
+/// a JS number would arrive as a float).
+fn parse_definition(kind: &'static str, json: &str) -> Result<Value, toolwire::Error> {
+    serde_json::from_str::<Value>(json).map_err(|err| toolwire::Error::InvalidDefinition {
+        kind,
+        message: err.to_string(),
+    })
+}
+
 #[napi]
 impl NativeServer {
-    #[napi(constructor)]
-    pub fn new(init: ServerInit) -> napi::Result<Self> {
-        let mut options = ServerOptions::default();
-        if let Some(limit) = init.max_frame_bytes {
-            options.max_frame_bytes = limit as usize;
-        }
-        if let Some(limit) = init.max_depth {
-            options.max_depth = limit as usize;
-        }
-        options.page_size = init.page_size.map(|size| size as usize);
-        options.default_tool_timeout = init
-            .default_tool_timeout_ms
-            .map(|ms| Duration::from_millis(u64::from(ms)));
-        if let Some(limit) = init.max_concurrent_calls {
-            options.max_concurrent_calls = limit as usize;
-        }
-        let mut builder = Server::builder(init.name, init.version).options(options);
-        if let Some(instructions) = init.instructions {
-            builder = builder.instructions(instructions);
-        }
-        if let Some(title) = init.title {
-            builder = builder.title(title);
-        }
-        let server = builder
-            .build()
-            .map_err(|err| napi::Error::new(napi::Status::InvalidArg, err.to_string()))?;
-        Ok(NativeServer { server })
-    }
-
     /// Registers `handler(nativeContext, arguments)` under the wire-form `definition` (JSON
     /// text: parsed here, an integral bound stays an integer, where a JS number would arrive as
     /// a float); returns `null`, or the error's description.
@@ -76,13 +85,7 @@ impl NativeServer {
         timeout_ms: Option<u32>,
         max_concurrency: Option<u32>,
     ) -> napi::Result<Option<Value>> {
-        let parsed = serde_json::from_str::<Value>(&definition).map_err(|err| {
-            toolwire::Error::InvalidDefinition {
-                kind: "tool",
-                message: err.to_string(),
-            }
-        });
-        let mut tool = match parsed.and_then(Tool::from_json) {
+        let mut tool = match parse_definition("tool", &definition).and_then(Tool::from_json) {
             Ok(tool) => tool,
             Err(err) => return Ok(Some(errors::describe(&err))),
         };
@@ -118,33 +121,36 @@ impl NativeServer {
     }
 
     /// Registers a resource (`template`: a resource template) whose reads `handler` answers;
-    /// returns `null`, or the error's description.
+    /// `definition` is wire-form JSON text. Returns `null`, or the error's description.
     #[napi]
     pub fn add_resource(
         &self,
-        definition: Value,
+        definition: String,
         template: bool,
         handler: Function<'_, JsonArgs, Unknown<'static>>,
     ) -> napi::Result<Option<Value>> {
         let handler = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
         let added = if template {
-            ResourceTemplate::from_json(definition)
+            parse_definition("resource template", &definition)
+                .and_then(ResourceTemplate::from_json)
                 .and_then(|def| self.server.add_resource_template_arc(def, handler))
         } else {
-            Resource::from_json(definition)
+            parse_definition("resource", &definition)
+                .and_then(Resource::from_json)
                 .and_then(|def| self.server.add_resource_arc(def, handler))
         };
         Ok(added.err().map(|err| errors::describe(&err)))
     }
 
-    /// Registers a prompt rendered by `handler`; returns `null`, or the error's description.
+    /// Registers a prompt rendered by `handler` (`definition`: wire-form JSON text); returns
+    /// `null`, or the error's description.
     #[napi]
     pub fn add_prompt(
         &self,
-        definition: Value,
+        definition: String,
         handler: Function<'_, JsonArgs, Unknown<'static>>,
     ) -> napi::Result<Option<Value>> {
-        let def = match Prompt::from_json(definition) {
+        let def = match parse_definition("prompt", &definition).and_then(Prompt::from_json) {
             Ok(def) => def,
             Err(err) => return Ok(Some(errors::describe(&err))),
         };
@@ -200,23 +206,26 @@ impl NativeServer {
     }
 
     /// Starts Streamable HTTP; `on_stopped()` runs once it has stopped (until then the server
-    /// keeps the Node process alive). Returns the running server, or throws.
+    /// keeps the Node process alive). Returns the running server, or the error's description.
     #[napi]
     pub fn start_http(
         &self,
         init: HttpInit,
         token_validator: Option<Function<'_, JsonArgs, Unknown<'static>>>,
         on_stopped: Function<'_, (), ()>,
-    ) -> napi::Result<NativeHttpServer> {
+    ) -> napi::Result<Either<NativeHttpServer, Value>> {
         NativeHttpServer::start(&self.server, init, token_validator, &on_stopped)
+            .map(errors::or_described)
     }
 
-    /// Serves stdin/stdout from this JS thread's own event loop (no stream objects, no thread
-    /// hop); `null` when stdin is neither a pipe nor a socket (JavaScript's streams carry it
-    /// then, through `connect`).
+    /// Claims stdin (core's claim: one stdio serve at a time in a process) and serves it from
+    /// this JS thread's own event loop (no stream objects, no thread hop). When stdin is
+    /// neither a pipe nor a socket the handle only holds the claim (`streams` is true) and
+    /// JavaScript's streams carry the bytes through `connect`. Returns the error's description
+    /// when stdin is taken (`TOOLWIRE_BUSY`) or cannot be opened.
     #[napi]
-    pub fn serve_stdio(&self, env: napi::Env) -> napi::Result<Option<NativeStdio>> {
-        crate::stdio::serve(&env, &self.server)
+    pub fn serve_stdio(&self, env: napi::Env) -> Either<NativeStdio, Value> {
+        errors::or_described(crate::stdio::serve(&env, &self.server))
     }
 
     /// A new session whose outbound frames JavaScript takes; `on_outbound()` is called (on

@@ -6,7 +6,8 @@
 //! run after it as they would after any I/O callback.
 //!
 //! When stdin cannot be read without blocking (a terminal, a file, or `TOOLWIRE_PORTABLE_IO`),
-//! `serveStdio` is served by the JavaScript stream path instead.
+//! `serveStdio` is served by the JavaScript stream path instead; the handle then still holds
+//! core's claim on stdin (one stdio serve at a time in a process) until JavaScript releases it.
 
 use std::ffi::{c_int, c_void};
 use std::os::fd::AsRawFd;
@@ -18,7 +19,6 @@ use napi_derive::napi;
 use toolwire::CancellationToken;
 use toolwire::host::{HostStdio, StdioWaker};
 
-use crate::errors::to_napi;
 use crate::js_thread;
 use crate::runtime::runtime;
 
@@ -40,22 +40,43 @@ unsafe extern "C" {
 
 const UV_READABLE: c_int = 1;
 
-/// The running `serveStdio`: stop it, or wait for it to end.
+/// The running `serveStdio`: stop it, or wait for it to end. When `streams` is true the
+/// engine does not read stdin here: the handle holds core's claim on it while JavaScript's
+/// streams carry the bytes, until `release()`.
 #[napi]
 pub struct NativeStdio {
     waker: StdioWaker,
     served: CancellationToken,
+    /// Core's stdio loop, unused, kept for its claim on stdin (the stream path).
+    claim: Option<HostStdio>,
+    streams: bool,
 }
 
 #[napi]
 impl NativeStdio {
+    /// Whether JavaScript's streams must carry stdin and stdout (the engine cannot watch stdin
+    /// from the event loop: a terminal, a file, `TOOLWIRE_PORTABLE_IO`).
+    #[napi(getter)]
+    pub fn streams(&self) -> bool {
+        self.streams
+    }
+
     /// Ends serving as end of input would: reading stops, calls in flight finish.
     #[napi]
     pub fn stop(&self) {
         self.waker.stop();
     }
 
-    /// Resolves once serving has ended and the session has drained.
+    /// The stream path stopped reading stdin: the claim on it ends (another serve may take it).
+    #[napi]
+    pub fn release(&mut self) {
+        if self.claim.take().is_some() {
+            self.served.cancel();
+        }
+    }
+
+    /// Resolves once serving has ended and the session has drained (or, on the stream path,
+    /// once the claim was released).
     #[napi]
     pub async fn served(&self) {
         self.served.cancelled().await;
@@ -78,22 +99,33 @@ struct StdioPump {
     finished: bool,
 }
 
-fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
+fn check(status: sys::napi_status, what: &str) -> Result<(), toolwire::Error> {
     if status == sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(napi::Error::new(
-            napi::Status::GenericFailure,
-            format!("{what} failed (napi status {status})"),
-        ))
+        Err(toolwire::Error::Transport(std::io::Error::other(format!(
+            "{what} failed (napi status {status})"
+        ))))
     }
 }
 
-/// Serves stdio for `server` on `env`'s event loop; `None` when stdin cannot be watched there.
-pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> napi::Result<Option<NativeStdio>> {
-    let stdio = HostStdio::open(server, runtime().clone()).map_err(to_napi)?;
+/// A libuv call's failure (libuv's codes are negated errno values on Unix).
+fn uv_failure(what: &str, status: c_int) -> toolwire::Error {
+    let os = std::io::Error::from_raw_os_error(-status);
+    toolwire::Error::Transport(std::io::Error::new(os.kind(), format!("{what}: {os}")))
+}
+
+/// Claims stdin and serves it for `server` on `env`'s event loop; when stdin cannot be watched
+/// there, the handle only holds the claim (`streams`).
+pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> Result<NativeStdio, toolwire::Error> {
+    let stdio = HostStdio::open(server, runtime().clone())?;
     let Some(input_fd) = stdio.input_fd().map(|fd| fd.as_raw_fd()) else {
-        return Ok(None);
+        return Ok(NativeStdio {
+            waker: stdio.waker(),
+            served: CancellationToken::new(),
+            claim: Some(stdio),
+            streams: true,
+        });
     };
     let wake_fd = stdio.wake_fd().as_raw_fd();
     let raw_env = env.raw();
@@ -129,6 +161,8 @@ pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> napi::Result<Option
     let handle = NativeStdio {
         waker: stdio.waker(),
         served: served.clone(),
+        claim: None,
+        streams: false,
     };
     let pump = Box::into_raw(Box::new(StdioPump {
         input: UvPoll([0; 512]),
@@ -156,10 +190,7 @@ pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> napi::Result<Option
                 } else {
                     StdioPump::finish(pump);
                 }
-                return Err(napi::Error::new(
-                    napi::Status::GenericFailure,
-                    format!("uv_poll_init failed ({status})"),
-                ));
+                return Err(uv_failure("uv_poll_init", status));
             }
             (*pump).open_handles += 1;
             // The handle's first field, `data`, points back at the pump.
@@ -167,14 +198,11 @@ pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> napi::Result<Option
             let status = uv_poll_start(handle, UV_READABLE, on_readable);
             if status != 0 {
                 StdioPump::finish(pump);
-                return Err(napi::Error::new(
-                    napi::Status::GenericFailure,
-                    format!("uv_poll_start failed ({status})"),
-                ));
+                return Err(uv_failure("uv_poll_start", status));
             }
         }
     }
-    Ok(Some(handle))
+    Ok(handle)
 }
 
 impl StdioPump {

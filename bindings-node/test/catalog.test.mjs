@@ -176,6 +176,53 @@ test('serveHttp: token validator (sync or async), stateless, and a port in use',
   assert.equal(ok.headers.get('mcp-session-id'), null)
   assert.equal((await body(ok)).result.content[0].text, 'pong')
   const port = Number(new URL(http.url).port)
-  await assert.rejects(server.serveHttp('127.0.0.1', port), (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_TRANSPORT')
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', port),
+    (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_TRANSPORT' && err.message.includes(`127.0.0.1:${port}`),
+  )
   await http.close()
+})
+
+test('serveHttp: a path without a leading / or a bad port is ERR_INVALID_ARG_VALUE', async () => {
+  const server = new Server({ name: 'paths', version: '1' })
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 0, { path: 'mcp' }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /must start with '\/'/.test(err.message),
+  )
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 70000),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /invalid port 70000/.test(err.message),
+  )
+})
+
+test('server.close() ends every HTTP server it started', async () => {
+  const server = new Server({ name: 'closing', version: '1' }).tool('ping2', () => 'pong')
+  const first = await server.serveHttp('127.0.0.1', 0)
+  const second = await server.serveHttp('127.0.0.1', 0, { path: '/other' })
+  const init = await fetch(second.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+  assert.equal(init.status, 200)
+  await init.text()
+  await server.close()
+  await Promise.all([first.closed, second.closed])
+  for (const http of [first, second]) {
+    await assert.rejects(fetch(http.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) }))
+  }
+  // Nothing left to end.
+  await server.close()
+})
+
+test('resource and prompt definitions keep integers as integers (JSON text, not JS numbers)', async () => {
+  const server = new Server({ name: 'ints', version: '1' })
+    .resource('memo://n', { _meta: { n: 3 } }, () => 'n')
+    .prompt('p', { _meta: { n: 3 } }, () => 'p')
+  const client = new Client(server)
+  await client.initialize()
+  await request(client, 1, 'resources/list')
+  await request(client, 2, 'prompts/list')
+  const listings = client.texts.filter((text) => /"id":[12],/.test(text))
+  assert.equal(listings.length, 2)
+  for (const text of listings) {
+    assert.match(text, /"_meta":\{"n":3\}/)
+    assert.doesNotMatch(text, /3\.0/)
+  }
 })

@@ -1,6 +1,4 @@
 // A client driving a toolwire Server through Server.connect(), for tests.
-import { setTimeout as delay } from 'node:timers/promises'
-
 export class Client {
   constructor(server) {
     this.frames = []
@@ -17,7 +15,7 @@ export class Client {
   }
 
   send(message) {
-    this.connection.receive(typeof message === 'string' ? message : JSON.stringify(message))
+    this.connection.handleFrame(typeof message === 'string' ? message : JSON.stringify(message))
   }
 
   /** The next outbound frame (waits up to `ms`). */
@@ -33,12 +31,6 @@ export class Client {
     } finally {
       clearTimeout(timer)
     }
-  }
-
-  /** Resolves to true if nothing arrives within `ms`. */
-  async silentFor(ms) {
-    await delay(ms)
-    return this.frames.length === 0
   }
 
   async initialize(version = '2025-11-25', capabilities = {}) {

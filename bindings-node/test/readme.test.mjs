@@ -26,29 +26,33 @@ test('the README example compiles under strict TypeScript and serves over stdio'
   const child = spawn(process.execPath, [join(work, 'readme.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] })
   let buffered = ''
   const lines = []
-  let wake = null
+  const waiters = []
   child.stdout.setEncoding('utf8').on('data', (chunk) => {
     buffered += chunk
     let i
     while ((i = buffered.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buffered.slice(0, i)))
+      const line = JSON.parse(buffered.slice(0, i))
       buffered = buffered.slice(i + 1)
+      const waiter = waiters.shift()
+      if (waiter) waiter(line)
+      else lines.push(line)
     }
-    wake?.()
   })
+  // The next line, when it arrives (the timer only bounds a hang).
   const next = async () => {
-    const deadline = Date.now() + 5000
-    while (lines.length === 0) {
-      if (Date.now() > deadline) {
-        child.kill()
-        throw new Error('no answer from the README example within 5 s')
-      }
-      await new Promise((resolve) => {
-        wake = resolve
-        setTimeout(resolve, 100)
+    if (lines.length) return lines.shift()
+    let timer
+    try {
+      return await new Promise((resolve, reject) => {
+        waiters.push(resolve)
+        timer = setTimeout(() => {
+          child.kill()
+          reject(new Error('no answer from the README example within 5 s'))
+        }, 5000)
       })
+    } finally {
+      clearTimeout(timer)
     }
-    return lines.shift()
   }
   const send = (message) => child.stdin.write(JSON.stringify(message) + '\n')
   send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'readme', version: '1' } } })

@@ -33,12 +33,26 @@ function start({ portable = false } = {}) {
   })
   child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
   const exited = once(child, 'exit')
+  /** Resolves once stderr matches `pattern` (an event, not a sleep). */
+  const stderrMatches = (pattern) => new Promise((resolve, reject) => {
+    const look = () => {
+      if (!pattern.test(stderr)) return false
+      child.stderr.off('data', look)
+      resolve()
+      return true
+    }
+    if (!look()) {
+      child.stderr.on('data', look)
+      exited.then(() => look() || reject(new Error(`exited before stderr matched ${pattern}: ${stderr}`)))
+    }
+  })
   return {
     child,
     send: (message) => child.stdin.write(typeof message === 'string' ? message : JSON.stringify(message) + '\n'),
     next: () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((resolve) => waiters.push(resolve))),
     json: async function () { return JSON.parse(await this.next()) },
     stderr: () => stderr,
+    stderrMatches,
     rest: () => lines.concat(stdout ? [stdout] : []),
     exited,
   }
@@ -106,8 +120,32 @@ async function badLines(portable) {
   else assert.doesNotMatch(server.stderr(), /the portable bell/)
 }
 
-test('server.close() ends serving while stdin is still open', async () => {
-  const server = start()
+for (const portable of [false, true]) {
+  test(`a second serveStdio in the process fails with TOOLWIRE_BUSY, and serving goes on${portable ? ' (portable paths)' : ''}`, async () => {
+    const server = start({ portable })
+    await handshake(server)
+    server.send(call(1, 'again'))
+    const lines = (await server.json()).result.content[0].text.split('\n')
+    assert.equal(lines.length, 2)
+    for (const line of lines) assert.match(line, /^ToolwireError TOOLWIRE_BUSY busy: stdin is already being served/)
+    server.send(call(2, 'print'))
+    assert.equal((await server.json()).result.content[0].text, 'printed')
+    server.child.stdin.end()
+    const [code] = await server.exited
+    assert.equal(code, 0)
+    assert.match(server.stderr(), /serveStdio resolved/)
+    if (portable) assert.match(server.stderr(), /the portable bell/)
+  })
+}
+
+for (const portable of [false, true]) {
+  test(`server.close() ends serving while stdin is still open${portable ? ' (portable paths)' : ''}`, async () => {
+    await closeWhileOpen(portable)
+  })
+}
+
+async function closeWhileOpen(portable) {
+  const server = start({ portable })
   await handshake(server)
   server.send(call(1, 'stop'))
   assert.equal((await server.json()).result.content[0].text, 'stopping')
@@ -115,7 +153,7 @@ test('server.close() ends serving while stdin is still open', async () => {
   assert.equal(code, 0)
   assert.match(server.stderr(), /serveStdio resolved/)
   server.child.stdin.destroy()
-})
+}
 
 /** Runs the fixture with stdin from `source` ('file' or 'fifo') holding `input`; returns its stdout lines. */
 async function runWithStdin(source, input) {
@@ -159,7 +197,7 @@ test('SIGTERM while a call runs: it is answered, then the process exits 0', asyn
   const server = start()
   await handshake(server)
   server.send(call(1, 'slow', { ms: 300 }))
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await server.stderrMatches(/slow started/)
   server.child.kill('SIGTERM')
   const answer = await server.json()
   assert.equal(answer.result.content[0].text, 'slept 300')

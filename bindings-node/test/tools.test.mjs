@@ -140,8 +140,13 @@ test('return values: text, structured, content blocks, nothing, numbers', async 
   server.tool('obj', () => ({ a: 1 }))
   server.tool('blocks', () => ({ content: [text('t'), image(Buffer.from([1, 2, 3]), 'image/png')] }))
   server.tool('nothing', () => undefined)
+  server.tool('null', () => null)
   server.tool('number', () => 42)
   server.tool('promise', async () => 'later')
+  server.tool('array', () => [1, 'two'])
+  server.tool('bool', () => false)
+  server.tool('bigint', () => 12345678901234567890n)
+  server.tool('nestedBigint', () => ({ n: 1n }))
   const client = await connected(server)
   assert.deepEqual(await client.callResult(1, 'str'), { content: [{ type: 'text', text: 'plain' }] })
   assert.deepEqual(await client.callResult(2, 'obj'), { content: [{ type: 'text', text: '{"a":1}' }], structuredContent: { a: 1 } })
@@ -149,8 +154,41 @@ test('return values: text, structured, content blocks, nothing, numbers', async 
     content: [{ type: 'text', text: 't' }, { type: 'image', data: 'AQID', mimeType: 'image/png' }],
   })
   assert.deepEqual(await client.callResult(4, 'nothing'), { content: [] })
-  assert.equal(firstText(await client.callResult(5, 'number')), '42')
-  assert.equal(firstText(await client.callResult(6, 'promise')), 'later')
+  assert.deepEqual(await client.callResult(5, 'null'), { content: [] })
+  assert.equal(firstText(await client.callResult(6, 'number')), '42')
+  assert.equal(firstText(await client.callResult(7, 'promise')), 'later')
+  assert.deepEqual(await client.callResult(8, 'array'), { content: [{ type: 'text', text: '[1,"two"]' }] })
+  assert.deepEqual(await client.callResult(9, 'bool'), { content: [{ type: 'text', text: 'false' }] })
+  assert.deepEqual(await client.callResult(10, 'bigint'), { content: [{ type: 'text', text: '12345678901234567890' }] })
+  const nested = await client.callResult(11, 'nestedBigint')
+  assert.equal(nested.isError, true)
+  assert.match(firstText(nested), /BigInt/)
+})
+
+test('an object with a content array of blocks is the whole result; one whose content is data is structured content', async () => {
+  const server = newServer()
+  const returns = {
+    whole: { content: [text('hi')], structuredContent: { n: 1 }, _meta: { m: true } },
+    failed: { content: [text('bad input')], isError: true },
+    empty: { content: [] },
+    stringContent: { content: 'not an array' },
+    numberContent: { content: [1, 2] },
+    besideAnotherKey: { content: [text('t')], total: 3 },
+    untypedBlocks: { content: [{ text: 'no type' }] },
+  }
+  for (const [name, value] of Object.entries(returns)) server.tool(name, async () => value)
+  const client = await connected(server)
+  let id = 0
+  const call = (name) => client.callResult(++id, name)
+  assert.deepEqual(await call('whole'), { content: [{ type: 'text', text: 'hi' }], structuredContent: { n: 1 }, _meta: { m: true } })
+  assert.deepEqual(await call('failed'), { content: [{ type: 'text', text: 'bad input' }], isError: true })
+  assert.deepEqual(await call('empty'), { content: [] })
+  for (const name of ['stringContent', 'numberContent', 'besideAnotherKey', 'untypedBlocks']) {
+    const result = await call(name)
+    assert.deepEqual(result.structuredContent, returns[name], name)
+    assert.deepEqual(JSON.parse(firstText(result)), returns[name], name)
+    assert.equal(result.isError, undefined, name)
+  }
 })
 
 test('a throw or a rejection is an isError result with the message; the stack goes to onToolError', async () => {
@@ -173,7 +211,8 @@ test('a throw or a rejection is an isError result with the message; the stack go
 
 test('an invalid or unserialisable result is an error result, and the server keeps serving', async () => {
   const server = newServer()
-  server.tool('bad', () => ({ content: 'not an array' }))
+  // A whole result (a content array of typed blocks) whose text block has no text.
+  server.tool('bad', () => ({ content: [{ type: 'text' }] }))
   server.tool('cycle', () => {
     const value = { a: 1 }
     value.self = value
@@ -190,32 +229,73 @@ test('an invalid or unserialisable result is an error result, and the server kee
   assert.equal(firstText(await client.callResult(2, 'ok')), 'fine')
 })
 
-test('the signal aborts with an AbortError when the client cancels', async () => {
+/** A Promise and the function that resolves it. */
+function signalled() {
+  let resolve
+  const promise = new Promise((r) => { resolve = r })
+  return { promise, resolve }
+}
+
+test('the signal aborts with an AbortError when the client cancels; isCancelled and cancelled() follow', async () => {
   const server = newServer()
-  let observed
+  const started = signalled()
+  const observed = signalled()
   server.tool('wait', async (_args, ctx) => {
+    const before = ctx.isCancelled
+    started.resolve()
     try {
       await delay(10_000, undefined, { signal: ctx.signal })
       return 'not cancelled'
     } catch (err) {
-      observed = { name: ctx.signal.reason.name, cancelled: ctx.cancelled }
+      observed.resolve({ before, name: ctx.signal.reason.name, isCancelled: ctx.isCancelled })
       throw err
     }
   })
+  server.tool('waitCancelled', async (_args, ctx) => {
+    started.resolve()
+    await ctx.cancelled()
+    observed.resolve({ isCancelled: ctx.isCancelled })
+    return 'not sent'
+  })
   const client = await connected(server)
   client.call(1, 'wait')
-  await delay(50)
+  await started.promise
   client.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'user' } })
-  await delay(50)
-  assert.deepEqual(observed, { name: 'AbortError', cancelled: true })
-  assert.ok(await client.silentFor(100), 'a cancelled call is not answered')
+  assert.deepEqual(await observed.promise, { before: false, name: 'AbortError', isCancelled: true })
+  // A cancelled call is not answered: the next frame is the ping's answer.
+  client.send({ jsonrpc: '2.0', id: 'ping', method: 'ping' })
+  assert.deepEqual(await client.recv(), { jsonrpc: '2.0', id: 'ping', result: {} })
+
+  const again = [signalled(), signalled()]
+  Object.assign(started, again[0])
+  Object.assign(observed, again[1])
+  client.call(2, 'waitCancelled')
+  await started.promise
+  client.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } })
+  assert.deepEqual(await observed.promise, { isCancelled: true })
+  client.send({ jsonrpc: '2.0', id: 'ping2', method: 'ping' })
+  assert.deepEqual(await client.recv(), { jsonrpc: '2.0', id: 'ping2', result: {} })
+})
+
+test('ctx.cancelled() resolves once a call is over, and isCancelled then reads true', async () => {
+  const server = newServer()
+  let kept
+  server.tool('quick', (_args, ctx) => {
+    kept = ctx
+    return String(ctx.isCancelled)
+  })
+  const client = await connected(server)
+  assert.equal(firstText(await client.callResult(1, 'quick')), 'false')
+  await kept.cancelled()
+  assert.equal(kept.isCancelled, true)
+  assert.equal(typeof kept.cancelled, 'function')
 })
 
 test('the signal aborts with a TimeoutError past the deadline; the client gets an error result', async () => {
   const server = newServer()
-  let reason
+  const aborted = signalled()
   server.tool('slow', { timeoutMs: 50 }, async (_args, ctx) => {
-    ctx.signal.addEventListener('abort', () => { reason = ctx.signal.reason.name })
+    ctx.signal.addEventListener('abort', () => aborted.resolve(ctx.signal.reason.name))
     await delay(5_000, undefined, { signal: ctx.signal }).catch(() => {})
     return 'too late'
   })
@@ -223,14 +303,13 @@ test('the signal aborts with a TimeoutError past the deadline; the client gets a
   const result = await client.callResult(1, 'slow')
   assert.equal(result.isError, true)
   assert.match(firstText(result), /timed out after 50 ms/)
-  await delay(20)
-  assert.equal(reason, 'TimeoutError')
+  assert.equal(await aborted.promise, 'TimeoutError')
 })
 
 test('progress goes out only with a token; logs follow the level the client set', async () => {
   const server = newServer()
   server.tool('work', (_args, ctx) => {
-    const sent = [ctx.progress(1, 2, 'half'), ctx.progress(2, 2)]
+    const sent = [ctx.wantsProgress, ctx.progress(1, 2, 'half'), ctx.progress(2, 2)]
     ctx.log('debug', 'hidden')
     ctx.log('warning', { detail: 'shown' }, 'worker')
     return JSON.stringify(sent)
@@ -243,11 +322,11 @@ test('progress goes out only with a token; logs follow the level the client set'
   assert.deepEqual(frames[0], { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p1', progress: 1, total: 2, message: 'half' } })
   assert.deepEqual(frames[1].params, { progressToken: 'p1', progress: 2, total: 2 })
   assert.deepEqual(frames[2], { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', logger: 'worker', data: { detail: 'shown' } } })
-  assert.equal(firstText(frames[3].result), '[true,true]')
+  assert.equal(firstText(frames[3].result), '[true,true,true]')
   client.call(2, 'work')
   const quiet = await client.recv()
   assert.equal(quiet.method, 'notifications/message')
-  assert.equal(firstText((await client.recv()).result), '[false,false]')
+  assert.equal(firstText((await client.recv()).result), '[false,false,false]')
 })
 
 test('the context knows the request, the tool and the client', async () => {
@@ -294,6 +373,51 @@ test('elicitation round trip; a missing capability is a ToolwireError with a cod
   assert.equal(firstText(await client.callResult(2, 'sample')), 'true TOOLWIRE_CAPABILITY')
 })
 
+test('listRoots resolves to the list of roots', async () => {
+  const server = newServer()
+  server.tool('roots', async (_args, ctx) => {
+    const roots = await ctx.listRoots({ timeoutMs: 5_000 })
+    return { isArray: Array.isArray(roots), roots }
+  })
+  const client = await connected(server, { roots: {} })
+  client.call(1, 'roots')
+  const request = await client.recv()
+  assert.equal(request.method, 'roots/list')
+  const roots = [{ uri: 'file:///work', name: 'work' }, { uri: 'file:///tmp', _meta: { k: 1 } }]
+  client.send({ jsonrpc: '2.0', id: request.id, result: { roots } })
+  assert.deepEqual((await client.recv()).result.structuredContent, { isArray: true, roots })
+})
+
+for (const [kind, capability, method, ask] of [
+  ['sample', 'sampling', 'sampling/createMessage', (ctx, options) => ctx.sample({ messages: [], maxTokens: 5 }, options)],
+  ['elicit', 'elicitation', 'elicitation/create', (ctx, options) => ctx.elicit({ message: 'Name?', requestedSchema: { type: 'object' } }, options)],
+  ['listRoots', 'roots', 'roots/list', (ctx, options) => ctx.listRoots(options)],
+]) {
+  test(`${kind} with { timeoutMs }: a client that never answers gives TOOLWIRE_TIMEOUT, and the request is cancelled`, async () => {
+    const server = newServer()
+    server.tool('ask', async (_args, ctx) => {
+      try {
+        await ask(ctx, { timeoutMs: 50 })
+        return 'answered'
+      } catch (err) {
+        return `${err instanceof ToolwireError} ${err.code} ${err.message}`
+      }
+    })
+    const client = await connected(server, { [capability]: {} })
+    client.call(1, 'ask')
+    const request = await client.recv()
+    assert.equal(request.method, method)
+    // Never answered: the engine gives up, tells the client, and the tool gets the error.
+    const cancelled = await client.recv()
+    assert.equal(cancelled.method, 'notifications/cancelled')
+    assert.equal(cancelled.params.requestId, request.id)
+    const answer = await client.recv()
+    assert.equal(answer.id, 1)
+    const [, waited] = firstText(answer.result).match(/^true TOOLWIRE_TIMEOUT no response from the client after (\d+) ms$/)
+    assert.ok(Number(waited) >= 50 && Number(waited) < 5_000, `waited ${waited} ms: the given timeout, not the default`)
+  })
+}
+
 test('a client error answer becomes TOOLWIRE_CLIENT_ERROR with rpcCode and data', async () => {
   const server = newServer()
   server.tool('roots', async (_args, ctx) => {
@@ -324,6 +448,15 @@ test('registration errors are ToolwireErrors with code TOOLWIRE_REGISTRATION', (
   assert.throws(() => new Server({ name: 'x' }), TypeError)
 })
 
+test('a refused server option is a ToolwireError with code ERR_INVALID_ARG_VALUE', () => {
+  for (const options of [{ maxConcurrentCalls: 0 }, { pageSize: 0 }]) {
+    assert.throws(
+      () => newServer(options),
+      (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /at least 1/.test(err.message),
+    )
+  }
+})
+
 test('tools added or removed while connected: list_changed, then the new list', async () => {
   const server = newServer()
   server.tool('a', () => 'a')
@@ -334,8 +467,13 @@ test('tools added or removed while connected: list_changed, then the new list', 
   assert.deepEqual(server.toolNames, ['b'])
   const note = await client.recv()
   assert.equal(note.method, 'notifications/tools/list_changed')
-  assert.ok(await client.silentFor(150), 'changes close together are announced once')
   assert.equal(firstText(await client.callResult(1, 'b')), 'b')
+  // A later change is a fence: had the first two been announced twice, the second
+  // announcement would come before this one's.
+  server.tool('c', () => 'c')
+  assert.equal((await client.recv()).method, 'notifications/tools/list_changed')
+  client.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' })
+  assert.deepEqual((await client.recv()).result.tools.map((tool) => tool.name), ['b', 'c'])
 })
 
 test('calls queued behind a concurrency limit run once a slot frees (polled on the JS thread)', async () => {
@@ -390,5 +528,5 @@ test('sessions are isolated', async () => {
   b.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
   assert.equal(firstText(await a.callResult(1, 'who')), 'node-test')
   assert.equal(firstText(await b.callResult(1, 'who')), 'other')
-  assert.ok(await a.silentFor(20))
+  assert.deepEqual(a.frames, [], 'b\'s traffic never reaches a')
 })

@@ -61,7 +61,7 @@ for (const vector of cases) {
       const where = `step ${index}`
       if ('send' in step) client.send(JSON.stringify(step.send))
       else if ('sendRaw' in step) client.send(step.sendRaw)
-      else if ('sendHex' in step) client.connection.receive(Buffer.from(step.sendHex, 'hex'))
+      else if ('sendHex' in step) client.connection.handleFrame(Buffer.from(step.sendHex, 'hex'))
       else if ('expect' in step) {
         const got = await client.recv()
         assert.ok(matches(step.expect, got), `${where}: expected ${JSON.stringify(step.expect)}\n got ${JSON.stringify(got)}`)

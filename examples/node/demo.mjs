@@ -113,7 +113,8 @@ function main(argv) {
       const http = await server.serveHttp('127.0.0.1', httpPort, { stateless, jsonResponse })
       // The one line a launcher waits for: where to connect.
       process.stderr.write(`toolwire-demo: listening on ${http.url}\n`)
-      for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => http.close())
+      // server.close() ends every transport the server serves (here, this HTTP server).
+      for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => server.close())
       return http.closed
     })
     .catch(failed)

@@ -23,6 +23,13 @@ server.tool(
     ctx.progress(1, 2, 'half way')
     ctx.log('info', { count: values.length })
     if (ctx.signal.aborted) return { content: [text('aborted')], isError: true }
+    const stopped: boolean = ctx.isCancelled
+    const wants: boolean = ctx.wantsProgress
+    const waiting: Promise<void> = ctx.cancelled()
+    void [stopped, wants, waiting]
+    // The old boolean reads as a function now: TypeScript refuses it as a condition (TS2774).
+    // @ts-expect-error use ctx.isCancelled
+    if (ctx.cancelled) return 'stale check'
     return { mean: values.reduce((a, b) => a + b, 0) / values.length }
   },
 )
@@ -58,7 +65,18 @@ server.tool('badopt', { timeoutMs: 'soon' }, () => 'x')
 
 const done: Promise<void> = server.serveStdio()
 void done
-server.close()
+const closed: Promise<void> = server.close()
+void closed
+
+// Bring your own channel: handleFrame in, the callback out.
+const conn = server.connect((message: string) => void message)
+conn.handleFrame('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+// @ts-expect-error `receive` is now `handleFrame`
+conn.receive('{}')
+
+// Any JSON value may be returned when there is no output schema.
+server.tool('numbers', () => [1, 2, 3])
+server.tool('roots', async (_args, ctx) => (await ctx.listRoots({ timeoutMs: 100 })).map((root) => root.uri))
 const names: string[] = server.toolNames
 void names
 
