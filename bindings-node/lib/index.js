@@ -123,7 +123,7 @@ class Context {
 
   /** Any other request to the client. */
   async request(method, params = {}, options = {}) {
-    return unwrap(await native.ctxClientRequest(this.#call, method, params, options.timeoutMs))
+    return unwrap(await native.ctxRequest(this.#call, method, params, options.timeoutMs))
   }
 }
 

@@ -190,8 +190,8 @@ pub fn ctx_info(id: u32) -> Value {
 }
 
 /// `sampling/createMessage`, `elicitation/create` or `roots/list` (by `kind`: "sample",
-/// "elicit", "roots") or any other `kind` as a method name; resolves to `{ ok }` or
-/// `{ error }`.
+/// "elicit", "roots"; "roots" answers with the list itself, as in every language); resolves
+/// to `{ ok }` or `{ error }`.
 #[napi]
 pub async fn ctx_client_request(
     id: u32,
@@ -202,13 +202,39 @@ pub async fn ctx_client_request(
     let Some(ctx) = with_call(id, |call| call.ctx.clone()) else {
         return errors::outcome(Err(toolwire::Error::Cancelled));
     };
-    let options = match timeout_ms {
+    let options = request_options(timeout_ms);
+    let result = match kind.as_str() {
+        "sample" => ctx.sample(params, options).await,
+        "elicit" => ctx.elicit(params, options).await,
+        "roots" => ctx
+            .list_roots(options)
+            .await
+            .map(|roots| serde_json::json!(roots)),
+        other => Err(toolwire::Error::InvalidArgument(format!(
+            "unknown client request kind {other:?}"
+        ))),
+    };
+    errors::outcome(result)
+}
+
+/// Any request `method` to the client, sent as it is (a method named like a kind above is
+/// still that method); resolves to `{ ok }` or `{ error }`.
+#[napi]
+pub async fn ctx_request(id: u32, method: String, params: Value, timeout_ms: Option<u32>) -> Value {
+    let Some(ctx) = with_call(id, |call| call.ctx.clone()) else {
+        return errors::outcome(Err(toolwire::Error::Cancelled));
+    };
+    let result = ctx
+        .request(&method, params, request_options(timeout_ms))
+        .await;
+    errors::outcome(result)
+}
+
+fn request_options(timeout_ms: Option<u32>) -> RequestOptions {
+    match timeout_ms {
         Some(ms) => RequestOptions::with_timeout(Duration::from_millis(u64::from(ms))),
         None => RequestOptions::default(),
-    };
-    // Which request `kind` names, and how "roots" answers (the list itself), is core's.
-    let result = toolwire::host::client_request(&ctx, &kind, params, options).await;
-    errors::outcome(result)
+    }
 }
 
 /// Resolves when the call ends: to `"cancelled"` or `"deadline"` if it was abandoned,

@@ -18,6 +18,7 @@ use napi::{Env, sys};
 use napi_derive::napi;
 use toolwire::CancellationToken;
 use toolwire::host::{HostStdio, StdioWaker};
+use toolwire::transport::StdioClaim;
 
 use crate::js_thread;
 use crate::runtime::runtime;
@@ -45,10 +46,11 @@ const UV_READABLE: c_int = 1;
 /// streams carry the bytes, until `release()`.
 #[napi]
 pub struct NativeStdio {
-    waker: StdioWaker,
+    /// Core's loop's (none on the stream path, where JavaScript reads).
+    waker: Option<StdioWaker>,
     served: CancellationToken,
-    /// Core's stdio loop, unused, kept for its claim on stdin (the stream path).
-    claim: Option<HostStdio>,
+    /// Core's claim on stdin, held here on the stream path.
+    claim: Option<StdioClaim>,
     streams: bool,
 }
 
@@ -64,7 +66,9 @@ impl NativeStdio {
     /// Ends serving as end of input would: reading stops, calls in flight finish.
     #[napi]
     pub fn stop(&self) {
-        self.waker.stop();
+        if let Some(waker) = &self.waker {
+            waker.stop();
+        }
     }
 
     /// The stream path stopped reading stdin: the claim on it ends (another serve may take it).
@@ -118,14 +122,22 @@ fn uv_failure(what: &str, status: c_int) -> toolwire::Error {
 /// Claims stdin and serves it for `server` on `env`'s event loop; when stdin cannot be watched
 /// there, the handle only holds the claim (`streams`).
 pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> Result<NativeStdio, toolwire::Error> {
-    let stdio = HostStdio::open(server, runtime().clone())?;
-    let Some(input_fd) = stdio.input_fd().map(|fd| fd.as_raw_fd()) else {
+    if !HostStdio::stdin_is_watchable() {
+        tracing::debug!(
+            "stdio through JavaScript's streams (stdin cannot be watched from the event loop)"
+        );
         return Ok(NativeStdio {
-            waker: stdio.waker(),
+            waker: None,
             served: CancellationToken::new(),
-            claim: Some(stdio),
+            claim: Some(StdioClaim::take()?),
             streams: true,
         });
+    }
+    let stdio = HostStdio::open(server, runtime().clone())?;
+    let Some(input_fd) = stdio.input_fd().map(|fd| fd.as_raw_fd()) else {
+        return Err(toolwire::Error::Transport(std::io::Error::other(
+            "stdin was watchable but its descriptor is not",
+        )));
     };
     let wake_fd = stdio.wake_fd().as_raw_fd();
     let raw_env = env.raw();
@@ -159,7 +171,7 @@ pub(crate) fn serve(env: &Env, server: &toolwire::Server) -> Result<NativeStdio,
     }
     let served = CancellationToken::new();
     let handle = NativeStdio {
-        waker: stdio.waker(),
+        waker: Some(stdio.waker()),
         served: served.clone(),
         claim: None,
         streams: false,

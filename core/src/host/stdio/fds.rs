@@ -122,6 +122,21 @@ pub(super) struct Input {
 }
 
 impl Input {
+    /// Whether [`open`](Self::open) would give a non-blocking stdin an event loop can watch
+    /// (a pipe or a socket, unless the portable path is forced).
+    pub(super) fn watchable() -> bool {
+        if portable_io_forced() {
+            return false;
+        }
+        let Ok(stat) = rustix::fs::fstat(io::stdin().as_fd()) else {
+            return false;
+        };
+        matches!(
+            rustix::fs::FileType::from_raw_mode(stat.st_mode),
+            rustix::fs::FileType::Fifo | rustix::fs::FileType::Socket
+        )
+    }
+
     pub(super) fn open() -> io::Result<Self> {
         let stdin = io::stdin();
         let fd = stdin.as_fd();

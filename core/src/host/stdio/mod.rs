@@ -113,6 +113,13 @@ impl std::fmt::Debug for HostStdio {
 }
 
 impl HostStdio {
+    /// Whether stdin can be watched by an event loop ([`input_fd`](Self::input_fd) would be
+    /// `Some`): a pipe or a socket, unless the portable path is forced. A host that cannot
+    /// watch it reads stdin its own way, holding a [`StdioClaim`] meanwhile.
+    pub fn stdin_is_watchable() -> bool {
+        Input::watchable()
+    }
+
     /// Opens stdin and stdout for `server`. Calls are polled on the thread that drives this
     /// loop; `runtime` runs the rest (timers, the session's watcher, the drain).
     pub fn open(server: &Server, runtime: Handle) -> Result<Self, Error> {
