@@ -436,6 +436,18 @@ test('a client error answer becomes TOOLWIRE_CLIENT_ERROR with rpcCode and data'
   assert.equal(firstText((await client.recv()).result), 'TOOLWIRE_CLIENT_ERROR -32001 no roots here {"why":"test"}')
 })
 
+test('ctx.request sends the method it is given, even one named like a client-request kind', async () => {
+  const server = newServer()
+  server.tool('ask', async (_args, ctx) => JSON.stringify(await ctx.request('sample', { q: 1 })))
+  const client = await connected(server)
+  client.call(1, 'ask')
+  const request = await client.recv()
+  assert.equal(request.method, 'sample')
+  assert.equal(request.params.q, 1)
+  client.send({ jsonrpc: '2.0', id: request.id, result: { a: 2 } })
+  assert.equal(firstText((await client.recv()).result), '{"a":2}')
+})
+
 test('registration errors are ToolwireErrors with code TOOLWIRE_REGISTRATION', () => {
   const server = newServer()
   server.tool('dup', () => 'x')
