@@ -56,6 +56,35 @@ async fn list_changed_is_coalesced_and_only_after_initialized() {
         .expect("no notification before initialize");
 }
 
+/// A change made after a session opened but before its watcher first ran is still announced:
+/// on this one-thread runtime nothing runs until the test awaits, so the watcher starts only
+/// after the resource was added.
+#[tokio::test(start_paused = true)]
+async fn a_change_before_the_watcher_first_runs_is_announced() {
+    let server = Server::builder("t", "1").build().unwrap();
+    let mut client = Client::new(&server);
+    client.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}));
+    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    server
+        .add_resource(
+            toolwire::Resource::new("memo://new", "new"),
+            |request: toolwire::ResourceRequest| async move {
+                Ok::<_, ToolError>(vec![toolwire::ResourceContents::text(
+                    request.uri,
+                    None,
+                    "new",
+                )])
+            },
+        )
+        .unwrap();
+    assert_eq!(client.recv().await.unwrap()["id"], 0);
+    assert_eq!(
+        client.recv().await.unwrap()["method"],
+        "notifications/resources/list_changed"
+    );
+}
+
 #[tokio::test]
 async fn registration_errors_are_clear() {
     let noop = |_ctx: Context, _args: Value| async { Ok::<_, ToolError>(ToolOutput::text("")) };

@@ -119,6 +119,10 @@ impl Session {
         let shared = Arc::new(SessionShared::new(server, runtime, out, spawn_call));
         let shutdown = shared.shutdown.clone();
         let catalog = &shared.server.catalog;
+        // The lists as this session first sees them, taken now: a change made before the
+        // watcher first runs is a change it must announce.
+        let mut catalog_changes = catalog.subscribe_changes();
+        let catalog_seen = *catalog_changes.borrow_and_update();
         shared.runtime.spawn(watch_changes(
             Arc::downgrade(&shared),
             Watched {
@@ -127,11 +131,8 @@ impl Session {
                     rx.borrow_and_update();
                     rx
                 },
-                catalog: {
-                    let mut rx = catalog.subscribe_changes();
-                    rx.borrow_and_update();
-                    rx
-                },
+                catalog: catalog_changes,
+                catalog_seen,
                 updates: catalog.subscribe_updates(),
             },
             shutdown.clone(),

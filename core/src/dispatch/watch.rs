@@ -13,6 +13,8 @@ use crate::wire::notification_frame;
 pub(super) struct Watched {
     pub(super) tools: tokio::sync::watch::Receiver<u64>,
     pub(super) catalog: tokio::sync::watch::Receiver<[u64; 2]>,
+    /// The resource and prompt list versions when the session subscribed.
+    pub(super) catalog_seen: [u64; 2],
     pub(super) updates: tokio::sync::broadcast::Receiver<Arc<str>>,
 }
 
@@ -24,7 +26,7 @@ pub(super) async fn watch_changes(
     shutdown: CancellationToken,
     debounce: std::time::Duration,
 ) {
-    let mut seen_catalog = *watched.catalog.borrow();
+    let mut seen_catalog = watched.catalog_seen;
     loop {
         let mut tools_changed = false;
         tokio::select! {
