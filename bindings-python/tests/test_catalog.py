@@ -165,7 +165,7 @@ def test_prompt_arguments_have_titles_and_descriptions(client_for) -> None:
         """
         return f"{city} {style} {days}"
 
-    with pytest.raises(ValueError, match="nowhere"):
+    with pytest.raises(RegistrationError, match="nowhere"):
         server.add_prompt(weather, name="other", arguments={"nowhere": {"title": "x"}})
 
     client = client_for(server)

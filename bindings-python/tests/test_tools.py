@@ -454,6 +454,26 @@ def test_returned_dicts_follow_cores_rule(client_for) -> None:
         assert json.loads(result["content"][0]["text"]) == returns[name]
 
 
+def test_values_json_has_no_type_for_become_their_text(client_for) -> None:
+    """A datetime, Decimal or UUID returned (alone or inside a dict) is its text, as
+    `json.dumps(..., default=str)` gives, not an invalid result."""
+    import datetime
+    import decimal
+    import uuid
+
+    when = datetime.datetime(2026, 11, 24, 12, 0, tzinfo=datetime.timezone.utc)
+    server = Server("t")
+    server.add_tool(lambda: when, name="alone")
+    server.add_tool(lambda: {"at": when, "price": decimal.Decimal("1.50"), "id": uuid.UUID(int=1)}, name="inside")
+
+    client = client_for(server)
+    client.call(1, "alone")
+    assert result_of(client.recv()) == {"content": [{"type": "text", "text": str(when)}]}
+    client.call(2, "inside")
+    result = result_of(client.recv())
+    assert result["structuredContent"] == {"at": str(when), "price": "1.50", "id": str(uuid.UUID(int=1))}
+
+
 def test_tool_result_meta_reaches_the_wire(client_for) -> None:
     server = Server("t")
 

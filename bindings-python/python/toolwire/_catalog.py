@@ -14,6 +14,7 @@ import typing
 from typing import Any, Callable, Optional
 
 from ._base import F, ServerBase, logger
+from ._native import RegistrationError
 from ._schema import parse_docstring
 
 
@@ -217,7 +218,7 @@ def _prompt_arguments(fn: Callable[..., Any], given: dict[str, dict[str, str]]) 
     ]
     unknown = set(given) - {p.name for p in params}
     if unknown:
-        raise ValueError(f"arguments= names no parameter of {fn.__name__}: {', '.join(sorted(unknown))}")
+        raise RegistrationError(f"arguments= names no parameter of {fn.__name__}: {', '.join(sorted(unknown))}")
     result = []
     for p in params:
         entry: dict[str, Any] = {"name": p.name}

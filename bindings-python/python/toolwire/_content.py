@@ -118,7 +118,8 @@ BLOCKS = (Text, Image, Audio, ResourceLink, EmbeddedResource)
 
 
 def plain(value: Any) -> Any:
-    """A return value as plain JSON data: dataclasses, models, enums, tuples and sets inside."""
+    """A return value as plain JSON data: dataclasses, models, enums, tuples and sets inside;
+    values JSON has no type for become their text."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     dump = getattr(value, "model_dump", None)
@@ -130,7 +131,11 @@ def plain(value: Any) -> Any:
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [plain(item) for item in value]
-    return value
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    # Anything else JSON has no type for (datetime, Decimal, UUID, Path): its text, as
+    # `json.dumps(..., default=str)` would give.
+    return str(value)
 
 
 def call_result(value: Any) -> Any:
