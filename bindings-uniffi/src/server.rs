@@ -95,7 +95,11 @@ impl Server {
     pub async fn serve_stdio(&self) -> Result<(), ToolwireError> {
         let stop = self.track(CancellationToken::new());
         let server = self.server.clone();
-        on_runtime(async move { server.serve_stdio_until(stop).await }).await??;
+        let serving = stop.clone();
+        let outcome = on_runtime(async move { server.serve_stdio_until(serving).await }).await;
+        // Over: `stop()` forgets it.
+        stop.cancel();
+        outcome??;
         Ok(())
     }
 
@@ -103,8 +107,12 @@ impl Server {
     pub fn serve_stdio_blocking(&self) -> Result<(), ToolwireError> {
         let stop = self.track(CancellationToken::new());
         let server = self.server.clone();
-        let serving = runtime().spawn(async move { server.serve_stdio_until(stop).await });
-        match runtime().block_on(serving) {
+        let until = stop.clone();
+        let serving = runtime().spawn(async move { server.serve_stdio_until(until).await });
+        let outcome = runtime().block_on(serving);
+        // Over: `stop()` forgets it.
+        stop.cancel();
+        match outcome {
             Ok(outcome) => Ok(outcome?),
             Err(err) => Err(ToolwireError::Internal {
                 detail: format!("the serve task failed: {err}"),

@@ -98,10 +98,10 @@ internal object Dispatch {
         val block: suspend () -> ToolResult = { handler.body(context, call.argumentsJson) }
         val outcome = try {
             block.startCoroutineUninterceptedOrReturn(completion)
-        } catch (e: CancellationException) {
-            context.release()
-            return
         } catch (e: Exception) {
+            // Thrown before the first suspension, so before the engine could cancel the call:
+            // a CancellationException here is the handler's own (an uncaught withTimeout) and
+            // fails the call like any exception, instead of leaving it unanswered.
             context.release()
             done.add(Completion(id, failure(e)))
             return
@@ -119,7 +119,7 @@ internal object Dispatch {
     private class Detached(
         private val id: Long,
         private val callContext: QueuedCallContext,
-        job: Job,
+        private val job: Job,
     ) : Continuation<ToolResult> {
         override val context: CoroutineContext = job + Dispatchers.Default
 
@@ -131,8 +131,9 @@ internal object Dispatch {
             running.remove(id)
             callContext.release()
             val error = result.exceptionOrNull()
-            // Cancelled: the engine no longer waits for a result.
-            if (error is CancellationException) return
+            // Cancelled by the engine (its job was): no result is waited for. A handler's own
+            // CancellationException (an uncaught withTimeout) fails the call instead.
+            if (error is CancellationException && job.isCancelled) return
             val value = result.getOrNull() ?: failure(error ?: IllegalStateException("no result"))
             NativeLink.complete(listOf(Completion(id, value)))
         }
@@ -143,12 +144,14 @@ internal object Dispatch {
         else -> ToolResult.Error(e.message?.takeIf { it.isNotBlank() } ?: e.javaClass.simpleName)
     }
 
-    /** A handler's exception is the tool's failure; cancellation stays cancellation. */
+    /**
+     * A blocking handler's exception is the tool's failure, a CancellationException included:
+     * the engine never cancels a blocking call's coroutine (the handler polls `isCancelled`), so
+     * one it throws is its own and the call must still get an answer.
+     */
     private inline fun guarded(body: () -> ToolResult): ToolResult =
         try {
             body()
-        } catch (e: CancellationException) {
-            throw e
         } catch (e: Exception) {
             failure(e)
         }

@@ -163,6 +163,13 @@ internal object NativeLink {
         return buffer
     }
 
+    /** [serialised] as bytes, for a result copied into a batch (no direct buffer, no cleaner). */
+    private inline fun serialisedBytes(size: ULong, write: (ByteBuffer) -> Unit): ByteArray {
+        val buffer = ByteBuffer.allocate(size.toInt()).order(ByteOrder.BIG_ENDIAN)
+        write(buffer)
+        return buffer.array().copyOf(buffer.position())
+    }
+
     private fun refusal(outcome: Long, error: ByteBuffer): ToolwireException {
         if (outcome == Long.MIN_VALUE || outcome >= 0L) {
             return ToolwireException.Internal("the library refused the call without saying why")
@@ -183,9 +190,8 @@ internal object NativeLink {
                 is ToolResult.Text -> TEXT to result.text.toByteArray(Charsets.UTF_8)
                 is ToolResult.Structured -> STRUCTURED to result.json.toByteArray(Charsets.UTF_8)
                 is ToolResult.Error -> ERROR to result.detail.toByteArray(Charsets.UTF_8)
-                else -> {
-                    val blob = serialised(FfiConverterTypeToolResult.allocationSize(result)) { FfiConverterTypeToolResult.write(result, it) }
-                    SERIALISED to ByteArray(blob.remaining()).also { blob.get(it) }
+                else -> SERIALISED to serialisedBytes(FfiConverterTypeToolResult.allocationSize(result)) {
+                    FfiConverterTypeToolResult.write(result, it)
                 }
             }
             if (out.remaining() < 13 + bytes.size) {

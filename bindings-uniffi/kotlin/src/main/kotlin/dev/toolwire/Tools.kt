@@ -44,6 +44,8 @@ fun Server.runStdio() {
         servingUntilShutdown("toolwire-stdio-shutdown", stop = { NativeLink.stopStdio(driver) }) { Dispatch.serve(driver) }
     } finally {
         System.setOut(stdout)
+        // Serving frees the loop; this frees it (and stdin's claim) if serving never started.
+        NativeLink.closeStdio(driver)
     }
 }
 

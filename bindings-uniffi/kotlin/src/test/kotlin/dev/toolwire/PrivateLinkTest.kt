@@ -118,6 +118,58 @@ class PrivateLinkTest {
     }
 
     @Test
+    fun `sample and elicit time out too`() {
+        val server = server()
+        server.tool(ToolDefinition(name = "sample")) { context, _ ->
+            try {
+                context.sample("""{"messages":[],"maxTokens":5}""", timeoutMs = 50u)
+                ToolResult.Text("answered")
+            } catch (e: ToolwireException.Timeout) {
+                ToolResult.Text("timed out")
+            }
+        }
+        server.tool(ToolDefinition(name = "elicit")) { context, _ ->
+            try {
+                context.elicit("""{"message":"?","requestedSchema":{"type":"object","properties":{}}}""", timeoutMs = 50u)
+                ToolResult.Text("answered")
+            } catch (e: ToolwireException.Timeout) {
+                ToolResult.Text("timed out")
+            }
+        }
+        TestClient(server).use { client ->
+            client.initialize(capabilities = """{"sampling":{},"elicitation":{}}""")
+            for ((id, pair) in listOf("sample" to "sampling/createMessage", "elicit" to "elicitation/create").withIndex()) {
+                client.call(id + 1, pair.first, "{}")
+                assertEquals(pair.second, client.recvObject().getValue("method").jsonPrimitive.content)
+                assertEquals("notifications/cancelled", client.recvObject().getValue("method").jsonPrimitive.content)
+                assertEquals("timed out", client.recvObject().firstText())
+            }
+        }
+    }
+
+    @Test
+    fun `a handler's own timeout fails its call instead of leaving it unanswered`() {
+        val server = server()
+        server.tool(ToolDefinition(name = "at-once")) { _, _ ->
+            kotlinx.coroutines.withTimeout(0) { ToolResult.Text("never") }
+        }
+        server.tool(ToolDefinition(name = "later")) { _, _ ->
+            kotlinx.coroutines.withTimeout(20) { kotlinx.coroutines.awaitCancellation() }
+        }
+        server.blockingTool(ToolDefinition(name = "blocking")) { _, _ ->
+            throw java.util.concurrent.CancellationException("gave up")
+        }
+        TestClient(server).use { client ->
+            client.initialize()
+            for ((id, name) in listOf("at-once", "later", "blocking").withIndex()) {
+                client.call(id + 1, name, "{}")
+                val answer = client.recvObject()
+                assertTrue(answer.result().getValue("isError").jsonPrimitive.boolean, "$name: $answer")
+            }
+        }
+    }
+
+    @Test
     fun `stop ends the HTTP servers the server started`() {
         val server = server()
         server.tool(ToolDefinition(name = "hi")) { _, _ -> ToolResult.Text("hi") }
