@@ -457,18 +457,24 @@ class Server {
         finished = true
         stdin.off('data', onData).off('end', onEnd).off('error', onError)
         stdin.pause()
-        // Reading has ended: as on the engine's own path, stdin may be served again.
-        stdio.release()
-        if (abrupt) {
-          connection.close()
-        } else {
-          write(connection.endInput())
+        try {
+          if (abrupt) {
+            connection.close()
+          } else {
+            write(connection.endInput())
+          }
+          await connection.shutdown()
+          write(connection.take())
+        } catch (failure) {
+          err ??= failure
+        } finally {
+          stdout.off('error', onStdoutError)
+          // Drained: as on the engine's own path, stdin may be served again, and stdout is
+          // given back.
+          stdio.release()
+          restore()
+          settled()
         }
-        await connection.shutdown()
-        write(connection.take())
-        stdout.off('error', onStdoutError)
-        restore()
-        settled()
         if (err) reject(err)
         else resolve()
       }

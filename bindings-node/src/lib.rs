@@ -1,5 +1,8 @@
-//! The `toolwire` Node addon: types converted, core called, nothing more.
-//! The JavaScript API on top lives in `../lib/`.
+//! The `toolwire` Node addon: values converted between JavaScript and core, and core's calls
+//! brought to the JavaScript thread: handlers are called on it (`handler.rs`), and core's
+//! stdio loop is given turns from libuv there (`stdio.rs`, glue only: the reading, framing and
+//! writing are core's `host::HostStdio`). No protocol logic lives here. The JavaScript API on
+//! top is in `../lib/`.
 
 // Exported functions are registered with Node when the addon loads, which `cfg(test)` builds
 // (clippy --all-targets) leave out, so they look unused there.

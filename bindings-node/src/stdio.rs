@@ -71,7 +71,7 @@ impl NativeStdio {
         }
     }
 
-    /// The stream path stopped reading stdin: the claim on it ends (another serve may take it).
+    /// The stream path has drained: the claim on stdin ends (another serve may take it).
     #[napi]
     pub fn release(&mut self) {
         if self.claim.take().is_some() {

@@ -1,5 +1,7 @@
-//! The `toolwire._native` extension module: types converted, core called, nothing more.
-//! The Python API on top lives in `python/toolwire/`.
+//! The `toolwire._native` extension module: values converted between Python and core, and
+//! `async def` handlers brought to their asyncio loop (`bridge.rs`: a wake-up descriptor the
+//! loop watches, then the coroutines run on it). Stdio and HTTP are served by core. No protocol
+//! logic lives here. The Python API on top is in `python/toolwire/`.
 
 mod bridge;
 mod catalog;

@@ -99,7 +99,7 @@ pub struct HostStdio {
     idle_since: Option<Instant>,
     answers: Vec<u8>,
     runtime: Handle,
-    /// Held while stdin is read (see `StdioClaim`).
+    /// Held while this loop serves, until its drain is over (see `StdioClaim`).
     claim: Option<StdioClaim>,
 }
 
@@ -413,12 +413,15 @@ impl HostStdio {
         self.unfed = 0..0;
         // Nothing more is read: a description shared with other processes gets its flags back.
         self.input.stop_reading();
-        self.claim = None;
         let session = self.session.clone();
         let drained = self.drained.clone();
         let bell = self.waker.bell.clone();
+        // Held until the drain is over, as `Server::serve_stdio` holds it: a serve started
+        // meanwhile would share stdout (and a host's redirect of it) with this one's last answers.
+        let claim = self.claim.take();
         self.runtime.spawn(async move {
             session.shutdown().await;
+            drop(claim);
             drained.store(true, Ordering::Release);
             bell.ring_always();
         });
