@@ -592,7 +592,14 @@ def test_a_request_to_the_client_times_out(client_for, kind) -> None:
     client = client_for(server, capabilities={"sampling": {}, "elicitation": {}, "roots": {}})
     client.call(1, "ask")
     request = client.recv()
-    assert "method" in request and "id" in request  # the request the client leaves unanswered
+    # The request the client leaves unanswered: each kind sends its own method.
+    expected = {
+        "sample": "sampling/createMessage",
+        "elicit": "elicitation/create",
+        "list_roots": "roots/list",
+        "request": "ping",
+    }[kind]
+    assert request["method"] == expected and "id" in request
     messages = [client.recv(), client.recv()]
     cancelled = [m for m in messages if m.get("method") == "notifications/cancelled"]
     assert cancelled and cancelled[0]["params"]["requestId"] == request["id"]
