@@ -81,6 +81,11 @@ pub enum Error {
     /// An argument to an engine call was invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// 2026-07-28: the client's input is needed first. `ctx.elicit`, `ctx.sample` and
+    /// `ctx.list_roots` return it when the answer is not in this round; let it end the handler
+    /// (`?`): the engine asks the client, who calls again with the answer.
+    #[error("the client's input is needed first; the engine asks for it and the call comes again")]
+    InputRequired,
     /// What the operation needs is already in use: stdin served twice in one process.
     #[error("busy: {0}")]
     Busy(String),

@@ -7,7 +7,7 @@ use std::future::Future;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::{Context, ToolOutput};
+use crate::{Context, InputRequired, ToolOutput};
 
 /// A tool's implementation.
 ///
@@ -40,10 +40,11 @@ where
 ///
 /// Any `std::error::Error` converts into it, so `?` works in handlers; use
 /// [`ToolError::new`] for a plain message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolError {
     message: String,
     not_found: bool,
+    input_required: Option<Box<InputRequired>>,
 }
 
 impl ToolError {
@@ -52,6 +53,7 @@ impl ToolError {
         ToolError {
             message: message.into(),
             not_found: false,
+            input_required: None,
         }
     }
 
@@ -61,7 +63,17 @@ impl ToolError {
         ToolError {
             message: message.into(),
             not_found: true,
+            input_required: None,
         }
+    }
+
+    /// The input the handler needs first (2026-07-28 MRTR), if that is what this is.
+    pub fn input_required(&self) -> Option<&InputRequired> {
+        self.input_required.as_deref()
+    }
+
+    pub(crate) fn take_input_required(&mut self) -> Option<InputRequired> {
+        self.input_required.take().map(|b| *b)
     }
 
     /// Whether this is a [`not_found`](Self::not_found) failure.
@@ -78,6 +90,17 @@ impl ToolError {
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(err: E) -> Self {
         ToolError::new(err.to_string())
+    }
+}
+
+/// A handler answers `input_required` by returning this as its error.
+impl From<InputRequired> for ToolError {
+    fn from(input: InputRequired) -> Self {
+        ToolError {
+            message: "the client's input is needed first".into(),
+            not_found: false,
+            input_required: Some(Box::new(input)),
+        }
     }
 }
 

@@ -22,6 +22,7 @@ pub use catalog::{
     PromptRequest, PromptResult, Reference, Resource, ResourceContents, ResourceHandler,
     ResourceRequest, ResourceTemplate, Role,
 };
+pub use dispatch::modern::{CacheScope, InputRequired, StateKeys, TraceContext};
 pub use dispatch::{
     Context, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,
 };

@@ -15,7 +15,9 @@ use crate::ToolError;
 /// A host function taking one JSON request and giving one JSON answer.
 ///
 /// An answer `{"notFound": message}` means what was asked for does not exist (a resource read
-/// then answers -32002); `{"error": message}` is a failure with that message.
+/// then answers "not found"); `{"error": message}` is a failure with that message;
+/// `{"inputRequired": {"inputRequests"?, "requestState"?}}` (a prompt or read in the
+/// 2026-07-28 era) asks the client for input first.
 #[async_trait]
 pub trait JsonCallback: Send + Sync + 'static {
     /// Calls the function.
@@ -27,8 +29,8 @@ pub trait JsonCallback: Send + Sync + 'static {
 ///
 /// | as | request | answer |
 /// |---|---|---|
-/// | resource | `{"uri", "variables"}` | `{"contents": [{"uri", "text" or "blob", "mimeType"?}]}` |
-/// | prompt | `{"name", "arguments"}` | `{"messages": [{"role", "content"}], "description"?}` |
+/// | resource | `{"uri", "variables", "inputResponses"?, "requestState"?}` | `{"contents": [{"uri", "text" or "blob", "mimeType"?}]}` |
+/// | prompt | `{"name", "arguments", "inputResponses"?, "requestState"?}` | `{"messages": [{"role", "content"}], "description"?}` |
 /// | completer | `{"ref", "argument", "value", "context"}` | `{"values": ["..."]}` |
 /// | token check | `{"token"}` | `{"subject"?, "scopes"?}`, `{"insufficientScope": "..."}`, or `null` |
 pub struct ViaJson<C>(pub C);
@@ -42,15 +44,69 @@ impl<C: JsonCallback> ViaJson<C> {
         if let Some(message) = answer.get("error").and_then(Value::as_str) {
             return Err(ToolError::new(message));
         }
+        if let Some(asked) = answer.get("inputRequired") {
+            return Err(input_required_from_json(asked)?.into());
+        }
         Ok(answer)
     }
+}
+
+/// `{"inputRequests"?: {key: {method, params}}, "requestState"?: string}` as an
+/// [`InputRequired`](crate::InputRequired).
+pub fn input_required_from_json(value: &Value) -> Result<crate::InputRequired, ToolError> {
+    let mut asked = crate::InputRequired::new();
+    match value.get("inputRequests") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(requests)) => {
+            for (key, request) in requests {
+                let Some(method) = request.get("method").and_then(Value::as_str) else {
+                    return Err(ToolError::new(format!(
+                        "input request {key:?} has no \"method\""
+                    )));
+                };
+                let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                asked = asked.request(key.clone(), method, params);
+            }
+        }
+        Some(_) => return Err(ToolError::new("\"inputRequests\" must be an object")),
+    }
+    match value.get("requestState") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(state)) => asked = asked.state(state.clone()),
+        Some(_) => return Err(ToolError::new("\"requestState\" must be a string")),
+    }
+    if asked.is_empty() {
+        return Err(ToolError::new(
+            "an input-required answer needs \"inputRequests\" or \"requestState\"",
+        ));
+    }
+    Ok(asked)
+}
+
+/// The MRTR members of a request to a host function, when there are any.
+fn with_round(
+    mut request: Value,
+    responses: &serde_json::Map<String, Value>,
+    state: Option<&String>,
+) -> Value {
+    if !responses.is_empty() {
+        request["inputResponses"] = Value::Object(responses.clone());
+    }
+    if let Some(state) = state {
+        request["requestState"] = json!(state);
+    }
+    request
 }
 
 #[async_trait]
 impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
     async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
         let answer = self
-            .answer(json!({"uri": request.uri, "variables": request.variables}))
+            .answer(with_round(
+                json!({"uri": request.uri, "variables": request.variables}),
+                &request.input_responses,
+                request.request_state.as_ref(),
+            ))
             .await?;
         let Some(Value::Array(items)) = answer.get("contents") else {
             return Err(ToolError::new("the resource handler returned no contents"));
@@ -66,7 +122,11 @@ impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
 impl<C: JsonCallback> PromptHandler for ViaJson<C> {
     async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
         let answer = self
-            .answer(json!({"name": request.name, "arguments": request.arguments}))
+            .answer(with_round(
+                json!({"name": request.name, "arguments": request.arguments}),
+                &request.input_responses,
+                request.request_state.as_ref(),
+            ))
             .await?;
         PromptResult::from_json(answer).map_err(ToolError::new)
     }

@@ -28,6 +28,10 @@ pub struct ResourceRequest {
     pub uri: String,
     /// Template variables by name (empty for a fixed resource).
     pub variables: BTreeMap<String, String>,
+    /// 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key.
+    pub input_responses: serde_json::Map<String, serde_json::Value>,
+    /// 2026-07-28 MRTR: the state an earlier round returned, verified.
+    pub request_state: Option<String>,
 }
 
 /// Reads a resource (or any resource of a template).
@@ -60,6 +64,10 @@ pub struct PromptRequest {
     pub name: String,
     /// Its arguments.
     pub arguments: BTreeMap<String, String>,
+    /// 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key.
+    pub input_responses: serde_json::Map<String, serde_json::Value>,
+    /// 2026-07-28 MRTR: the state an earlier round returned, verified.
+    pub request_state: Option<String>,
 }
 
 /// Renders a prompt. An error answers `-32603` with its message.

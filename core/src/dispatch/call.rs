@@ -10,8 +10,10 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::SessionShared;
-use super::context::{CallState, Context};
+use super::context::{CallState, Context, ModernCall};
+use super::modern::{Binding, Envelope, Round, answer_signal};
 use super::responder::Responder;
+use crate::InputRequired;
 use crate::limiter::Admission;
 use crate::protocol::{ProtocolVersion, ToolOutput};
 use crate::registry::{RegisteredTool, describe_violations, invalid_arguments_text};
@@ -22,6 +24,7 @@ pub(crate) fn start(
     responder: Responder,
     params: Option<Value>,
     version: ProtocolVersion,
+    modern: Option<Arc<Envelope>>,
 ) {
     let Some(Value::Object(mut params)) = params else {
         return responder.error(ErrorObject::invalid_params(
@@ -53,6 +56,25 @@ pub(crate) fn start(
         let text = invalid_arguments_text(&name, &violations);
         return responder.result(&ToolOutput::error(text).as_result(version));
     }
+    let modern = match modern {
+        None => None,
+        Some(envelope) => {
+            let binding = Binding::new(
+                "tools/call",
+                &name,
+                &arguments,
+                session.principal.as_deref(),
+            );
+            match Round::open(&params, &session.server.sealer, &binding) {
+                Ok(round) => Some(ModernCall {
+                    envelope,
+                    round,
+                    binding,
+                }),
+                Err(error) => return responder.error(error),
+            }
+        }
+    };
     let progress_token = params
         .get("_meta")
         .and_then(|meta| meta.get("progressToken"))
@@ -72,6 +94,7 @@ pub(crate) fn start(
         name,
         progress_token,
         cancel,
+        modern,
     );
     let task = run(
         session.clone(),
@@ -122,14 +145,45 @@ async fn run(
     // A cancel may land while the handler is finishing (it can even make the handler return
     // early): whether the call was still registered decides, not which future won.
     let cancelled = !session.finish_call(responder.id(), serial);
-    match outcome {
-        Outcome::Answer(output) if !cancelled => responder.result(&output.as_result(version)),
-        _ => responder.suppress(),
+    if cancelled {
+        return responder.suppress();
+    }
+    match (outcome, &call.modern) {
+        (Outcome::Cancelled, _) => responder.suppress(),
+        (Outcome::Answer(output), None) => responder.result(&output.as_result(version)),
+        (Outcome::Input(_), None) => responder.result(
+            &ToolOutput::error(format!(
+                "Tool {:?} asked for input the 2026-07-28 way in a session of protocol \
+                 version {version}; use ctx.elicit (it waits for the answer there)",
+                tool.def.name
+            ))
+            .as_result(version),
+        ),
+        (outcome, Some(m)) => {
+            let (explicit, output) = match outcome {
+                Outcome::Input(asked) => (Some(asked), None),
+                Outcome::Answer(output) => (None, Some(output)),
+                Outcome::Cancelled => (None, None),
+            };
+            let answer = answer_signal(
+                &session.server,
+                responder,
+                &m.envelope,
+                &m.round,
+                &m.binding,
+                explicit,
+            );
+            if let (Some(responder), Some(output)) = (answer, output) {
+                responder.result(&output.as_result(version));
+            }
+        }
     }
 }
 
 enum Outcome {
     Answer(ToolOutput),
+    /// The handler needs the client's input first (2026-07-28).
+    Input(InputRequired),
     /// The client (or shutdown) cancelled the call: nothing is sent.
     Cancelled,
 }
@@ -151,7 +205,7 @@ async fn execute(
         let _global = match session.server.call_limiter.admit(cancel).await {
             Admission::Admitted(permit) => permit,
             Admission::Overloaded { limit, max_queued } => {
-                return Some(overloaded("the server", limit, max_queued));
+                return Some(Outcome::Answer(overloaded("the server", limit, max_queued)));
             }
             Admission::Cancelled => return None,
         };
@@ -160,7 +214,11 @@ async fn execute(
             Some(limiter) => match limiter.admit(cancel).await {
                 Admission::Admitted(permit) => Some(permit),
                 Admission::Overloaded { limit, max_queued } => {
-                    return Some(overloaded(&format!("tool {name:?}"), limit, max_queued));
+                    return Some(Outcome::Answer(overloaded(
+                        &format!("tool {name:?}"),
+                        limit,
+                        max_queued,
+                    )));
                 }
                 Admission::Cancelled => return None,
             },
@@ -182,8 +240,11 @@ async fn execute(
             },
         };
         Some(match outcome {
-            Ok(Ok(output)) => check_output(tool, output),
-            Ok(Err(error)) => ToolOutput::error(error.message()),
+            Ok(Ok(output)) => Outcome::Answer(check_output(tool, output)),
+            Ok(Err(mut error)) => match error.take_input_required() {
+                Some(asked) => Outcome::Input(asked),
+                None => Outcome::Answer(ToolOutput::error(error.message())),
+            },
             Err(panic) => {
                 let detail = panic
                     .downcast_ref::<&str>()
@@ -191,7 +252,9 @@ async fn execute(
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
                 tracing::error!(tool = name, panic = %detail, "tool handler panicked");
-                ToolOutput::error(format!("Tool {name:?} failed with an internal error"))
+                Outcome::Answer(ToolOutput::error(format!(
+                    "Tool {name:?} failed with an internal error"
+                )))
             }
         })
     };
@@ -202,14 +265,14 @@ async fn execute(
             Err(_) => {
                 // The handler's future is dropped; work it handed elsewhere sees the token.
                 cancel.cancel();
-                Some(ToolOutput::error(format!(
+                Some(Outcome::Answer(ToolOutput::error(format!(
                     "Tool {name:?} timed out after {} ms",
                     deadline.as_millis()
-                )))
+                ))))
             }
         },
     };
-    outcome.map_or(Outcome::Cancelled, Outcome::Answer)
+    outcome.unwrap_or(Outcome::Cancelled)
 }
 
 fn overloaded(what: &str, limit: usize, max_queued: usize) -> ToolOutput {

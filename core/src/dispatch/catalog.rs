@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::SessionShared;
 use super::method::{Family, Method};
+use super::modern::{Binding, Envelope, Round, answer_input_required};
 use super::paging::write_page;
 use super::responder::Responder;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
@@ -20,6 +21,7 @@ pub(crate) fn handle(
     method: Method,
     params: Option<Value>,
     version: ProtocolVersion,
+    modern: Option<Arc<Envelope>>,
 ) {
     let catalog = &session.server.catalog;
     // A capability the server does not have (nothing of that kind registered) is -32601.
@@ -67,7 +69,7 @@ pub(crate) fn handle(
                 |p| p.def.to_json(version),
             )
         }
-        Method::ResourcesRead => read(session, responder, params),
+        Method::ResourcesRead => read(session, responder, params, modern),
         Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
             let Some(uri) = string_param(params.as_ref(), "uri") else {
                 return responder.error(ErrorObject::invalid_params(
@@ -83,14 +85,16 @@ pub(crate) fn handle(
             drop(subscriptions);
             responder.result(&json!({}));
         }
-        Method::PromptsGet => get_prompt(session, responder, params),
+        Method::PromptsGet => get_prompt(session, responder, params, modern),
         Method::CompletionComplete => complete(session, responder, params),
         // Routed elsewhere by the router; never offered here.
         Method::Initialize
         | Method::Ping
         | Method::ToolsList
         | Method::ToolsCall
-        | Method::LoggingSetLevel => {}
+        | Method::LoggingSetLevel
+        | Method::ServerDiscover
+        | Method::SubscriptionsListen => {}
     }
 }
 
@@ -110,9 +114,64 @@ fn string_map(value: Option<&Value>) -> Option<BTreeMap<String, String>> {
     }
 }
 
-fn not_found(uri: &str) -> ErrorObject {
-    ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
-        .with_data(json!({"uri": uri}))
+/// Not found: -32002 in the legacy era; 2026-07-28 retired that code for -32602.
+fn not_found(uri: &str, modern: bool) -> ErrorObject {
+    let code = if modern {
+        ErrorCode::INVALID_PARAMS
+    } else {
+        ErrorCode::RESOURCE_NOT_FOUND
+    };
+    ErrorObject::new(code, "Resource not found").with_data(json!({"uri": uri}))
+}
+
+/// A modern request's MRTR round: its envelope, what came back, and what the state binds.
+struct ModernRound {
+    envelope: Arc<Envelope>,
+    round: Round,
+    binding: Binding,
+}
+
+/// Opens the round of a prompt or read, or answers the refusal of its state.
+fn open_round(
+    session: &SessionShared,
+    modern: Option<Arc<Envelope>>,
+    params: Option<&Value>,
+    binding: Binding,
+) -> Result<Option<ModernRound>, ErrorObject> {
+    let Some(envelope) = modern else {
+        return Ok(None);
+    };
+    let empty = serde_json::Map::new();
+    let params = params.and_then(Value::as_object).unwrap_or(&empty);
+    let round = Round::open(params, &session.server.sealer, &binding)?;
+    Ok(Some(ModernRound {
+        envelope,
+        round,
+        binding,
+    }))
+}
+
+/// Answers a handler's input-required error: the questions in a modern round; in a legacy
+/// session, an error (the handler can ask there with `ctx.elicit` and wait).
+fn answer_input(
+    session: &SessionShared,
+    responder: Responder,
+    modern: Option<&ModernRound>,
+    asked: crate::InputRequired,
+) {
+    match modern {
+        Some(m) => answer_input_required(
+            &session.server,
+            responder,
+            &m.envelope,
+            &m.round,
+            &m.binding,
+            Some(asked),
+        ),
+        None => responder.error(ErrorObject::internal(
+            "Internal error: the handler asked for input the 2026-07-28 way in a session of an earlier protocol version",
+        )),
+    }
 }
 
 /// Answers with one page of `items`, each rendered to JSON straight into the answer's frame.
@@ -133,23 +192,50 @@ fn answer_page<V>(
     });
 }
 
-fn read(session: &Arc<SessionShared>, responder: Responder, params: Option<Value>) {
+fn read(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: Option<Value>,
+    modern: Option<Arc<Envelope>>,
+) {
     let Some(uri) = string_param(params.as_ref(), "uri") else {
         return responder.error(ErrorObject::invalid_params(
             "Invalid params: \"uri\" must be a string",
         ));
     };
+    let is_modern = modern.is_some();
     let Some((handler, variables)) = session.server.catalog.find_resource(&uri) else {
-        return responder.error(not_found(&uri));
+        return responder.error(not_found(&uri, is_modern));
     };
-    session.run_task(async move {
+    let binding = Binding::new(
+        "resources/read",
+        &uri,
+        &Value::Null,
+        session.principal.as_deref(),
+    );
+    let round = match open_round(session, modern, params.as_ref(), binding) {
+        Ok(round) => round,
+        Err(error) => return responder.error(error),
+    };
+    let session = session.clone();
+    let task_session = session.clone();
+    task_session.run_task(async move {
         let request = ResourceRequest {
             uri: uri.clone(),
             variables,
+            input_responses: round
+                .as_ref()
+                .map(|m| m.round.responses.clone())
+                .unwrap_or_default(),
+            request_state: round.as_ref().and_then(|m| m.round.carried.user.clone()),
         };
         match handler.read(request).await {
             Ok(contents) => responder.result(&json!({ "contents": contents })),
-            Err(err) if err.is_not_found() => responder.error(not_found(&uri)),
+            Err(mut err) if err.input_required().is_some() => {
+                let asked = err.take_input_required().unwrap_or_default();
+                answer_input(&session, responder, round.as_ref(), asked);
+            }
+            Err(err) if err.is_not_found() => responder.error(not_found(&uri, is_modern)),
             Err(err) => responder.error(ErrorObject::internal(format!(
                 "Reading {uri} failed: {}",
                 err.message()
@@ -158,7 +244,12 @@ fn read(session: &Arc<SessionShared>, responder: Responder, params: Option<Value
     });
 }
 
-fn get_prompt(session: &Arc<SessionShared>, responder: Responder, params: Option<Value>) {
+fn get_prompt(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: Option<Value>,
+    modern: Option<Arc<Envelope>>,
+) {
     let Some(name) = string_param(params.as_ref(), "name") else {
         return responder.error(ErrorObject::invalid_params(
             "Invalid params: \"name\" must be a string",
@@ -198,16 +289,37 @@ fn get_prompt(session: &Arc<SessionShared>, responder: Responder, params: Option
             "Invalid params: prompt {name:?} takes no argument {unknown:?}"
         )));
     }
-    session.run_task(async move {
+    let binding = Binding::new(
+        "prompts/get",
+        &name,
+        &json!(arguments),
+        session.principal.as_deref(),
+    );
+    let round = match open_round(session, modern, params.as_ref(), binding) {
+        Ok(round) => round,
+        Err(error) => return responder.error(error),
+    };
+    let task_session = session.clone();
+    let session = session.clone();
+    task_session.run_task(async move {
         match prompt
             .handler
             .get(PromptRequest {
                 name: name.clone(),
                 arguments,
+                input_responses: round
+                    .as_ref()
+                    .map(|m| m.round.responses.clone())
+                    .unwrap_or_default(),
+                request_state: round.as_ref().and_then(|m| m.round.carried.user.clone()),
             })
             .await
         {
             Ok(result) => responder.result(&result.to_json()),
+            Err(mut err) if err.input_required().is_some() => {
+                let asked = err.take_input_required().unwrap_or_default();
+                answer_input(&session, responder, round.as_ref(), asked);
+            }
             Err(err) => responder.error(ErrorObject::internal(format!(
                 "Prompt {name:?} failed: {}",
                 err.message()

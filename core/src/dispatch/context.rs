@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::modern::{Binding, Envelope, Round, Signal, TraceContext};
 use super::{RequestOptions, RequestStream, SessionShared};
 use crate::Error;
 use crate::cancel::CallCancel;
@@ -23,6 +24,15 @@ pub(crate) struct CallState {
     pub(crate) cancel: Arc<CallCancel>,
     last_progress: Mutex<Option<f64>>,
     finished: AtomicBool,
+    /// A 2026-07-28 call's own declarations and MRTR round; `None` in a legacy session.
+    pub(crate) modern: Option<ModernCall>,
+}
+
+/// What a 2026-07-28 call knows that a legacy call reads from its session.
+pub(crate) struct ModernCall {
+    pub(crate) envelope: Arc<Envelope>,
+    pub(crate) round: Round,
+    pub(crate) binding: Binding,
 }
 
 impl CallState {
@@ -33,6 +43,7 @@ impl CallState {
         tool: String,
         progress_token: Option<Value>,
         cancel: Arc<CallCancel>,
+        modern: Option<ModernCall>,
     ) -> Arc<Self> {
         Arc::new(CallState {
             session,
@@ -43,6 +54,7 @@ impl CallState {
             cancel,
             last_progress: Mutex::new(None),
             finished: AtomicBool::new(false),
+            modern,
         })
     }
 
@@ -105,26 +117,71 @@ impl Context {
         &self.call.tool
     }
 
-    /// The negotiated protocol version.
+    /// The protocol version of this call: negotiated by the session, or named by the request
+    /// (2026-07-28).
     pub fn protocol_version(&self) -> ProtocolVersion {
+        if let Some(modern) = &self.call.modern {
+            return modern.envelope.version;
+        }
         self.session()
             .negotiated
             .get()
             .map_or(ProtocolVersion::LATEST, |n| n.version)
     }
 
-    /// The client's `clientInfo`.
+    /// The client's `clientInfo` (from `initialize`, or this request's `_meta`).
     pub fn client_info(&self) -> Option<&Implementation> {
+        if let Some(modern) = &self.call.modern {
+            return modern.envelope.client_info.as_ref();
+        }
         self.session().negotiated.get().map(|n| &n.client_info)
     }
 
-    /// The capabilities the client declared in `initialize`.
+    /// The capabilities the client declared (in `initialize`, or on this very request).
     pub fn client_capabilities(&self) -> &Value {
         static EMPTY: Value = Value::Null;
+        if let Some(modern) = &self.call.modern {
+            return &modern.envelope.client_capabilities;
+        }
         self.session()
             .negotiated
             .get()
             .map_or(&EMPTY, |n| &n.client_capabilities)
+    }
+
+    /// 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key (empty in
+    /// a legacy session and in a first round).
+    pub fn input_responses(&self) -> &Map<String, Value> {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        match &self.call.modern {
+            Some(modern) => &modern.round.responses,
+            None => EMPTY.get_or_init(Map::new),
+        }
+    }
+
+    /// 2026-07-28 MRTR: the answer to `key`, if the client sent one.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.input_responses().get(key)
+    }
+
+    /// 2026-07-28 MRTR: the state this handler returned with its last
+    /// [`InputRequired`](crate::InputRequired), verified (the engine refuses a state that was
+    /// altered, expired, or minted for another request or principal).
+    pub fn request_state(&self) -> Option<&str> {
+        self.call
+            .modern
+            .as_ref()
+            .and_then(|m| m.round.carried.user.as_deref())
+    }
+
+    /// The W3C trace context of this request (2026-07-28 reserves `traceparent`, `tracestate`
+    /// and `baggage` in `_meta`).
+    pub fn trace_context(&self) -> TraceContext {
+        self.call
+            .modern
+            .as_ref()
+            .map(|m| m.envelope.trace.clone())
+            .unwrap_or_default()
     }
 
     /// Whether the client asked for progress (its request carried a `progressToken`).
@@ -176,7 +233,12 @@ impl Context {
 
     /// [`log`](Self::log) with a logger name.
     pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) -> bool {
-        if level < self.session().log_level() || self.call.finished.load(Ordering::Acquire) {
+        // 2026-07-28: only at the level this request set, and none when it set none.
+        let floor = match &self.call.modern {
+            Some(modern) => modern.envelope.log_level,
+            None => Some(self.session().log_level()),
+        };
+        if floor.is_none_or(|floor| level < floor) || self.call.finished.load(Ordering::Acquire) {
             return false;
         }
         let mut params = Map::with_capacity(3);
@@ -218,8 +280,17 @@ impl Context {
     /// Asks the client's model for a completion (`sampling/createMessage`; `params` as in the
     /// spec), waiting under the timeout rules of `options`. Fails fast if the client did not
     /// declare `sampling`.
+    ///
+    /// In a 2026-07-28 request nothing is sent: the answer comes from this round's
+    /// `inputResponses` (or an earlier round's, carried in the sealed state); without one the
+    /// question is recorded and [`Error::InputRequired`] returned. Let it end the handler: the
+    /// client is asked and calls again, and this line then has its answer. Code before the
+    /// question runs again each round, so put side effects after the questions.
     pub async fn sample(&self, params: Value, options: RequestOptions) -> Result<Value, Error> {
         self.require("sampling", |caps| caps.get("sampling").is_some())?;
+        if self.call.modern.is_some() {
+            return self.answer_or_ask("sampling/createMessage", &params);
+        }
         self.request("sampling/createMessage", params, options)
             .await
     }
@@ -241,14 +312,73 @@ impl Context {
         } else {
             self.require("elicitation", |caps| caps.get("elicitation").is_some())?;
         }
+        if self.call.modern.is_some() {
+            return self.answer_or_ask("elicitation/create", &params);
+        }
         self.request("elicitation/create", params, options).await
+    }
+
+    /// Several questions in one round (2026-07-28): each answer found, or, if any is missing,
+    /// every missing one recorded and [`Error::InputRequired`]. In a legacy session each is
+    /// sent in turn and awaited. Items are `(method, params)`: `elicitation/create`,
+    /// `sampling/createMessage` or `roots/list`.
+    pub async fn ask_all(
+        &self,
+        questions: Vec<(String, Value)>,
+        options: RequestOptions,
+    ) -> Result<Vec<Value>, Error> {
+        for (method, _) in &questions {
+            let cap = super::modern::capability_of(method).ok_or_else(|| {
+                Error::InvalidArgument(format!("{method:?} is not an input request"))
+            })?;
+            self.require(cap, |caps| caps.get(cap).is_some())?;
+        }
+        let Some(modern) = &self.call.modern else {
+            let mut answers = Vec::with_capacity(questions.len());
+            for (method, params) in questions {
+                answers.push(self.request(&method, params, options.clone()).await?);
+            }
+            return Ok(answers);
+        };
+        let mut answers = Vec::with_capacity(questions.len());
+        let mut missing = false;
+        for (method, params) in &questions {
+            match modern
+                .round
+                .answer_or_ask(method, params)
+                .map_err(Error::Peer)?
+            {
+                Some(answer) => answers.push(answer),
+                None => missing = true,
+            }
+        }
+        if missing {
+            Err(Error::InputRequired)
+        } else {
+            Ok(answers)
+        }
+    }
+
+    fn answer_or_ask(&self, method: &str, params: &Value) -> Result<Value, Error> {
+        let Some(modern) = &self.call.modern else {
+            return Err(Error::InputRequired);
+        };
+        match modern.round.answer_or_ask(method, params) {
+            Ok(Some(answer)) => Ok(answer),
+            Ok(None) => Err(Error::InputRequired),
+            Err(invalid) => Err(Error::Peer(invalid)),
+        }
     }
 
     /// The client's roots (`roots/list`), waiting under the timeout rules of `options`. Fails
     /// fast if the client did not declare `roots`; a malformed answer is an [`Error::Peer`].
     pub async fn list_roots(&self, options: RequestOptions) -> Result<Vec<Root>, Error> {
         self.require("roots", |caps| caps.get("roots").is_some())?;
-        let result = self.request("roots/list", json!({}), options).await?;
+        let result = if self.call.modern.is_some() {
+            self.answer_or_ask("roots/list", &json!({}))?
+        } else {
+            self.request("roots/list", json!({}), options).await?
+        };
         Root::list_from_result(result).map_err(Error::Peer)
     }
 
@@ -261,6 +391,12 @@ impl Context {
         params: Value,
         options: RequestOptions,
     ) -> Result<Value, Error> {
+        if self.call.modern.is_some() {
+            // 2026-07-28 servers never send requests; questions go through MRTR.
+            return Err(Error::NoBackChannel {
+                method: method.to_owned(),
+            });
+        }
         let out = self.session().sender_for(self.call.stream.as_ref());
         tokio::select! {
             outcome = self.session().peer_request(&out, method, params, &options) => outcome,
@@ -274,10 +410,26 @@ impl Context {
         declared: impl Fn(&Value) -> bool,
     ) -> Result<(), Error> {
         if declared(self.client_capabilities()) {
-            Ok(())
-        } else {
-            Err(Error::CapabilityNotSupported { capability })
+            return Ok(());
         }
+        if let Some(modern) = &self.call.modern {
+            // The engine answers -32021 naming it, whatever the handler does with this error.
+            let root = capability.split('.').next().unwrap_or(capability);
+            modern
+                .round
+                .raise(Signal::MissingCapability(root_capability(root)));
+        }
+        Err(Error::CapabilityNotSupported { capability })
+    }
+}
+
+/// The static name of a top-level client capability.
+fn root_capability(name: &str) -> &'static str {
+    match name {
+        "sampling" => "sampling",
+        "elicitation" => "elicitation",
+        "roots" => "roots",
+        _ => "experimental",
     }
 }
 

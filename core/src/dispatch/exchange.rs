@@ -23,6 +23,28 @@ impl Session {
         })
     }
 
+    /// A session for one 2026-07-28 exchange, on the current runtime: modern from the start,
+    /// with the principal the transport authenticated (bound into `requestState`).
+    pub(crate) fn for_modern_exchange(
+        server: &Server,
+        principal: Option<String>,
+    ) -> Result<Session, Error> {
+        let mut shared =
+            SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None);
+        shared.principal = principal;
+        shared
+            .modern
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(Session {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// A graceful end begins: long-lived answers (listen streams) close with their result.
+    pub(crate) fn begin_drain(&self) {
+        self.shared.draining.cancel();
+    }
+
     /// Processes one parsed frame whose answers and related frames go to `stream` (or, without
     /// one, to the session's outbound channel).
     pub(crate) fn handle_parsed(&self, frame: Frame, stream: Option<Arc<RequestStream>>) {

@@ -34,7 +34,8 @@ impl SessionShared {
                 "Invalid params: initialize needs \"protocolVersion\" (a string)",
             ));
         };
-        let version = ProtocolVersion::parse(requested).unwrap_or(ProtocolVersion::LATEST);
+        let version =
+            ProtocolVersion::parse_handshake(requested).unwrap_or(ProtocolVersion::LATEST);
         let client_capabilities = match params.remove("capabilities") {
             None | Some(Value::Null) => json!({}),
             Some(caps @ Value::Object(_)) => caps,

@@ -16,6 +16,8 @@ pub(crate) enum Method {
     PromptsList,
     PromptsGet,
     CompletionComplete,
+    ServerDiscover,
+    SubscriptionsListen,
 }
 
 /// What a method belongs to: the session itself, or a capability the server offers only when
@@ -33,7 +35,7 @@ pub(crate) enum Family {
 impl Method {
     /// Every method, for tests and listings.
     #[cfg(test)]
-    const ALL: [Method; 13] = [
+    const ALL: [Method; 15] = [
         Method::Initialize,
         Method::Ping,
         Method::ToolsList,
@@ -47,6 +49,8 @@ impl Method {
         Method::PromptsList,
         Method::PromptsGet,
         Method::CompletionComplete,
+        Method::ServerDiscover,
+        Method::SubscriptionsListen,
     ];
 
     /// The method named `name`; `None` for a method this server does not know (-32601).
@@ -66,6 +70,8 @@ impl Method {
             "prompts/list" => Method::PromptsList,
             "prompts/get" => Method::PromptsGet,
             "completion/complete" => Method::CompletionComplete,
+            "server/discover" => Method::ServerDiscover,
+            "subscriptions/listen" => Method::SubscriptionsListen,
             _ => return None,
         })
     }
@@ -86,12 +92,17 @@ impl Method {
             Method::PromptsList => "prompts/list",
             Method::PromptsGet => "prompts/get",
             Method::CompletionComplete => "completion/complete",
+            Method::ServerDiscover => "server/discover",
+            Method::SubscriptionsListen => "subscriptions/listen",
         }
     }
 
     pub(crate) fn family(self) -> Family {
         match self {
-            Method::Initialize | Method::Ping => Family::Lifecycle,
+            Method::Initialize
+            | Method::Ping
+            | Method::ServerDiscover
+            | Method::SubscriptionsListen => Family::Lifecycle,
             Method::ToolsList | Method::ToolsCall => Family::Tools,
             Method::LoggingSetLevel => Family::Logging,
             Method::ResourcesList
@@ -115,6 +126,6 @@ mod tests {
             assert_eq!(Method::parse(method.name()), Some(method));
         }
         assert_eq!(Method::parse("tools/Call"), None);
-        assert_eq!(Method::parse("server/discover"), None);
+        assert_eq!(Method::parse("server/Discover"), None);
     }
 }

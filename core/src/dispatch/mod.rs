@@ -10,6 +10,7 @@
 //! | `watch` | list changes and resource updates pushed to each session |
 //! | `peer`, `responder` | requests to the client; where answers go |
 //! | `exchange` | what the HTTP transport needs beyond frames in and out |
+//! | `modern` | the 2026-07-28 era: the `_meta` ladder, discover, MRTR, listen |
 
 mod call;
 mod catalog;
@@ -17,6 +18,7 @@ mod context;
 mod exchange;
 mod lifecycle;
 mod method;
+pub(crate) mod modern;
 mod paging;
 mod peer;
 mod responder;

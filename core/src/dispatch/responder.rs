@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 
 use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::modern::ModernStamp;
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_with};
 
 /// A host's wake-up for outbound frames (see [`HostHooks`](crate::host::HostHooks)).
@@ -289,6 +291,8 @@ pub(crate) struct Responder {
     id: RequestId,
     target: ReplyTarget,
     done: bool,
+    /// A modern request's: what its result must carry, and whether with cache hints.
+    stamp: Option<(Arc<ModernStamp>, bool)>,
 }
 
 impl Responder {
@@ -298,7 +302,20 @@ impl Responder {
             id,
             target,
             done: false,
+            stamp: None,
         }
+    }
+
+    /// Results get `resultType`, the server's identity and, if `cached`, the cache hints.
+    pub(crate) fn stamped(mut self, stamp: Arc<ModernStamp>, cached: bool) -> Self {
+        self.stamp = Some((stamp, cached));
+        self
+    }
+
+    /// Results go out as given (they were built whole, as an input-required one is).
+    pub(crate) fn unstamped(mut self) -> Self {
+        self.stamp = None;
+        self
     }
 
     pub(crate) fn id(&self) -> &RequestId {
@@ -311,7 +328,20 @@ impl Responder {
     }
 
     pub(crate) fn result<T: Serialize + ?Sized>(mut self, result: &T) {
-        let frame = result_frame(&self.id, result);
+        let frame = match &self.stamp {
+            None => result_frame(&self.id, result),
+            Some((stamp, cached)) => match serde_json::to_value(result) {
+                Ok(Value::Object(mut map)) => {
+                    stamp.apply(&mut map, *cached);
+                    result_frame(&self.id, &map)
+                }
+                Ok(other) => result_frame(&self.id, &other),
+                Err(err) => error_frame(
+                    Some(&self.id),
+                    &ErrorObject::internal(format!("Internal error: {err}")),
+                ),
+            },
+        };
         self.deliver(Some(frame));
     }
 
@@ -322,7 +352,24 @@ impl Responder {
         result_len: usize,
         write: impl FnOnce(&mut String) -> Result<(), ErrorObject>,
     ) {
-        let frame = match result_frame_with(&self.id, result_len, write) {
+        let stamp = self
+            .stamp
+            .as_ref()
+            .map(|(stamp, cached)| stamp.text(*cached));
+        let written = result_frame_with(&self.id, result_len, |json| {
+            write(json)?;
+            // The members go in before the object's closing brace (lists are never `{}`).
+            if let Some(members) = stamp
+                && json.ends_with('}')
+            {
+                json.pop();
+                json.push(',');
+                json.push_str(members);
+                json.push('}');
+            }
+            Ok(())
+        });
+        let frame = match written {
             Ok(frame) => frame,
             Err(error) => error_frame(Some(&self.id), &error),
         };

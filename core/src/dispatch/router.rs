@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::method::Method;
+use super::modern::EraChoice;
 use super::paging::write_page;
 use super::responder::{BatchCollector, OutboundSender, ReplyTarget, Responder};
 use super::{SessionShared, call};
@@ -59,7 +60,11 @@ impl SessionShared {
     ) {
         let version = self.negotiated.get().map(|n| n.version);
         if !self.batches_allowed() {
+            let modern = self.modern.load(std::sync::atomic::Ordering::Acquire);
             let why = match version {
+                None if modern => {
+                    "Invalid request: 2026-07-28 has no batches; send each request alone".into()
+                }
                 Some(version) => format!(
                     "Invalid request: batches are not supported in protocol version {version}"
                 ),
@@ -98,7 +103,14 @@ impl SessionShared {
     }
 
     fn handle_request(self: &Arc<Self>, responder: Responder, method: &str, params: Option<Value>) {
-        let known = Method::parse(method);
+        match self.era_for(method, params.as_ref()) {
+            EraChoice::Legacy => {}
+            EraChoice::Modern => return self.handle_modern(responder, method, params),
+            EraChoice::Refuse(error) => return responder.error(error),
+        }
+        // Methods of 2026-07-28 alone do not exist in a legacy session.
+        let known = Method::parse(method)
+            .filter(|m| !matches!(m, Method::ServerDiscover | Method::SubscriptionsListen));
         // tools/call checks its id atomically when it registers; other requests check here.
         if known != Some(Method::ToolsCall) && self.inflight_table().contains_key(responder.id()) {
             let message = format!(
@@ -123,14 +135,19 @@ impl SessionShared {
             },
         };
         match method {
-            Method::ToolsCall => call::start(self, responder, params, version),
+            Method::ToolsCall => call::start(self, responder, params, version, None),
             Method::ToolsList => self.list_tools(responder, params, version),
             Method::LoggingSetLevel => self.set_log_level(responder, params),
-            catalog => super::catalog::handle(self, responder, catalog, params, version),
+            catalog => super::catalog::handle(self, responder, catalog, params, version, None),
         }
     }
 
-    fn list_tools(&self, responder: Responder, params: Option<Value>, version: ProtocolVersion) {
+    pub(super) fn list_tools(
+        &self,
+        responder: Responder,
+        params: Option<Value>,
+        version: ProtocolVersion,
+    ) {
         // Each entry is serialised once per version; a page is their concatenation, copied
         // once, straight into the answer's frame. The frame is sized for the first page's
         // entries: exact for a list without a cursor, a hint for a later page.

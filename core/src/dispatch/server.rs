@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::modern::{CacheScope, Listeners, ModernStamp, Sealer, StateKeys};
 use crate::catalog::{
     Catalog, Completer, Prompt, PromptHandler, Reference, Resource, ResourceHandler,
     ResourceTemplate,
@@ -45,6 +46,28 @@ pub struct ServerOptions {
     /// then costs nothing, one in a tight loop at most this much CPU per request, and is
     /// spared a sleep and wake-up per request.
     pub idle_poll: Duration,
+    /// 2026-07-28: how long a client may cache `server/discover`, the lists and reads, in
+    /// milliseconds (default 0: re-fetch each time).
+    pub cache_ttl_ms: u64,
+    /// 2026-07-28: who may share those cached answers (default private).
+    pub cache_scope: CacheScope,
+    /// 2026-07-28: the keys that seal `requestState` between MRTR rounds. `None` (default): one
+    /// random key for this process, so a round must come back to the same process before it
+    /// restarts; replicas share keys through [`StateKeys::from_secrets`].
+    pub request_state_keys: Option<StateKeys>,
+    /// How long a sealed `requestState` stays valid (default 10 minutes).
+    pub request_state_ttl: Duration,
+    /// The largest sealed `requestState`, in bytes, made or accepted (default 64 KiB).
+    pub max_request_state_bytes: usize,
+    /// Serve 2026-07-28 only: `initialize` is refused with -32022 naming the versions spoken
+    /// (default false: both eras).
+    pub modern_only: bool,
+    /// `subscriptions/listen` streams open at once across the server (default 1024); more are
+    /// refused.
+    pub max_listen_streams: usize,
+    /// Notifications a listen stream may have waiting for a slow client before it is ended
+    /// (default 256).
+    pub listen_backlog: usize,
 }
 
 impl Default for ServerOptions {
@@ -63,6 +86,14 @@ impl Default for ServerOptions {
             list_changed_debounce: Duration::from_millis(50),
             default_log_level: LogLevel::Info,
             idle_poll: Duration::from_micros(200),
+            cache_ttl_ms: 0,
+            cache_scope: CacheScope::Private,
+            request_state_keys: None,
+            request_state_ttl: Duration::from_secs(600),
+            max_request_state_bytes: 64 * 1024,
+            modern_only: false,
+            max_listen_streams: 1024,
+            listen_backlog: 256,
         }
     }
 }
@@ -75,11 +106,14 @@ pub(crate) struct ServerInner {
     pub(crate) registry: ToolRegistry,
     pub(crate) catalog: Catalog,
     pub(crate) call_limiter: Limiter,
+    pub(crate) modern_stamp: Arc<ModernStamp>,
+    pub(crate) sealer: Sealer,
+    pub(crate) listeners: Arc<Listeners>,
 }
 
 impl ServerInner {
-    /// The `InitializeResult` for `version`.
-    pub(crate) fn initialize_result(&self, version: ProtocolVersion) -> Value {
+    /// The server's identity as `version` shows it.
+    pub(crate) fn server_info(&self, version: ProtocolVersion) -> Value {
         let mut info = json!({"name": self.info.name, "version": self.info.version});
         if version.has_titles()
             && let Some(title) = &self.info.title
@@ -97,7 +131,11 @@ impl ServerInner {
                 info["websiteUrl"] = json!(url);
             }
         }
-        // Capabilities follow what is registered when the client initializes.
+        info
+    }
+
+    /// The capabilities, following what is registered now.
+    pub(crate) fn capabilities(&self, version: ProtocolVersion) -> Value {
         let mut capabilities = json!({"tools": {"listChanged": true}, "logging": {}});
         if self.catalog.has_resources() {
             capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
@@ -108,10 +146,15 @@ impl ServerInner {
         if self.catalog.has_completers() && version >= ProtocolVersion::V2025_03_26 {
             capabilities["completions"] = json!({});
         }
+        capabilities
+    }
+
+    /// The `InitializeResult` for `version`.
+    pub(crate) fn initialize_result(&self, version: ProtocolVersion) -> Value {
         let mut result = json!({
             "protocolVersion": version.as_str(),
-            "capabilities": capabilities,
-            "serverInfo": info,
+            "capabilities": self.capabilities(version),
+            "serverInfo": self.server_info(version),
         });
         if let Some(instructions) = &self.instructions {
             result["instructions"] = json!(instructions);
@@ -402,19 +445,42 @@ impl ServerBuilder {
                 }
             }
         }
+        if options.max_request_state_bytes < 1024 {
+            return Err(Error::InvalidArgument(
+                "max_request_state_bytes must be at least 1024".into(),
+            ));
+        }
+        let keys = match options.request_state_keys.clone() {
+            Some(keys) => keys,
+            None => StateKeys::ephemeral()?,
+        };
+        let sealer = Sealer::new(
+            keys,
+            options.request_state_ttl,
+            options.max_request_state_bytes,
+        );
+        let mut inner = ServerInner {
+            info: self.info,
+            instructions: self.instructions,
+            limits: Limits {
+                max_frame_bytes: options.max_frame_bytes,
+                max_depth: options.max_depth,
+            },
+            call_limiter: Limiter::new(options.max_concurrent_calls, options.max_queued_calls),
+            registry,
+            catalog,
+            modern_stamp: Arc::new(ModernStamp::new(Value::Null, 0, CacheScope::Private)),
+            sealer,
+            listeners: Arc::new(Listeners::new(options.max_listen_streams)),
+            options,
+        };
+        inner.modern_stamp = Arc::new(ModernStamp::new(
+            inner.modern_server_info(),
+            inner.options.cache_ttl_ms,
+            inner.options.cache_scope,
+        ));
         Ok(Server {
-            inner: Arc::new(ServerInner {
-                info: self.info,
-                instructions: self.instructions,
-                limits: Limits {
-                    max_frame_bytes: options.max_frame_bytes,
-                    max_depth: options.max_depth,
-                },
-                call_limiter: Limiter::new(options.max_concurrent_calls, options.max_queued_calls),
-                registry,
-                catalog,
-                options,
-            }),
+            inner: Arc::new(inner),
         })
     }
 }

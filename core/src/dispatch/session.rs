@@ -40,6 +40,10 @@ pub(crate) struct SessionShared {
     pub(crate) server: Arc<ServerInner>,
     pub(super) out: OutboundSender,
     pub(crate) negotiated: OnceLock<Negotiated>,
+    /// The connection took a 2026-07-28 request first: it is modern for good.
+    pub(crate) modern: AtomicBool,
+    /// Who the transport authenticated (HTTP bearer auth), bound into `requestState`.
+    pub(crate) principal: Option<String>,
     pub(super) initialized: AtomicBool,
     pub(super) log_level: AtomicU8,
     inflight: Mutex<HashMap<RequestId, InflightCall>>,
@@ -47,6 +51,8 @@ pub(crate) struct SessionShared {
     pub(crate) peer: PeerRequests,
     pub(crate) tasks: TaskTracker,
     pub(crate) shutdown: CancellationToken,
+    /// Cancelled when a graceful shutdown begins: long-lived answers (listen streams) end.
+    pub(crate) draining: CancellationToken,
     pub(crate) runtime: Handle,
     pub(crate) spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
     /// Resource URIs this client subscribed to.
@@ -181,6 +187,7 @@ impl Session {
     pub async fn shutdown(&self) {
         let shared = &self.shared;
         shared.tasks.close();
+        shared.draining.cancel();
         let drain = shared.server.options.drain_timeout;
         if tokio::time::timeout(drain, shared.tasks.wait())
             .await
@@ -221,6 +228,8 @@ impl SessionShared {
             server: server.inner.clone(),
             out,
             negotiated: OnceLock::new(),
+            modern: AtomicBool::new(false),
+            principal: None,
             initialized: AtomicBool::new(false),
             log_level: AtomicU8::new(server.inner.options.default_log_level.index()),
             inflight: Mutex::new(HashMap::new()),
@@ -228,6 +237,7 @@ impl SessionShared {
             peer: PeerRequests::default(),
             tasks: TaskTracker::new(),
             shutdown: CancellationToken::new(),
+            draining: CancellationToken::new(),
             runtime,
             spawn_call,
             subscriptions: Mutex::new(HashSet::new()),

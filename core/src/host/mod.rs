@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 use tokio::runtime::Runtime;
 
-pub use crate::catalog::json::{JsonCallback, ViaJson};
+pub use crate::catalog::json::{JsonCallback, ViaJson, input_required_from_json};
 pub use crate::dispatch::json_number;
 pub use crate::registry::invalid_arguments_text;
 pub use local::LocalExecutor;

@@ -24,6 +24,9 @@ pub(crate) struct RegisteredTool {
     pub(crate) output: Option<Arc<CompiledSchema>>,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) limiter: Option<Limiter>,
+    /// Arguments mirrored in `Mcp-Param-{Name}` headers (`x-mcp-header`, 2026-07-28): the
+    /// header name, lower-cased, and the property.
+    pub(crate) param_headers: Vec<ParamHeader>,
     /// The `tools/list` entry, serialised once per protocol version on first use.
     listing: [OnceLock<String>; ProtocolVersion::ALL.len()],
 }
@@ -33,6 +36,77 @@ impl RegisteredTool {
     pub(crate) fn listing(&self, version: ProtocolVersion) -> &str {
         self.listing[version.index()].get_or_init(|| self.def.to_json(version).to_string())
     }
+}
+
+/// One `x-mcp-header` annotation of an input property.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParamHeader {
+    /// `mcp-param-{name}`, lower-cased.
+    pub(crate) header: String,
+    pub(crate) property: String,
+    pub(crate) kind: ParamKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamKind {
+    String,
+    Integer,
+    Boolean,
+}
+
+/// The `x-mcp-header` annotations of an input schema, checked: a header token, unique without
+/// regard to case, on a top-level property of type string, integer or boolean.
+fn param_headers(tool: &str, schema: &serde_json::Value) -> Result<Vec<ParamHeader>, Error> {
+    let invalid = |message: String| Error::InvalidSchema {
+        tool: tool.to_owned(),
+        which: "inputSchema",
+        message,
+    };
+    let mut headers: Vec<ParamHeader> = Vec::new();
+    let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return Ok(headers);
+    };
+    for (property, spec) in properties {
+        let Some(annotation) = spec.get("x-mcp-header") else {
+            continue;
+        };
+        let Some(name) = annotation.as_str() else {
+            return Err(invalid(format!(
+                "x-mcp-header of {property:?} must be a string"
+            )));
+        };
+        let token = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            return Err(invalid(format!(
+                "x-mcp-header {name:?} of {property:?} is not an HTTP header token"
+            )));
+        }
+        let kind = match spec.get("type").and_then(|t| t.as_str()) {
+            Some("string") => ParamKind::String,
+            Some("integer") => ParamKind::Integer,
+            Some("boolean") => ParamKind::Boolean,
+            _ => {
+                return Err(invalid(format!(
+                    "x-mcp-header on {property:?} needs \"type\" string, integer or boolean"
+                )));
+            }
+        };
+        let header = format!("mcp-param-{}", name.to_ascii_lowercase());
+        if headers.iter().any(|h| h.header == header) {
+            return Err(invalid(format!(
+                "x-mcp-header {name:?} is used twice (names are compared without case)"
+            )));
+        }
+        headers.push(ParamHeader {
+            header,
+            property: property.clone(),
+            kind,
+        });
+    }
+    Ok(headers)
 }
 
 pub(crate) type ToolMap = BTreeMap<String, Arc<RegisteredTool>>;
@@ -100,6 +174,7 @@ impl ToolRegistry {
             .as_ref()
             .map(|schema| self.compile(schema, &def.name, "outputSchema"))
             .transpose()?;
+        let param_headers = param_headers(&def.name, &def.input_schema)?;
         let limiter = match def.max_concurrency {
             Some(0) => {
                 return Err(Error::InvalidArgument(format!(
@@ -116,6 +191,7 @@ impl ToolRegistry {
             output,
             handler,
             limiter,
+            param_headers,
             listing: Default::default(),
         })
     }

@@ -22,6 +22,12 @@ impl ErrorCode {
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
     /// MCP (legacy era): a resource was not found.
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// MCP 2026-07-28: an HTTP header disagrees with the body, or is missing or malformed.
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// MCP 2026-07-28: the request needs a capability the client did not declare on it.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// MCP 2026-07-28: the request's protocol version is not one this server speaks.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 }
 
 impl fmt::Display for ErrorCode {

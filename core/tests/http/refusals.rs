@@ -71,7 +71,7 @@ async fn refusals_have_the_right_status_and_the_server_keeps_serving() {
             ],
             init.clone(),
             StatusCode::BAD_REQUEST,
-            "unsupported MCP-Protocol-Version",
+            "Unsupported protocol version",
         ),
         (
             Method::PUT,

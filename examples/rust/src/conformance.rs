@@ -209,9 +209,19 @@ pub fn build_conformance_server() -> Result<Server, Error> {
                 .input_schema(json!({
                     "$schema": "https://json-schema.org/draft/2020-12/schema",
                     "type": "object",
-                    "$defs": {"address": {"type": "object", "properties": {
+                    "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
                         "street": {"type": "string"}, "city": {"type": "string"}}}},
-                    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                    "properties": {
+                        "name": {"type": "string"},
+                        "address": {"$ref": "#/$defs/address"},
+                        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                        "phone": {"type": "string"},
+                        "email": {"type": "string"},
+                    },
+                    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                    "then": {"required": ["phone"]},
+                    "else": {"required": ["email"]},
                     "additionalProperties": false,
                 })),
             |_ctx: Context, args: Value| async move { Ok(ToolOutput::text(args.to_string())) },
@@ -322,5 +332,7 @@ pub fn build_conformance_server() -> Result<Server, Error> {
                 ))
             },
         );
-    builder.build()
+    let server = crate::conformance_modern::with_modern_fixtures(builder).build()?;
+    crate::conformance_modern::add_triggers(&server)?;
+    Ok(server)
 }

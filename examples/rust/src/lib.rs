@@ -2,6 +2,7 @@
 //! Every language's demo exposes these same tools; the golden vectors and benchmarks rely on them.
 
 pub mod conformance;
+mod conformance_modern;
 
 use std::time::Duration;
 

@@ -1,6 +1,8 @@
 //! Response bodies: a complete one, or an SSE stream fed through a channel.
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -29,6 +31,8 @@ impl Body {
 pub(crate) struct SseBody {
     rx: UnboundedReceiver<Bytes>,
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// Chunks sent and not yet taken by the connection, when the writer bounds them.
+    pending: Option<Arc<AtomicUsize>>,
 }
 
 impl SseBody {
@@ -36,7 +40,15 @@ impl SseBody {
         SseBody {
             rx,
             keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+            pending: None,
         }
+    }
+
+    /// Counts down `pending` as the connection takes each chunk, so the writer can bound what
+    /// waits for a slow client.
+    pub(crate) fn counting(mut self, pending: Arc<AtomicUsize>) -> Self {
+        self.pending = Some(pending);
+        self
     }
 }
 
@@ -52,6 +64,11 @@ impl hyper::body::Body for Body {
             Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Body::Sse(sse) => {
                 if let Poll::Ready(chunk) = sse.rx.poll_recv(cx) {
+                    if chunk.is_some()
+                        && let Some(pending) = &sse.pending
+                    {
+                        pending.fetch_sub(1, Ordering::AcqRel);
+                    }
                     if let Some((every, timer)) = &mut sse.keep_alive {
                         timer.as_mut().reset(tokio::time::Instant::now() + *every);
                     }

@@ -20,8 +20,10 @@ use super::body::{Body, SseBody};
 use super::forward::{as_items, drain_ready, forward, last_frame};
 use super::guard::Guard;
 use super::headers::{
-    LAST_EVENT_HEADER, SESSION_HEADER, accepts, header_version, is_json, read_body, text_header,
+    LAST_EVENT_HEADER, SESSION_HEADER, accepts, header_version, header_version_text, is_json,
+    read_body, text_header,
 };
+use super::modern;
 use super::replies::{
     Reply, accepted, json_or_accepted, json_reply, method_not_allowed, refusal, sse_response,
 };
@@ -140,8 +142,13 @@ impl Endpoint {
                 Err(reply) => return reply,
             },
         };
+        // 2026-07-28 is POST only; a GET or DELETE naming it is refused, whatever the mode.
+        let modern_version = header_version_text(request.headers())
+            .and_then(ProtocolVersion::parse)
+            .is_some_and(ProtocolVersion::is_stateless);
         match *request.method() {
             Method::POST => self.post(connection, request, owner).await,
+            _ if modern_version => method_not_allowed("POST"),
             Method::GET if self.options.stateless => method_not_allowed("POST"),
             Method::GET => self.get(&request, owner),
             Method::DELETE if self.options.stateless => method_not_allowed("POST"),
@@ -179,16 +186,29 @@ impl Endpoint {
                 "Unsupported Media Type: the body must be application/json",
             );
         }
-        let version = match header_version(headers) {
-            Ok(version) => version,
-            Err(reply) => return reply,
-        };
-        let session_id = text_header(headers, &SESSION_HEADER);
         let body = match read_body(body, self.max_body).await {
             Ok(body) => body,
             Err(reply) => return reply,
         };
         let frame = parse_frame(&body, &self.server.inner.limits);
+        // The body decides the era (a request naming its version in `_meta`), not the session.
+        if modern::is_modern(headers, &frame) {
+            return modern::post(
+                &self.server,
+                headers,
+                frame,
+                owner,
+                &self.stop,
+                self.options.sse_keep_alive,
+                self.server.inner.options.listen_backlog,
+            )
+            .await;
+        }
+        let version = match header_version(headers) {
+            Ok(version) => version,
+            Err(reply) => return reply,
+        };
+        let session_id = text_header(headers, &SESSION_HEADER);
         if let Frame::Single(Err(rejection)) = &frame {
             return json_reply(
                 StatusCode::BAD_REQUEST,

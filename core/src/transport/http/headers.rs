@@ -55,22 +55,32 @@ pub(super) fn media_type(range: &[u8]) -> &[u8] {
         .trim_ascii()
 }
 
+/// The `MCP-Protocol-Version` header's text, trimmed.
+pub(super) fn header_version_text(headers: &HeaderMap) -> Option<&str> {
+    text_header(headers, &VERSION_HEADER).map(str::trim)
+}
+
 /// The `MCP-Protocol-Version` header: absent, a version we speak, or a 400.
 pub(super) fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reply> {
     let Some(value) = headers.get(&VERSION_HEADER) else {
         return Ok(None);
     };
     let text = value.to_str().unwrap_or("").trim();
-    ProtocolVersion::parse(text).map(Some).ok_or_else(|| {
-        let supported: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
-        refusal(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "Bad Request: unsupported MCP-Protocol-Version {text:?} (supported: {})",
-                supported.join(", ")
-            ),
-        )
-    })
+    ProtocolVersion::parse_handshake(text)
+        .map(Some)
+        .ok_or_else(|| {
+            let supported: Vec<&str> = ProtocolVersion::HANDSHAKE
+                .iter()
+                .map(|v| v.as_str())
+                .collect();
+            refusal(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "Bad Request: unsupported MCP-Protocol-Version {text:?} (supported: {})",
+                    supported.join(", ")
+                ),
+            )
+        })
 }
 
 /// The whole body, refused past `limit` bytes (at once when its declared length is). A body

@@ -19,6 +19,7 @@ mod forward;
 mod guard;
 mod headers;
 mod in_place;
+mod modern;
 mod replies;
 mod sessions;
 mod sse;

@@ -1,0 +1,311 @@
+//! `subscriptions/listen` (2026-07-28): a request whose answer is a stream of the
+//! notifications it asked for (list changes, updates of named resources), each tagged with
+//! the subscription's id (the request's), until the client ends it or the server does.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{broadcast, watch};
+
+use super::envelope::{Envelope, SUBSCRIPTION_ID_KEY};
+use crate::dispatch::SessionShared;
+use crate::dispatch::responder::{OutboundSender, Responder};
+use crate::wire::{ErrorObject, RequestId, notification_frame};
+
+/// The server's listen streams: how many are open, against the limit.
+pub(crate) struct Listeners {
+    open: AtomicUsize,
+    max: usize,
+}
+
+impl Listeners {
+    pub(crate) fn new(max: usize) -> Self {
+        Listeners {
+            open: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    fn admit(self: &Arc<Self>) -> Option<ListenSlot> {
+        let mut open = self.open.load(Ordering::Relaxed);
+        loop {
+            if open >= self.max {
+                return None;
+            }
+            match self.open.compare_exchange_weak(
+                open,
+                open + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(ListenSlot(self.clone())),
+                Err(now) => open = now,
+            }
+        }
+    }
+
+    /// Listen streams open now.
+    #[cfg(test)]
+    pub(crate) fn open(&self) -> usize {
+        self.open.load(Ordering::Relaxed)
+    }
+}
+
+struct ListenSlot(Arc<Listeners>);
+
+impl Drop for ListenSlot {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What a listen stream carries: the client's filter, cut to what this server has.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Filter {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    uris: BTreeSet<String>,
+}
+
+impl Filter {
+    fn read(params: Option<&Value>) -> Result<Filter, ErrorObject> {
+        let invalid = |what: &str| {
+            ErrorObject::invalid_params(format!("Invalid params: subscriptions/listen {what}"))
+        };
+        let Some(Value::Object(notifications)) = params.and_then(|p| p.get("notifications")) else {
+            return Err(invalid("needs \"notifications\", an object"));
+        };
+        let flag = |key: &str| match notifications.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(invalid(&format!("\"{key}\" must be a boolean"))),
+        };
+        let uris = match notifications.get("resourceSubscriptions") {
+            None | Some(Value::Null) => BTreeSet::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|u| u.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| invalid("\"resourceSubscriptions\" must be a list of URIs"))?,
+            Some(_) => return Err(invalid("\"resourceSubscriptions\" must be a list of URIs")),
+        };
+        Ok(Filter {
+            tools: flag("toolsListChanged")?,
+            prompts: flag("promptsListChanged")?,
+            resources: flag("resourcesListChanged")?,
+            uris,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        if self.tools {
+            out.insert("toolsListChanged".into(), json!(true));
+        }
+        if self.prompts {
+            out.insert("promptsListChanged".into(), json!(true));
+        }
+        if self.resources {
+            out.insert("resourcesListChanged".into(), json!(true));
+        }
+        if !self.uris.is_empty() {
+            out.insert("resourceSubscriptions".into(), json!(self.uris));
+        }
+        Value::Object(out)
+    }
+}
+
+/// Opens a listen stream: the acknowledgement first, then what was asked for, until the
+/// client cancels (stdio: `notifications/cancelled`; HTTP: it closes the stream) or the
+/// session drains, which ends it gracefully with the listen result.
+pub(crate) fn start(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: Option<Value>,
+    _envelope: Arc<Envelope>,
+) {
+    let mut filter = match Filter::read(params.as_ref()) {
+        Ok(filter) => filter,
+        Err(error) => return responder.error(error),
+    };
+    let catalog = &session.server.catalog;
+    // Only what this server can ever send; the acknowledgement tells the client which.
+    filter.prompts &= catalog.has_prompts();
+    let resources = catalog.has_resources();
+    filter.resources &= resources;
+    if !resources {
+        filter.uris.clear();
+    }
+    let Some(slot) = session.server.listeners.admit() else {
+        return responder.unstamped().error(ErrorObject::internal(format!(
+            "Internal error: the server has {} listen streams open, its limit; retry later",
+            session.server.options.max_listen_streams
+        )));
+    };
+    let id = responder.id().clone();
+    let Some((serial, cancel)) = session.register_call(&id) else {
+        let message = format!("Invalid request: id {id} is already used by a request in flight");
+        return responder.error(ErrorObject::invalid_request(message));
+    };
+    // Subscribed before the acknowledgement, so nothing after it is missed.
+    let mut tools = session.server.registry.subscribe();
+    tools.borrow_and_update();
+    let mut lists = catalog.subscribe_changes();
+    let seen = *lists.borrow_and_update();
+    let updates = catalog.subscribe_updates();
+    let out = responder.out().clone();
+    let mut ack = Map::new();
+    ack.insert("notifications".into(), filter.to_json());
+    ack.insert("_meta".into(), json!({ SUBSCRIPTION_ID_KEY: &id }));
+    out.send(notification_frame(
+        "notifications/subscriptions/acknowledged",
+        Some(&ack),
+    ));
+    let stream = ListenStream {
+        session: Arc::downgrade(session),
+        out,
+        id,
+        filter,
+        debounce: session.server.options.list_changed_debounce,
+    };
+    let draining = session.draining.clone();
+    let task_session = session.clone();
+    session
+        .runtime
+        .spawn(session.tasks.track_future(async move {
+            let _slot = slot;
+            let ended = tokio::select! {
+                () = cancel.cancelled() => End::Cancelled,
+                () = draining.cancelled() => End::Graceful,
+                end = stream.run(&mut tools, &mut lists, seen, updates) => end,
+            };
+            let still_listed = task_session.finish_call(&stream.id, serial);
+            match ended {
+                End::Graceful if still_listed => stream.close(responder),
+                _ => responder.suppress(),
+            }
+        }));
+}
+
+enum End {
+    /// The client cancelled, or the stream is gone: nothing more is sent.
+    Cancelled,
+    /// The server is ending: the listen result goes out.
+    Graceful,
+}
+
+struct ListenStream {
+    session: std::sync::Weak<SessionShared>,
+    out: OutboundSender,
+    id: RequestId,
+    filter: Filter,
+    debounce: std::time::Duration,
+}
+
+impl ListenStream {
+    fn notify(&self, method: &str, mut params: Map<String, Value>) {
+        params.insert("_meta".into(), json!({ SUBSCRIPTION_ID_KEY: &self.id }));
+        self.out.send(notification_frame(method, Some(&params)));
+    }
+
+    async fn run(
+        &self,
+        tools: &mut watch::Receiver<u64>,
+        lists: &mut watch::Receiver<[u64; 2]>,
+        mut seen: [u64; 2],
+        mut updates: broadcast::Receiver<Arc<str>>,
+    ) -> End {
+        loop {
+            let mut tools_changed = false;
+            tokio::select! {
+                changed = tools.changed() => {
+                    if changed.is_err() { return End::Graceful }
+                    tools_changed = true;
+                }
+                changed = lists.changed() => if changed.is_err() { return End::Graceful },
+                update = updates.recv() => {
+                    match update {
+                        Ok(uri) if self.filter.uris.contains(&*uri) => {
+                            let mut params = Map::new();
+                            params.insert("uri".into(), json!(&*uri));
+                            self.notify("notifications/resources/updated", params);
+                        }
+                        Ok(_) => {}
+                        Err(broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::warn!(missed, "resource updates came faster than a listen stream took them");
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return End::Graceful,
+                    }
+                    continue;
+                }
+            }
+            // Changes in a burst are one notification.
+            tokio::time::sleep(self.debounce).await;
+            if tools.has_changed().unwrap_or(false) {
+                tools_changed = true;
+            }
+            tools.borrow_and_update();
+            let now = *lists.borrow_and_update();
+            if self.session.strong_count() == 0 {
+                return End::Cancelled;
+            }
+            if tools_changed && self.filter.tools {
+                self.notify("notifications/tools/list_changed", Map::new());
+            }
+            if now[0] != seen[0] && self.filter.resources {
+                self.notify("notifications/resources/list_changed", Map::new());
+            }
+            if now[1] != seen[1] && self.filter.prompts {
+                self.notify("notifications/prompts/list_changed", Map::new());
+            }
+            seen = now;
+        }
+    }
+
+    /// The graceful end: the listen result; on a connection that carries every request
+    /// (stdio), also `notifications/cancelled` for the listen id, as the schema requires.
+    fn close(&self, responder: Responder) {
+        let duplex = responder.out().stream().is_none();
+        responder.result(&json!({"_meta": { SUBSCRIPTION_ID_KEY: &self.id }}));
+        if duplex {
+            self.out.send(notification_frame(
+                "notifications/cancelled",
+                Some(&json!({"requestId": &self.id, "reason": "the server is shutting down"})),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_reads_what_was_asked_and_refuses_garbage() {
+        let read = |v: Value| Filter::read(Some(&json!({ "notifications": v })));
+        let filter = read(json!({"toolsListChanged": true, "resourceSubscriptions": ["a://b"]}))
+            .expect("valid");
+        assert!(filter.tools && !filter.prompts);
+        assert_eq!(
+            filter.to_json(),
+            json!({"toolsListChanged": true, "resourceSubscriptions": ["a://b"]})
+        );
+        assert!(read(json!({"toolsListChanged": "yes"})).is_err());
+        assert!(read(json!({"resourceSubscriptions": [1]})).is_err());
+        assert!(Filter::read(Some(&json!({}))).is_err());
+    }
+
+    #[test]
+    fn the_limit_counts_open_streams() {
+        let listeners = Arc::new(Listeners::new(2));
+        let a = listeners.admit().expect("first");
+        let _b = listeners.admit().expect("second");
+        assert!(listeners.admit().is_none());
+        drop(a);
+        assert_eq!(listeners.open(), 1);
+        assert!(listeners.admit().is_some());
+    }
+}

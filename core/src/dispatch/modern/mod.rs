@@ -1,0 +1,339 @@
+//! The 2026-07-28 era: requests that carry their version and capabilities in `_meta`, served
+//! with no handshake and no session state. The session machinery (its outbound channel, its
+//! calls in flight) is only the transport's; nothing a request declares outlives it.
+//!
+//! | module | job |
+//! |---|---|
+//! | `envelope` | the `_meta` ladder: required keys, version, capabilities, log level |
+//! | `input`, `state` | MRTR: input-required answers, and the sealed `requestState` |
+//! | `listen` | `subscriptions/listen`: list changes and resource updates, tagged |
+
+mod envelope;
+mod input;
+mod listen;
+mod state;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::{Map, Value, json};
+
+pub use envelope::TraceContext;
+pub(crate) use envelope::{
+    Envelope, PROTOCOL_VERSION_KEY, check_required_keys, claims_modern, missing_capability,
+    read_envelope, unsupported_version,
+};
+pub use input::InputRequired;
+pub(crate) use input::{Round, Signal, capability_of, keep_declared};
+pub(crate) use listen::Listeners;
+pub use state::StateKeys;
+pub(crate) use state::{Binding, Sealer};
+
+use super::SessionShared;
+use super::method::Method;
+use super::responder::Responder;
+use super::server::ServerInner;
+use crate::protocol::ProtocolVersion;
+use crate::wire::ErrorObject;
+
+/// How long a client may cache a list, `server/discover` or a read (2026-07-28 caching).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheScope {
+    /// Any client or intermediary may cache it across authorization contexts.
+    Public,
+    /// Only within the same authorization context (the default).
+    Private,
+}
+
+impl CacheScope {
+    fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+/// What every modern result carries, built once per server: `resultType`, the server's
+/// identity in `_meta`, and (on cacheable results) the cache hints.
+pub(crate) struct ModernStamp {
+    fields: Map<String, Value>,
+    cache: Map<String, Value>,
+    /// The same as JSON members, to splice into results this engine writes as text.
+    text: String,
+    cached_text: String,
+}
+
+impl ModernStamp {
+    pub(crate) fn new(server_info: Value, ttl_ms: u64, scope: CacheScope) -> Self {
+        let mut fields = Map::new();
+        fields.insert("resultType".into(), json!("complete"));
+        fields.insert(
+            "_meta".into(),
+            json!({ envelope::SERVER_INFO_KEY: server_info }),
+        );
+        let mut cache = Map::new();
+        cache.insert("ttlMs".into(), json!(ttl_ms));
+        cache.insert("cacheScope".into(), json!(scope.as_str()));
+        let members = |map: &Map<String, Value>| {
+            let text = Value::Object(map.clone()).to_string();
+            text[1..text.len() - 1].to_owned()
+        };
+        let text = members(&fields);
+        let cached_text = format!("{},{}", text, members(&cache));
+        ModernStamp {
+            fields,
+            cache,
+            text,
+            cached_text,
+        }
+    }
+
+    /// Adds the stamp to a result object, merging `_meta` with what the result has.
+    pub(crate) fn apply(&self, result: &mut Map<String, Value>, cached: bool) {
+        for (key, value) in &self.fields {
+            match (key.as_str(), result.get_mut(key), value) {
+                ("_meta", Some(Value::Object(own)), Value::Object(ours)) => {
+                    for (k, v) in ours {
+                        own.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                // A handler's own resultType is not ours to override (input_required).
+                ("resultType", Some(_), _) => {}
+                _ => {
+                    result.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        if cached {
+            for (key, value) in &self.cache {
+                result.insert(key.clone(), value.clone());
+            }
+        }
+    }
+
+    /// The members to splice before a written result's closing brace.
+    pub(crate) fn text(&self, cached: bool) -> &str {
+        if cached {
+            &self.cached_text
+        } else {
+            &self.text
+        }
+    }
+}
+
+impl Method {
+    /// Whether the method is served in the modern era (the removed ones answer -32601).
+    pub(crate) fn is_modern(self) -> bool {
+        !matches!(
+            self,
+            Method::Initialize
+                | Method::Ping
+                | Method::LoggingSetLevel
+                | Method::ResourcesSubscribe
+                | Method::ResourcesUnsubscribe
+        )
+    }
+
+    /// Whether its complete results carry cache hints.
+    pub(crate) fn is_cacheable(self) -> bool {
+        matches!(
+            self,
+            Method::ServerDiscover
+                | Method::ToolsList
+                | Method::ResourcesList
+                | Method::ResourceTemplatesList
+                | Method::ResourcesRead
+                | Method::PromptsList
+        )
+    }
+}
+
+/// Which era serves a request, and whether it locks its connection to that era.
+pub(crate) enum EraChoice {
+    Legacy,
+    Modern,
+    Refuse(ErrorObject),
+}
+
+impl SessionShared {
+    /// The era of a request: the connection's, once set; otherwise the request's own claim,
+    /// which then sets it (stdio and every duplex transport: one era per connection).
+    pub(crate) fn era_for(&self, method: &str, params: Option<&Value>) -> EraChoice {
+        let claims = claims_modern(params);
+        if self.modern.load(Ordering::Acquire) {
+            if method == "initialize" && !claims {
+                let requested = params
+                    .and_then(|p| p.get("protocolVersion"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                return EraChoice::Refuse(unsupported_version(&requested));
+            }
+            return EraChoice::Modern;
+        }
+        if self.negotiated.get().is_some() {
+            return if claims {
+                EraChoice::Refuse(ErrorObject::invalid_request(
+                    "Invalid request: this connection was initialized and speaks the \
+                     2025-11-25 era; send 2026-07-28 requests on a connection of their own",
+                ))
+            } else {
+                EraChoice::Legacy
+            };
+        }
+        let modern_only = self.server.options.modern_only;
+        if method == "initialize" && !claims {
+            if modern_only {
+                let requested = params
+                    .and_then(|p| p.get("protocolVersion"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                return EraChoice::Refuse(unsupported_version(&requested));
+            }
+            return EraChoice::Legacy;
+        }
+        if claims || modern_only {
+            self.modern.store(true, Ordering::Release);
+            return EraChoice::Modern;
+        }
+        EraChoice::Legacy
+    }
+
+    /// A modern request: the ladder, then the method table of 2026-07-28.
+    pub(crate) fn handle_modern(
+        self: &Arc<Self>,
+        responder: Responder,
+        name: &str,
+        params: Option<Value>,
+    ) {
+        let envelope = match read_envelope(params.as_ref()) {
+            Ok(envelope) => Arc::new(envelope),
+            Err(error) => return responder.error(error),
+        };
+        let Some(method) = Method::parse(name).filter(|m| m.is_modern()) else {
+            return responder.error(ErrorObject::method_not_found(name));
+        };
+        if method != Method::ToolsCall && self.inflight_table().contains_key(responder.id()) {
+            let message = format!(
+                "Invalid request: id {} is already used by a request in flight",
+                responder.id()
+            );
+            return responder.error(ErrorObject::invalid_request(message));
+        }
+        let responder = responder.stamped(self.server.modern_stamp.clone(), method.is_cacheable());
+        let version = envelope.version;
+        match method {
+            Method::ServerDiscover => responder.result(&self.server.discover_result(version)),
+            Method::ToolsCall => {
+                super::call::start(self, responder, params, version, Some(envelope))
+            }
+            Method::ToolsList => self.list_tools(responder, params, version),
+            Method::SubscriptionsListen => listen::start(self, responder, params, envelope),
+            catalog => {
+                super::catalog::handle(self, responder, catalog, params, version, Some(envelope))
+            }
+        }
+    }
+}
+
+impl ServerInner {
+    /// The `server/discover` result (stamped by the responder).
+    pub(crate) fn discover_result(&self, version: ProtocolVersion) -> Value {
+        let mut result = json!({
+            "supportedVersions": envelope::supported_versions(),
+            "capabilities": self.capabilities(version),
+        });
+        if let Some(instructions) = &self.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        result
+    }
+
+    /// The server's identity as 2026-07-28 shows it.
+    pub(crate) fn modern_server_info(&self) -> Value {
+        self.server_info(ProtocolVersion::V2026_07_28)
+    }
+}
+
+/// Answers `input_required` for a tool call, prompt or read: the questions the handler asked
+/// (those the client can take on this request) and the sealed state of the next round.
+pub(crate) fn answer_input_required(
+    server: &ServerInner,
+    responder: Responder,
+    envelope: &Envelope,
+    round: &Round,
+    binding: &Binding,
+    explicit: Option<InputRequired>,
+) {
+    let mut asked = round.pending();
+    let mut user_state = None;
+    if let Some(explicit) = explicit {
+        asked.requests.extend(explicit.requests);
+        user_state = explicit.state;
+    }
+    let (kept, dropped) = keep_declared(asked.requests, &envelope.client_capabilities);
+    let carried = round.carry_on(user_state);
+    let carries = carried.user.is_some() || !carried.answers.is_empty();
+    if kept.is_empty() && !dropped.is_empty() {
+        let required: Map<String, Value> = dropped
+            .iter()
+            .map(|cap| ((*cap).to_owned(), json!({})))
+            .collect();
+        return responder.unstamped().error(missing_capability(
+            Value::Object(required),
+            &format!("the request asks the client for {}", dropped.join(", ")),
+        ));
+    }
+    if kept.is_empty() && !carries {
+        return responder.unstamped().error(ErrorObject::internal(
+            "Internal error: the handler asked for input but named no input request and no state",
+        ));
+    }
+    let mut result = Map::new();
+    result.insert("resultType".into(), json!("input_required"));
+    if !kept.is_empty() {
+        result.insert("inputRequests".into(), Value::Object(kept));
+    }
+    if carries {
+        match server.sealer.seal(binding, carried) {
+            Ok(state) => {
+                result.insert("requestState".into(), json!(state));
+            }
+            Err(error) => return responder.unstamped().error(error),
+        }
+    }
+    result.insert(
+        "_meta".into(),
+        json!({ envelope::SERVER_INFO_KEY: server.modern_server_info() }),
+    );
+    responder.unstamped().result(&Value::Object(result));
+}
+
+/// The answer for a handler that stopped on a [`Signal`]; `None` when it did not.
+pub(crate) fn answer_signal(
+    server: &ServerInner,
+    responder: Responder,
+    envelope: &Envelope,
+    round: &Round,
+    binding: &Binding,
+    explicit: Option<InputRequired>,
+) -> Option<Responder> {
+    match (round.take_signal(), explicit) {
+        (Some(Signal::MissingCapability(cap)), _) => {
+            responder.unstamped().error(missing_capability(
+                json!({ cap: {} }),
+                &format!("the handler needs {cap}, which this request did not declare"),
+            ));
+            None
+        }
+        (Some(Signal::Ask), explicit) => {
+            answer_input_required(server, responder, envelope, round, binding, explicit);
+            None
+        }
+        (None, Some(explicit)) => {
+            answer_input_required(server, responder, envelope, round, binding, Some(explicit));
+            None
+        }
+        (None, None) => Some(responder),
+    }
+}

@@ -1,0 +1,459 @@
+//! The 2026-07-28 era through the bring-your-own-transport entry point: MRTR rounds both ways
+//! (a handler that returns `InputRequired`, and `ctx.elicit` that asks and comes back), the
+//! sealed state, per-request capabilities and log level, and listen streams.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Client, matches};
+use serde_json::{Value, json};
+use toolwire::{
+    Context, InputRequired, LogLevel, Prompt, PromptMessage, PromptRequest, PromptResult,
+    RequestOptions, Resource, ResourceContents, ResourceRequest, Server, ServerOptions, StateKeys,
+    Tool, ToolOutput,
+};
+
+const PV: &str = "io.modelcontextprotocol/protocolVersion";
+const CC: &str = "io.modelcontextprotocol/clientCapabilities";
+const LL: &str = "io.modelcontextprotocol/logLevel";
+const SUB: &str = "io.modelcontextprotocol/subscriptionId";
+
+fn meta(caps: Value) -> Value {
+    json!({PV: "2026-07-28", CC: caps})
+}
+
+fn call(id: i64, name: &str, extra: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": {}, "_meta": meta(json!({"elicitation": {}, "sampling": {}}))});
+    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
+fn name_question() -> Value {
+    json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}})
+}
+
+fn server_with_keys(keys: Option<StateKeys>) -> Server {
+    let mut options = ServerOptions::default();
+    options.request_state_keys = keys;
+    options.list_changed_debounce = Duration::from_millis(5);
+    Server::builder("modern", "1")
+        .options(options)
+        .tool(
+            Tool::new("greet"),
+            |ctx: Context, _args: Value| async move {
+                // Replay style: the same line asks in round 1 and has its answer in round 2.
+                let answer = ctx
+                    .elicit(name_question(), RequestOptions::default())
+                    .await?;
+                let color = ctx
+                    .elicit(json!({"message": "Color?"}), RequestOptions::default())
+                    .await?;
+                Ok(ToolOutput::text(format!(
+                    "{} likes {}",
+                    answer["content"]["name"].as_str().unwrap_or("?"),
+                    color["content"]["c"].as_str().unwrap_or("?")
+                )))
+            },
+        )
+        .tool(
+            Tool::new("stateful"),
+            |ctx: Context, _args: Value| async move {
+                match (ctx.request_state(), ctx.input_response("ok")) {
+                    (Some("step-1"), Some(_)) => Ok(ToolOutput::text("done")),
+                    _ => Err(InputRequired::new()
+                        .elicit("ok", json!({"message": "OK?"}))
+                        .state("step-1")
+                        .into()),
+                }
+            },
+        )
+        .tool(
+            Tool::new("swallow"),
+            |ctx: Context, _args: Value| async move {
+                // A handler that ignores the error still gets its question asked.
+                let _ = ctx
+                    .sample(
+                        json!({"messages": [], "maxTokens": 5}),
+                        RequestOptions::default(),
+                    )
+                    .await;
+                Ok(ToolOutput::text("swallowed"))
+            },
+        )
+        .tool(Tool::new("logs"), |ctx: Context, _args: Value| async move {
+            ctx.log(LogLevel::Debug, "d");
+            ctx.log(LogLevel::Warning, "w");
+            Ok(ToolOutput::text("logged"))
+        })
+        .tool(
+            Tool::new("trace"),
+            |ctx: Context, _args: Value| async move {
+                Ok(ToolOutput::text(
+                    ctx.trace_context().traceparent.unwrap_or_default(),
+                ))
+            },
+        )
+        .resource(
+            Resource::new("test://r", "r"),
+            |request: ResourceRequest| async move {
+                Ok(vec![ResourceContents::text(request.uri, None, "r")])
+            },
+        )
+        .prompt(Prompt::new("p"), |request: PromptRequest| async move {
+            match request.input_responses.get("ctx") {
+                Some(answer) => Ok(PromptResult::new(vec![PromptMessage::user(
+                    toolwire::Content::text(answer["content"]["v"].as_str().unwrap_or("?")),
+                )])),
+                None => Err(InputRequired::new()
+                    .elicit("ctx", json!({"message": "Context?"}))
+                    .into()),
+            }
+        })
+        .build()
+        .expect("valid server")
+}
+
+fn server() -> Server {
+    server_with_keys(None)
+}
+
+async fn answer(client: &mut Client, message: Value) -> Value {
+    client.send(&message);
+    client.recv().await.expect("an answer")
+}
+
+#[tokio::test]
+async fn a_replayed_elicit_advances_one_question_per_round() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let first = answer(&mut client, call(1, "greet", json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert!(
+        first["result"].get("requestState").is_none(),
+        "nothing to carry yet"
+    );
+    let requests = first["result"]["inputRequests"]
+        .as_object()
+        .expect("requests");
+    let (name_key, request) = requests.iter().next().expect("one question");
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"], name_question());
+
+    let name = json!({"action": "accept", "content": {"name": "Ann"}});
+    let second = answer(
+        &mut client,
+        call(2, "greet", json!({"inputResponses": {name_key: name}})),
+    )
+    .await;
+    assert_eq!(second["result"]["resultType"], "input_required", "{second}");
+    let state = second["result"]["requestState"]
+        .as_str()
+        .expect("the name travels in the state");
+    let color_key = second["result"]["inputRequests"]
+        .as_object()
+        .expect("requests")
+        .keys()
+        .next()
+        .expect("key")
+        .clone();
+    assert_ne!(&color_key, name_key);
+
+    // Round 3 answers only the new question; the first answer comes from the sealed state.
+    let third = answer(
+        &mut client,
+        call(
+            3,
+            "greet",
+            json!({
+                "inputResponses": {color_key: {"action": "accept", "content": {"c": "blue"}}},
+                "requestState": state,
+            }),
+        ),
+    )
+    .await;
+    assert_eq!(
+        third["result"]["content"][0]["text"], "Ann likes blue",
+        "{third}"
+    );
+    assert_eq!(third["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn state_is_verified_and_bound_to_its_request() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let first = answer(&mut client, call(1, "stateful", json!({}))).await;
+    let state = first["result"]["requestState"]
+        .as_str()
+        .expect("state")
+        .to_owned();
+    assert_ne!(state, "step-1", "the client sees ciphertext only");
+    let ok = json!({"ok": {"action": "accept"}});
+    let done = answer(
+        &mut client,
+        call(
+            2,
+            "stateful",
+            json!({"inputResponses": ok, "requestState": state}),
+        ),
+    )
+    .await;
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+
+    let refused = json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "Invalid or expired requestState"}});
+    let tampered = answer(
+        &mut client,
+        call(
+            3,
+            "stateful",
+            json!({"inputResponses": ok, "requestState": format!("{state}-TAMPERED")}),
+        ),
+    )
+    .await;
+    assert!(matches(&refused, &tampered), "{tampered}");
+    // The same state on another tool, or with other arguments, does not open.
+    let elsewhere = answer(
+        &mut client,
+        call(3, "greet", json!({"requestState": state})),
+    )
+    .await;
+    assert!(matches(&refused, &elsewhere), "{elsewhere}");
+    let mut other_args = call(
+        3,
+        "stateful",
+        json!({"inputResponses": ok, "requestState": state}),
+    );
+    other_args["params"]["arguments"] = json!({"x": 1});
+    assert!(matches(&refused, &answer(&mut client, other_args).await));
+}
+
+#[tokio::test]
+async fn shared_keys_open_state_across_servers_and_rotation_keeps_it_open() {
+    let old = StateKeys::from_secrets(&["a".repeat(32)]).expect("keys");
+    let rotated = StateKeys::from_secrets(&["b".repeat(32), "a".repeat(32)]).expect("keys");
+    let mut one = Client::new(&server_with_keys(Some(old)));
+    let first = answer(&mut one, call(1, "stateful", json!({}))).await;
+    let state = first["result"]["requestState"].clone();
+    let mut other = Client::new(&server_with_keys(Some(rotated)));
+    let done = answer(
+        &mut other,
+        call(
+            2,
+            "stateful",
+            json!({"inputResponses": {"ok": {"action": "accept"}}, "requestState": state}),
+        ),
+    )
+    .await;
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+    // An ephemeral key of another process does not.
+    let mut stranger = Client::new(&server());
+    let refused = answer(&mut stranger, call(2, "stateful", json!({"inputResponses": {"ok": {"action": "accept"}}, "requestState": first["result"]["requestState"]}))).await;
+    assert_eq!(refused["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn undeclared_capabilities_are_never_asked_for() {
+    let server = server();
+    let mut client = Client::new(&server);
+    // The handler swallows the error; the engine still answers -32021 naming sampling.
+    let mut request = call(1, "swallow", json!({}));
+    request["params"]["_meta"] = meta(json!({}));
+    let refused = answer(&mut client, request).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+    // With sampling declared, the swallowed question is asked anyway.
+    let asked = answer(&mut client, call(2, "swallow", json!({}))).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    // A low-level answer whose every question is of an undeclared kind: -32021 too (its state
+    // alone would only bring the client back to the same question).
+    let mut request = call(3, "stateful", json!({}));
+    request["params"]["_meta"] = meta(json!({"sampling": {}}));
+    let refused = answer(&mut client, request).await;
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}}),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn prompts_answer_input_required_too() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let get = |id: i64, extra: Value| {
+        let mut params = json!({"name": "p", "_meta": meta(json!({"elicitation": {}}))});
+        if let (Some(p), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            p.extend(extra);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": params})
+    };
+    let first = answer(&mut client, get(1, json!({}))).await;
+    assert_eq!(
+        first["result"]["inputRequests"]["ctx"]["method"], "elicitation/create",
+        "{first}"
+    );
+    let second = answer(
+        &mut client,
+        get(
+            2,
+            json!({"inputResponses": {"ctx": {"action": "accept", "content": {"v": "here"}}}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        second["result"]["messages"][0]["content"]["text"], "here",
+        "{second}"
+    );
+    assert_eq!(second["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn logs_follow_the_request_level_and_none_without_one() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let quiet = answer(&mut client, call(1, "logs", json!({}))).await;
+    assert_eq!(
+        quiet["result"]["content"][0]["text"], "logged",
+        "no log without a level: {quiet}"
+    );
+    let mut request = call(2, "logs", json!({}));
+    request["params"]["_meta"][LL] = json!("info");
+    client.send(&request);
+    let log = client.recv().await.expect("the warning");
+    assert_eq!(log["method"], "notifications/message");
+    assert_eq!(
+        log["params"]["level"], "warning",
+        "debug is under the floor: {log}"
+    );
+    let done = client.recv().await.expect("answer");
+    assert_eq!(done["id"], 2);
+}
+
+#[tokio::test]
+async fn the_trace_context_reaches_the_handler() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let mut request = call(1, "trace", json!({}));
+    request["params"]["_meta"]["traceparent"] =
+        json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    let answer = answer(&mut client, request).await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    );
+}
+
+fn listen(id: i64, notifications: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+        "params": {"notifications": notifications, "_meta": meta(json!({}))}})
+}
+
+#[tokio::test]
+async fn a_listen_stream_hears_what_it_asked_for_tagged_then_ends_gracefully() {
+    let server = server();
+    let mut client = Client::new(&server);
+    client.send(&listen(
+        9,
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://r"]}),
+    ));
+    let ack = client.recv().await.expect("ack");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://r"]})
+    );
+    assert_eq!(ack["params"]["_meta"][SUB], 9);
+
+    // A prompt change is not asked for; a tool change and an update of test://r are.
+    server.remove_prompt("p");
+    server.notify_resource_updated("test://other");
+    server.notify_resource_updated("test://r");
+    let update = client.recv().await.expect("update");
+    assert_eq!(
+        update["method"], "notifications/resources/updated",
+        "{update}"
+    );
+    assert_eq!(
+        update["params"],
+        json!({"uri": "test://r", "_meta": {SUB: 9}})
+    );
+    assert!(server.remove_tool("logs"));
+    let changed = client.recv().await.expect("list change");
+    assert_eq!(
+        changed,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {SUB: 9}}})
+    );
+
+    // A graceful end: the listen result, then (a duplex connection) the cancel for its id.
+    let rest = client.finish().await;
+    let rest: Vec<Value> = rest
+        .iter()
+        .map(|f| serde_json::from_str(f).expect("json"))
+        .collect();
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert!(
+        matches(
+            &json!({"jsonrpc": "2.0", "id": 9, "result": {"resultType": "complete", "_meta": {SUB: 9, "io.modelcontextprotocol/serverInfo": "$any"}}}),
+            &rest[0]
+        ),
+        "{rest:?}"
+    );
+    assert_eq!(rest[1]["method"], "notifications/cancelled");
+    assert_eq!(rest[1]["params"]["requestId"], 9);
+}
+
+#[tokio::test]
+async fn listen_streams_are_bounded() {
+    let mut options = ServerOptions::default();
+    options.max_listen_streams = 1;
+    let server = Server::builder("s", "1")
+        .options(options)
+        .build()
+        .expect("server");
+    let mut client = Client::new(&server);
+    client.send(&listen(1, json!({})));
+    assert_eq!(
+        client.recv().await.expect("ack")["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    client.send(&listen(2, json!({})));
+    let refused = client.recv().await.expect("refusal");
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["error"]["code"], -32603);
+    // The first one ended by its client frees the slot.
+    client.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    );
+    let mut admitted = None;
+    for id in 3..200 {
+        client.send(&listen(id, json!({})));
+        let frame = client.recv().await.expect("frame");
+        if frame["method"] == "notifications/subscriptions/acknowledged" {
+            admitted = Some(id);
+            break;
+        }
+        // The cancelled stream's task may not have let go yet: wait for it, not for time.
+        tokio::task::yield_now().await;
+    }
+    assert!(admitted.is_some(), "a slot came free");
+}
+
+#[tokio::test]
+async fn a_modern_only_server_refuses_initialize_naming_its_versions() {
+    let mut options = ServerOptions::default();
+    options.modern_only = true;
+    let server = Server::builder("s", "1")
+        .options(options)
+        .build()
+        .expect("server");
+    let mut client = Client::new(&server);
+    let refused = client.initialize("2025-11-25", json!({})).await;
+    assert_eq!(refused["error"]["code"], -32022, "{refused}");
+    assert_eq!(refused["error"]["data"]["supported"], json!(["2026-07-28"]));
+}
