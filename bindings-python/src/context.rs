@@ -147,6 +147,32 @@ impl NativeContext {
         to_py(py, self.ctx.client_capabilities())
     }
 
+    /// 2026-07-28 MRTR: the client's answers to an earlier round's questions, by key.
+    #[getter]
+    fn input_responses(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &Value::Object(self.ctx.input_responses().clone()))
+    }
+
+    /// 2026-07-28 MRTR: the state this tool returned last round, verified by the engine.
+    #[getter]
+    fn request_state(&self) -> Option<String> {
+        self.ctx.request_state().map(str::to_owned)
+    }
+
+    /// The request's W3C trace context: `traceparent`, `tracestate`, `baggage` (each or None).
+    #[getter]
+    fn trace_context(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let trace = self.ctx.trace_context();
+        to_py(
+            py,
+            &serde_json::json!({
+                "traceparent": trace.traceparent,
+                "tracestate": trace.tracestate,
+                "baggage": trace.baggage,
+            }),
+        )
+    }
+
     /// `sampling/createMessage`, `elicitation/create` or `roots/list` (by `kind`: "sample",
     /// "elicit", "roots"), answered as an asyncio future.
     #[pyo3(signature = (kind, params, event_loop, timeout_ms=None))]

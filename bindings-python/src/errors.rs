@@ -10,11 +10,12 @@
 //! └── BusyError              what the operation needs is in use (stdin served twice)
 //! ```
 //! A timed-out request to the client raises the built-in `TimeoutError`; a cancelled one
-//! `asyncio.CancelledError`.
+//! `asyncio.CancelledError`. `InputRequiredError` (2026-07-28: the client's answer is needed
+//! first) derives from `BaseException`, so `except Exception` cannot swallow it.
 
 use pyo3::create_exception;
 use pyo3::exceptions::asyncio::CancelledError;
-use pyo3::exceptions::{PyException, PyTimeoutError, PyValueError};
+use pyo3::exceptions::{PyBaseException, PyException, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -61,6 +62,15 @@ create_exception!(
     "What the operation needs is already in use: stdin is served by one serve at a time."
 );
 
+create_exception!(
+    toolwire,
+    InputRequiredError,
+    PyBaseException,
+    "2026-07-28: the client's input is needed first. ctx.elicit, ctx.sample and ctx.list_roots \
+     raise it when the answer is not in this round; let it end the tool: the engine asks the \
+     client, who calls again, and the same line then has its answer."
+);
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("ToolwireError", py.get_type::<ToolwireError>())?;
@@ -70,6 +80,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SessionClosedError", py.get_type::<SessionClosedError>())?;
     m.add("TransportError", py.get_type::<TransportError>())?;
     m.add("BusyError", py.get_type::<BusyError>())?;
+    m.add("InputRequiredError", py.get_type::<InputRequiredError>())?;
     Ok(())
 }
 
@@ -103,6 +114,7 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
         E::Transport(_) | E::NoRuntime(_) => TransportError::new_err(message),
         E::InvalidArgument(_) => PyValueError::new_err(message),
         E::Busy(_) => BusyError::new_err(message),
+        E::InputRequired => InputRequiredError::new_err(message),
         _ => ToolwireError::new_err(message),
     }
 }

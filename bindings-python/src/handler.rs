@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use pyo3::prelude::*;
 use serde_json::Value;
+use toolwire::host::input_required_from_json;
 use toolwire::{Context, ToolError, ToolHandler, ToolOutput};
 
 use crate::bridge::BridgeHandle;
@@ -59,9 +60,29 @@ pub(crate) fn tool_error(py: Python<'_>, err: PyErr) -> ToolError {
 /// `CallToolResult` dict, any other value as plain JSON data. Core's one rule
 /// ([`ToolOutput::from_returned`]) decides what it means, as in every language.
 pub(crate) fn output_from_py(result: &Bound<'_, PyAny>) -> Outcome {
+    if let Ok(asked) = result.cast::<InputRequiredAnswer>() {
+        return Err(input_required_from_json(&asked.get().value)?.into());
+    }
     let value = to_json(result).map_err(|e| tool_error(result.py(), e))?;
     ToolOutput::from_returned(value)
         .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))
+}
+
+/// A tool's `InputRequired` as the Python layer hands it over: its JSON
+/// (`{"inputRequests"?, "requestState"?}`), kept apart from data a tool may return.
+#[pyclass(frozen, module = "toolwire._native")]
+pub(crate) struct InputRequiredAnswer {
+    value: Value,
+}
+
+#[pymethods]
+impl InputRequiredAnswer {
+    #[new]
+    fn new(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(InputRequiredAnswer {
+            value: to_json(value)?,
+        })
+    }
 }
 
 fn call_args(

@@ -22,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::NativeSession>()?;
     m.add_class::<server::StopSignal>()?;
     m.add_class::<context::NativeContext>()?;
+    m.add_class::<handler::InputRequiredAnswer>()?;
     m.add_class::<bridge::LoopBridge>()?;
     m.add_class::<bridge::CallDone>()?;
     m.add_class::<http::NativeHttpServer>()?;

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from toolwire import Audio, Context, EmbeddedResource, Image, Server, Text, ToolError, ToolResult
+from toolwire_conformance_modern import add_modern_fixtures
 
 RED_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 SILENT_WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=="
@@ -158,9 +159,23 @@ def build_conformance_server() -> Server:
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "$defs": {
-                "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                }
             },
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": False,
         },
     )
@@ -219,4 +234,5 @@ def build_conformance_server() -> Server:
     def complete_arguments(argument: str, value: str, context: dict[str, str]) -> list[str]:
         return [c for c in ("paris", "park", "party", "test", "testing") if c.startswith(value)]
 
+    add_modern_fixtures(server)
     return server

@@ -28,7 +28,7 @@ server.run()
 from ._base import F as F
 from ._base import logger as logger
 from ._catalog import ResourceNotFound
-from ._content import Audio, EmbeddedResource, Image, ResourceLink, Text, ToolError, ToolResult
+from ._content import Audio, EmbeddedResource, Image, InputRequired, ResourceLink, Round, Text, ToolError, ToolResult
 from ._content import Block as Block
 from ._context import Context
 from ._http import HttpServer
@@ -36,6 +36,7 @@ from ._native import (
     BusyError,
     CapabilityError,
     ClientRequestError,
+    InputRequiredError,
     RegistrationError,
     SessionClosedError,
     ToolwireError,
@@ -54,8 +55,11 @@ __all__ = [
     "Context",
     "EmbeddedResource",
     "Image",
+    "InputRequired",
+    "InputRequiredError",
     "RegistrationError",
     "ResourceLink",
+    "Round",
     "Server",
     "Session",
     "SessionClosedError",

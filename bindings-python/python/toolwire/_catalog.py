@@ -14,6 +14,7 @@ import typing
 from typing import Any, Callable, Optional
 
 from ._base import F, ServerBase, logger
+from ._content import InputRequired, Round
 from ._native import RegistrationError
 from ._schema import parse_docstring
 
@@ -85,13 +86,16 @@ class CatalogMixin(ServerBase):
         ):
             if value is not None:
                 definition[key] = value
-        parameters = inspect.signature(fn).parameters
+        round_param = _round_parameter(fn)
+        parameters = {k: p for k, p in inspect.signature(fn).parameters.items() if k != round_param}
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
         def invoke(request: dict[str, Any]) -> Any:
             kwargs = {k: v for k, v in request["variables"].items() if takes_any or k in parameters}
             if "uri" in parameters:
                 kwargs["uri"] = request["uri"]
+            if round_param:
+                kwargs[round_param] = _round_of(request)
             try:
                 value = self._call(fn, **kwargs)
             except ResourceNotFound as exc:
@@ -99,6 +103,8 @@ class CatalogMixin(ServerBase):
             except Exception:
                 logger.error("resource %s raised", uri, exc_info=True)
                 raise
+            if isinstance(value, InputRequired):
+                return {"inputRequired": value.to_json()}
             return {"contents": _resource_contents(request["uri"], value, mime_type)}
 
         self._native.add_resource(definition, invoke, template)
@@ -145,9 +151,17 @@ class CatalogMixin(ServerBase):
             if value is not None:
                 definition[key] = value
 
+        round_param = _round_parameter(fn)
+
         def invoke(request: dict[str, Any]) -> Any:
+            kwargs = dict(request["arguments"])
+            if round_param:
+                kwargs[round_param] = _round_of(request)
             try:
-                return _prompt_result(self._call(fn, **request["arguments"]))
+                value = self._call(fn, **kwargs)
+                if isinstance(value, InputRequired):
+                    return {"inputRequired": value.to_json()}
+                return _prompt_result(value)
             except Exception:
                 logger.error("prompt %s raised", definition["name"], exc_info=True)
                 raise
@@ -198,6 +212,19 @@ async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
 
+def _round_parameter(fn: Callable[..., Any]) -> Optional[str]:
+    """The parameter annotated `Round`, if any (it is not a prompt argument)."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except NameError:
+        hints = {}
+    return next((name for name, hint in hints.items() if hint is Round), None)
+
+
+def _round_of(request: dict[str, Any]) -> Round:
+    return Round(request.get("inputResponses") or {}, request.get("requestState"))
+
+
 def _first_paragraph(fn: Callable[..., Any]) -> Optional[str]:
     doc = inspect.getdoc(fn)
     return doc.split("\n\n")[0].strip() if doc else None
@@ -211,10 +238,11 @@ def _prompt_arguments(fn: Callable[..., Any], given: dict[str, dict[str, str]]) 
         hints = typing.get_type_hints(fn, include_extras=True)
     except NameError:
         hints = {}
+    round_param = _round_parameter(fn)
     params = [
         p
         for p in inspect.signature(fn).parameters.values()
-        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY) and p.name != round_param
     ]
     unknown = set(given) - {p.name for p in params}
     if unknown:

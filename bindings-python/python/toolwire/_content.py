@@ -11,6 +11,73 @@ import enum
 from typing import Any, ClassVar, Optional, Union
 
 
+class InputRequired:
+    """2026-07-28 MRTR: the answer of a tool, prompt or resource that needs the client's input
+    first. Return it; the engine asks the client, who calls again with the answers (read them in
+    `ctx.input_responses`, or a prompt's or resource's `Round`).
+
+    Each question goes under a key unique in this request; `state` comes back in the next round
+    (`ctx.request_state`), sealed by the engine so the client can neither read nor alter it::
+
+        return InputRequired().elicit("name", {"message": "Your name?", "requestedSchema": {...}}).with_state("step-1")
+
+    Questions of a kind the client did not declare on this request are left out; if none is
+    left, the client gets -32021. In a legacy (initialize) session, use `ctx.elicit` instead.
+    """
+
+    __slots__ = ("requests", "state")
+
+    def __init__(self, requests: Optional[dict[str, dict[str, Any]]] = None, state: Optional[str] = None) -> None:
+        self.requests: dict[str, dict[str, Any]] = dict(requests or {})
+        self.state = state
+
+    def elicit(self, key: str, params: dict[str, Any]) -> InputRequired:
+        """Asks the user (`elicitation/create`) under `key`."""
+        return self.request(key, "elicitation/create", params)
+
+    def sample(self, key: str, params: dict[str, Any]) -> InputRequired:
+        """Asks the client's model (`sampling/createMessage`) under `key`."""
+        return self.request(key, "sampling/createMessage", params)
+
+    def list_roots(self, key: str) -> InputRequired:
+        """Asks for the client's roots (`roots/list`) under `key`."""
+        return self.request(key, "roots/list", {})
+
+    def request(self, key: str, method: str, params: dict[str, Any]) -> InputRequired:
+        self.requests[key] = {"method": method, "params": params}
+        return self
+
+    def with_state(self, state: str) -> InputRequired:
+        """State for the next round (any string; the engine seals it)."""
+        self.state = state
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.requests:
+            out["inputRequests"] = self.requests
+        if self.state is not None:
+            out["requestState"] = self.state
+        return out
+
+    def __repr__(self) -> str:
+        return f"InputRequired({list(self.requests)}, state={self.state is not None})"
+
+
+class Round:
+    """2026-07-28 MRTR, for prompts and resources: what the client sent back. Declare a parameter
+    annotated `Round` to receive it (tools read the same from their `Context`)."""
+
+    __slots__ = ("input_responses", "request_state")
+
+    def __init__(self, input_responses: Optional[dict[str, Any]] = None, request_state: Optional[str] = None) -> None:
+        self.input_responses: dict[str, Any] = input_responses or {}
+        self.request_state = request_state
+
+    def __repr__(self) -> str:
+        return f"Round({list(self.input_responses)}, state={self.request_state is not None})"
+
+
 class ToolError(Exception):
     """Raise it in a tool to give the model an `isError` result with this message.
 

@@ -88,6 +88,22 @@ class Context:
         return self._native.client_capabilities
 
     @property
+    def input_responses(self) -> dict[str, Any]:
+        """2026-07-28 MRTR: the client's answers to what an earlier round asked, by key."""
+        return self._native.input_responses
+
+    @property
+    def request_state(self) -> Optional[str]:
+        """2026-07-28 MRTR: the state this tool returned with its last `InputRequired`,
+        verified by the engine (an altered or expired one never reaches the tool)."""
+        return self._native.request_state
+
+    @property
+    def trace_context(self) -> dict[str, Optional[str]]:
+        """The request's W3C trace context: `traceparent`, `tracestate`, `baggage`."""
+        return self._native.trace_context
+
+    @property
     def is_cancelled(self) -> bool:
         """True once the call was cancelled (by the client, its deadline, or shutdown).
 
@@ -143,11 +159,17 @@ class Context:
 
     async def sample(self, params: dict[str, Any], timeout: Optional[float] = None) -> dict[str, Any]:
         """`sampling/createMessage` (params as in the spec); raises CapabilityError if undeclared.
-        Past `timeout` seconds (progress from the client extends it) raises `TimeoutError`."""
+        Past `timeout` seconds (progress from the client extends it) raises `TimeoutError`.
+
+        In a 2026-07-28 request nothing is sent: the answer comes from this round, or
+        `InputRequiredError` (a `BaseException`) ends the tool and the engine asks the client,
+        who calls again; this line then has its answer. Code before the question runs again
+        each round: put side effects after the questions."""
         return await self._client("sample", params, timeout)
 
     async def elicit(self, params: dict[str, Any], timeout: Optional[float] = None) -> dict[str, Any]:
-        """`elicitation/create` (form or URL mode); raises CapabilityError if undeclared."""
+        """`elicitation/create` (form or URL mode); raises CapabilityError if undeclared. In a
+        2026-07-28 request, answered through MRTR as `sample` says."""
         return await self._client("elicit", params, timeout)
 
     async def list_roots(self, timeout: Optional[float] = None) -> list[dict[str, Any]]:

@@ -28,6 +28,9 @@ class BusyError(ToolwireError):
     """What the operation needs is already in use: stdin is served by one serve at a time in a
     process, so a second `run()` / `run_async()` (of any server) fails with this."""
 
+class InputRequiredError(BaseException):
+    """2026-07-28: the client's input is needed first; let it end the tool (the engine asks)."""
+
 class NativeContext:
     """One tool call's context."""
 
@@ -45,6 +48,12 @@ class NativeContext:
     def client_info(self) -> Optional[dict[str, Any]]: ...
     @property
     def client_capabilities(self) -> dict[str, Any]: ...
+    @property
+    def input_responses(self) -> dict[str, Any]: ...
+    @property
+    def request_state(self) -> Optional[str]: ...
+    @property
+    def trace_context(self) -> dict[str, Optional[str]]: ...
     def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> bool: ...
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool: ...
     def close_sse_stream(self) -> None: ...
@@ -55,6 +64,11 @@ class NativeContext:
         """Any request to the client; returns an asyncio future of its result."""
     def cancelled(self, event_loop: Any) -> Any:
         """An asyncio future that completes when the call is cancelled."""
+
+class InputRequiredAnswer:
+    """A tool's `InputRequired` on its way to the engine: its JSON, kept apart from data."""
+
+    def __init__(self, value: dict[str, Any]) -> None: ...
 
 class CallDone:
     """Where an `async def` tool's coroutine hands its outcome as it ends."""

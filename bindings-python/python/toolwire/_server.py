@@ -16,11 +16,18 @@ from typing import Any, Callable, Optional, Union
 from . import _native
 from ._base import F, logger
 from ._catalog import CatalogMixin
-from ._content import BLOCKS, ToolError, ToolResult, call_result
+from ._content import BLOCKS, InputRequired, ToolError, ToolResult, call_result
 from ._context import Context
 from ._http import HttpMixin
 from ._loop import run as _run_on_new_loop
 from ._schema import analyse, converter
+
+
+def _returned(value: Any) -> Any:
+    """A tool's return value for the engine: an `InputRequired` kept apart from data."""
+    if isinstance(value, InputRequired):
+        return _native.InputRequiredAnswer(value.to_json())
+    return call_result(value)
 
 
 def _wrap(
@@ -54,9 +61,13 @@ def _wrap(
         ) -> None:
             # The outcome goes to `done` from here, not from a done-callback: one loop turn less.
             try:
-                result = call_result(await fn(**prepare(native_ctx, arguments)))
+                result = _returned(await fn(**prepare(native_ctx, arguments)))
             except Exception as exc:
                 failed(exc)
+                done.fail(exc)
+                return
+            except _native.InputRequiredError as exc:
+                # The engine asks the client (2026-07-28); nothing went wrong.
                 done.fail(exc)
                 return
             except BaseException as exc:
@@ -69,7 +80,7 @@ def _wrap(
 
     def invoke(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> Any:
         try:
-            return call_result(fn(**prepare(native_ctx, arguments)))
+            return _returned(fn(**prepare(native_ctx, arguments)))
         except Exception as exc:
             failed(exc)
             raise

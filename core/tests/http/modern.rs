@@ -262,56 +262,38 @@ async fn a_streamed_answer_carries_its_progress_and_no_buffering_hint() {
 async fn closing_the_stream_cancels_the_call() {
     let served = serve_watched(HttpOptions::default()).await;
     let mut gate = served.gate;
-    let mut conn = Conn::open(&served.http).await;
-    let reply = post(
-        &mut conn,
-        &request(
-            json!(4),
-            "tools/call",
-            json!({"name": "held", "arguments": {}}),
-        ),
-        &[],
-    )
-    .await;
+    let http = std::sync::Arc::new(served.http);
+    // A call that says nothing until it ends: its response waits for its first frame.
+    let held = |id: i64| {
+        let http = http.clone();
+        tokio::spawn(async move {
+            let mut conn = Conn::open(&http).await;
+            let reply = post(
+                &mut conn,
+                &request(
+                    json!(id),
+                    "tools/call",
+                    json!({"name": "held", "arguments": {}}),
+                ),
+                &[],
+            )
+            .await;
+            json_body(reply).await
+        })
+    };
+    let first = held(4);
     gate.started().await;
     // The client goes away mid-call.
-    drop(reply);
-    drop(conn);
-    // The cancelled call's handler is dropped: nothing holds the gate's permit any longer,
-    // and a new call on a fresh connection runs at once.
-    let mut conn = Conn::open(&served.http).await;
-    let reply = post(
-        &mut conn,
-        &request(
-            json!(5),
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "after"}}),
-        ),
-        &[],
-    )
-    .await;
-    assert_eq!(
-        json_body(reply).await["result"]["content"][0]["text"],
-        "after"
-    );
-    let reply = post(
-        &mut conn,
-        &request(
-            json!(6),
-            "tools/call",
-            json!({"name": "held", "arguments": {}}),
-        ),
-        &[],
-    )
-    .await;
+    first.abort();
+    assert!(first.await.is_err(), "aborted");
+    let second = held(5);
     gate.started().await;
     // The semaphore is fair: were the first call still waiting, it would take this permit.
     gate.release();
-    let rest = Events::new(reply).rest().await;
+    let answer = second.await.expect("the second call");
     assert_eq!(
-        rest.last().expect("answer")["result"]["content"][0]["text"],
-        "released",
-        "{rest:?}"
+        answer["result"]["content"][0]["text"], "released",
+        "{answer}"
     );
 }
 

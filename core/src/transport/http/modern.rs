@@ -255,10 +255,27 @@ pub(super) async fn post(
         Frame::Single(Ok(Inbound::Request { id, method, params })),
         Some(stream),
     );
-    let ready = match drain_ready(&mut items) {
+    let mut ready = match drain_ready(&mut items) {
         Ok(answer) => return json_reply(status_of_answer(&answer), answer),
         Err(ready) => ready,
     };
+    // Nothing yet: the response waits for its first frame. An answer that comes first is JSON
+    // with its own status (a -32021 from a handler that ran a while is still a 400); anything
+    // else first makes it a stream.
+    if ready.is_empty() {
+        match items.recv().await {
+            StreamItem::Frame(frame) => match items.try_recv() {
+                Some(StreamItem::End) => return json_reply(status_of_answer(&frame), frame),
+                next => {
+                    ready.push(StreamItem::Frame(frame));
+                    ready.extend(next);
+                }
+            },
+            StreamItem::Release => ready.push(StreamItem::Release),
+            // Cancelled with nothing said (the server is stopping): no answer to give.
+            StreamItem::End => return accepted(),
+        }
+    }
     let (tx, chunks) = mpsc::unbounded_channel();
     let pending = Arc::new(AtomicUsize::new(0));
     let body = SseBody::new(chunks, keep_alive).counting(pending.clone());
