@@ -98,8 +98,35 @@ export type ToolReturn<O> =
   | string
   | CallToolResult
   | (O extends undefined ? { [key: string]: unknown } | number | boolean | bigint | unknown[] : InferOutput<O>)
+  | InputRequired
   | null
   | undefined
+
+/** 2026-07-28 MRTR, for prompts and resources: what the client sent back. */
+export interface Round {
+  inputResponses: { [key: string]: any }
+  requestState: string | null
+}
+
+/**
+ * 2026-07-28 MRTR: returned by a tool, prompt or resource that needs the client's input first.
+ * The engine asks the client, who calls again with the answers; `withState` travels sealed.
+ */
+export declare class InputRequired {
+  constructor(inputRequests?: { [key: string]: { method: string; params: unknown } }, requestState?: string)
+  inputRequests: { [key: string]: { method: string; params: unknown } }
+  requestState: string | undefined
+  /** Asks the user (`elicitation/create`) under `key`. */
+  elicit(key: string, params: { [key: string]: unknown }): this
+  /** Asks the client's model (`sampling/createMessage`) under `key`. */
+  sample(key: string, params: { [key: string]: unknown }): this
+  /** Asks for the client's roots (`roots/list`) under `key`. */
+  listRoots(key: string): this
+  request(key: string, method: string, params: { [key: string]: unknown }): this
+  /** State for the next round (the engine seals it). */
+  withState(state: string): this
+  toJSON(): { inputRequests?: { [key: string]: unknown }; requestState?: string }
+}
 
 export type ToolHandler<I, O> = (args: InferArgs<I>, ctx: Context) => ToolReturn<O> | Promise<ToolReturn<O>>
 
@@ -120,6 +147,12 @@ export declare class Context {
   readonly isCancelled: boolean
   /** Resolves once `isCancelled` turns true: the call was cancelled, passed its deadline, or is over. */
   cancelled(): Promise<void>
+  /** 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key. */
+  readonly inputResponses: { [key: string]: any }
+  /** 2026-07-28 MRTR: the state this tool returned with its last `InputRequired`, verified by the engine. */
+  readonly requestState: string | null
+  /** The request's W3C trace context. */
+  readonly traceContext: { traceparent: string | null; tracestate: string | null; baggage: string | null }
   /** Whether the client asked for progress (its request carried a `progressToken`). */
   readonly wantsProgress: boolean
   readonly requestId: string | number
@@ -182,7 +215,8 @@ export type ResourceValue =
 export type ResourceHandler = (
   uri: string,
   variables: Record<string, string>,
-) => ResourceValue | ResourceValue[] | Promise<ResourceValue | ResourceValue[]>
+  round: Round,
+) => ResourceValue | ResourceValue[] | InputRequired | Promise<ResourceValue | ResourceValue[] | InputRequired>
 
 export interface ResourceConfig {
   name?: string
@@ -213,7 +247,10 @@ export interface PromptMessage {
 }
 export type PromptValue = string | ContentBlock | PromptMessage
 export type PromptReturn = PromptValue | PromptValue[] | { description?: string; messages: PromptValue[] }
-export type PromptHandler = (args: Record<string, string>) => PromptReturn | Promise<PromptReturn>
+export type PromptHandler = (
+  args: Record<string, string>,
+  round: Round,
+) => PromptReturn | InputRequired | Promise<PromptReturn | InputRequired>
 
 export type Completer = (
   argument: string,
@@ -312,6 +349,7 @@ export declare class Server {
 }
 
 export type ToolwireErrorCode =
+  | 'TOOLWIRE_INPUT_REQUIRED'
   | 'TOOLWIRE_REGISTRATION'
   | 'TOOLWIRE_CAPABILITY'
   | 'TOOLWIRE_CLIENT_ERROR'

@@ -85,6 +85,21 @@ class Context {
     return this.#details().clientCapabilities ?? {}
   }
 
+  /** 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key. */
+  get inputResponses() {
+    return this.#details().inputResponses ?? {}
+  }
+
+  /** 2026-07-28 MRTR: the state this tool returned with its last `InputRequired`, verified by the engine. */
+  get requestState() {
+    return this.#details().requestState ?? null
+  }
+
+  /** The request's W3C trace context: `{ traceparent, tracestate, baggage }` (each string or null). */
+  get traceContext() {
+    return this.#details().traceContext ?? { traceparent: null, tracestate: null, baggage: null }
+  }
+
   /** Reports progress (only if the client asked for it; values must increase). Returns whether it was sent. */
   progress(progress, total, message) {
     return native.ctxProgress(this.#call, progress, total ?? undefined, message ?? undefined)
@@ -106,7 +121,12 @@ class Context {
     native.ctxCloseSseStream(this.#call)
   }
 
-  /** `sampling/createMessage`: asks the client's model. */
+  /**
+   * `sampling/createMessage`: asks the client's model. In a 2026-07-28 request nothing is sent:
+   * the answer comes from this round, or the promise rejects with a `ToolwireError` of code
+   * `TOOLWIRE_INPUT_REQUIRED`; let it end the tool, and the engine asks the client, who calls
+   * again (this line then has its answer). Code before the question runs again each round.
+   */
   async sample(params, options = {}) {
     return unwrap(await native.ctxClientRequest(this.#call, 'sample', params, options.timeoutMs))
   }
@@ -133,6 +153,7 @@ class Context {
  * A top-level BigInt becomes its decimal string; one deeper down throws, like a cycle.
  */
 function returnedJson(value) {
+  if (value instanceof InputRequired) return `InputRequired:${JSON.stringify(value)}`
   if (typeof value === 'bigint') return `"${value}"`
   return JSON.stringify(value) ?? 'null'
 }
@@ -140,6 +161,54 @@ function returnedJson(value) {
 function errorResult(text) {
   return JSON.stringify({ content: [{ type: 'text', text }], isError: true })
 }
+
+/**
+ * 2026-07-28 MRTR: what a tool, prompt or resource returns when it needs the client's input
+ * first. The engine asks the client, who calls again with the answers (`ctx.inputResponses`, or
+ * a prompt's or resource's `round`); `withState` travels sealed and comes back verified.
+ */
+class InputRequired {
+  constructor(inputRequests = {}, requestState = undefined) {
+    this.inputRequests = { ...inputRequests }
+    this.requestState = requestState
+  }
+
+  /** Asks the user (`elicitation/create`) under `key`. */
+  elicit(key, params) {
+    return this.request(key, 'elicitation/create', params)
+  }
+
+  /** Asks the client's model (`sampling/createMessage`) under `key`. */
+  sample(key, params) {
+    return this.request(key, 'sampling/createMessage', params)
+  }
+
+  /** Asks for the client's roots (`roots/list`) under `key`. */
+  listRoots(key) {
+    return this.request(key, 'roots/list', {})
+  }
+
+  request(key, method, params) {
+    this.inputRequests[key] = { method, params }
+    return this
+  }
+
+  /** State for the next round (any string; the engine seals it). */
+  withState(state) {
+    this.requestState = state
+    return this
+  }
+
+  toJSON() {
+    const out = {}
+    if (Object.keys(this.inputRequests).length > 0) out.inputRequests = this.inputRequests
+    if (this.requestState !== undefined) out.requestState = this.requestState
+    return out
+  }
+}
+
+/** Whether `err` is the engine's "ask the client first" signal (not a failure). */
+const isInputRequired = (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_INPUT_REQUIRED'
 
 const hasThen = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function'
 
@@ -217,8 +286,9 @@ class Server {
   #wrap(name, handler, parse) {
     const onError = this.#onToolError
     const fail = (err, ctx) => {
-      // After a cancel or a deadline the answer is discarded; the abort is no failure.
-      if (!ctx.isCancelled) {
+      // After a cancel or a deadline the answer is discarded; the abort is no failure. Nor is
+      // the engine's "ask the client first" (2026-07-28): it answers input_required itself.
+      if (!ctx.isCancelled && !isInputRequired(err)) {
         try {
           onError(err, name)
         } catch {
@@ -288,9 +358,11 @@ class Server {
     for (const key of ['title', 'description', 'mimeType', 'annotations', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const wrapper = jsonWrapper((request) => handler(request.uri, request.variables), (value, request) => ({
-      contents: resourceContents(request.uri, value, config.mimeType),
-    }))
+    const wrapper = jsonWrapper((request) => handler(request.uri, request.variables, roundOf(request)), (value, request) =>
+      value instanceof InputRequired
+        ? { inputRequired: value.toJSON() }
+        : { contents: resourceContents(request.uri, value, config.mimeType) },
+    )
     const failed = this.#native.addResource(JSON.stringify(definition), template, wrapper)
     if (failed) throw fromNative(failed)
     return this
@@ -313,7 +385,13 @@ class Server {
     for (const key of ['title', 'description', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const failed = this.#native.addPrompt(JSON.stringify(definition), jsonWrapper((request) => handler(request.arguments), promptResult))
+    const failed = this.#native.addPrompt(
+      JSON.stringify(definition),
+      jsonWrapper(
+        (request) => handler(request.arguments, roundOf(request)),
+        (value) => (value instanceof InputRequired ? { inputRequired: value.toJSON() } : promptResult(value)),
+      ),
+    )
     if (failed) throw fromNative(failed)
     return this
   }
@@ -591,6 +669,11 @@ function jsonWrapper(handler, shape) {
   }
 }
 
+/** A prompt's or resource's MRTR round (2026-07-28): what the client sent back. */
+function roundOf(request) {
+  return { inputResponses: request.inputResponses ?? {}, requestState: request.requestState ?? null }
+}
+
 function resourceContents(uri, value, mimeType) {
   const items = Array.isArray(value) ? value : [value]
   return items.map((item) => {
@@ -643,6 +726,7 @@ function base64(data) {
 module.exports = {
   Server,
   Context,
+  InputRequired,
   HttpServer,
   ResourceNotFound,
   ToolwireError,

@@ -184,6 +184,13 @@ pub fn ctx_info(id: u32) -> Value {
             "clientInfo": ctx.client_info().and_then(|info| serde_json::to_value(info).ok()),
             "clientCapabilities": ctx.client_capabilities(),
             "wantsProgress": ctx.wants_progress(),
+            "inputResponses": ctx.input_responses(),
+            "requestState": ctx.request_state(),
+            "traceContext": {
+                "traceparent": ctx.trace_context().traceparent,
+                "tracestate": ctx.trace_context().tracestate,
+                "baggage": ctx.trace_context().baggage,
+            },
         })
     })
     .unwrap_or(Value::Null)

@@ -13,6 +13,7 @@
 //! | `TOOLWIRE_CLOSED` | the session ended first |
 //! | `TOOLWIRE_TRANSPORT` | reading or writing the transport failed (e.g. an HTTP port in use) |
 //! | `TOOLWIRE_BUSY` | stdin is already served by this process (a second `serveStdio`) |
+//! | `TOOLWIRE_INPUT_REQUIRED` | 2026-07-28: the client's answer is needed first (let it end the tool) |
 //! | `ERR_INVALID_ARG_VALUE` | an argument was invalid (e.g. `maxConcurrentCalls: 0`, an HTTP path without `/`) |
 //!
 //! A native call that can fail this way returns the description in place of its value
@@ -43,6 +44,7 @@ pub(crate) fn describe(err: &toolwire::Error) -> Value {
         }
         E::Transport(_) | E::NoRuntime(_) => "TOOLWIRE_TRANSPORT",
         E::Busy(_) => "TOOLWIRE_BUSY",
+        E::InputRequired => "TOOLWIRE_INPUT_REQUIRED",
         E::InvalidArgument(_) => "ERR_INVALID_ARG_VALUE",
         _ => "TOOLWIRE_ERROR",
     };

@@ -54,8 +54,18 @@ fn settle(env: &Env, call: u32, value: Unknown<'_>) -> napi::Result<Returned> {
     }))
 }
 
+/// What the wrapper puts before the JSON of an `InputRequired` the tool returned: no JSON text
+/// starts so, so it cannot be mistaken for data the tool returned.
+const INPUT_REQUIRED_PREFIX: &str = "InputRequired:";
+
 /// The handler's returned value (JSON text) as the call's output, by core's one rule.
 fn output(json: &str) -> Outcome {
+    if let Some(asked) = json.strip_prefix(INPUT_REQUIRED_PREFIX) {
+        let asked: Value = serde_json::from_str(asked).map_err(|why| {
+            ToolError::new(format!("the tool returned an invalid InputRequired: {why}"))
+        })?;
+        return Err(toolwire::host::input_required_from_json(&asked)?.into());
+    }
     let value = serde_json::from_str(json)
         .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))?;
     ToolOutput::from_returned(value)

@@ -5,6 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises'
 
 import { Server, audio, embeddedResource, image, text } from 'toolwire'
 
+import { addModernFixtures } from './conformance-modern.mjs'
+
 export const RED_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC'
 export const SILENT_WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=='
 
@@ -123,8 +125,20 @@ export function buildConformanceServer() {
         inputSchema: {
           $schema: 'https://json-schema.org/draft/2020-12/schema',
           type: 'object',
-          $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-          properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+          $defs: {
+            address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } },
+          },
+          properties: {
+            name: { type: 'string' },
+            address: { $ref: '#/$defs/address' },
+            contactMethod: { type: 'string', enum: ['phone', 'email'] },
+            phone: { type: 'string' },
+            email: { type: 'string' },
+          },
+          allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+          if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+          then: { required: ['phone'] },
+          else: { required: ['email'] },
           additionalProperties: false,
         },
       },
@@ -175,5 +189,6 @@ export function buildConformanceServer() {
     .completion({ prompt: 'test_prompt_with_arguments' }, (_argument, value) =>
       ['paris', 'park', 'party', 'test', 'testing'].filter((c) => c.startsWith(value)),
     )
+  addModernFixtures(server)
   return server
 }
