@@ -59,11 +59,13 @@ pub struct ResourceContent {
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait ResourceReader: Send + Sync {
-    /// The contents of `uri`.
+    /// The contents of `uri`. `round` is what the client sent back to an earlier round's
+    /// `ToolwireError.InputRequired` (2026-07-28).
     async fn read(
         &self,
         uri: String,
         variables: HashMap<String, String>,
+        round: Round,
     ) -> Result<Vec<ResourceContent>, ToolwireError>;
 }
 
@@ -131,10 +133,12 @@ pub struct PromptRendering {
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait PromptRenderer: Send + Sync {
-    /// The messages for `arguments`.
+    /// The messages for `arguments`. `round` is what the client sent back to an earlier
+    /// round's `ToolwireError.InputRequired` (2026-07-28).
     async fn render(
         &self,
         arguments: HashMap<String, String>,
+        round: Round,
     ) -> Result<PromptRendering, ToolwireError>;
 }
 
@@ -203,9 +207,24 @@ impl PromptDefinition {
 }
 
 fn failure(err: ToolwireError) -> ToolError {
-    match err {
-        ToolwireError::NotFound { detail } => ToolError::not_found(detail),
-        other => ToolError::new(other.to_string()),
+    err.into_tool_error()
+}
+
+/// 2026-07-28 MRTR, for prompts and resources: what the client sent back this round.
+#[derive(Clone, Debug, Default, uniffi::Record)]
+pub struct Round {
+    /// JSON text of the client's answers to an earlier round's questions, by key (`{}` if none).
+    pub input_responses_json: String,
+    /// The state the handler returned last round, verified by the engine.
+    pub request_state: Option<String>,
+}
+
+impl Round {
+    fn of(responses: &serde_json::Map<String, serde_json::Value>, state: Option<String>) -> Self {
+        Round {
+            input_responses_json: serde_json::Value::Object(responses.clone()).to_string(),
+            request_state: state,
+        }
     }
 }
 
@@ -217,10 +236,11 @@ pub(crate) struct ForeignResource {
 #[async_trait::async_trait]
 impl toolwire::ResourceHandler for ForeignResource {
     async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
+        let round = Round::of(&request.input_responses, request.request_state);
         let variables = request.variables.into_iter().collect();
         let contents = self
             .reader
-            .read(request.uri, variables)
+            .read(request.uri, variables, round)
             .await
             .map_err(failure)?;
         contents
@@ -244,9 +264,10 @@ pub(crate) struct ForeignPrompt(pub(crate) Arc<dyn PromptRenderer>);
 #[async_trait::async_trait]
 impl toolwire::PromptHandler for ForeignPrompt {
     async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
+        let round = Round::of(&request.input_responses, request.request_state);
         let rendering = self
             .0
-            .render(request.arguments.into_iter().collect())
+            .render(request.arguments.into_iter().collect(), round)
             .await
             .map_err(failure)?;
         let mut messages = Vec::with_capacity(rendering.messages.len());

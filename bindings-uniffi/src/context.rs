@@ -109,6 +109,17 @@ pub enum RequestId {
     },
 }
 
+/// A request's W3C trace context.
+#[derive(Clone, Debug, Default, uniffi::Record)]
+pub struct TraceContext {
+    /// `traceparent`.
+    pub traceparent: Option<String>,
+    /// `tracestate`.
+    pub tracestate: Option<String>,
+    /// `baggage`.
+    pub baggage: Option<String>,
+}
+
 #[uniffi::export]
 impl CallContext {
     /// The id of the `tools/call` request.
@@ -151,6 +162,28 @@ impl CallContext {
     /// The capabilities the client declared, as JSON text (`null` before `initialize`).
     pub fn client_capabilities_json(&self) -> String {
         self.context.client_capabilities().to_string()
+    }
+
+    /// 2026-07-28 MRTR: JSON text of the client's answers to an earlier round's questions, by
+    /// key (`{}` in a first round or a legacy session).
+    pub fn input_responses_json(&self) -> String {
+        Value::Object(self.context.input_responses().clone()).to_string()
+    }
+
+    /// 2026-07-28 MRTR: the state this tool returned with its last `InputRequired`, verified
+    /// by the engine (an altered or expired one never reaches the tool).
+    pub fn request_state(&self) -> Option<String> {
+        self.context.request_state().map(str::to_owned)
+    }
+
+    /// The request's W3C trace context (2026-07-28 `_meta`).
+    pub fn trace_context(&self) -> TraceContext {
+        let trace = self.context.trace_context();
+        TraceContext {
+            traceparent: trace.traceparent,
+            tracestate: trace.tracestate,
+            baggage: trace.baggage,
+        }
     }
 
     /// Whether the client asked for progress on this call.

@@ -3,7 +3,8 @@
 //! Kotlin sees `ToolwireException.<Variant>`, Swift `ToolwireError.<variant>`. The text is in
 //! `detail` (not `message`, which Kotlin's `Throwable` owns).
 
-use toolwire::Error;
+use serde_json::Value;
+use toolwire::{Error, ToolError};
 
 /// Everything the engine's API can fail with, in one flat enum.
 #[derive(Debug, thiserror::Error, uniffi::Error)]
@@ -80,6 +81,20 @@ pub enum ToolwireError {
         /// What is missing.
         detail: String,
     },
+    /// 2026-07-28: the client's input is needed first. `CallContext.elicit`, `sample` and
+    /// `listRoots` throw it (without requests) when the answer is not in this round: let it end
+    /// the handler and the engine asks the client, who calls again. A handler (a prompt's or a
+    /// resource's too) may throw it with its own `input_requests_json`
+    /// (`{key: {method, params}}`) and `request_state` to ask itself.
+    #[error("{detail}")]
+    InputRequired {
+        /// Why.
+        detail: String,
+        /// JSON text of the questions, by key, if the handler asks itself.
+        input_requests_json: Option<String>,
+        /// State for the next round (the engine seals it).
+        request_state: Option<String>,
+    },
     /// A failure inside the binding itself (a bug: please report it).
     #[error("{detail}")]
     Internal {
@@ -110,6 +125,11 @@ impl From<Error> for ToolwireError {
             Error::Transport(_) | Error::NoRuntime(_) => ToolwireError::Transport { detail },
             Error::InvalidArgument(_) => ToolwireError::InvalidArgument { detail },
             Error::Busy(_) => ToolwireError::Busy { detail },
+            Error::InputRequired => ToolwireError::InputRequired {
+                detail,
+                input_requests_json: None,
+                request_state: None,
+            },
             _ => ToolwireError::Internal { detail },
         }
     }
@@ -120,6 +140,45 @@ impl From<Error> for ToolwireError {
 impl From<uniffi::UnexpectedUniFFICallbackError> for ToolwireError {
     fn from(err: uniffi::UnexpectedUniFFICallbackError) -> Self {
         ToolwireError::Handler { detail: err.reason }
+    }
+}
+
+impl ToolwireError {
+    /// What a handler's error means for its call: the input it asks for (2026-07-28), a
+    /// missing resource, or a failure with this text.
+    pub(crate) fn into_tool_error(self) -> ToolError {
+        match self {
+            ToolwireError::InputRequired {
+                input_requests_json,
+                request_state,
+                ..
+            } => {
+                let mut asked = toolwire::InputRequired::new();
+                if let Some(json) = input_requests_json {
+                    let requests = match serde_json::from_str::<Value>(&json) {
+                        Ok(requests) => requests,
+                        Err(err) => {
+                            return ToolError::new(format!(
+                                "the handler's input requests are not valid JSON: {err}"
+                            ));
+                        }
+                    };
+                    match toolwire::host::input_required_from_json(
+                        &serde_json::json!({ "inputRequests": requests }),
+                    ) {
+                        Ok(parsed) => asked = parsed,
+                        Err(err) => return err,
+                    }
+                }
+                if let Some(state) = request_state {
+                    asked = asked.state(state);
+                }
+                // Empty: the engine asks what ctx.elicit & co. recorded this round.
+                ToolError::from(asked)
+            }
+            ToolwireError::NotFound { detail } => ToolError::not_found(detail),
+            other => ToolError::new(other.to_string()),
+        }
     }
 }
 

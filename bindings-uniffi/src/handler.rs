@@ -70,6 +70,6 @@ impl toolwire::ToolHandler for BlockingTool {
 fn into_output(outcome: Result<ToolResult, ToolwireError>) -> Result<ToolOutput, ToolError> {
     match outcome {
         Ok(result) => result.into_output(),
-        Err(err) => Err(ToolError::new(err.to_string())),
+        Err(err) => Err(err.into_tool_error()),
     }
 }

@@ -36,6 +36,17 @@ pub enum ToolResult {
         /// What went wrong.
         detail: String,
     },
+    /// 2026-07-28: the client's input is needed first. The engine asks these questions
+    /// (`{key: {method, params}}`, JSON text) and seals `request_state` for the next round,
+    /// which reads the answers in `CallContext.inputResponsesJson` and `requestState`.
+    InputRequired {
+        /// JSON text of the questions, by key.
+        #[uniffi(default = None)]
+        input_requests_json: Option<String>,
+        /// State for the next round.
+        #[uniffi(default = None)]
+        request_state: Option<String>,
+    },
 }
 
 /// One content block of a result.
@@ -120,6 +131,15 @@ impl ToolResult {
                 })
             }
             ToolResult::Error { detail } => Ok(ToolOutput::error(detail)),
+            ToolResult::InputRequired {
+                input_requests_json,
+                request_state,
+            } => Err(crate::errors::ToolwireError::InputRequired {
+                detail: String::new(),
+                input_requests_json,
+                request_state,
+            }
+            .into_tool_error()),
         }
     }
 }

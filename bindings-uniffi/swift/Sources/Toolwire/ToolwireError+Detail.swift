@@ -9,6 +9,8 @@ extension ToolwireError {
             return detail
         case .Client(_, let detail, _):
             return detail
+        case .InputRequired(let detail, _, _):
+            return detail
         }
     }
 }

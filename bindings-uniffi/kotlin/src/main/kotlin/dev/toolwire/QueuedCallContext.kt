@@ -28,6 +28,9 @@ internal class QueuedCallContext(private val callId: Long) : CallContext(NoHandl
     override fun clientInfo() = live().clientInfo()
     override fun clientInfoJson() = live().clientInfoJson()
     override fun clientCapabilitiesJson() = live().clientCapabilitiesJson()
+    override fun inputResponsesJson() = live().inputResponsesJson()
+    override fun requestState() = live().requestState()
+    override fun traceContext() = live().traceContext()
     override fun wantsProgress() = real?.wantsProgress() ?: false
     override fun progress(progress: Double, total: Double?, message: String?) =
         real?.progress(progress, total, message) ?: false
@@ -41,9 +44,17 @@ internal class QueuedCallContext(private val callId: Long) : CallContext(NoHandl
     override suspend fun cancelled() {
         real?.cancelled()
     }
-    override suspend fun sample(paramsJson: String, timeoutMs: ULong?) = live().sample(paramsJson, timeoutMs)
-    override suspend fun elicit(paramsJson: String, timeoutMs: ULong?) = live().elicit(paramsJson, timeoutMs)
-    override suspend fun listRoots(timeoutMs: ULong?) = live().listRoots(timeoutMs)
+    override suspend fun sample(paramsJson: String, timeoutMs: ULong?) = asking { live().sample(paramsJson, timeoutMs) }
+    override suspend fun elicit(paramsJson: String, timeoutMs: ULong?) = asking { live().elicit(paramsJson, timeoutMs) }
+    override suspend fun listRoots(timeoutMs: ULong?) = asking { live().listRoots(timeoutMs) }
+
+    /** The engine's "ask the client first" as Kotlin's own signal, a [CancellationException]. */
+    private inline fun <T> asking(question: () -> T): T =
+        try {
+            question()
+        } catch (e: ToolwireException.InputRequired) {
+            throw InputRequiredException(e.detail)
+        }
     override suspend fun request(method: String, paramsJson: String, timeoutMs: ULong?) =
         live().request(method, paramsJson, timeoutMs)
 

@@ -86,26 +86,42 @@ val ToolwireException.detail: String
         is ToolwireException.InvalidArgument -> detail
         is ToolwireException.Handler -> detail
         is ToolwireException.NotFound -> detail
+        is ToolwireException.InputRequired -> detail
         is ToolwireException.Internal -> detail
     }
 
 /**
+ * 2026-07-28: the client's input is needed first. [CallContext.elicit], [CallContext.sample]
+ * and [CallContext.listRoots] throw it in a tool registered with [tool] or [blockingTool] when
+ * the answer is not in this round. Let it end the handler: the engine asks the client, who
+ * calls again, and the same line then has its answer. It is a [CancellationException], so
+ * coroutine code passes it on; the engine asks even if a handler swallows it. Code before the
+ * question runs again each round: put side effects after the questions.
+ */
+class InputRequiredException(message: String) : kotlin.coroutines.cancellation.CancellationException(message)
+
+/**
  * Registers a resource (a fixed URI) or a resource template (a URI with `{variables}`) read by
- * a suspending lambda; throw [ToolwireException.NotFound] for a URI that does not exist.
+ * a suspending lambda; throw [ToolwireException.NotFound] for a URI that does not exist. The
+ * lambda's receiver is the 2026-07-28 [Round]: what the client sent back to an earlier
+ * [ToolwireException.InputRequired].
  */
 fun Server.resource(
     definition: ResourceDefinition,
-    read: suspend (uri: String, variables: Map<String, String>) -> List<ResourceContent>,
+    read: suspend Round.(uri: String, variables: Map<String, String>) -> List<ResourceContent>,
 ) = resource(definition, object : ResourceReader {
-    override suspend fun read(uri: String, variables: Map<String, String>) = read(uri, variables)
+    override suspend fun read(uri: String, variables: Map<String, String>, round: Round) = round.read(uri, variables)
 })
 
-/** Registers a prompt rendered by a suspending lambda from its (checked) arguments. */
+/**
+ * Registers a prompt rendered by a suspending lambda from its (checked) arguments; its
+ * receiver is the 2026-07-28 [Round], as for [resource].
+ */
 fun Server.prompt(
     definition: PromptDefinition,
-    render: suspend (arguments: Map<String, String>) -> PromptRendering,
+    render: suspend Round.(arguments: Map<String, String>) -> PromptRendering,
 ) = prompt(definition, object : PromptRenderer {
-    override suspend fun render(arguments: Map<String, String>) = render(arguments)
+    override suspend fun render(arguments: Map<String, String>, round: Round) = round.render(arguments)
 })
 
 /** Completes the arguments of the prompt [promptName]. */

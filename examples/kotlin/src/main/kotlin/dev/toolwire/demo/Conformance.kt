@@ -136,8 +136,13 @@ fun buildConformanceServer(): Server {
         "json_schema_2020_12_tool",
         "Tool with JSON Schema 2020-12 features",
         """{"${'$'}schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
-           "${'$'}defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
-           "properties":{"name":{"type":"string"},"address":{"${'$'}ref":"#/${'$'}defs/address"}},"additionalProperties":false}""",
+           "${'$'}defs":{"address":{"${'$'}anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+           "properties":{"name":{"type":"string"},"address":{"${'$'}ref":"#/${'$'}defs/address"},
+             "contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},
+           "allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+           "if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},
+           "then":{"required":["phone"]},"else":{"required":["email"]},
+           "additionalProperties":false}""",
     ) { _, args -> ToolResult.Text(args) }
     server.simple("test_reconnection", "Closes its SSE stream mid-call; the answer comes on resumption") { context, _ ->
         delay(50)
@@ -201,5 +206,6 @@ fun buildConformanceServer(): Server {
     server.promptCompletion("test_prompt_with_arguments") { _, value, _ ->
         listOf("paris", "park", "party", "test", "testing").filter { it.startsWith(value) }
     }
+    addModernFixtures(server)
     return server
 }
