@@ -193,6 +193,17 @@ export interface ServerOptions {
   maxDepth?: number
   /** Called with what a tool threw (default: the stack goes to stderr). */
   onToolError?: (error: unknown, toolName: string) => void
+  /** 2026-07-28: how long clients may cache lists, reads and `server/discover` (default 0). */
+  cacheTtlMs?: number
+  /** 2026-07-28: who may share those cached answers (default 'private'). */
+  cacheScope?: 'private' | 'public'
+  /**
+   * 2026-07-28: secrets (each at least 32 bytes) for the keys that seal `requestState` between
+   * MRTR rounds; the first seals, all open. Default: one random key per process.
+   */
+  requestStateKeys?: string[]
+  /** Serve 2026-07-28 only (`initialize` is refused with -32022). */
+  modernOnly?: boolean
 }
 
 /** A session over a channel of your own (see `Server.connect`). */

@@ -226,7 +226,8 @@ class Server {
 
   /**
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
-   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`.
+   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
+   *   and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`.
    */
   constructor(options) {
     if (options === null || typeof options !== 'object') throw new TypeError('toolwire: new Server({ name, version, ... })')

@@ -28,6 +28,10 @@ pub struct ServerInit {
     pub max_concurrent_calls: Option<u32>,
     pub max_frame_bytes: Option<u32>,
     pub max_depth: Option<u32>,
+    pub cache_ttl_ms: Option<u32>,
+    pub cache_scope: Option<String>,
+    pub request_state_keys: Option<Vec<String>>,
+    pub modern_only: Option<bool>,
 }
 
 #[napi]
@@ -52,6 +56,15 @@ pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
         .map(|ms| Duration::from_millis(u64::from(ms)));
     if let Some(limit) = init.max_concurrent_calls {
         options.max_concurrent_calls = limit as usize;
+    }
+    let modern = toolwire::host::ModernSettings {
+        cache_ttl_ms: init.cache_ttl_ms.map(u64::from),
+        cache_scope: init.cache_scope,
+        request_state_secrets: init.request_state_keys.unwrap_or_default(),
+        modern_only: init.modern_only.unwrap_or(false),
+    };
+    if let Err(err) = modern.apply(&mut options) {
+        return Either::B(errors::describe(&err));
     }
     let mut builder = Server::builder(init.name, init.version).options(options);
     if let Some(instructions) = init.instructions {

@@ -86,3 +86,15 @@ test('the trace context reaches the tool', async () => {
   const answer = await call(client, 1, 'trace', { _meta: { ...META, traceparent } })
   assert.equal(answer.result.content[0].text, traceparent)
 })
+
+test('2026-07-28 options are checked and applied', async () => {
+  assert.throws(() => new Server({ name: 's', version: '1', cacheScope: 'shared' }), { code: 'ERR_INVALID_ARG_VALUE' })
+  assert.throws(() => new Server({ name: 's', version: '1', requestStateKeys: ['short'] }), { code: 'ERR_INVALID_ARG_VALUE' })
+  const server = new Server({ name: 's', version: '1', cacheTtlMs: 5000, cacheScope: 'public', requestStateKeys: ['k'.repeat(32)], modernOnly: true })
+  const client = new Client(server)
+  client.send({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } })
+  const { result } = await client.recv()
+  assert.deepEqual([result.ttlMs, result.cacheScope], [5000, 'public'])
+  client.send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25' } })
+  assert.equal((await client.recv()).error.code, -32022)
+})

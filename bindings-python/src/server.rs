@@ -34,7 +34,8 @@ impl NativeServer {
     #[new]
     #[pyo3(signature = (name, version, instructions=None, title=None, page_size=None,
                         default_tool_timeout_ms=None, max_concurrent_calls=None,
-                        max_frame_bytes=None, max_depth=None))]
+                        max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
+                        request_state_keys=None, modern_only=false))]
     #[expect(
         clippy::too_many_arguments,
         reason = "mirrors the Python constructor's keywords"
@@ -49,6 +50,10 @@ impl NativeServer {
         max_concurrent_calls: Option<usize>,
         max_frame_bytes: Option<usize>,
         max_depth: Option<usize>,
+        cache_ttl_ms: Option<u64>,
+        cache_scope: Option<String>,
+        request_state_keys: Option<Vec<String>>,
+        modern_only: bool,
     ) -> PyResult<Self> {
         let mut options = ServerOptions::default();
         if let Some(limit) = max_frame_bytes {
@@ -62,6 +67,14 @@ impl NativeServer {
         if let Some(limit) = max_concurrent_calls {
             options.max_concurrent_calls = limit;
         }
+        toolwire::host::ModernSettings {
+            cache_ttl_ms,
+            cache_scope,
+            request_state_secrets: request_state_keys.unwrap_or_default(),
+            modern_only,
+        }
+        .apply(&mut options)
+        .map_err(to_py_err)?;
         let mut builder = Server::builder(name, version).options(options);
         if let Some(instructions) = instructions {
             builder = builder.instructions(instructions);

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import Client
 from toolwire import Context, InputRequired, InputRequiredError, Round, Server
 
@@ -101,3 +102,17 @@ def test_the_trace_context_reaches_the_tool() -> None:
     traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     answer = modern_call(client, 1, "trace", meta={**META, "traceparent": traceparent})
     assert answer["result"]["content"][0]["text"] == traceparent
+
+
+def test_modern_options_are_checked_and_applied() -> None:
+    with pytest.raises(ValueError, match="cache scope"):
+        Server("s", cache_scope="shared")
+    with pytest.raises(ValueError, match="too short"):
+        Server("s", request_state_keys=["short"])
+    server = Server("s", cache_ttl_ms=5000, cache_scope="public", request_state_keys=["k" * 32], modern_only=True)
+    client = Client(server)
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}})
+    result = client.recv()["result"]
+    assert (result["ttlMs"], result["cacheScope"]) == (5000, "public")
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}})
+    assert client.recv()["error"]["code"] == -32022

@@ -98,10 +98,23 @@ pub struct ServerConfig {
     /// Deepest JSON nesting accepted (default 64).
     #[uniffi(default = None)]
     pub max_depth: Option<u32>,
+    /// 2026-07-28: how long clients may cache lists, reads and `server/discover`, in ms (default 0).
+    #[uniffi(default = None)]
+    pub cache_ttl_ms: Option<u64>,
+    /// 2026-07-28: `"private"` (default) or `"public"`.
+    #[uniffi(default = None)]
+    pub cache_scope: Option<String>,
+    /// 2026-07-28: secrets (each ≥ 32 bytes) for the keys that seal `requestState`; the first
+    /// seals. Default: one random key per process (replicas must share keys).
+    #[uniffi(default = [])]
+    pub request_state_keys: Vec<String>,
+    /// Serve 2026-07-28 only: `initialize` is refused with -32022.
+    #[uniffi(default = false)]
+    pub modern_only: bool,
 }
 
 impl ServerConfig {
-    pub(crate) fn to_options(&self) -> ServerOptions {
+    pub(crate) fn to_options(&self) -> Result<ServerOptions, toolwire::Error> {
         let mut options = ServerOptions::default();
         options.page_size = self.page_size.map(to_usize);
         options.default_tool_timeout = self.default_tool_timeout_ms.map(Duration::from_millis);
@@ -114,7 +127,14 @@ impl ServerConfig {
         if let Some(limit) = self.max_depth {
             options.max_depth = to_usize(limit);
         }
-        options
+        toolwire::host::ModernSettings {
+            cache_ttl_ms: self.cache_ttl_ms,
+            cache_scope: self.cache_scope.clone(),
+            request_state_secrets: self.request_state_keys.clone(),
+            modern_only: self.modern_only,
+        }
+        .apply(&mut options)?;
+        Ok(options)
     }
 }
 

@@ -45,7 +45,7 @@ impl Server {
         config: Option<ServerConfig>,
     ) -> Result<Arc<Self>, ToolwireError> {
         let config = config.unwrap_or_default();
-        let mut builder = toolwire::Server::builder(name, version).options(config.to_options());
+        let mut builder = toolwire::Server::builder(name, version).options(config.to_options()?);
         if let Some(instructions) = instructions {
             builder = builder.instructions(instructions);
         }

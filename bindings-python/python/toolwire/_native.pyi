@@ -123,6 +123,10 @@ class NativeServer:
         max_concurrent_calls: Optional[int] = None,
         max_frame_bytes: Optional[int] = None,
         max_depth: Optional[int] = None,
+        cache_ttl_ms: Optional[int] = None,
+        cache_scope: Optional[str] = None,
+        request_state_keys: Optional[list[str]] = None,
+        modern_only: bool = False,
     ) -> None: ...
     def add_tool(
         self,

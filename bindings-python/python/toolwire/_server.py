@@ -151,6 +151,13 @@ class Server(CatalogMixin, HttpMixin):
         max_concurrent_calls: Tool calls that may run at once (more wait in a bounded queue).
         max_frame_bytes: Largest inbound message in bytes (default 4 MiB).
         max_depth: Deepest JSON nesting accepted (default 64).
+        cache_ttl_ms: 2026-07-28: how long clients may cache lists, reads and `server/discover`
+            (milliseconds, default 0).
+        cache_scope: 2026-07-28: "private" (default) or "public".
+        request_state_keys: 2026-07-28: secrets (each at least 32 bytes) for the keys that seal
+            `requestState` between MRTR rounds; the first seals, all open. Default: one random
+            key per process, so replicas behind one address must share keys.
+        modern_only: Serve 2026-07-28 only (`initialize` is refused with -32022).
     """
 
     def __init__(
@@ -165,10 +172,26 @@ class Server(CatalogMixin, HttpMixin):
         max_concurrent_calls: Optional[int] = None,
         max_frame_bytes: Optional[int] = None,
         max_depth: Optional[int] = None,
+        cache_ttl_ms: Optional[int] = None,
+        cache_scope: Optional[str] = None,
+        request_state_keys: Optional[list[str]] = None,
+        modern_only: bool = False,
     ) -> None:
         timeout_ms = None if default_tool_timeout is None else int(default_tool_timeout * 1000)
         native = _native.NativeServer(
-            name, version, instructions, title, page_size, timeout_ms, max_concurrent_calls, max_frame_bytes, max_depth
+            name,
+            version,
+            instructions,
+            title,
+            page_size,
+            timeout_ms,
+            max_concurrent_calls,
+            max_frame_bytes,
+            max_depth,
+            cache_ttl_ms,
+            cache_scope,
+            request_state_keys,
+            modern_only,
         )
         super().__init__(native)
 

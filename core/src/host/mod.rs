@@ -12,6 +12,8 @@
 //! | [`ViaJson`], [`JsonCallback`] | a host callback that takes and returns JSON text, as a resource, prompt, completion or token handler |
 //! | [`json_number`] | a number written the same way by every language (`3`, not `3.0`) |
 //! | [`invalid_arguments_text`] | the text of an invalid-arguments result, for hosts that check arguments themselves |
+//! | [`input_required_from_json`] | a host's `{inputRequests, requestState}` as an [`InputRequired`](crate::InputRequired) |
+//! | [`ModernSettings`] | the 2026-07-28 options as hosts give them (text and numbers), applied once for all |
 //!
 //! Applications use the crate root instead.
 
@@ -29,6 +31,45 @@ pub use crate::registry::invalid_arguments_text;
 pub use local::LocalExecutor;
 #[cfg(unix)]
 pub use stdio::{HostStdio, StdioWaker};
+
+/// The 2026-07-28 server options as a host hands them over, read and checked in one place.
+#[derive(Clone, Debug, Default)]
+pub struct ModernSettings {
+    /// How long clients may cache lists, reads and `server/discover`, in milliseconds.
+    pub cache_ttl_ms: Option<u64>,
+    /// `"private"` or `"public"`.
+    pub cache_scope: Option<String>,
+    /// Secrets for the `requestState` keys (each ≥ 32 bytes; the first seals).
+    pub request_state_secrets: Vec<String>,
+    /// Serve 2026-07-28 only.
+    pub modern_only: bool,
+}
+
+impl ModernSettings {
+    /// Sets these on `options`; an unknown scope or a short secret is refused.
+    pub fn apply(self, options: &mut crate::ServerOptions) -> Result<(), crate::Error> {
+        if let Some(ttl) = self.cache_ttl_ms {
+            options.cache_ttl_ms = ttl;
+        }
+        if let Some(scope) = self.cache_scope {
+            options.cache_scope = match scope.as_str() {
+                "private" => crate::CacheScope::Private,
+                "public" => crate::CacheScope::Public,
+                other => {
+                    return Err(crate::Error::InvalidArgument(format!(
+                        "cache scope {other:?}: use \"private\" or \"public\""
+                    )));
+                }
+            };
+        }
+        if !self.request_state_secrets.is_empty() {
+            options.request_state_keys =
+                Some(crate::StateKeys::from_secrets(&self.request_state_secrets)?);
+        }
+        options.modern_only = self.modern_only;
+        Ok(())
+    }
+}
 
 /// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
 pub type CallTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

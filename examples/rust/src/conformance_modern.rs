@@ -65,7 +65,7 @@ pub(crate) fn with_modern_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 let answer = ctx.elicit(params, RequestOptions::default()).await?;
                 Ok(ToolOutput::text(format!(
                     "confirmation: {}",
-                    answer["action"]
+                    answer["action"].as_str().unwrap_or("unknown")
                 )))
             },
         )

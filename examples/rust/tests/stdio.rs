@@ -370,3 +370,86 @@ fn http_options_without_http_are_refused() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("go with --http"));
 }
+
+fn modern(id: i64, method: &str, params: Value) -> Vec<u8> {
+    let mut params = params;
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    line(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+}
+
+/// Over real stdio on every path: the first request decides the era of the connection, and a
+/// client that then mixes eras gets a clear error each time while the connection goes on.
+#[test]
+fn the_first_request_locks_the_era_and_mixed_eras_are_refused() {
+    for path in Path::ALL {
+        // Modern first: discover and a call answer stamped; initialize is -32022; a listen is
+        // acknowledged and, at EOF, ended with its result and (stdio) notifications/cancelled.
+        let mut input = modern(1, "server/discover", json!({}));
+        input.extend(modern(
+            2,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
+        ));
+        input.extend(line(json!({"jsonrpc": "2.0", "id": 3, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})));
+        input.extend(modern(
+            4,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        ));
+        let run = run_on(&input, path);
+        assert!(run.status.success(), "{path:?}: {}", run.stderr);
+        let lines = &run.lines;
+        assert_eq!(
+            answer_to(lines, json!(1))["result"]["supportedVersions"],
+            json!(["2026-07-28"]),
+            "{path:?}"
+        );
+        assert_eq!(
+            answer_to(lines, json!(2))["result"]["resultType"],
+            "complete",
+            "{path:?}"
+        );
+        assert_eq!(
+            answer_to(lines, json!(3))["error"]["code"],
+            -32022,
+            "{path:?}"
+        );
+        let ack = lines
+            .iter()
+            .position(|l| l["method"] == "notifications/subscriptions/acknowledged")
+            .unwrap_or_else(|| panic!("{path:?}: no acknowledgement in {lines:?}"));
+        let end = lines
+            .iter()
+            .position(|l| l["id"] == 4)
+            .expect("the listen result");
+        assert!(ack < end, "{path:?}");
+        assert_eq!(
+            lines[end]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            4
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["method"] == "notifications/cancelled" && l["params"]["requestId"] == 4),
+            "{path:?}: the stdio teardown names the listen id: {lines:?}"
+        );
+
+        // Legacy first: the modern request is refused, the session goes on.
+        let mut input = init();
+        input.extend(modern(5, "tools/list", json!({})));
+        input.extend(ping(6));
+        let run = run_on(&input, path);
+        assert_eq!(
+            answer_to(&run.lines, json!(5))["error"]["code"],
+            -32600,
+            "{path:?}"
+        );
+        assert_eq!(
+            answer_to(&run.lines, json!(6))["result"],
+            json!({}),
+            "{path:?}"
+        );
+    }
+}

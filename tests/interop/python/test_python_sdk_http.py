@@ -73,7 +73,8 @@ def run(coro):
 def test_handshake_and_tool_list(server: DemoServer, mode: str) -> None:
     async def go():
         async with Client(server.url, mode=mode) as client:
-            assert client.protocol_version == "2025-11-25"
+            # "auto" probes server/discover and speaks 2026-07-28; "legacy" goes through initialize.
+            assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
             assert client.server_info is not None and client.server_info.name == "toolwire-demo"
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {"echo", "add", "sleep", "fail"}

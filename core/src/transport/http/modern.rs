@@ -335,6 +335,9 @@ struct CloseOnDrop(Session);
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
+        if self.0.calls_in_flight() > 0 {
+            tracing::debug!("call cancelled by the client (it closed the request's stream)");
+        }
         self.0.close();
     }
 }
