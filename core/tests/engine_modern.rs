@@ -457,3 +457,65 @@ async fn a_modern_only_server_refuses_initialize_naming_its_versions() {
     assert_eq!(refused["error"]["code"], -32022, "{refused}");
     assert_eq!(refused["error"]["data"]["supported"], json!(["2026-07-28"]));
 }
+
+#[tokio::test]
+async fn any_output_value_in_2026_07_28_and_its_text_for_older_clients() {
+    let server = Server::builder("s", "1")
+        .tool(
+            Tool::new("pair").output_schema(json!({"type": "array", "items": {"type": "integer"}})),
+            |_ctx: Context, _args: Value| async move { Ok(ToolOutput::structured(json!([1, 2]))) },
+        )
+        .build()
+        .expect("an array output schema registers");
+    let mut modern = Client::new(&server);
+    let listed = answer(&mut modern, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta(json!({}))}})).await;
+    assert_eq!(
+        listed["result"]["tools"][0]["outputSchema"]["type"],
+        "array"
+    );
+    let called = answer(&mut modern, call(2, "pair", json!({}))).await;
+    assert_eq!(
+        called["result"]["structuredContent"],
+        json!([1, 2]),
+        "{called}"
+    );
+    let mut legacy = Client::initialized(&server).await;
+    let listed = legacy.request(json!(1), "tools/list", json!({})).await;
+    assert!(
+        listed["result"]["tools"][0].get("outputSchema").is_none(),
+        "{listed}"
+    );
+    let called = legacy
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "pair", "arguments": {}}),
+        )
+        .await;
+    assert!(
+        called["result"].get("structuredContent").is_none(),
+        "{called}"
+    );
+    assert_eq!(called["result"]["content"][0]["text"], "[1,2]");
+    // Arguments stay objects, and a schema that points outside itself is refused.
+    assert!(
+        Server::builder("s", "1")
+            .tool(
+                Tool::new("t").input_schema(json!({"type": "array"})),
+                |_c: Context, _a: Value| async move { Ok(ToolOutput::text("")) }
+            )
+            .build()
+            .is_err()
+    );
+    let external =
+        json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/schema.json"}}});
+    assert!(
+        Server::builder("s", "1")
+            .tool(
+                Tool::new("t").input_schema(external),
+                |_c: Context, _a: Value| async move { Ok(ToolOutput::text("")) }
+            )
+            .build()
+            .is_err()
+    );
+}

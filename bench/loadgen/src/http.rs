@@ -31,6 +31,11 @@ struct Client {
     /// Idle connections reopened, counted across all clients and reported.
     reopened: Rc<Cell<u64>>,
     session: Option<String>,
+    /// 2026-07-28: requests carry `_meta` and the method and name headers; no session.
+    modern: bool,
+    /// The `Mcp-Method` and `Mcp-Name` of the request being sent (modern).
+    method_header: String,
+    name_header: Option<String>,
     next_id: u64,
     buffer: Vec<u8>,
     request: Vec<u8>,
@@ -63,7 +68,7 @@ impl Client {
         Ok(stream)
     }
 
-    async fn open(port: u16, reopened: Rc<Cell<u64>>) -> Result<Client, String> {
+    async fn open(port: u16, reopened: Rc<Cell<u64>>, modern: bool) -> Result<Client, String> {
         Ok(Client {
             stream: Self::connect(port).await?,
             port,
@@ -72,6 +77,9 @@ impl Client {
             closed_before_answer: false,
             reopened,
             session: None,
+            modern,
+            method_header: String::new(),
+            name_header: None,
             next_id: 1,
             buffer: Vec::with_capacity(16 * 1024),
             request: Vec::with_capacity(1024),
@@ -123,6 +131,16 @@ impl Client {
                 self.request,
                 "Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-11-25\r\n"
             );
+        }
+        if self.modern {
+            let _ = write!(
+                self.request,
+                "Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: {}\r\n",
+                self.method_header
+            );
+            if let Some(name) = &self.name_header {
+                let _ = write!(self.request, "Mcp-Name: {name}\r\n");
+            }
         }
         self.request.extend_from_slice(b"\r\n");
         self.request.extend_from_slice(body.as_bytes());
@@ -229,10 +247,42 @@ impl Client {
     }
 
     async fn request(&mut self, method: &str, params: &str) -> Result<(Vec<u8>, u64), String> {
+        let name = if self.modern {
+            serde_json::from_str::<Value>(params)
+                .ok()
+                .and_then(|p| p["name"].as_str().map(str::to_owned))
+        } else {
+            None
+        };
+        self.request_named(method, name.as_deref(), params).await
+    }
+
+    /// [`request`](Self::request) with the target already known (the hot path: no parse of
+    /// `params` to find the `Mcp-Name` header).
+    async fn request_named(
+        &mut self,
+        method: &str,
+        name: Option<&str>,
+        params: &str,
+    ) -> Result<(Vec<u8>, u64), String> {
         let id = self.next_id;
         self.next_id += 1;
-        let body =
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let body = if self.modern {
+            // `_meta` first in params, and the headers that mirror the body.
+            self.method_header.clear();
+            self.method_header.push_str(method);
+            match (&mut self.name_header, name) {
+                (Some(held), Some(name)) if held == name => {}
+                (slot, name) => *slot = name.map(str::to_owned),
+            }
+            let rest = params.strip_prefix('{').unwrap_or("}");
+            let separator = if rest.starts_with('}') { "" } else { "," };
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"_meta":{MODERN_META}{separator}{rest}}}"#
+            )
+        } else {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
+        };
         let (status, _, answer) = self.post(body, Some(id)).await?;
         if status != StatusCode::OK {
             return Err(format!(
@@ -244,6 +294,18 @@ impl Client {
     }
 
     async fn initialize(&mut self) -> Result<(), String> {
+        if self.modern {
+            // No handshake: one discover checks the server speaks 2026-07-28.
+            let (answer, _) = self.request("server/discover", "{}").await?;
+            let answer: Value = serde_json::from_slice(&answer).unwrap_or(Value::Null);
+            if answer["result"]["supportedVersions"]
+                .as_array()
+                .is_none_or(|v| !v.iter().any(|v| v == "2026-07-28"))
+            {
+                return Err(format!("server/discover: {answer}"));
+            }
+            return Ok(());
+        }
         let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolwire-loadgen","version":"1"}}}"#;
         let (status, session, answer) = self.post(body.into(), Some(0)).await?;
         let answer: Value = serde_json::from_slice(&answer).unwrap_or(Value::Null);
@@ -270,11 +332,94 @@ impl Client {
     async fn echo(&mut self, n: u64) -> Result<Duration, String> {
         let sent = Instant::now();
         let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
-        let (answer, id) = self.request("tools/call", &params).await?;
+        let (answer, id) = self
+            .request_named("tools/call", Some("echo"), &params)
+            .await?;
         let latency = sent.elapsed();
         check_call_text(&answer, id, Some(&format!("m{n}")))?;
         Ok(latency)
     }
+}
+
+/// What every 2026-07-28 request of the load generator declares.
+const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+
+impl Client {
+    /// One plain call of `tool` (no arguments); returns its latency.
+    async fn plain(&mut self, tool: &str) -> Result<Duration, String> {
+        let sent = Instant::now();
+        let (answer, id) = self
+            .request(
+                "tools/call",
+                &format!(r#"{{"name":"{tool}","arguments":{{}}}}"#),
+            )
+            .await?;
+        let latency = sent.elapsed();
+        check_call_text(&answer, id, None)?;
+        Ok(latency)
+    }
+
+    /// One MRTR round trip of `tool`: round 1 must ask `user_name`, round 2 answers it and
+    /// must complete. Returns the latency of both rounds together.
+    async fn mrtr(&mut self, tool: &str) -> Result<Duration, String> {
+        let sent = Instant::now();
+        let (first, _) = self
+            .request(
+                "tools/call",
+                &format!(r#"{{"name":"{tool}","arguments":{{}}}}"#),
+            )
+            .await?;
+        let first: Value = serde_json::from_slice(&first).map_err(|e| e.to_string())?;
+        if first["result"]["resultType"] != "input_required"
+            || first["result"]["inputRequests"]["user_name"].is_null()
+        {
+            return Err(format!("round 1 of {tool}: {first}"));
+        }
+        let state = match first["result"]["requestState"].as_str() {
+            Some(state) => format!(r#","requestState":{}"#, Value::from(state)),
+            None => String::new(),
+        };
+        let (second, id) = self
+            .request(
+                "tools/call",
+                &format!(
+                    r#"{{"name":"{tool}","arguments":{{}},"inputResponses":{{"user_name":{{"action":"accept","content":{{"name":"Ann"}}}}}}{state}}}"#
+                ),
+            )
+            .await?;
+        let latency = sent.elapsed();
+        check_call_text(&second, id, None)?;
+        Ok(latency)
+    }
+}
+
+/// Sequential MRTR round trips against pairs of plain calls, alternating, one phase long.
+async fn measure_mrtr(plan: &Plan, port: u16, tool: &str) -> Result<Value, String> {
+    let mut client = Client::open(port, Rc::new(Cell::new(0)), true).await?;
+    client.initialize().await?;
+    for _ in 0..200 {
+        client.plain("test_simple_text").await?;
+        client.mrtr(tool).await?;
+    }
+    let (mut pairs, mut rounds) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    while start.elapsed() < plan.phase {
+        let one = client.plain("test_simple_text").await?;
+        let two = client.plain("test_simple_text").await?;
+        pairs.push(one + two);
+        rounds.push(client.mrtr(tool).await?);
+    }
+    let elapsed = start.elapsed();
+    let two_calls = latency_summary(pairs, elapsed);
+    let mrtr = latency_summary(rounds, elapsed);
+    Ok(json!({
+        "transport": "http",
+        "modern": true,
+        "mrtr_tool": tool,
+        "two_plain_calls": two_calls,
+        "mrtr_round_trip": mrtr,
+        "errors": 0,
+    }))
 }
 
 fn free_port() -> Result<u16, String> {
@@ -320,14 +465,18 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     // One timer for the whole measurement, none per exchange: its phases are bounded by the
     // plan, so a server that stalls fails the run within ANSWER_TIMEOUT of their length.
     let limit = plan.phase * 2 + ANSWER_TIMEOUT;
-    let outcome = tokio::time::timeout(limit, measure(plan, port, pid))
-        .await
-        .unwrap_or_else(|_| {
-            Err(format!(
-                "the server stalled: the measurement did not end within {} s",
-                limit.as_secs()
-            ))
-        });
+    let work = async {
+        match &plan.mrtr_tool {
+            Some(tool) => measure_mrtr(plan, port, tool).await,
+            None => measure(plan, port, pid).await,
+        }
+    };
+    let outcome = tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+        Err(format!(
+            "the server stalled: the measurement did not end within {} s",
+            limit.as_secs()
+        ))
+    });
     let _ = child.start_kill();
     let _ = child.wait().await;
     outcome
@@ -337,7 +486,7 @@ async fn measure(plan: &Plan, port: u16, pid: u32) -> Result<Value, String> {
     let reopened = Rc::new(Cell::new(0u64));
     let mut clients = Vec::with_capacity(plan.http_clients);
     for _ in 0..plan.http_clients {
-        let mut client = Client::open(port, reopened.clone()).await?;
+        let mut client = Client::open(port, reopened.clone(), plan.modern).await?;
         client.initialize().await?;
         clients.push(client);
     }
@@ -394,6 +543,7 @@ async fn measure(plan: &Plan, port: u16, pid: u32) -> Result<Value, String> {
     });
     Ok(json!({
         "transport": "http",
+        "modern": plan.modern,
         "sessions": sessions,
         "sequential": sequential,
         "concurrent": concurrent,

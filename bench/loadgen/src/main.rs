@@ -29,6 +29,12 @@ pub struct Plan {
     pub http: bool,
     /// Concurrent HTTP clients (sessions), each on its own connection.
     pub http_clients: usize,
+    /// With `http`: 2026-07-28 requests (no handshake, no session; `_meta` and the
+    /// `Mcp-Method`/`Mcp-Name` headers on every request).
+    pub modern: bool,
+    /// With `modern`: instead of the echo phases, one MRTR round trip of this tool (it asks
+    /// `user_name` in round 1) against two calls of `test_simple_text`, both sequential.
+    pub mrtr_tool: Option<String>,
     /// Say on stderr when each timed phase starts and ends (for tools that sample the server
     /// during one phase, like bench/cost-per-call).
     pub announce: bool,
@@ -58,6 +64,9 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --http          Streamable HTTP: CMD gets a free port in place of {port}; N clients, each its own
                   session and connection (sequential latency with one, calls/s with all)
   --clients N     concurrent HTTP clients (default 64)
+  --modern        with --http: 2026-07-28 requests (no initialize, no session; _meta and headers)
+  --mrtr TOOL     with --modern: time one MRTR round trip of TOOL (round 1 asks user_name, round 2
+                  answers it) against two plain calls (test_simple_text), one at a time
   --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
   --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
                   itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
@@ -73,6 +82,8 @@ fn parse_args() -> Result<Plan, String> {
         sequential_only: false,
         http: false,
         http_clients: 64,
+        modern: false,
+        mrtr_tool: None,
         announce: false,
         sleep_ceiling: false,
         multi_thread: false,
@@ -96,6 +107,8 @@ fn parse_args() -> Result<Plan, String> {
             "--sleep-ceiling" => plan.sleep_ceiling = true,
             "--multi-thread" => plan.multi_thread = true,
             "--clients" => plan.http_clients = number("--clients")?.max(1) as usize,
+            "--modern" => plan.modern = true,
+            "--mrtr" => plan.mrtr_tool = Some(args.next().ok_or("--mrtr needs a tool name")?),
             "--" => {
                 plan.command = args.collect();
                 break;
@@ -109,6 +122,12 @@ fn parse_args() -> Result<Plan, String> {
         } else {
             "no server command after --".into()
         });
+    }
+    if plan.modern && !plan.http {
+        return Err("--modern goes with --http".into());
+    }
+    if plan.mrtr_tool.is_some() && !plan.modern {
+        return Err("--mrtr goes with --modern".into());
     }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());

@@ -58,22 +58,10 @@ pub(crate) fn start(
     }
     let modern = match modern {
         None => None,
-        Some(envelope) => {
-            let binding = Binding::new(
-                "tools/call",
-                &name,
-                &arguments,
-                session.principal.as_deref(),
-            );
-            match Round::open(&params, &session.server.sealer, &binding) {
-                Ok(round) => Some(ModernCall {
-                    envelope,
-                    round,
-                    binding,
-                }),
-                Err(error) => return responder.error(error),
-            }
-        }
+        Some(envelope) => match open_modern_call(session, envelope, &name, &arguments, &params) {
+            Ok(call) => Some(call),
+            Err(error) => return responder.error(error),
+        },
     };
     let progress_token = params
         .get("_meta")
@@ -106,6 +94,24 @@ pub(crate) fn start(
         version,
     );
     session.run_task(task);
+}
+
+/// A 2026-07-28 call's round: out of line, so the legacy path stays small enough to inline.
+#[inline(never)]
+fn open_modern_call(
+    session: &SessionShared,
+    envelope: Arc<Envelope>,
+    name: &str,
+    arguments: &Value,
+    params: &Map<String, Value>,
+) -> Result<Box<ModernCall>, ErrorObject> {
+    let binding = Binding::new("tools/call", name, arguments, session.principal.as_deref());
+    let round = Round::open(params, &session.server.sealer, &binding)?;
+    Ok(Box::new(ModernCall {
+        envelope,
+        round,
+        binding,
+    }))
 }
 
 impl SessionShared {
@@ -159,31 +165,41 @@ async fn run(
             ))
             .as_result(version),
         ),
-        (outcome, Some(m)) => {
-            let (explicit, output) = match outcome {
-                Outcome::Input(asked) => (Some(asked), None),
-                Outcome::Answer(output) => (None, Some(output)),
-                Outcome::Cancelled => (None, None),
-            };
-            let answer = answer_signal(
-                &session.server,
-                responder,
-                &m.envelope,
-                &m.round,
-                &m.binding,
-                explicit,
-            );
-            if let (Some(responder), Some(output)) = (answer, output) {
-                responder.result(&output.as_result(version));
-            }
-        }
+        (outcome, Some(m)) => answer_modern(&session, responder, m, outcome, version),
+    }
+}
+
+/// A 2026-07-28 call's answer: what its round asked for, or its output, stamped.
+#[inline(never)]
+fn answer_modern(
+    session: &SessionShared,
+    responder: Responder,
+    call: &ModernCall,
+    outcome: Outcome,
+    version: ProtocolVersion,
+) {
+    let (explicit, output) = match outcome {
+        Outcome::Input(asked) => (Some(*asked), None),
+        Outcome::Answer(output) => (None, Some(output)),
+        Outcome::Cancelled => (None, None),
+    };
+    let answer = answer_signal(
+        &session.server,
+        responder,
+        &call.envelope,
+        &call.round,
+        &call.binding,
+        explicit,
+    );
+    if let (Some(responder), Some(output)) = (answer, output) {
+        responder.result(&output.as_result(version));
     }
 }
 
 enum Outcome {
     Answer(ToolOutput),
     /// The handler needs the client's input first (2026-07-28).
-    Input(InputRequired),
+    Input(Box<InputRequired>),
     /// The client (or shutdown) cancelled the call: nothing is sent.
     Cancelled,
 }
@@ -242,7 +258,7 @@ async fn execute(
         Some(match outcome {
             Ok(Ok(output)) => Outcome::Answer(check_output(tool, output)),
             Ok(Err(mut error)) => match error.take_input_required() {
-                Some(asked) => Outcome::Input(asked),
+                Some(asked) => Outcome::Input(Box::new(asked)),
                 None => Outcome::Answer(ToolOutput::error(error.message())),
             },
             Err(panic) => {

@@ -24,8 +24,9 @@ pub(crate) struct CallState {
     pub(crate) cancel: Arc<CallCancel>,
     last_progress: Mutex<Option<f64>>,
     finished: AtomicBool,
-    /// A 2026-07-28 call's own declarations and MRTR round; `None` in a legacy session.
-    pub(crate) modern: Option<ModernCall>,
+    /// A 2026-07-28 call's own declarations and MRTR round; `None` in a legacy session. Boxed:
+    /// it is large, and a legacy call should not move its bytes around.
+    pub(crate) modern: Option<Box<ModernCall>>,
 }
 
 /// What a 2026-07-28 call knows that a legacy call reads from its session.
@@ -43,7 +44,7 @@ impl CallState {
         tool: String,
         progress_token: Option<Value>,
         cancel: Arc<CallCancel>,
-        modern: Option<ModernCall>,
+        modern: Option<Box<ModernCall>>,
     ) -> Arc<Self> {
         Arc::new(CallState {
             session,

@@ -330,19 +330,48 @@ impl Responder {
     pub(crate) fn result<T: Serialize + ?Sized>(mut self, result: &T) {
         let frame = match &self.stamp {
             None => result_frame(&self.id, result),
-            Some((stamp, cached)) => match serde_json::to_value(result) {
-                Ok(Value::Object(mut map)) => {
-                    stamp.apply(&mut map, *cached);
-                    result_frame(&self.id, &map)
+            // Most results have no `_meta` of their own: the stamp is spliced into their text.
+            Some((stamp, cached)) => match serde_json::to_string(result) {
+                Ok(text)
+                    if text.starts_with('{')
+                        && text.len() > 2
+                        && memchr::memmem::find(text.as_bytes(), b"\"_meta\"").is_none() =>
+                {
+                    let members = stamp.text(*cached);
+                    let written =
+                        result_frame_with(&self.id, text.len() + members.len() + 1, |json| {
+                            json.push_str(&text[..text.len() - 1]);
+                            json.push(',');
+                            json.push_str(members);
+                            json.push('}');
+                            Ok::<(), ErrorObject>(())
+                        });
+                    written.unwrap_or_else(|error| error_frame(Some(&self.id), &error))
                 }
-                Ok(other) => result_frame(&self.id, &other),
-                Err(err) => error_frame(
-                    Some(&self.id),
-                    &ErrorObject::internal(format!("Internal error: {err}")),
-                ),
+                _ => Self::stamped_value(&self.id, stamp, *cached, result),
             },
         };
         self.deliver(Some(frame));
+    }
+
+    /// The stamp merged into the result as a value (its own `_meta` kept beside ours).
+    fn stamped_value<T: Serialize + ?Sized>(
+        id: &RequestId,
+        stamp: &ModernStamp,
+        cached: bool,
+        result: &T,
+    ) -> String {
+        match serde_json::to_value(result) {
+            Ok(Value::Object(mut map)) => {
+                stamp.apply(&mut map, cached);
+                result_frame(id, &map)
+            }
+            Ok(other) => result_frame(id, &other),
+            Err(err) => error_frame(
+                Some(id),
+                &ErrorObject::internal(format!("Internal error: {err}")),
+            ),
+        }
     }
 
     /// Answers with a result that `write` appends to the frame as JSON text this engine

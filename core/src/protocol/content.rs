@@ -326,8 +326,11 @@ impl Serialize for CallToolResult<'_> {
         if output.is_error {
             map.serialize_entry("isError", &true)?;
         }
+        // Structured content that is not an object is 2026-07-28's alone: older clients get its
+        // text rendering (in `content`) only.
         if self.version.has_structured_output()
             && let Some(structured) = &output.structured
+            && (structured.is_object() || self.version.has_any_structured_value())
         {
             map.serialize_entry("structuredContent", structured)?;
         }

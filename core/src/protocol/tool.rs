@@ -176,8 +176,10 @@ impl Tool {
             out.insert("description".into(), Value::from(description.as_str()));
         }
         out.insert("inputSchema".into(), self.input_schema.clone());
+        // A schema whose root is not an object is 2026-07-28's alone: older clients get none.
         if version.has_structured_output()
             && let Some(schema) = &self.output_schema
+            && (version.has_any_structured_value() || object_root(schema))
         {
             out.insert("outputSchema".into(), schema.clone());
         }
@@ -204,6 +206,11 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Whether a schema describes objects at its root (`"type": "object"`).
+fn object_root(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
 #[cfg(test)]

@@ -86,6 +86,12 @@ impl ProtocolVersion {
         self >= ProtocolVersion::V2025_06_18
     }
 
+    /// `outputSchema` may be any JSON Schema and `structuredContent` any JSON value
+    /// (earlier revisions: an object schema, an object).
+    pub fn has_any_structured_value(self) -> bool {
+        self >= ProtocolVersion::V2026_07_28
+    }
+
     /// Tool `annotations` exist.
     pub fn has_tool_annotations(self) -> bool {
         self >= ProtocolVersion::V2025_03_26

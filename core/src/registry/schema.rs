@@ -48,7 +48,8 @@ impl CompiledSchema {
         let Value::Object(map) = schema else {
             return Err(invalid("the schema must be a JSON object".into()));
         };
-        if map.get("type").and_then(Value::as_str) != Some("object") {
+        // Arguments are always an object; since 2026-07-28 a result may be any JSON value.
+        if which == "inputSchema" && map.get("type").and_then(Value::as_str) != Some("object") {
             return Err(invalid("the root must have \"type\": \"object\"".into()));
         }
         let draft = match map.get("$schema") {

@@ -100,7 +100,8 @@ fn missing(what: &str) -> ErrorObject {
 /// capabilities, client info and log level (`-32602`).
 pub(crate) fn read_envelope(params: Option<&Value>) -> Result<Envelope, ErrorObject> {
     check_required_keys(params)?;
-    let meta = meta_of(params).cloned().unwrap_or_default();
+    let empty = Map::new();
+    let meta = meta_of(params).unwrap_or(&empty);
     let requested = meta.get(PROTOCOL_VERSION_KEY).unwrap_or(&Value::Null);
     let version = requested
         .as_str()
@@ -139,7 +140,7 @@ pub(crate) fn read_envelope(params: Option<&Value>) -> Result<Envelope, ErrorObj
         client_capabilities,
         client_info,
         log_level,
-        trace: TraceContext::from_meta(Some(&meta)),
+        trace: TraceContext::from_meta(Some(meta)),
     })
 }
 

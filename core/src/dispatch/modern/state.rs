@@ -3,6 +3,7 @@
 //! bound to the request that minted it (method, target, a digest of the arguments, the
 //! principal) and to an expiry. Anything that does not open is refused the same way.
 
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -73,16 +74,17 @@ impl StateKeys {
     }
 }
 
-/// What a sealed state binds: the request it belongs to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a sealed state binds: the request it belongs to. The digests are made on first use:
+/// most requests carry no state and never ask for input, and hashing every call's arguments
+/// would cost more than the rest of its way through the engine.
+#[derive(Debug)]
 pub(crate) struct Binding {
     pub(crate) method: &'static str,
     /// The tool or prompt name, or the resource URI.
     pub(crate) target: String,
-    /// Hex SHA-256 of the canonical arguments.
-    pub(crate) arguments: String,
-    /// Hex SHA-256 of the authenticated principal, if any.
-    pub(crate) principal: Option<String>,
+    arguments: Value,
+    principal: Option<String>,
+    digests: OnceLock<(String, Option<String>)>,
 }
 
 impl Binding {
@@ -95,9 +97,20 @@ impl Binding {
         Binding {
             method,
             target: target.to_owned(),
-            arguments: hex_digest(canonical_json(arguments).as_bytes()),
-            principal: principal.map(|p| hex_digest(p.as_bytes())),
+            arguments: arguments.clone(),
+            principal: principal.map(str::to_owned),
+            digests: OnceLock::new(),
         }
+    }
+
+    /// Hex SHA-256 of the canonical arguments, and of the principal if any.
+    fn digests(&self) -> &(String, Option<String>) {
+        self.digests.get_or_init(|| {
+            (
+                hex_digest(canonical_json(&self.arguments).as_bytes()),
+                self.principal.as_deref().map(|p| hex_digest(p.as_bytes())),
+            )
+        })
     }
 }
 
@@ -136,13 +149,14 @@ impl Sealer {
 
     /// The sealed text; an error if it would exceed the size cap (the handler carried too much).
     pub(crate) fn seal(&self, binding: &Binding, carried: Carried) -> Result<String, ErrorObject> {
+        let (arguments, principal) = binding.digests();
         let sealed = Sealed {
             v: 1,
             exp: now_secs().saturating_add(self.ttl.as_secs().max(1)),
             m: binding.method.to_owned(),
             t: binding.target.clone(),
-            a: binding.arguments.clone(),
-            p: binding.principal.clone(),
+            a: arguments.clone(),
+            p: principal.clone(),
             carried,
         };
         let plain = serde_json::to_vec(&sealed)
@@ -203,10 +217,11 @@ impl Sealer {
         if sealed.exp < now_secs() {
             return Err("expired");
         }
+        let (arguments, principal) = binding.digests();
         if sealed.m != binding.method
             || sealed.t != binding.target
-            || sealed.a != binding.arguments
-            || sealed.p != binding.principal
+            || &sealed.a != arguments
+            || &sealed.p != principal
         {
             return Err("sealed for another request");
         }
@@ -221,10 +236,14 @@ fn now_secs() -> u64 {
 }
 
 pub(crate) fn hex_digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut text = String::with_capacity(digest.len() * 2);
+    for byte in digest {
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    text
 }
 
 /// JSON with object keys sorted at every level, so equal values digest equally whatever the
@@ -334,8 +353,8 @@ mod tests {
             exp: now_secs() - 1,
             m: "tools/call".into(),
             t: "t".into(),
-            a: binding().arguments,
-            p: binding().principal,
+            a: binding().digests().0.clone(),
+            p: binding().digests().1.clone(),
             carried: Carried::default(),
         };
         let nonce = [7u8; NONCE_LEN];

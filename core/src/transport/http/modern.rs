@@ -6,6 +6,7 @@
     reason = "the Err side is the refusal to send, built once on a rare path"
 )]
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -66,19 +67,21 @@ fn mismatch(message: String) -> ErrorObject {
 
 /// A header's value as the body should have it: trimmed, and decoded from the
 /// `=?base64?…?=` form. `Err` for characters a header cannot carry or malformed base64.
-pub(super) fn header_text(value: &HeaderValue) -> Result<String, &'static str> {
+pub(super) fn header_text(value: &HeaderValue) -> Result<Cow<'_, str>, &'static str> {
     let text = value
         .to_str()
         .map_err(|_| "characters a header value cannot carry")?
-        .trim();
+        .trim_matches([' ', '\t']);
     let Some(encoded) = text
         .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="))
     else {
-        return Ok(text.to_owned());
+        return Ok(Cow::Borrowed(text));
     };
     let bytes = STANDARD.decode(encoded).map_err(|_| "malformed base64")?;
-    String::from_utf8(bytes).map_err(|_| "base64 of something that is not UTF-8")
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|_| "base64 of something that is not UTF-8")
 }
 
 /// One header against the value the body has for it.
@@ -90,7 +93,7 @@ fn expect_header(headers: &HeaderMap, name: &HeaderName, body: &str) -> Result<(
         )));
     };
     match header_text(value) {
-        Ok(text) if text == body => Ok(()),
+        Ok(text) if *text == *body => Ok(()),
         Ok(text) => Err(mismatch(format!(
             "{name} is {text:?}, the body says {body:?}"
         ))),
@@ -107,7 +110,7 @@ pub(super) fn check_headers(
     params: Option<&Value>,
 ) -> Result<(), ErrorObject> {
     let version = params
-        .and_then(|p| p.pointer("/_meta"))
+        .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
         .and_then(Value::as_str)
         .unwrap_or_default();
@@ -348,7 +351,8 @@ mod tests {
 
     #[test]
     fn header_values_are_trimmed_and_decoded() {
-        let text = |s: &str| header_text(&HeaderValue::from_str(s).expect("value"));
+        let text =
+            |s: &str| header_text(&HeaderValue::from_str(s).expect("value")).map(Cow::into_owned);
         assert_eq!(text("  tools/call ").as_deref(), Ok("tools/call"));
         assert_eq!(text("=?base64?w6lsw6g=?=").as_deref(), Ok("élè"));
         assert!(text("=?base64?w6lsw6g?=").is_err(), "padding");
