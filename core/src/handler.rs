@@ -40,7 +40,7 @@ where
 ///
 /// Any `std::error::Error` converts into it, so `?` works in handlers; use
 /// [`ToolError::new`] for a plain message.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolError {
     message: String,
     not_found: bool,

@@ -83,6 +83,36 @@ fn server_with_keys(keys: Option<StateKeys>) -> Server {
                 Ok(ToolOutput::text("swallowed"))
             },
         )
+        .tool(
+            Tool::new("fallback"),
+            |ctx: Context, _args: Value| async move {
+                // Written for both eras: without sampling it answers on its own.
+                match ctx
+                    .sample(
+                        json!({"messages": [], "maxTokens": 5}),
+                        RequestOptions::default(),
+                    )
+                    .await
+                {
+                    Ok(_) => Ok(ToolOutput::text("sampled")),
+                    Err(toolwire::Error::CapabilityNotSupported { .. }) => {
+                        Ok(ToolOutput::text("fell back"))
+                    }
+                    Err(err) => Err(err.into()),
+                }
+            },
+        )
+        .tool(
+            Tool::new("needs"),
+            |ctx: Context, _args: Value| async move {
+                ctx.sample(
+                    json!({"messages": [], "maxTokens": 5}),
+                    RequestOptions::default(),
+                )
+                .await?;
+                Ok(ToolOutput::text("sampled"))
+            },
+        )
         .tool(Tool::new("logs"), |ctx: Context, _args: Value| async move {
             ctx.log(LogLevel::Debug, "d");
             ctx.log(LogLevel::Warning, "w");
@@ -258,8 +288,8 @@ async fn shared_keys_open_state_across_servers_and_rotation_keeps_it_open() {
 async fn undeclared_capabilities_are_never_asked_for() {
     let server = server();
     let mut client = Client::new(&server);
-    // The handler swallows the error; the engine still answers -32021 naming sampling.
-    let mut request = call(1, "swallow", json!({}));
+    // The handler lets the error end it: the engine answers -32021 naming sampling.
+    let mut request = call(1, "needs", json!({}));
     request["params"]["_meta"] = meta(json!({}));
     let refused = answer(&mut client, request).await;
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
@@ -280,6 +310,30 @@ async fn undeclared_capabilities_are_never_asked_for() {
         json!({"elicitation": {}}),
         "{refused}"
     );
+}
+
+#[tokio::test]
+async fn a_handler_that_falls_back_keeps_its_answer() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let mut request = call(1, "fallback", json!({}));
+    request["params"]["_meta"] = meta(json!({}));
+    let answer = answer(&mut client, request).await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "fell back",
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_probe_leaves_the_connection_free_to_initialize() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let mut probe = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta(json!({}))}});
+    probe["params"]["_meta"][PV] = json!("2099-01-01");
+    assert_eq!(answer(&mut client, probe).await["error"]["code"], -32022);
+    let init = client.initialize("2025-11-25", json!({})).await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
 }
 
 #[tokio::test]
@@ -456,6 +510,9 @@ async fn a_modern_only_server_refuses_initialize_naming_its_versions() {
     let refused = client.initialize("2025-11-25", json!({})).await;
     assert_eq!(refused["error"]["code"], -32022, "{refused}");
     assert_eq!(refused["error"]["data"]["supported"], json!(["2026-07-28"]));
+    // Nor is any other request served the legacy way.
+    let legacy = client.request(json!(2), "tools/list", json!({})).await;
+    assert_eq!(legacy["error"]["code"], -32602, "{legacy}");
 }
 
 #[tokio::test]

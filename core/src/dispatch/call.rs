@@ -183,6 +183,7 @@ fn answer_modern(
         Outcome::Answer(output) => (None, Some(output)),
         Outcome::Cancelled => (None, None),
     };
+    let answered_cleanly = output.as_ref().is_some_and(|o| !o.is_error);
     let answer = answer_signal(
         &session.server,
         responder,
@@ -190,6 +191,7 @@ fn answer_modern(
         &call.round,
         &call.binding,
         explicit,
+        answered_cleanly,
     );
     if let (Some(responder), Some(output)) = (answer, output) {
         responder.result(&output.as_result(version));

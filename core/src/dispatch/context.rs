@@ -414,23 +414,14 @@ impl Context {
             return Ok(());
         }
         if let Some(modern) = &self.call.modern {
-            // The engine answers -32021 naming it, whatever the handler does with this error.
-            let root = capability.split('.').next().unwrap_or(capability);
-            modern
-                .round
-                .raise(Signal::MissingCapability(root_capability(root)));
+            // The engine answers -32021 naming it, unless the handler answers cleanly anyway.
+            let required = match capability.split_once('.') {
+                Some((root, sub)) => json!({ root: { sub: {} } }),
+                None => json!({ capability: {} }),
+            };
+            modern.round.raise(Signal::MissingCapability(required));
         }
         Err(Error::CapabilityNotSupported { capability })
-    }
-}
-
-/// The static name of a top-level client capability.
-fn root_capability(name: &str) -> &'static str {
-    match name {
-        "sampling" => "sampling",
-        "elicitation" => "elicitation",
-        "roots" => "roots",
-        _ => "experimental",
     }
 }
 

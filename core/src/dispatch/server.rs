@@ -65,8 +65,9 @@ pub struct ServerOptions {
     /// `subscriptions/listen` streams open at once across the server (default 1024); more are
     /// refused.
     pub max_listen_streams: usize,
-    /// Notifications a listen stream may have waiting for a slow client before it is ended
-    /// (default 256).
+    /// Over HTTP: frames a 2026-07-28 answer stream (a listen stream above all) may have waiting
+    /// for a slow client before it is ended (default 256). On stdio and other duplex transports
+    /// the session's one outbound queue carries everything, as in the legacy era.
     pub listen_backlog: usize,
 }
 
@@ -445,6 +446,11 @@ impl ServerBuilder {
                 }
             }
         }
+        if options.listen_backlog == 0 {
+            return Err(Error::InvalidArgument(
+                "listen_backlog must be at least 1".into(),
+            ));
+        }
         if options.max_request_state_bytes < 1024 {
             return Err(Error::InvalidArgument(
                 "max_request_state_bytes must be at least 1024".into(),
@@ -458,6 +464,7 @@ impl ServerBuilder {
             keys,
             options.request_state_ttl,
             options.max_request_state_bytes,
+            &self.info.name,
         );
         let mut inner = ServerInner {
             info: self.info,

@@ -16,7 +16,7 @@ use crate::wire::ErrorObject;
 ///
 /// Return it as an error (`Err(InputRequired::new().elicit(..).into())`): tools, prompts and
 /// resource reads may; the engine refuses it elsewhere and in a legacy session.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InputRequired {
     pub(crate) requests: Map<String, Value>,
     pub(crate) state: Option<String>,
@@ -78,8 +78,8 @@ pub(crate) fn capability_of(method: &str) -> Option<&'static str> {
 pub(crate) enum Signal {
     /// Questions to ask (replay-style `ctx.elicit` et al.).
     Ask,
-    /// A capability the request lacks: `-32021`.
-    MissingCapability(&'static str),
+    /// A capability the request lacks: `-32021` with these `requiredCapabilities`.
+    MissingCapability(Value),
 }
 
 /// One modern round of a tool call, prompt or read: what the client sent back, and what the
@@ -211,8 +211,8 @@ fn check_response_shape(method: &str, key: &str, answer: &Value) -> Result<(), E
     }
 }
 
-/// The input requests the client can take on this request: those of kinds it declared.
-/// Returns the kept requests and the capabilities of the dropped ones.
+/// The input requests the client can take on this request: those of kinds (and, for URL-mode
+/// elicitation, modes) it declared. Returns the kept requests and what the dropped ones need.
 pub(crate) fn keep_declared(
     requests: Map<String, Value>,
     capabilities: &Value,
@@ -222,7 +222,20 @@ pub(crate) fn keep_declared(
         .into_iter()
         .filter(|(_, request)| {
             let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            let url_mode = method == "elicitation/create"
+                && request.pointer("/params/mode").and_then(Value::as_str) == Some("url");
+            let needs_url = url_mode
+                && capabilities
+                    .get("elicitation")
+                    .and_then(|e| e.get("url"))
+                    .is_none();
             match capability_of(method) {
+                Some(_) if needs_url && capabilities.get("elicitation").is_some() => {
+                    if !dropped.contains(&"elicitation.url") {
+                        dropped.push("elicitation.url");
+                    }
+                    false
+                }
                 Some(cap) if capabilities.get(cap).is_none() => {
                     if !dropped.contains(&cap) {
                         dropped.push(cap);
@@ -248,6 +261,7 @@ mod tests {
             StateKeys::ephemeral().expect("keys"),
             Duration::from_secs(60),
             65536,
+            "server",
         )
     }
 
@@ -309,5 +323,11 @@ mod tests {
         let (kept, dropped) = keep_declared(asked.requests, &json!({"elicitation": {}}));
         assert_eq!(kept.keys().collect::<Vec<_>>(), ["a"]);
         assert_eq!(dropped, ["sampling", "roots"]);
+        let url = InputRequired::new().elicit("u", json!({"mode": "url", "url": "https://x"}));
+        let (kept, dropped) = keep_declared(url.requests.clone(), &json!({"elicitation": {}}));
+        assert!(kept.is_empty());
+        assert_eq!(dropped, ["elicitation.url"]);
+        let (kept, _) = keep_declared(url.requests, &json!({"elicitation": {"url": {}}}));
+        assert_eq!(kept.len(), 1);
     }
 }

@@ -61,6 +61,9 @@ impl Drop for ListenSlot {
     }
 }
 
+/// The most resource URIs one listen stream may name.
+const MAX_URIS: usize = 1024;
+
 /// What a listen stream carries: the client's filter, cut to what this server has.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Filter {
@@ -85,6 +88,11 @@ impl Filter {
         };
         let uris = match notifications.get("resourceSubscriptions") {
             None | Some(Value::Null) => BTreeSet::new(),
+            Some(Value::Array(items)) if items.len() > MAX_URIS => {
+                return Err(invalid(&format!(
+                    "\"resourceSubscriptions\" names more than {MAX_URIS} URIs"
+                )));
+            }
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|u| u.as_str().map(str::to_owned))
@@ -140,6 +148,7 @@ pub(crate) fn start(
         filter.uris.clear();
     }
     let Some(slot) = session.server.listeners.admit() else {
+        // -32603 (HTTP 500): the server's own limit, not the request's fault.
         return responder.unstamped().error(ErrorObject::internal(format!(
             "Internal error: the server has {} listen streams open, its limit; retry later",
             session.server.options.max_listen_streams
@@ -165,7 +174,6 @@ pub(crate) fn start(
         Some(&ack),
     ));
     let stream = ListenStream {
-        session: Arc::downgrade(session),
         out,
         id,
         filter,
@@ -198,7 +206,6 @@ enum End {
 }
 
 struct ListenStream {
-    session: std::sync::Weak<SessionShared>,
     out: OutboundSender,
     id: RequestId,
     filter: Filter,
@@ -249,9 +256,6 @@ impl ListenStream {
             }
             tools.borrow_and_update();
             let now = *lists.borrow_and_update();
-            if self.session.strong_count() == 0 {
-                return End::Cancelled;
-            }
             if tools_changed && self.filter.tools {
                 self.notify("notifications/tools/list_changed", Map::new());
             }

@@ -161,13 +161,17 @@ impl SessionShared {
     /// which then sets it (stdio and every duplex transport: one era per connection).
     pub(crate) fn era_for(&self, method: &str, params: Option<&Value>) -> EraChoice {
         let claims = claims_modern(params);
-        if self.modern.load(Ordering::Acquire) {
+        let refuse_initialize = || {
+            let requested = params
+                .and_then(|p| p.get("protocolVersion"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            EraChoice::Refuse(unsupported_version(&requested))
+        };
+        // A modern-only server has no legacy era at all, whatever the transport assumed.
+        if self.modern.load(Ordering::Acquire) || self.server.options.modern_only {
             if method == "initialize" && !claims {
-                let requested = params
-                    .and_then(|p| p.get("protocolVersion"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                return EraChoice::Refuse(unsupported_version(&requested));
+                return refuse_initialize();
             }
             return EraChoice::Modern;
         }
@@ -181,22 +185,13 @@ impl SessionShared {
                 EraChoice::Legacy
             };
         }
-        let modern_only = self.server.options.modern_only;
-        if method == "initialize" && !claims {
-            if modern_only {
-                let requested = params
-                    .and_then(|p| p.get("protocolVersion"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                return EraChoice::Refuse(unsupported_version(&requested));
-            }
-            return EraChoice::Legacy;
+        // Undecided: a modern claim is served modern, and locks the connection once its
+        // envelope reads (a failed probe leaves the client free to fall back to initialize).
+        if claims {
+            EraChoice::Modern
+        } else {
+            EraChoice::Legacy
         }
-        if claims || modern_only {
-            self.modern.store(true, Ordering::Release);
-            return EraChoice::Modern;
-        }
-        EraChoice::Legacy
     }
 
     /// A modern request: the ladder, then the method table of 2026-07-28.
@@ -210,6 +205,7 @@ impl SessionShared {
             Ok(envelope) => Arc::new(envelope),
             Err(error) => return responder.error(error),
         };
+        self.modern.store(true, Ordering::Release);
         let Some(method) = Method::parse(name).filter(|m| m.is_modern()) else {
             return responder.error(ErrorObject::method_not_found(name));
         };
@@ -317,12 +313,16 @@ pub(crate) fn answer_signal(
     round: &Round,
     binding: &Binding,
     explicit: Option<InputRequired>,
+    answered_cleanly: bool,
 ) -> Option<Responder> {
     match (round.take_signal(), explicit) {
-        (Some(Signal::MissingCapability(cap)), _) => {
+        // A handler that fell back on its own and answered cleanly keeps its answer.
+        (Some(Signal::MissingCapability(_)), None) if answered_cleanly => Some(responder),
+        (Some(Signal::MissingCapability(required)), _) => {
+            let what = required.to_string();
             responder.unstamped().error(missing_capability(
-                json!({ cap: {} }),
-                &format!("the handler needs {cap}, which this request did not declare"),
+                required,
+                &format!("the handler needs {what}, which this request did not declare"),
             ));
             None
         }

@@ -127,6 +127,9 @@ pub(crate) struct Carried {
 struct Sealed {
     v: u8,
     exp: u64,
+    /// The server that sealed it: replicas sharing keys are one audience, other servers
+    /// sharing a secret are not.
+    aud: String,
     m: String,
     t: String,
     a: String,
@@ -140,11 +143,17 @@ pub(crate) struct Sealer {
     keys: StateKeys,
     ttl: Duration,
     max_len: usize,
+    audience: String,
 }
 
 impl Sealer {
-    pub(crate) fn new(keys: StateKeys, ttl: Duration, max_len: usize) -> Self {
-        Sealer { keys, ttl, max_len }
+    pub(crate) fn new(keys: StateKeys, ttl: Duration, max_len: usize, audience: &str) -> Self {
+        Sealer {
+            keys,
+            ttl,
+            max_len,
+            audience: audience.to_owned(),
+        }
     }
 
     /// The sealed text; an error if it would exceed the size cap (the handler carried too much).
@@ -153,6 +162,7 @@ impl Sealer {
         let sealed = Sealed {
             v: 1,
             exp: now_secs().saturating_add(self.ttl.as_secs().max(1)),
+            aud: self.audience.clone(),
             m: binding.method.to_owned(),
             t: binding.target.clone(),
             a: arguments.clone(),
@@ -216,6 +226,9 @@ impl Sealer {
         }
         if sealed.exp < now_secs() {
             return Err("expired");
+        }
+        if sealed.aud != self.audience {
+            return Err("sealed by another server");
         }
         let (arguments, principal) = binding.digests();
         if sealed.m != binding.method
@@ -289,7 +302,7 @@ mod tests {
     use serde_json::json;
 
     fn sealer(keys: StateKeys) -> Sealer {
-        Sealer::new(keys, Duration::from_secs(60), 64 * 1024)
+        Sealer::new(keys, Duration::from_secs(60), 64 * 1024, "server")
     }
 
     fn binding() -> Binding {
@@ -346,11 +359,12 @@ mod tests {
     #[test]
     fn expired_and_oversized_states_are_refused() {
         let keys = StateKeys::ephemeral().expect("keys");
-        let expired = Sealer::new(keys.clone(), Duration::ZERO, 1024);
+        let expired = Sealer::new(keys.clone(), Duration::ZERO, 1024, "server");
         // A zero TTL still lives one second; forge an expired one directly instead.
         let sealed = Sealed {
             v: 1,
             exp: now_secs() - 1,
+            aud: "server".into(),
             m: "tools/call".into(),
             t: "t".into(),
             a: binding().digests().0.clone(),
@@ -369,7 +383,15 @@ mod tests {
             URL_SAFE_NO_PAD.encode([&nonce[..], &ciphertext].concat())
         );
         assert!(expired.open(&text, &binding()).is_err());
-        let small = Sealer::new(keys, Duration::from_secs(60), 64);
+        let small = Sealer::new(keys.clone(), Duration::from_secs(60), 64, "server");
+        let other = Sealer::new(keys.clone(), Duration::from_secs(60), 1024, "other");
+        let mine = Sealer::new(keys, Duration::from_secs(60), 1024, "server")
+            .seal(&binding(), Carried::default())
+            .expect("seal");
+        assert!(
+            other.open(&mine, &binding()).is_err(),
+            "another server's state"
+        );
         let big = Carried {
             user: Some("x".repeat(100)),
             answers: Map::new(),

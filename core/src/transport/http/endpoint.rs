@@ -199,8 +199,11 @@ impl Endpoint {
                 frame,
                 owner,
                 &self.stop,
-                self.options.sse_keep_alive,
-                self.server.inner.options.listen_backlog,
+                modern::Answers {
+                    keep_alive: self.options.sse_keep_alive,
+                    backlog: self.server.inner.options.listen_backlog,
+                    json_only: self.options.response_mode == ResponseMode::Json,
+                },
             )
             .await;
         }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::body::SseBody;
-use super::forward::drain_ready;
+use super::forward::{drain_ready, last_frame};
 use super::headers::VERSION_HEADER;
 use super::replies::{Reply, accepted, json_reply, sse_response};
 use crate::dispatch::modern::{PROTOCOL_VERSION_KEY, check_required_keys, unsupported_version};
@@ -202,6 +202,14 @@ pub(super) fn is_modern(headers: &HeaderMap, frame: &Frame) -> bool {
         })
 }
 
+/// How the endpoint answers: its SSE keep-alive, the frames an answer stream may have waiting
+/// for a slow client, and whether it answers in JSON only.
+pub(super) struct Answers {
+    pub(super) keep_alive: Option<std::time::Duration>,
+    pub(super) backlog: usize,
+    pub(super) json_only: bool,
+}
+
 /// Serves one modern POST.
 pub(super) async fn post(
     server: &Server,
@@ -209,9 +217,13 @@ pub(super) async fn post(
     frame: Frame,
     principal: Option<String>,
     stop: &CancellationToken,
-    keep_alive: Option<std::time::Duration>,
-    backlog: usize,
+    answers: Answers,
 ) -> Reply {
+    let Answers {
+        keep_alive,
+        backlog,
+        json_only,
+    } = answers;
     let (id, method, params) = match frame {
         Frame::Single(Ok(Inbound::Request { id, method, params })) => (id, method, params),
         // No connection state: a notification (even a cancel) changes nothing here.
@@ -262,6 +274,15 @@ pub(super) async fn post(
         Ok(answer) => return json_reply(status_of_answer(&answer), answer),
         Err(ready) => ready,
     };
+    // A server that answers in JSON only: what precedes the answer has nowhere to go.
+    if json_only {
+        let answer = last_frame(ready, &mut items, drop).await;
+        drop(guard);
+        return match answer {
+            Some(answer) => json_reply(status_of_answer(&answer), answer),
+            None => accepted(),
+        };
+    }
     // Nothing yet: the response waits for its first frame. An answer that comes first is JSON
     // with its own status (a -32021 from a handler that ran a while is still a 400); anything
     // else first makes it a stream.

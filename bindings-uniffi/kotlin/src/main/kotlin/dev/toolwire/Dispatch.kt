@@ -140,6 +140,8 @@ internal object Dispatch {
     }
 
     private fun failure(e: Throwable): ToolResult = when (e) {
+        // A handler asking for input itself (2026-07-28): its questions and state go on.
+        is ToolwireException.InputRequired -> ToolResult.InputRequired(e.inputRequestsJson, e.requestState)
         is ToolwireException -> ToolResult.Error(e.detail)
         else -> ToolResult.Error(e.message?.takeIf { it.isNotBlank() } ?: e.javaClass.simpleName)
     }
