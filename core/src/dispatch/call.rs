@@ -10,8 +10,8 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::SessionShared;
-use super::context::{CallState, Context, ModernCall};
-use super::modern::{Binding, Envelope, Round, answer_signal};
+use super::context::{CallState, Context};
+use super::modern::{Binding, Envelope, ModernRound};
 use super::responder::Responder;
 use crate::InputRequired;
 use crate::limiter::Admission;
@@ -104,14 +104,9 @@ fn open_modern_call(
     name: &str,
     arguments: &Value,
     params: &Map<String, Value>,
-) -> Result<Box<ModernCall>, ErrorObject> {
+) -> Result<Box<ModernRound>, ErrorObject> {
     let binding = Binding::new("tools/call", name, arguments, session.principal.as_deref());
-    let round = Round::open(params, &session.server.sealer, &binding)?;
-    Ok(Box::new(ModernCall {
-        envelope,
-        round,
-        binding,
-    }))
+    ModernRound::open(&session.server, envelope, params, binding).map(Box::new)
 }
 
 impl SessionShared {
@@ -174,7 +169,7 @@ async fn run(
 fn answer_modern(
     session: &SessionShared,
     responder: Responder,
-    call: &ModernCall,
+    call: &ModernRound,
     outcome: Outcome,
     version: ProtocolVersion,
 ) {
@@ -184,15 +179,7 @@ fn answer_modern(
         Outcome::Cancelled => (None, None),
     };
     let answered_cleanly = output.as_ref().is_some_and(|o| !o.is_error);
-    let answer = answer_signal(
-        &session.server,
-        responder,
-        &call.envelope,
-        &call.round,
-        &call.binding,
-        explicit,
-        answered_cleanly,
-    );
+    let answer = call.answer_signal(&session.server, responder, explicit, answered_cleanly);
     if let (Some(responder), Some(output)) = (answer, output) {
         responder.result(&output.as_result(version));
     }

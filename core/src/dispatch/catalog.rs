@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::SessionShared;
 use super::method::{Family, Method};
-use super::modern::{Binding, Envelope, Round, answer_input_required};
+use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
@@ -124,13 +124,6 @@ fn not_found(uri: &str, modern: bool) -> ErrorObject {
     ErrorObject::new(code, "Resource not found").with_data(json!({"uri": uri}))
 }
 
-/// A modern request's MRTR round: its envelope, what came back, and what the state binds.
-struct ModernRound {
-    envelope: Arc<Envelope>,
-    round: Round,
-    binding: Binding,
-}
-
 /// Opens the round of a prompt or read, or answers the refusal of its state.
 fn open_round(
     session: &SessionShared,
@@ -143,12 +136,7 @@ fn open_round(
     };
     let empty = serde_json::Map::new();
     let params = params.and_then(Value::as_object).unwrap_or(&empty);
-    let round = Round::open(params, &session.server.sealer, &binding)?;
-    Ok(Some(ModernRound {
-        envelope,
-        round,
-        binding,
-    }))
+    ModernRound::open(&session.server, envelope, params, binding).map(Some)
 }
 
 /// Answers a handler's input-required error: the questions in a modern round; in a legacy
@@ -160,14 +148,7 @@ fn answer_input(
     asked: crate::InputRequired,
 ) {
     match modern {
-        Some(m) => answer_input_required(
-            &session.server,
-            responder,
-            &m.envelope,
-            &m.round,
-            &m.binding,
-            Some(asked),
-        ),
+        Some(m) => m.answer_input_required(&session.server, responder, Some(asked)),
         None => responder.error(ErrorObject::internal(
             "Internal error: the handler asked for input the 2026-07-28 way in a session of an earlier protocol version",
         )),

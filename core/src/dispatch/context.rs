@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::modern::{Binding, Envelope, Round, Signal, TraceContext};
+use super::modern::{ModernRound, Signal, TraceContext};
 use super::{RequestOptions, RequestStream, SessionShared};
 use crate::Error;
 use crate::cancel::CallCancel;
@@ -26,14 +26,7 @@ pub(crate) struct CallState {
     finished: AtomicBool,
     /// A 2026-07-28 call's own declarations and MRTR round; `None` in a legacy session. Boxed:
     /// it is large, and a legacy call should not move its bytes around.
-    pub(crate) modern: Option<Box<ModernCall>>,
-}
-
-/// What a 2026-07-28 call knows that a legacy call reads from its session.
-pub(crate) struct ModernCall {
-    pub(crate) envelope: Arc<Envelope>,
-    pub(crate) round: Round,
-    pub(crate) binding: Binding,
+    pub(crate) modern: Option<Box<ModernRound>>,
 }
 
 impl CallState {
@@ -44,7 +37,7 @@ impl CallState {
         tool: String,
         progress_token: Option<Value>,
         cancel: Arc<CallCancel>,
-        modern: Option<Box<ModernCall>>,
+        modern: Option<Box<ModernRound>>,
     ) -> Arc<Self> {
         Arc::new(CallState {
             session,

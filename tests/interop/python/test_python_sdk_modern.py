@@ -11,44 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
-from logwatch import LogWatch
 from mcp import Client, StdioServerParameters
 from mcp.client.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitResult
-from test_python_sdk_http import ROOT, RUN_DEMO
+from test_python_sdk_http import ROOT, RUN_DEMO, start
 
 LANG = os.environ.get("TOOLWIRE_DEMO_LANG", "rust")
 
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [str(RUN_DEMO), LANG, "--conformance", "--http", "0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stderr
-    stderr = process.stderr
-    log = LogWatch(lambda: stderr)
+    servers = start("--conformance")
     try:
-        match = log.wait_for(r"listening on (http://\S+)", 120)
-        if match is None:
-            raise RuntimeError(f"the conformance server did not start:\n{log.text()}")
-        yield match.group(1)
+        yield next(servers).url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        servers.close()
 
 
 @pytest.fixture(params=["stdio", "http"])

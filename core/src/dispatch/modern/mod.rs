@@ -251,89 +251,118 @@ impl ServerInner {
     }
 }
 
-/// Answers `input_required` for a tool call, prompt or read: the questions the handler asked
-/// (those the client can take on this request) and the sealed state of the next round.
-pub(crate) fn answer_input_required(
-    server: &ServerInner,
-    responder: Responder,
-    envelope: &Envelope,
-    round: &Round,
-    binding: &Binding,
-    explicit: Option<InputRequired>,
-) {
-    let mut asked = round.pending();
-    let mut user_state = None;
-    if let Some(explicit) = explicit {
-        asked.requests.extend(explicit.requests);
-        user_state = explicit.state;
-    }
-    let (kept, dropped) = keep_declared(asked.requests, &envelope.client_capabilities);
-    let carried = round.carry_on(user_state);
-    let carries = carried.user.is_some() || !carried.answers.is_empty();
-    if kept.is_empty() && !dropped.is_empty() {
-        let required: Map<String, Value> = dropped
-            .iter()
-            .map(|cap| ((*cap).to_owned(), json!({})))
-            .collect();
-        return responder.unstamped().error(missing_capability(
-            Value::Object(required),
-            &format!("the request asks the client for {}", dropped.join(", ")),
-        ));
-    }
-    if kept.is_empty() && !carries {
-        return responder.unstamped().error(ErrorObject::internal(
-            "Internal error: the handler asked for input but named no input request and no state",
-        ));
-    }
-    let mut result = Map::new();
-    result.insert("resultType".into(), json!("input_required"));
-    if !kept.is_empty() {
-        result.insert("inputRequests".into(), Value::Object(kept));
-    }
-    if carries {
-        match server.sealer.seal(binding, carried) {
-            Ok(state) => {
-                result.insert("requestState".into(), json!(state));
-            }
-            Err(error) => return responder.unstamped().error(error),
-        }
-    }
-    result.insert(
-        "_meta".into(),
-        json!({ envelope::SERVER_INFO_KEY: server.modern_server_info() }),
-    );
-    responder.unstamped().result(&Value::Object(result));
+/// A 2026-07-28 tool call, prompt or read: its envelope, what came back this round, and what
+/// its state is bound to.
+pub(crate) struct ModernRound {
+    pub(crate) envelope: Arc<Envelope>,
+    pub(crate) round: Round,
+    pub(crate) binding: Binding,
 }
 
-/// The answer for a handler that stopped on a [`Signal`]; `None` when it did not.
-pub(crate) fn answer_signal(
-    server: &ServerInner,
-    responder: Responder,
-    envelope: &Envelope,
-    round: &Round,
-    binding: &Binding,
-    explicit: Option<InputRequired>,
-    answered_cleanly: bool,
-) -> Option<Responder> {
-    match (round.take_signal(), explicit) {
-        // A handler that fell back on its own and answered cleanly keeps its answer.
-        (Some(Signal::MissingCapability(_)), None) if answered_cleanly => Some(responder),
-        (Some(Signal::MissingCapability(required)), _) => {
-            let what = required.to_string();
-            responder.unstamped().error(missing_capability(
-                required,
-                &format!("the handler needs {what}, which this request did not declare"),
+impl ModernRound {
+    /// Opens the round: the request's `inputResponses` and its verified `requestState`.
+    pub(crate) fn open(
+        server: &ServerInner,
+        envelope: Arc<Envelope>,
+        params: &Map<String, Value>,
+        binding: Binding,
+    ) -> Result<Self, ErrorObject> {
+        let round = Round::open(params, &server.sealer, &binding)?;
+        Ok(ModernRound {
+            envelope,
+            round,
+            binding,
+        })
+    }
+
+    /// Answers `input_required`: the questions the handler asked (those the client can take on
+    /// this request) and the sealed state of the next round.
+    pub(crate) fn answer_input_required(
+        &self,
+        server: &ServerInner,
+        responder: Responder,
+        explicit: Option<InputRequired>,
+    ) {
+        let mut asked = self.round.pending();
+        let mut user_state = None;
+        if let Some(explicit) = explicit {
+            asked.requests.extend(explicit.requests);
+            user_state = explicit.state;
+        }
+        let capabilities = &self.envelope.client_capabilities;
+        let (kept, dropped) = keep_declared(asked.requests, capabilities);
+        let carried = self.round.carry_on(user_state);
+        let carries = carried.user.is_some() || !carried.answers.is_empty();
+        if kept.is_empty() && !dropped.is_empty() {
+            let mut required = Map::new();
+            for cap in &dropped {
+                match *cap {
+                    "elicitation.url" => {
+                        required.insert("elicitation".into(), json!({"url": {}}));
+                    }
+                    cap => {
+                        required.insert(cap.to_owned(), json!({}));
+                    }
+                }
+            }
+            return responder.unstamped().error(missing_capability(
+                Value::Object(required),
+                &format!("the request asks the client for {}", dropped.join(", ")),
             ));
-            None
         }
-        (Some(Signal::Ask), explicit) => {
-            answer_input_required(server, responder, envelope, round, binding, explicit);
-            None
+        if kept.is_empty() && !carries {
+            return responder.unstamped().error(ErrorObject::internal(
+                "Internal error: the handler asked for input but named no input request and no state",
+            ));
         }
-        (None, Some(explicit)) => {
-            answer_input_required(server, responder, envelope, round, binding, Some(explicit));
-            None
+        let mut result = Map::new();
+        result.insert("resultType".into(), json!("input_required"));
+        if !kept.is_empty() {
+            result.insert("inputRequests".into(), Value::Object(kept));
         }
-        (None, None) => Some(responder),
+        if carries {
+            match server.sealer.seal(&self.binding, carried) {
+                Ok(state) => {
+                    result.insert("requestState".into(), json!(state));
+                }
+                Err(error) => return responder.unstamped().error(error),
+            }
+        }
+        // The server's identity as every modern result has it; its own resultType kept, and
+        // no cache hints.
+        server.modern_stamp.apply(&mut result, false);
+        responder.unstamped().result(&Value::Object(result));
+    }
+
+    /// The answer for a handler that stopped on a [`Signal`] or returned `explicit`; the
+    /// responder back when it did neither (or fell back and answered cleanly).
+    pub(crate) fn answer_signal(
+        &self,
+        server: &ServerInner,
+        responder: Responder,
+        explicit: Option<InputRequired>,
+        answered_cleanly: bool,
+    ) -> Option<Responder> {
+        match (self.round.take_signal(), explicit) {
+            // A handler that fell back on its own and answered cleanly keeps its answer.
+            (Some(Signal::MissingCapability(_)), None) if answered_cleanly => Some(responder),
+            (Some(Signal::MissingCapability(required)), _) => {
+                let what = required.to_string();
+                responder.unstamped().error(missing_capability(
+                    required,
+                    &format!("the handler needs {what}, which this request did not declare"),
+                ));
+                None
+            }
+            (Some(Signal::Ask), explicit) => {
+                self.answer_input_required(server, responder, explicit);
+                None
+            }
+            (None, Some(explicit)) => {
+                self.answer_input_required(server, responder, Some(explicit));
+                None
+            }
+            (None, None) => Some(responder),
+        }
     }
 }
