@@ -172,6 +172,11 @@ export declare class Context {
   elicit(params: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
   /** `roots/list`: the client's roots. */
   listRoots(options?: RequestOptions): Promise<Root[]>
+  /** Several questions at once (one 2026-07-28 round; one after the other in a session), answered in order. */
+  askAll(
+    questions: Array<[method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list', params: { [key: string]: unknown }]>,
+    options?: RequestOptions,
+  ): Promise<Array<{ [key: string]: any }>>
   /** Any other request to the client. */
   request(method: string, params?: { [key: string]: unknown }, options?: RequestOptions): Promise<{ [key: string]: any }>
 }

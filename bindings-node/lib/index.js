@@ -141,6 +141,19 @@ class Context {
     return unwrap(await native.ctxClientRequest(this.#call, 'roots', {}, options.timeoutMs))
   }
 
+  /**
+   * Several questions at once, each `[method, params]` with method `'elicitation/create'`,
+   * `'sampling/createMessage'` or `'roots/list'`; resolves to their results in order (for roots,
+   * `{ roots }`). In a 2026-07-28 request they make one round: the client is asked every
+   * unanswered one together. In a session they are sent one after the other.
+   */
+  async askAll(questions, options = {}) {
+    if (!Array.isArray(questions)) {
+      throw new TypeError('toolwire: askAll takes an array of [method, params] pairs')
+    }
+    return unwrap(await native.ctxAskAll(this.#call, questions, options.timeoutMs))
+  }
+
   /** Any other request to the client. */
   async request(method, params = {}, options = {}) {
     return unwrap(await native.ctxRequest(this.#call, method, params, options.timeoutMs))

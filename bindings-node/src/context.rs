@@ -224,6 +224,41 @@ pub async fn ctx_client_request(
     errors::outcome(result)
 }
 
+/// Several `[method, params]` questions at once (one MRTR round in 2026-07-28, one after the
+/// other in a session); resolves to `{ ok: [results] }` or `{ error }`.
+#[napi]
+pub async fn ctx_ask_all(id: u32, questions: Vec<Value>, timeout_ms: Option<u32>) -> Value {
+    let Some(ctx) = with_call(id, |call| call.ctx.clone()) else {
+        return errors::outcome(Err(toolwire::Error::Cancelled));
+    };
+    let questions = match questions
+        .into_iter()
+        .map(|question| match question {
+            Value::Array(pair) if pair.len() == 2 => {
+                let mut pair = pair.into_iter();
+                match (pair.next(), pair.next()) {
+                    (Some(Value::String(method)), Some(params)) => Ok((method, params)),
+                    _ => Err(()),
+                }
+            }
+            _ => Err(()),
+        })
+        .collect::<Result<Vec<_>, ()>>()
+    {
+        Ok(questions) => questions,
+        Err(()) => {
+            return errors::outcome(Err(toolwire::Error::InvalidArgument(
+                "askAll takes [method, params] pairs".to_owned(),
+            )));
+        }
+    };
+    let result = ctx
+        .ask_all(questions, request_options(timeout_ms))
+        .await
+        .map(Value::Array);
+    errors::outcome(result)
+}
+
 /// Any request `method` to the client, sent as it is (a method named like a kind above is
 /// still that method); resolves to `{ ok }` or `{ error }`.
 #[napi]

@@ -9,7 +9,7 @@ import { Client } from './client.mjs'
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, sampling: {} },
 }
 
 function build(seen = []) {
@@ -29,6 +29,21 @@ function build(seen = []) {
       assert.equal(err.code, 'TOOLWIRE_INPUT_REQUIRED')
     }
     return 'swallowed'
+  })
+  server.tool('pair', async (_args, ctx) => {
+    const [name, sampled] = await ctx.askAll([
+      ['elicitation/create', { message: 'Name?' }],
+      ['sampling/createMessage', { messages: [], maxTokens: 5 }],
+    ])
+    return `${name.content.name} / ${sampled.content.text}`
+  })
+  server.tool('odd', async (_args, ctx) => {
+    try {
+      await ctx.askAll([['tools/list', {}]])
+      return 'asked'
+    } catch (err) {
+      return `${err.code}: ${err.message}`
+    }
   })
   server.tool('trace', (_args, ctx) => ctx.traceContext.traceparent ?? 'none')
   server.prompt('ask', (_args, round) => {
@@ -68,6 +83,34 @@ test('ctx.elicit is replayed each round; the signal is no failure and cannot be 
   const swallowed = await call(client, 3, 'swallow')
   assert.equal(swallowed.result.resultType, 'input_required', 'the engine asks even if the tool caught the rejection')
   assert.deepEqual(seen, [], 'onToolError hears nothing of it')
+})
+
+const SAMPLED = { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }
+
+test('ctx.askAll asks every question in one round', async () => {
+  const client = new Client(build())
+  const first = await call(client, 1, 'pair')
+  const asked = first.result.inputRequests
+  assert.deepEqual(Object.values(asked).map((q) => q.method).sort(), ['elicitation/create', 'sampling/createMessage'])
+  const answers = Object.fromEntries(Object.entries(asked).map(([key, q]) =>
+    [key, q.method === 'elicitation/create' ? { action: 'accept', content: { name: 'Ann' } } : SAMPLED]))
+  const done = await call(client, 2, 'pair', { inputResponses: answers })
+  assert.equal(done.result.content[0].text, 'Ann / hi')
+  const odd = await call(client, 3, 'odd')
+  assert.match(odd.result.content[0].text, /^ERR_INVALID_ARG_VALUE: .*"tools\/list" is not a question/)
+})
+
+test('ctx.askAll sends one question after the other in a session', async () => {
+  const client = new Client(build())
+  await client.initialize('2025-11-25', { elicitation: {}, sampling: {} })
+  client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'pair', arguments: {} } })
+  const first = await client.recv()
+  assert.equal(first.method, 'elicitation/create')
+  client.send({ jsonrpc: '2.0', id: first.id, result: { action: 'accept', content: { name: 'Bo' } } })
+  const second = await client.recv()
+  assert.equal(second.method, 'sampling/createMessage')
+  client.send({ jsonrpc: '2.0', id: second.id, result: SAMPLED })
+  assert.equal((await client.recv()).result.content[0].text, 'Bo / hi')
 })
 
 test('a prompt reads its round', async () => {

@@ -215,6 +215,26 @@ impl NativeContext {
         })
     }
 
+    /// Several `(method, params)` questions at once (one MRTR round in 2026-07-28, one after
+    /// the other in a session), answered as an asyncio future of their results in order.
+    #[pyo3(signature = (questions, event_loop, timeout_ms=None))]
+    fn ask_all(
+        &self,
+        questions: Vec<(String, Bound<'_, PyAny>)>,
+        event_loop: &Bound<'_, PyAny>,
+        timeout_ms: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let questions = questions
+            .into_iter()
+            .map(|(method, params)| Ok((method, to_json(&params)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let ctx = self.ctx.clone();
+        let options = request_options(timeout_ms);
+        into_asyncio(event_loop, async move {
+            ctx.ask_all(questions, options).await.map(Value::Array)
+        })
+    }
+
     /// Any request `method` to the client (`params` an object or `None`), answered as an
     /// asyncio future of the result.
     #[pyo3(signature = (method, params, event_loop, timeout_ms=None))]

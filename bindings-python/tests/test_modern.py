@@ -41,6 +41,24 @@ def build() -> Server:
         return f"hello {answer['content']['name']}"
 
     @server.tool(input_schema=NO_ARGS)
+    async def pair(ctx: Context) -> str:
+        name, sampled = await ctx.ask_all(
+            [
+                ("elicitation/create", {"message": "Name?"}),
+                ("sampling/createMessage", {"messages": [], "maxTokens": 5}),
+            ]
+        )
+        return f"{name['content']['name']} / {sampled['content']['text']}"
+
+    @server.tool(input_schema=NO_ARGS)
+    async def odd(ctx: Context) -> str:
+        try:
+            await ctx.ask_all([("tools/list", {})])
+        except ValueError as refused:
+            return str(refused)
+        return "asked"
+
+    @server.tool(input_schema=NO_ARGS)
     def trace(ctx: Context) -> str:
         return ctx.trace_context["traceparent"] or "none"
 
@@ -75,6 +93,39 @@ def test_elicit_is_replayed_and_its_signal_is_not_swallowed() -> None:
     (key,) = first["result"]["inputRequests"]
     second = modern_call(client, 2, "greet", inputResponses={key: {"action": "accept", "content": {"name": "Ann"}}})
     assert second["result"]["content"][0]["text"] == "hello Ann"
+
+
+def test_ask_all_asks_every_question_in_one_round() -> None:
+    client = Client(build())
+    first = modern_call(client, 1, "pair")
+    asked = first["result"]["inputRequests"]
+    assert sorted(request["method"] for request in asked.values()) == [
+        "elicitation/create",
+        "sampling/createMessage",
+    ], first
+    answers = {
+        key: {"action": "accept", "content": {"name": "Ann"}}
+        if request["method"] == "elicitation/create"
+        else {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+        for key, request in asked.items()
+    }
+    done = modern_call(client, 2, "pair", inputResponses=answers)
+    assert done["result"]["content"][0]["text"] == "Ann / hi", done
+    odd = modern_call(client, 3, "odd")
+    assert '"tools/list" is not a question' in odd["result"]["content"][0]["text"], odd
+
+
+def test_ask_all_sends_one_question_after_the_other_in_a_session(client_for: Any) -> None:
+    client = client_for(build(), capabilities={"elicitation": {}, "sampling": {}})
+    client.call(1, "pair")
+    first = client.recv()
+    assert first["method"] == "elicitation/create"
+    client.send({"jsonrpc": "2.0", "id": first["id"], "result": {"action": "accept", "content": {"name": "Bo"}}})
+    second = client.recv()
+    assert second["method"] == "sampling/createMessage"
+    sampled = {"role": "assistant", "content": {"type": "text", "text": "yo"}, "model": "m"}
+    client.send({"jsonrpc": "2.0", "id": second["id"], "result": sampled})
+    assert client.recv()["result"]["content"][0]["text"] == "Bo / yo"
 
 
 def test_the_same_tool_waits_for_the_answer_in_a_legacy_session(client_for: Any) -> None:

@@ -94,6 +94,16 @@ impl From<toolwire::Root> for Root {
     }
 }
 
+/// One question for `ask_all`: `elicitation/create`, `sampling/createMessage` or `roots/list`
+/// with its params as JSON text.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct Question {
+    /// The request's method.
+    pub method: String,
+    /// Its params, as JSON text.
+    pub params_json: String,
+}
+
 /// A JSON-RPC request id: a number or a string, as the client chose.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Enum)]
 pub enum RequestId {
@@ -272,6 +282,26 @@ impl CallContext {
         let options = request_options(timeout_ms);
         let roots = on_runtime(async move { context.list_roots(options).await }).await??;
         Ok(roots.into_iter().map(Root::from).collect())
+    }
+
+    /// Several questions at once, their results (JSON text) in order: in a 2026-07-28 request
+    /// one round that asks the client every unanswered one together, in a session one after
+    /// the other. `timeout_ms` as for `sample`.
+    #[uniffi::method(default(timeout_ms = None))]
+    pub async fn ask_all(
+        &self,
+        questions: Vec<Question>,
+        timeout_ms: Option<u64>,
+    ) -> Result<Vec<String>, ToolwireError> {
+        let questions = questions
+            .into_iter()
+            .map(|question| Ok((question.method, parse_params(&question.params_json)?)))
+            .collect::<Result<Vec<_>, ToolwireError>>()?;
+        let context = self.context.clone();
+        let options = request_options(timeout_ms);
+        let answers =
+            on_runtime(async move { context.ask_all(questions, options).await }).await??;
+        Ok(answers.iter().map(Value::to_string).collect())
     }
 
     /// Sends any request to the client and returns its result as JSON text. `timeout_ms`

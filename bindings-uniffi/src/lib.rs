@@ -27,7 +27,7 @@ pub use catalog::{
     ResourceReader,
 };
 pub use connection::Connection;
-pub use context::{CallContext, ClientInfo, LogLevel, RequestId, Root};
+pub use context::{CallContext, ClientInfo, LogLevel, Question, RequestId, Root};
 pub use definition::{Icon, ServerConfig, ToolAnnotations, ToolDefinition};
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};

@@ -28,6 +28,22 @@ fn back_channel_server() -> Server {
                 Err(err) => Err(ToolError::new(err.to_string())),
             }
         })
+        .tool(Tool::new("both"), |ctx: Context, _args: Value| async move {
+            let answers = ctx
+                .ask_all(
+                    vec![
+                        ("roots/list".to_owned(), json!({})),
+                        ("elicitation/create".to_owned(), json!({"message": "Sure?"})),
+                    ],
+                    RequestOptions::default(),
+                )
+                .await?;
+            Ok(ToolOutput::text(format!(
+                "{} root(s), {}",
+                answers[0]["roots"].as_array().map_or(0, Vec::len),
+                answers[1]["action"].as_str().unwrap_or("?")
+            )))
+        })
         .tool(Tool::new("slow_answer"), |ctx: Context, _args: Value| async move {
             let opts = RequestOptions::with_timeout(Duration::from_millis(150));
             match ctx.request("roots/list", json!({}), opts).await {
@@ -59,6 +75,30 @@ async fn elicitation_round_trip_with_correlation() {
     client.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"r": "eu"}}}));
     let answer = client.recv().await.unwrap();
     assert_eq!(answer["result"]["content"][0]["text"], "eu", "{answer}");
+    assert!(client.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn the_batch_form_asks_one_question_after_the_other_in_a_session() {
+    let server = back_channel_server();
+    let mut client = Client::new(&server);
+    client
+        .initialize("2025-11-25", json!({"elicitation": {}, "roots": {}}))
+        .await;
+    client.send(&call(1, "both", json!({})));
+    let first = client.recv().await.unwrap();
+    assert_eq!(first["method"], "roots/list", "{first}");
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": first["id"], "result": {"roots": [{"uri": "file:///a"}]}}),
+    );
+    let second = client.recv().await.unwrap();
+    assert_eq!(second["method"], "elicitation/create", "{second}");
+    client.send(&json!({"jsonrpc": "2.0", "id": second["id"], "result": {"action": "decline"}}));
+    let answer = client.recv().await.unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "1 root(s), decline",
+        "{answer}"
+    );
     assert!(client.finish().await.is_empty());
 }
 

@@ -113,6 +113,38 @@ fn server_with_keys(keys: Option<StateKeys>) -> Server {
                 Ok(ToolOutput::text("sampled"))
             },
         )
+        .tool(Tool::new("pair"), |ctx: Context, _args: Value| async move {
+            // The batch form: both questions in one round.
+            let answers = ctx
+                .ask_all(
+                    vec![
+                        ("elicitation/create".to_owned(), name_question()),
+                        (
+                            "sampling/createMessage".to_owned(),
+                            json!({"messages": [], "maxTokens": 5}),
+                        ),
+                    ],
+                    RequestOptions::default(),
+                )
+                .await?;
+            Ok(ToolOutput::text(format!(
+                "{} / {}",
+                answers[0]["content"]["name"].as_str().unwrap_or("?"),
+                answers[1]["content"]["text"].as_str().unwrap_or("?")
+            )))
+        })
+        .tool(Tool::new("odd"), |ctx: Context, _args: Value| async move {
+            let asked = ctx
+                .ask_all(
+                    vec![("tools/list".to_owned(), json!({}))],
+                    RequestOptions::default(),
+                )
+                .await;
+            Ok(ToolOutput::text(match asked {
+                Err(toolwire::Error::InvalidArgument(why)) => why,
+                other => format!("unexpected {other:?}"),
+            }))
+        })
         .tool(Tool::new("logs"), |ctx: Context, _args: Value| async move {
             ctx.log(LogLevel::Debug, "d");
             ctx.log(LogLevel::Warning, "w");
@@ -209,6 +241,71 @@ async fn a_replayed_elicit_advances_one_question_per_round() {
         "{third}"
     );
     assert_eq!(third["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn the_batch_form_asks_every_missing_question_in_one_round() {
+    let server = server();
+    let mut client = Client::new(&server);
+    let first = answer(&mut client, call(1, "pair", json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let requests = first["result"]["inputRequests"]
+        .as_object()
+        .expect("requests");
+    assert_eq!(requests.len(), 2, "both questions at once: {first}");
+    let key_of = |method: &str| {
+        requests
+            .iter()
+            .find(|(_, request)| request["method"] == method)
+            .map(|(key, _)| key.clone())
+            .expect("asked")
+    };
+    let (name_key, sample_key) = (
+        key_of("elicitation/create"),
+        key_of("sampling/createMessage"),
+    );
+
+    // Only one answered: the other is asked again, alone; the answer given is kept.
+    let name = json!({"action": "accept", "content": {"name": "Ann"}});
+    let second = answer(
+        &mut client,
+        call(
+            2,
+            "pair",
+            json!({"inputResponses": {name_key.clone(): name}}),
+        ),
+    )
+    .await;
+    assert_eq!(second["result"]["resultType"], "input_required", "{second}");
+    let again = second["result"]["inputRequests"]
+        .as_object()
+        .expect("requests");
+    assert_eq!(
+        again.keys().collect::<Vec<_>>(),
+        vec![&sample_key],
+        "{second}"
+    );
+    let state = second["result"]["requestState"]
+        .as_str()
+        .expect("the name travels in the state");
+
+    let sampled =
+        json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"});
+    let third = answer(
+        &mut client,
+        call(
+            3,
+            "pair",
+            json!({"inputResponses": {sample_key: sampled}, "requestState": state}),
+        ),
+    )
+    .await;
+    assert_eq!(third["result"]["content"][0]["text"], "Ann / hi", "{third}");
+
+    // A method that is no question for the client is refused before anything is asked.
+    let odd = answer(&mut client, call(4, "odd", json!({}))).await;
+    let text = odd["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(text.contains("\"tools/list\" is not a question"), "{odd}");
 }
 
 #[tokio::test]

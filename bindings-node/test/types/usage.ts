@@ -77,6 +77,10 @@ conn.receive('{}')
 // Any JSON value may be returned when there is no output schema.
 server.tool('numbers', () => [1, 2, 3])
 server.tool('roots', async (_args, ctx) => (await ctx.listRoots({ timeoutMs: 100 })).map((root) => root.uri))
+server.tool('both', async (_args, ctx) => {
+  const [answer, roots] = await ctx.askAll([['elicitation/create', { message: 'Sure?' }], ['roots/list', {}]])
+  return `${String(answer.action)} ${String(roots.roots.length)}`
+})
 const names: string[] = server.toolNames
 void names
 

@@ -8,7 +8,7 @@ A thin layer over the engine's `NativeContext`; of the package it imports only `
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Generator, Sequence
 from typing import Any, Callable, Optional, Union
 
 from . import _native
@@ -176,6 +176,18 @@ class Context:
         """The client's roots (`roots/list`), each `{"uri", "name"?, "_meta"?}`; raises
         CapabilityError if undeclared."""
         return await self._client("roots", {}, timeout)
+
+    async def ask_all(
+        self, questions: Sequence[tuple[str, dict[str, Any]]], timeout: Optional[float] = None
+    ) -> list[dict[str, Any]]:
+        """Several questions at once, each `(method, params)` with method
+        `"elicitation/create"`, `"sampling/createMessage"` or `"roots/list"`; returns their
+        results in order (for roots, `{"roots": [...]}`). In a 2026-07-28 request they make one
+        round: the client is asked every unanswered one together. In a session they are sent
+        one after the other. An unknown method raises ValueError before anything is asked."""
+        return await self._native.ask_all(
+            [(method, params) for method, params in questions], asyncio.get_running_loop(), _millis(timeout)
+        )
 
     async def request(
         self, method: str, params: Optional[dict[str, Any]] = None, timeout: Optional[float] = None

@@ -60,6 +60,8 @@ class NativeContext:
     def client_request(self, kind: str, params: Any, event_loop: Any, timeout_ms: Optional[int] = None) -> Any:
         """`kind` is "sample", "elicit" or "roots"; returns an asyncio future of the result
         (for "roots", the list of roots)."""
+    def ask_all(self, questions: list[tuple[str, Any]], event_loop: Any, timeout_ms: Optional[int] = None) -> Any:
+        """`(method, params)` questions at once; returns an asyncio future of their results."""
     def request(self, method: str, params: Any, event_loop: Any, timeout_ms: Optional[int] = None) -> Any:
         """Any request to the client; returns an asyncio future of its result."""
     def cancelled(self, event_loop: Any) -> Any:

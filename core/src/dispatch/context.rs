@@ -281,51 +281,39 @@ impl Context {
     /// client is asked and calls again, and this line then has its answer. Code before the
     /// question runs again each round, so put side effects after the questions.
     pub async fn sample(&self, params: Value, options: RequestOptions) -> Result<Value, Error> {
-        self.require("sampling", |caps| caps.get("sampling").is_some())?;
-        if self.call.modern.is_some() {
-            return self.answer_or_ask("sampling/createMessage", &params);
-        }
-        self.request("sampling/createMessage", params, options)
-            .await
+        self.ask("sampling/createMessage", params, options).await
     }
 
     /// Asks the user for input (`elicitation/create`, form or URL mode), waiting under the
     /// timeout rules of `options`. Fails fast if the client did not declare `elicitation` (or
     /// its `url` mode) or the protocol lacks it.
     pub async fn elicit(&self, params: Value, options: RequestOptions) -> Result<Value, Error> {
-        let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
-        if !self.protocol_version().has_elicitation() {
-            return Err(Error::CapabilityNotSupported {
-                capability: "elicitation",
-            });
-        }
-        if url_mode {
-            self.require("elicitation.url", |caps| {
-                caps.get("elicitation").and_then(|e| e.get("url")).is_some()
-            })?;
-        } else {
-            self.require("elicitation", |caps| caps.get("elicitation").is_some())?;
-        }
-        if self.call.modern.is_some() {
-            return self.answer_or_ask("elicitation/create", &params);
-        }
-        self.request("elicitation/create", params, options).await
+        self.ask("elicitation/create", params, options).await
     }
 
-    /// Several questions in one round (2026-07-28): each answer found, or, if any is missing,
-    /// every missing one recorded and [`Error::InputRequired`]. In a legacy session each is
-    /// sent in turn and awaited. Items are `(method, params)`: `elicitation/create`,
-    /// `sampling/createMessage` or `roots/list`.
+    /// The client's roots (`roots/list`), waiting under the timeout rules of `options`. Fails
+    /// fast if the client did not declare `roots`; a malformed answer is an [`Error::Peer`].
+    pub async fn list_roots(&self, options: RequestOptions) -> Result<Vec<Root>, Error> {
+        let result = self.ask("roots/list", json!({}), options).await?;
+        Root::list_from_result(result).map_err(Error::Peer)
+    }
+
+    /// Several questions at once, answered in order: `(method, params)` items, each
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`, each answer the spec's
+    /// result for its method (for `roots/list`, `{"roots": [...]}`).
+    ///
+    /// In a 2026-07-28 request they make one round: every answer found, or every missing one
+    /// recorded and [`Error::InputRequired`], so the client is asked all of them together. In a
+    /// legacy session they are sent one after the other (a user sees one question at a time).
+    /// Every item is checked before anything is asked: an unknown method is
+    /// [`Error::InvalidArgument`], an undeclared capability as for the single forms.
     pub async fn ask_all(
         &self,
         questions: Vec<(String, Value)>,
         options: RequestOptions,
     ) -> Result<Vec<Value>, Error> {
-        for (method, _) in &questions {
-            let cap = super::modern::capability_of(method).ok_or_else(|| {
-                Error::InvalidArgument(format!("{method:?} is not an input request"))
-            })?;
-            self.require(cap, |caps| caps.get(cap).is_some())?;
+        for (method, params) in &questions {
+            self.check_question(method, params)?;
         }
         let Some(modern) = &self.call.modern else {
             let mut answers = Vec::with_capacity(questions.len());
@@ -343,6 +331,7 @@ impl Context {
                 .map_err(Error::Peer)?
             {
                 Some(answer) => answers.push(answer),
+                // Keep going: every missing question joins this round.
                 None => missing = true,
             }
         }
@@ -353,27 +342,48 @@ impl Context {
         }
     }
 
-    fn answer_or_ask(&self, method: &str, params: &Value) -> Result<Value, Error> {
+    /// One question: in a 2026-07-28 request answered from the round or recorded; in a legacy
+    /// session sent and awaited.
+    async fn ask(
+        &self,
+        method: &str,
+        params: Value,
+        options: RequestOptions,
+    ) -> Result<Value, Error> {
+        self.check_question(method, &params)?;
         let Some(modern) = &self.call.modern else {
-            return Err(Error::InputRequired);
+            return self.request(method, params, options).await;
         };
-        match modern.round.answer_or_ask(method, params) {
+        match modern.round.answer_or_ask(method, &params) {
             Ok(Some(answer)) => Ok(answer),
             Ok(None) => Err(Error::InputRequired),
             Err(invalid) => Err(Error::Peer(invalid)),
         }
     }
 
-    /// The client's roots (`roots/list`), waiting under the timeout rules of `options`. Fails
-    /// fast if the client did not declare `roots`; a malformed answer is an [`Error::Peer`].
-    pub async fn list_roots(&self, options: RequestOptions) -> Result<Vec<Root>, Error> {
-        self.require("roots", |caps| caps.get("roots").is_some())?;
-        let result = if self.call.modern.is_some() {
-            self.answer_or_ask("roots/list", &json!({}))?
-        } else {
-            self.request("roots/list", json!({}), options).await?
-        };
-        Root::list_from_result(result).map_err(Error::Peer)
+    /// Whether `method` may be asked of this client: a known input request whose capability
+    /// the client declared (URL-mode elicitation needs `elicitation.url`).
+    fn check_question(&self, method: &str, params: &Value) -> Result<(), Error> {
+        match method {
+            "sampling/createMessage" => self.require("sampling"),
+            "roots/list" => self.require("roots"),
+            "elicitation/create" => {
+                if !self.protocol_version().has_elicitation() {
+                    return Err(Error::CapabilityNotSupported {
+                        capability: "elicitation",
+                    });
+                }
+                if params.get("mode").and_then(Value::as_str) == Some("url") {
+                    self.require("elicitation.url")
+                } else {
+                    self.require("elicitation")
+                }
+            }
+            other => Err(Error::InvalidArgument(format!(
+                "{other:?} is not a question for the client: ask elicitation/create, \
+                 sampling/createMessage or roots/list"
+            ))),
+        }
     }
 
     /// Sends any request to the client and waits for its answer, under the timeout rules of
@@ -398,12 +408,13 @@ impl Context {
         }
     }
 
-    fn require(
-        &self,
-        capability: &'static str,
-        declared: impl Fn(&Value) -> bool,
-    ) -> Result<(), Error> {
-        if declared(self.client_capabilities()) {
+    /// Fails unless the client declared `capability` (a dotted path such as
+    /// `elicitation.url`); in a 2026-07-28 request the engine then answers -32021 naming it.
+    fn require(&self, capability: &'static str) -> Result<(), Error> {
+        let declared = capability
+            .split('.')
+            .try_fold(self.client_capabilities(), |caps, key| caps.get(key));
+        if declared.is_some() {
             return Ok(());
         }
         if let Some(modern) = &self.call.modern {

@@ -24,7 +24,7 @@ pub(crate) use envelope::{
     read_envelope, unsupported_version,
 };
 pub use input::InputRequired;
-pub(crate) use input::{Round, Signal, capability_of, keep_declared};
+pub(crate) use input::{Round, Signal, keep_declared};
 pub(crate) use listen::Listeners;
 pub use state::StateKeys;
 pub(crate) use state::{Binding, Sealer};

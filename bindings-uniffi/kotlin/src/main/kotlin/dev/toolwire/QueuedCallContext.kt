@@ -47,6 +47,8 @@ internal class QueuedCallContext(private val callId: Long) : CallContext(NoHandl
     override suspend fun sample(paramsJson: String, timeoutMs: ULong?) = asking { live().sample(paramsJson, timeoutMs) }
     override suspend fun elicit(paramsJson: String, timeoutMs: ULong?) = asking { live().elicit(paramsJson, timeoutMs) }
     override suspend fun listRoots(timeoutMs: ULong?) = asking { live().listRoots(timeoutMs) }
+    override suspend fun askAll(questions: List<Question>, timeoutMs: ULong?) =
+        asking { live().askAll(questions, timeoutMs) }
 
     /** The engine's "ask the client first" as Kotlin's own signal, a [CancellationException]. */
     private inline fun <T> asking(question: () -> T): T =

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test
  */
 class ModernTest {
     private val meta = """{"io.modelcontextprotocol/protocolVersion":"2026-07-28",""" +
-        """"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}"""
+        """"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{}}"""
 
     private fun server(signals: MutableList<Throwable> = mutableListOf()): Server {
         val server = Server("modern", "1")
@@ -37,6 +37,18 @@ class ModernTest {
                 throw e
             }
             ToolResult.Text("hello " + kotlinx.serialization.json.Json.parseToJsonElement(answer).jsonObject["content"]!!.jsonObject["name"]!!.jsonPrimitive.content)
+        }
+        server.tool(definition("pair")) { context, _ ->
+            val (name, sampled) = context.askAll(
+                listOf(
+                    Question("elicitation/create", """{"message":"Name?"}"""),
+                    Question("sampling/createMessage", """{"messages":[],"maxTokens":5}"""),
+                ),
+            ).map { kotlinx.serialization.json.Json.parseToJsonElement(it).jsonObject }
+            ToolResult.Text(
+                name["content"]!!.jsonObject["name"]!!.jsonPrimitive.content + " / " +
+                    sampled["content"]!!.jsonObject["text"]!!.jsonPrimitive.content,
+            )
         }
         server.tool(definition("trace")) { context, _ -> ToolResult.Text(context.traceContext().traceparent ?: "none") }
         server.prompt(PromptDefinition("ask")) {
@@ -76,6 +88,35 @@ class ModernTest {
             val second = client.modernCall(2, "greet", ""","inputResponses":{"$key":{"action":"accept","content":{"name":"Ann"}}}""")
             assertEquals("hello Ann", second["result"]!!.jsonObject["content"]!!.jsonArray[0].jsonObject["text"]!!.jsonPrimitive.content)
         }
+    }
+
+    private val sampled = """{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}"""
+
+    @Test
+    fun `askAll asks every question in one round`() = TestClient(server()).use { client ->
+        val asked = client.modernCall(1, "pair").getValue("result").jsonObject["inputRequests"]!!.jsonObject
+        val methods = asked.mapValues { it.value.jsonObject["method"]!!.jsonPrimitive.content }
+        assertEquals(listOf("elicitation/create", "sampling/createMessage"), methods.values.sorted())
+        val answers = methods.entries.joinToString(",") { (key, method) ->
+            val answer = if (method == "elicitation/create") """{"action":"accept","content":{"name":"Ann"}}""" else sampled
+            "\"$key\":$answer"
+        }
+        val done = client.modernCall(2, "pair", ""","inputResponses":{$answers}""")
+        assertEquals("Ann / hi", done["result"]!!.jsonObject["content"]!!.jsonArray[0].jsonObject["text"]!!.jsonPrimitive.content)
+    }
+
+    @Test
+    fun `askAll sends one question after the other in a session`() = TestClient(server()).use { client ->
+        client.initialize(capabilities = """{"elicitation":{},"sampling":{}}""")
+        client.call(1, "pair", "{}")
+        val first = client.recvObject()
+        assertEquals("elicitation/create", first["method"]!!.jsonPrimitive.content)
+        client.send("""{"jsonrpc":"2.0","id":${first["id"]},"result":{"action":"accept","content":{"name":"Bo"}}}""")
+        val second = client.recvObject()
+        assertEquals("sampling/createMessage", second["method"]!!.jsonPrimitive.content)
+        client.send("""{"jsonrpc":"2.0","id":${second["id"]},"result":$sampled}""")
+        val done = client.recvObject()
+        assertEquals("Bo / hi", done["result"]!!.jsonObject["content"]!!.jsonArray[0].jsonObject["text"]!!.jsonPrimitive.content)
     }
 
     @Test
