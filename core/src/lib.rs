@@ -4,6 +4,7 @@
 
 mod cancel;
 pub mod catalog;
+pub mod changes;
 mod dispatch;
 mod error;
 mod flag;
@@ -22,6 +23,7 @@ pub use catalog::{
     PromptRequest, PromptResult, Reference, Resource, ResourceContents, ResourceHandler,
     ResourceRequest, ResourceTemplate, Role,
 };
+pub use changes::{Change, ChangeBus, ChangeFeed, LocalChangeBus};
 pub use dispatch::modern::{CacheScope, InputRequired, StateKeys, TraceContext};
 pub use dispatch::{
     Context, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,

@@ -673,3 +673,61 @@ async fn any_output_value_in_2026_07_28_and_its_text_for_older_clients() {
             .is_err()
     );
 }
+
+/// A bus of the test's own, shared by two servers as replicas would share one: it counts what
+/// passes and hands the rest to the in-process bus.
+struct SharedBus {
+    local: toolwire::LocalChangeBus,
+    published: std::sync::atomic::AtomicUsize,
+}
+
+impl toolwire::ChangeBus for SharedBus {
+    fn publish(&self, change: toolwire::Change) {
+        self.published
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.local.publish(change);
+    }
+
+    fn subscribe(&self) -> toolwire::ChangeFeed {
+        self.local.subscribe()
+    }
+}
+
+#[tokio::test]
+async fn servers_sharing_a_change_bus_hear_each_others_updates() {
+    let bus = std::sync::Arc::new(SharedBus {
+        local: toolwire::LocalChangeBus::default(),
+        published: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let replica = |name: &str| {
+        Server::builder(name, "1")
+            .change_bus(bus.clone())
+            .resource(
+                Resource::new("test://r", "r"),
+                |request: ResourceRequest| async move {
+                    Ok(vec![ResourceContents::text(request.uri, None, "r")])
+                },
+            )
+            .build()
+            .expect("valid server")
+    };
+    let (a, b) = (replica("a"), replica("b"));
+    let mut client = Client::new(&b);
+    client.send(&listen(1, json!({"resourceSubscriptions": ["test://r"]})));
+    let ack = client.recv().await.expect("ack");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // Updated on replica a, heard on b's stream.
+    a.notify_resource_updated("test://r");
+    let update = client.recv().await.expect("update");
+    assert_eq!(
+        update["method"], "notifications/resources/updated",
+        "{update}"
+    );
+    assert_eq!(update["params"]["uri"], "test://r");
+    assert_eq!(update["params"]["_meta"][SUB], 1);
+    assert_eq!(
+        bus.published.load(std::sync::atomic::Ordering::Relaxed),
+        1,
+        "registration before build publishes nothing; the update once"
+    );
+}

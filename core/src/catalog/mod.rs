@@ -7,10 +7,9 @@ mod template;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use async_trait::async_trait;
-use tokio::sync::{broadcast, watch};
 
 pub use defs::{
     Completion, Prompt, PromptArgument, PromptMessage, PromptResult, Resource, ResourceContents,
@@ -18,6 +17,7 @@ pub use defs::{
 };
 pub(crate) use template::UriPattern;
 
+use crate::changes::{Change, ChangeBus};
 use crate::{Error, ToolError};
 
 /// A `resources/read` of one URI; `variables` holds what a template's `{vars}` matched.
@@ -147,36 +147,24 @@ pub(crate) struct RegisteredPrompt {
     pub(crate) handler: Arc<dyn PromptHandler>,
 }
 
-/// Which list a change touched (the index into the generation array).
+/// Which list a change touched.
 #[derive(Clone, Copy)]
 pub(crate) enum Kind {
-    Resources = 0,
-    Prompts = 1,
+    Resources,
+    Prompts,
 }
 
 type Map<T> = RwLock<Arc<BTreeMap<String, Arc<T>>>>;
 
-/// Copy-on-write maps like the tool registry; a generation per list for `list_changed`.
+/// Copy-on-write maps like the tool registry; changes are published for `list_changed`.
+#[derive(Default)]
 pub(crate) struct Catalog {
     pub(crate) resources: Map<RegisteredResource>,
     pub(crate) templates: Map<RegisteredTemplate>,
     pub(crate) prompts: Map<RegisteredPrompt>,
     completers: RwLock<HashMap<Reference, Arc<dyn Completer>>>,
-    generation: watch::Sender<[u64; 2]>,
-    updates: broadcast::Sender<Arc<str>>,
-}
-
-impl Default for Catalog {
-    fn default() -> Self {
-        Catalog {
-            resources: RwLock::default(),
-            templates: RwLock::default(),
-            prompts: RwLock::default(),
-            completers: RwLock::default(),
-            generation: watch::Sender::new([0; 2]),
-            updates: broadcast::Sender::new(1024),
-        }
-    }
+    /// Set once the server is built: registrations before that announce nothing.
+    changes: OnceLock<Arc<dyn ChangeBus>>,
 }
 
 fn insert<T>(map: &Map<T>, key: String, value: T, what: &'static str) -> Result<(), Error> {
@@ -202,7 +190,21 @@ pub(crate) fn snapshot<T>(map: &Map<T>) -> Arc<BTreeMap<String, Arc<T>>> {
 
 impl Catalog {
     fn changed(&self, kind: Kind) {
-        self.generation.send_modify(|g| g[kind as usize] += 1);
+        self.publish(match kind {
+            Kind::Resources => Change::ResourcesListChanged,
+            Kind::Prompts => Change::PromptsListChanged,
+        });
+    }
+
+    fn publish(&self, change: Change) {
+        if let Some(bus) = self.changes.get() {
+            bus.publish(change);
+        }
+    }
+
+    /// From now on, changes are published on `bus`.
+    pub(crate) fn announce_to(&self, bus: Arc<dyn ChangeBus>) {
+        let _ = self.changes.set(bus);
     }
 
     pub(crate) fn add_resource(
@@ -371,16 +373,9 @@ impl Catalog {
         })
     }
 
-    pub(crate) fn subscribe_changes(&self) -> watch::Receiver<[u64; 2]> {
-        self.generation.subscribe()
-    }
-
-    pub(crate) fn subscribe_updates(&self) -> broadcast::Receiver<Arc<str>> {
-        self.updates.subscribe()
-    }
-
     pub(crate) fn resource_updated(&self, uri: &str) {
-        // No receivers (no session) is fine: nobody is subscribed.
-        let _ = self.updates.send(Arc::from(uri));
+        self.publish(Change::ResourceUpdated {
+            uri: Arc::from(uri),
+        });
     }
 }

@@ -8,6 +8,7 @@ use crate::catalog::{
     Catalog, Completer, Prompt, PromptHandler, Reference, Resource, ResourceHandler,
     ResourceTemplate,
 };
+use crate::changes::{ChangeBus, LocalChangeBus};
 use crate::limiter::Limiter;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Tool};
 use crate::registry::ToolRegistry;
@@ -110,6 +111,8 @@ pub(crate) struct ServerInner {
     pub(crate) modern_stamp: Arc<ModernStamp>,
     pub(crate) sealer: Sealer,
     pub(crate) listeners: Arc<Listeners>,
+    /// Where list changes and resource updates travel to sessions and listen streams.
+    pub(crate) changes: Arc<dyn ChangeBus>,
 }
 
 impl ServerInner {
@@ -209,6 +212,7 @@ impl Server {
             options: ServerOptions::default(),
             tools: Vec::new(),
             catalog: Vec::new(),
+            changes: None,
         }
     }
 
@@ -340,6 +344,7 @@ pub struct ServerBuilder {
     options: ServerOptions,
     tools: Vec<(Tool, Arc<dyn ToolHandler>)>,
     catalog: Vec<Registration>,
+    changes: Option<Arc<dyn ChangeBus>>,
 }
 
 /// A catalog entry given to the builder, registered in `build`.
@@ -372,6 +377,14 @@ impl ServerBuilder {
     /// Engine options.
     pub fn options(mut self, options: ServerOptions) -> Self {
         self.options = options;
+        self
+    }
+
+    /// The bus that carries list changes and resource updates to sessions and listen streams
+    /// (default: a [`LocalChangeBus`], within this process). Replicas that share one bus
+    /// announce each other's changes.
+    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
+        self.changes = Some(bus);
         self
     }
 
@@ -466,6 +479,12 @@ impl ServerBuilder {
             options.max_request_state_bytes,
             &self.info.name,
         );
+        // Announced from here on: what was registered above is what a client first lists.
+        let changes = self
+            .changes
+            .unwrap_or_else(|| Arc::new(LocalChangeBus::default()));
+        registry.announce_to(changes.clone());
+        catalog.announce_to(changes.clone());
         let mut inner = ServerInner {
             info: self.info,
             instructions: self.instructions,
@@ -479,6 +498,7 @@ impl ServerBuilder {
             modern_stamp: Arc::new(ModernStamp::new(Value::Null, 0, CacheScope::Private)),
             sealer,
             listeners: Arc::new(Listeners::new(options.max_listen_streams)),
+            changes,
             options,
         };
         inner.modern_stamp = Arc::new(ModernStamp::new(

@@ -17,7 +17,7 @@ use super::Server;
 use super::peer::PeerRequests;
 use super::responder::{Notify, OutboundSender, RequestStream};
 use super::server::ServerInner;
-use super::watch::{Watched, watch_changes};
+use super::watch::watch_changes;
 use crate::Error;
 use crate::cancel::CallCancel;
 use crate::host::{CallTask, HostHooks};
@@ -124,23 +124,12 @@ impl Session {
         let out = OutboundSender::new(tx, notify);
         let shared = Arc::new(SessionShared::new(server, runtime, out, spawn_call));
         let shutdown = shared.shutdown.clone();
-        let catalog = &shared.server.catalog;
-        // The lists as this session first sees them, taken now: a change made before the
-        // watcher first runs is a change it must announce.
-        let mut catalog_changes = catalog.subscribe_changes();
-        let catalog_seen = *catalog_changes.borrow_and_update();
+        // Opened now, before any frame is handled: a change made before the watcher first runs
+        // is still announced.
+        let feed = shared.server.changes.subscribe();
         shared.runtime.spawn(watch_changes(
             Arc::downgrade(&shared),
-            Watched {
-                tools: {
-                    let mut rx = shared.server.registry.subscribe();
-                    rx.borrow_and_update();
-                    rx
-                },
-                catalog: catalog_changes,
-                catalog_seen,
-                updates: catalog.subscribe_updates(),
-            },
+            feed,
             shutdown.clone(),
             server.inner.options.list_changed_debounce,
         ));

@@ -1,15 +1,14 @@
 //! The tool registry: definitions with their compiled schemas, handlers and limits.
 //!
 //! Reads (every `tools/call`) take a snapshot `Arc` under a short read lock; writes are
-//! copy-on-write and bump a generation that sessions watch to send `list_changed`.
+//! copy-on-write and publish the change for sessions to send `list_changed`.
 
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
-use tokio::sync::watch;
-
+use crate::changes::{Change, ChangeBus};
 use crate::limiter::Limiter;
 use crate::protocol::tool::valid_tool_name;
 use crate::protocol::{ProtocolVersion, Tool};
@@ -113,7 +112,8 @@ pub(crate) type ToolMap = BTreeMap<String, Arc<RegisteredTool>>;
 
 pub(crate) struct ToolRegistry {
     tools: RwLock<Arc<ToolMap>>,
-    generation: watch::Sender<u64>,
+    /// Set once the server is built: registrations before that announce nothing.
+    changes: OnceLock<Arc<dyn ChangeBus>>,
     max_queued: usize,
     /// Compiled schemas by their JSON text: tools with the same schema share one validator
     /// (a compiled validator costs kilobytes; servers often repeat a schema across tools).
@@ -131,7 +131,7 @@ impl ToolRegistry {
     pub(crate) fn new(max_queued: usize) -> Self {
         ToolRegistry {
             tools: RwLock::new(Arc::new(BTreeMap::new())),
-            generation: watch::Sender::new(0),
+            changes: OnceLock::new(),
             max_queued,
             schemas: Mutex::default(),
         }
@@ -206,7 +206,7 @@ impl ToolRegistry {
             }
             Arc::make_mut(&mut guard).insert(tool.def.name.clone(), Arc::new(tool));
         }
-        self.generation.send_modify(|g| *g += 1);
+        self.announce();
         Ok(())
     }
 
@@ -216,9 +216,20 @@ impl ToolRegistry {
             guard.contains_key(name) && Arc::make_mut(&mut guard).remove(name).is_some()
         };
         if removed {
-            self.generation.send_modify(|g| *g += 1);
+            self.announce();
         }
         removed
+    }
+
+    /// From now on, changes are published on `bus`.
+    pub(crate) fn announce_to(&self, bus: Arc<dyn ChangeBus>) {
+        let _ = self.changes.set(bus);
+    }
+
+    fn announce(&self) {
+        if let Some(bus) = self.changes.get() {
+            bus.publish(Change::ToolsListChanged);
+        }
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<Arc<RegisteredTool>> {
@@ -231,10 +242,6 @@ impl ToolRegistry {
 
     pub(crate) fn snapshot(&self) -> Arc<ToolMap> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        self.generation.subscribe()
     }
 }
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{broadcast, watch};
 
 use super::envelope::{Envelope, SUBSCRIPTION_ID_KEY};
+use crate::changes::ChangeFeed;
 use crate::dispatch::SessionShared;
 use crate::dispatch::responder::{OutboundSender, Responder};
 use crate::wire::{ErrorObject, RequestId, notification_frame};
@@ -160,11 +160,7 @@ pub(crate) fn start(
         return responder.error(ErrorObject::invalid_request(message));
     };
     // Subscribed before the acknowledgement, so nothing after it is missed.
-    let mut tools = session.server.registry.subscribe();
-    tools.borrow_and_update();
-    let mut lists = catalog.subscribe_changes();
-    let seen = *lists.borrow_and_update();
-    let updates = catalog.subscribe_updates();
+    let mut feed = session.server.changes.subscribe();
     let out = responder.out().clone();
     let mut ack = Map::new();
     ack.insert("notifications".into(), filter.to_json());
@@ -188,7 +184,7 @@ pub(crate) fn start(
             let ended = tokio::select! {
                 () = cancel.cancelled() => End::Cancelled,
                 () = draining.cancelled() => End::Graceful,
-                end = stream.run(&mut tools, &mut lists, seen, updates) => end,
+                end = stream.run(&mut feed) => end,
             };
             let still_listed = task_session.finish_call(&stream.id, serial);
             match ended {
@@ -218,55 +214,24 @@ impl ListenStream {
         self.out.send(notification_frame(method, Some(&params)));
     }
 
-    async fn run(
-        &self,
-        tools: &mut watch::Receiver<u64>,
-        lists: &mut watch::Receiver<[u64; 2]>,
-        mut seen: [u64; 2],
-        mut updates: broadcast::Receiver<Arc<str>>,
-    ) -> End {
-        loop {
-            let mut tools_changed = false;
-            tokio::select! {
-                changed = tools.changed() => {
-                    if changed.is_err() { return End::Graceful }
-                    tools_changed = true;
-                }
-                changed = lists.changed() => if changed.is_err() { return End::Graceful },
-                update = updates.recv() => {
-                    match update {
-                        Ok(uri) if self.filter.uris.contains(&*uri) => {
-                            let mut params = Map::new();
-                            params.insert("uri".into(), json!(&*uri));
-                            self.notify("notifications/resources/updated", params);
-                        }
-                        Ok(_) => {}
-                        Err(broadcast::error::RecvError::Lagged(missed)) => {
-                            tracing::warn!(missed, "resource updates came faster than a listen stream took them");
-                        }
-                        Err(broadcast::error::RecvError::Closed) => return End::Graceful,
-                    }
-                    continue;
-                }
-            }
-            // Changes in a burst are one notification.
-            tokio::time::sleep(self.debounce).await;
-            if tools.has_changed().unwrap_or(false) {
-                tools_changed = true;
-            }
-            tools.borrow_and_update();
-            let now = *lists.borrow_and_update();
-            if tools_changed && self.filter.tools {
+    async fn run(&self, feed: &mut ChangeFeed) -> End {
+        while let Some(changes) = feed.next(self.debounce).await {
+            changes.each_update(&self.filter.uris, |uri| {
+                let mut params = Map::new();
+                params.insert("uri".into(), json!(uri));
+                self.notify("notifications/resources/updated", params);
+            });
+            if changes.tools && self.filter.tools {
                 self.notify("notifications/tools/list_changed", Map::new());
             }
-            if now[0] != seen[0] && self.filter.resources {
+            if changes.resources && self.filter.resources {
                 self.notify("notifications/resources/list_changed", Map::new());
             }
-            if now[1] != seen[1] && self.filter.prompts {
+            if changes.prompts && self.filter.prompts {
                 self.notify("notifications/prompts/list_changed", Map::new());
             }
-            seen = now;
         }
+        End::Graceful
     }
 
     /// The graceful end: the listen result; on a connection that carries every request
