@@ -45,6 +45,8 @@ pub struct ToolError {
     message: String,
     not_found: bool,
     input_required: Option<Box<InputRequired>>,
+    /// Set for [`protocol`](ToolError::protocol): the JSON-RPC error code to answer with.
+    protocol_code: Option<i32>,
 }
 
 impl ToolError {
@@ -54,7 +56,24 @@ impl ToolError {
             message: message.into(),
             not_found: false,
             input_required: None,
+            protocol_code: None,
         }
+    }
+
+    /// A failure of the call itself rather than of the tool's work: the client gets a
+    /// JSON-RPC error with `code` (e.g. -32603) instead of an `isError` result, and a task
+    /// ends `failed` instead of `completed`. For what the model should read and act on, use
+    /// [`new`](Self::new).
+    pub fn protocol(code: i32, message: impl Into<String>) -> Self {
+        ToolError {
+            protocol_code: Some(code),
+            ..ToolError::new(message)
+        }
+    }
+
+    /// The JSON-RPC error code of a [`protocol`](Self::protocol) failure.
+    pub fn protocol_code(&self) -> Option<i32> {
+        self.protocol_code
     }
 
     /// What was asked for does not exist: from a resource handler, the client gets
@@ -64,6 +83,7 @@ impl ToolError {
             message: message.into(),
             not_found: true,
             input_required: None,
+            protocol_code: None,
         }
     }
 
@@ -100,6 +120,7 @@ impl From<InputRequired> for ToolError {
             message: "the client's input is needed first".into(),
             not_found: false,
             input_required: Some(Box::new(input)),
+            protocol_code: None,
         }
     }
 }

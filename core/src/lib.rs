@@ -15,6 +15,7 @@ mod limiter;
 pub mod logs;
 pub mod protocol;
 mod registry;
+pub mod tasks;
 pub mod transport;
 pub mod wire;
 
@@ -34,6 +35,7 @@ pub use protocol::{
     Content, Implementation, LogLevel, ProtocolVersion, Root, Tool, ToolAnnotations, ToolOutput,
 };
 pub use registry::Violation;
+pub use tasks::{TaskStatus, TaskStore, TaskSupport};
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{ErrorCode, ErrorObject, RequestId};
 

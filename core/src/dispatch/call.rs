@@ -11,12 +11,14 @@ use serde_json::{Map, Value};
 
 use super::SessionShared;
 use super::context::{CallState, Context};
+use super::modern::tasks::{answer_created, extension_missing};
 use super::modern::{Binding, Envelope, ModernRound};
 use super::responder::Responder;
 use crate::InputRequired;
 use crate::limiter::Admission;
 use crate::protocol::{ProtocolVersion, ToolOutput};
 use crate::registry::{RegisteredTool, describe_violations, invalid_arguments_text};
+use crate::tasks::{self, Finished, LiveTask, TaskSupport};
 use crate::wire::{ErrorObject, RequestId};
 
 pub(crate) fn start(
@@ -56,12 +58,24 @@ pub(crate) fn start(
         let text = invalid_arguments_text(&name, &violations);
         return responder.result(&ToolOutput::error(text).as_result(version));
     }
-    let modern = match modern {
+    let mut modern = match modern {
         None => None,
         Some(envelope) => match open_modern_call(session, envelope, &name, &arguments, &params) {
             Ok(call) => Some(call),
             Err(error) => return responder.error(error),
         },
+    };
+    let may_be_task = match (&modern, tool.def.task_support) {
+        (None, _) | (_, TaskSupport::Never) => false,
+        (Some(call), support) => {
+            let declared = tasks::declared(&call.envelope.client_capabilities);
+            if support == TaskSupport::Required && !declared {
+                return responder.error(extension_missing(&format!(
+                    "tool {name:?} runs only as a task; declare the tasks extension"
+                )));
+            }
+            declared
+        }
     };
     let progress_token = params
         .get("_meta")
@@ -75,6 +89,9 @@ pub(crate) fn start(
         );
         return responder.error(ErrorObject::invalid_request(message));
     };
+    if may_be_task && let Some(call) = &mut modern {
+        call.task = Some(LiveTask::new(&session.server.tasks, cancel.clone()));
+    }
     let call = CallState::new(
         session.clone(),
         responder.out().stream().cloned(),
@@ -141,6 +158,9 @@ async fn run(
     serial: u64,
     version: ProtocolVersion,
 ) {
+    if let Some(live) = call.modern.as_ref().and_then(|m| m.task.clone()) {
+        return run_may_be_task(session, tool, call, responder, arguments, serial, live).await;
+    }
     let outcome = execute(&session, &tool, &call, arguments).await;
     call.finish();
     // A cancel may land while the handler is finishing (it can even make the handler return
@@ -149,8 +169,21 @@ async fn run(
     if cancelled {
         return responder.suppress();
     }
+    answer(&session, &tool, &call, responder, outcome, version);
+}
+
+/// Answers a call in its request.
+fn answer(
+    session: &SessionShared,
+    tool: &RegisteredTool,
+    call: &CallState,
+    responder: Responder,
+    outcome: Outcome,
+    version: ProtocolVersion,
+) {
     match (outcome, &call.modern) {
         (Outcome::Cancelled, _) => responder.suppress(),
+        (Outcome::Failed(error), _) => responder.error(error),
         (Outcome::Answer(output), None) => responder.result(&output.as_result(version)),
         (Outcome::Input(_), None) => responder.result(
             &ToolOutput::error(format!(
@@ -160,8 +193,98 @@ async fn run(
             ))
             .as_result(version),
         ),
-        (outcome, Some(m)) => answer_modern(&session, responder, m, outcome, version),
+        (outcome, Some(m)) => answer_modern(session, responder, m, outcome, version),
     }
+}
+
+/// A call that may become a task (2026-07-28, the client declared the extension, the tool
+/// allows it). It answers in its request if the handler ends within `task_after` without
+/// asking anything (a task-only tool's answer then comes as a task already ended), or if it
+/// returns `input_required` itself (MRTR rounds come before a task). Otherwise it becomes a
+/// task: stored, answered `resultType: "task"`, and the handler runs on, detached from the
+/// request, until its outcome is stored.
+async fn run_may_be_task(
+    session: Arc<SessionShared>,
+    tool: Arc<RegisteredTool>,
+    call: Arc<CallState>,
+    responder: Responder,
+    arguments: Value,
+    serial: u64,
+    live: Arc<LiveTask>,
+) {
+    let version = ProtocolVersion::V2026_07_28;
+    let required = tool.def.task_support == TaskSupport::Required;
+    let mut work = std::pin::pin!(execute(&session, &tool, &call, arguments));
+    let early = tokio::select! {
+        biased;
+        outcome = &mut work => Some(outcome),
+        () = live.asked() => None,
+        () = tokio::time::sleep(session.server.options.task_after) => None,
+    };
+    let tasks = &session.server.tasks;
+    let owner = session.principal.clone();
+    let created = match early {
+        Some(outcome) => {
+            call.finish();
+            if !session.finish_call(responder.id(), serial) {
+                return responder.suppress();
+            }
+            let signalled = call.modern.as_ref().is_some_and(|m| m.round.has_signal());
+            let finished = match outcome {
+                Outcome::Answer(output) if required && !signalled => {
+                    Finished::Completed(result_value(&output))
+                }
+                Outcome::Failed(error) if required => Finished::Failed(error_value(&error)),
+                outcome => return answer(&session, &tool, &call, responder, outcome, version),
+            };
+            match tasks.create(&live, owner, Some(finished)) {
+                Ok(record) => return answer_created(responder, &record),
+                Err(why) => return responder.error(no_task(&why)),
+            }
+        }
+        None => tasks.create(&live, owner, None),
+    };
+    let record = match created {
+        Ok(record) => record,
+        Err(why) => {
+            call.cancel.cancel();
+            session.finish_call(responder.id(), serial);
+            return responder.error(no_task(&why));
+        }
+    };
+    // From here the task is the call's: the request's end (a closed stream, the session's
+    // close) no longer cancels it; `tasks/cancel` and the task's expiry do.
+    session.finish_call(responder.id(), serial);
+    answer_created(responder, &record);
+    let outcome = work.await;
+    call.finish();
+    let finished = match outcome {
+        Outcome::Answer(output) => Finished::Completed(result_value(&output)),
+        Outcome::Failed(error) => Finished::Failed(error_value(&error)),
+        Outcome::Cancelled => Finished::Cancelled,
+        Outcome::Input(_) => Finished::Failed(error_value(&ErrorObject::internal(format!(
+            "Internal error: tool {:?} returned input_required inside a task; \
+                 ctx.elicit and the like wait for tasks/update there",
+            tool.def.name
+        )))),
+    };
+    tasks.finish(&live, finished);
+}
+
+/// A task's `result`: the tool's answer as its call would have carried it.
+fn result_value(output: &ToolOutput) -> Value {
+    serde_json::to_value(output.as_result(ProtocolVersion::V2026_07_28)).unwrap_or_default()
+}
+
+/// A failed task's `error`.
+fn error_value(error: &ErrorObject) -> Value {
+    serde_json::to_value(error).unwrap_or_default()
+}
+
+fn no_task(why: &str) -> ErrorObject {
+    ErrorObject::internal(format!(
+        "Internal error: the call could not become a task: {why}"
+    ))
 }
 
 /// A 2026-07-28 call's answer: what its round asked for, or its output, stamped.
@@ -176,7 +299,8 @@ fn answer_modern(
     let (explicit, output) = match outcome {
         Outcome::Input(asked) => (Some(*asked), None),
         Outcome::Answer(output) => (None, Some(output)),
-        Outcome::Cancelled => (None, None),
+        // A JSON-RPC error is answered before this (`answer`).
+        Outcome::Cancelled | Outcome::Failed(_) => (None, None),
     };
     let answered_cleanly = output.as_ref().is_some_and(|o| !o.is_error);
     let answer = call.answer_signal(&session.server, responder, explicit, answered_cleanly);
@@ -187,6 +311,8 @@ fn answer_modern(
 
 enum Outcome {
     Answer(ToolOutput),
+    /// A JSON-RPC error ([`crate::ToolError::protocol`]).
+    Failed(ErrorObject),
     /// The handler needs the client's input first (2026-07-28).
     Input(Box<InputRequired>),
     /// The client (or shutdown) cancelled the call: nothing is sent.
@@ -246,9 +372,13 @@ async fn execute(
         };
         Some(match outcome {
             Ok(Ok(output)) => Outcome::Answer(check_output(tool, output)),
-            Ok(Err(mut error)) => match error.take_input_required() {
-                Some(asked) => Outcome::Input(Box::new(asked)),
-                None => Outcome::Answer(ToolOutput::error(error.message())),
+            Ok(Err(mut error)) => match (error.take_input_required(), error.protocol_code()) {
+                (Some(asked), _) => Outcome::Input(Box::new(asked)),
+                (None, Some(code)) => Outcome::Failed(ErrorObject::new(
+                    crate::wire::ErrorCode(code),
+                    error.message().to_owned(),
+                )),
+                (None, None) => Outcome::Answer(ToolOutput::error(error.message())),
             },
             Err(panic) => {
                 let detail = panic

@@ -94,7 +94,10 @@ pub(crate) fn handle(
         | Method::ToolsCall
         | Method::LoggingSetLevel
         | Method::ServerDiscover
-        | Method::SubscriptionsListen => {}
+        | Method::SubscriptionsListen
+        | Method::TasksGet
+        | Method::TasksUpdate
+        | Method::TasksCancel => {}
     }
 }
 

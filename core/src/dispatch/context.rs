@@ -186,6 +186,12 @@ impl Context {
     /// Reports progress. Sent only when the client asked for it, only while the call runs, and
     /// only when `progress` is greater than the last value sent; returns whether it was sent.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        // In a task its message is the task's status message, for whoever polls it.
+        if let Some(modern) = &self.call.modern
+            && let (Some(task), Some(message)) = (&modern.task, message)
+        {
+            task.progressed(message);
+        }
         let Some(token) = &self.call.progress_token else {
             return false;
         };
@@ -322,6 +328,29 @@ impl Context {
             }
             return Ok(answers);
         };
+        if let Some(task) = &modern.task {
+            // Answered by an earlier round, or asked through the task, all together.
+            let mut answers = Vec::with_capacity(questions.len());
+            let mut missing = Vec::new();
+            for (index, (method, params)) in questions.into_iter().enumerate() {
+                match modern
+                    .round
+                    .answered(&method, &params)
+                    .map_err(Error::Peer)?
+                {
+                    Some(answer) => answers.push(Some(answer)),
+                    None => {
+                        answers.push(None);
+                        missing.push((index, (method, params)));
+                    }
+                }
+            }
+            let (slots, asked): (Vec<_>, Vec<_>) = missing.into_iter().unzip();
+            for (slot, answer) in slots.into_iter().zip(task.ask(asked).await?) {
+                answers[slot] = Some(answer);
+            }
+            return Ok(answers.into_iter().flatten().collect());
+        }
         let mut answers = Vec::with_capacity(questions.len());
         let mut missing = false;
         for (method, params) in &questions {
@@ -354,6 +383,17 @@ impl Context {
         let Some(modern) = &self.call.modern else {
             return self.request(method, params, options).await;
         };
+        if let Some(task) = &modern.task {
+            if let Some(answer) = modern
+                .round
+                .answered(method, &params)
+                .map_err(Error::Peer)?
+            {
+                return Ok(answer);
+            }
+            let mut answers = task.ask(vec![(method.to_owned(), params)]).await?;
+            return answers.pop().ok_or(Error::Cancelled);
+        }
         match modern.round.answer_or_ask(method, &params) {
             Ok(Some(answer)) => Ok(answer),
             Ok(None) => Err(Error::InputRequired),

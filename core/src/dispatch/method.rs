@@ -18,6 +18,9 @@ pub(crate) enum Method {
     CompletionComplete,
     ServerDiscover,
     SubscriptionsListen,
+    TasksGet,
+    TasksUpdate,
+    TasksCancel,
 }
 
 /// What a method belongs to: the session itself, or a capability the server offers only when
@@ -35,7 +38,7 @@ pub(crate) enum Family {
 impl Method {
     /// Every method, for tests and listings.
     #[cfg(test)]
-    const ALL: [Method; 15] = [
+    const ALL: [Method; 18] = [
         Method::Initialize,
         Method::Ping,
         Method::ToolsList,
@@ -51,6 +54,9 @@ impl Method {
         Method::CompletionComplete,
         Method::ServerDiscover,
         Method::SubscriptionsListen,
+        Method::TasksGet,
+        Method::TasksUpdate,
+        Method::TasksCancel,
     ];
 
     /// The method named `name`; `None` for a method this server does not know (-32601).
@@ -72,6 +78,9 @@ impl Method {
             "completion/complete" => Method::CompletionComplete,
             "server/discover" => Method::ServerDiscover,
             "subscriptions/listen" => Method::SubscriptionsListen,
+            "tasks/get" => Method::TasksGet,
+            "tasks/update" => Method::TasksUpdate,
+            "tasks/cancel" => Method::TasksCancel,
             _ => return None,
         })
     }
@@ -94,6 +103,9 @@ impl Method {
             Method::CompletionComplete => "completion/complete",
             Method::ServerDiscover => "server/discover",
             Method::SubscriptionsListen => "subscriptions/listen",
+            Method::TasksGet => "tasks/get",
+            Method::TasksUpdate => "tasks/update",
+            Method::TasksCancel => "tasks/cancel",
         }
     }
 
@@ -103,7 +115,11 @@ impl Method {
             | Method::Ping
             | Method::ServerDiscover
             | Method::SubscriptionsListen => Family::Lifecycle,
-            Method::ToolsList | Method::ToolsCall => Family::Tools,
+            Method::ToolsList
+            | Method::ToolsCall
+            | Method::TasksGet
+            | Method::TasksUpdate
+            | Method::TasksCancel => Family::Tools,
             Method::LoggingSetLevel => Family::Logging,
             Method::ResourcesList
             | Method::ResourceTemplatesList

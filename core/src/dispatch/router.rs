@@ -109,8 +109,7 @@ impl SessionShared {
             EraChoice::Refuse(error) => return responder.error(error),
         }
         // Methods of 2026-07-28 alone do not exist in a legacy session.
-        let known = Method::parse(method)
-            .filter(|m| !matches!(m, Method::ServerDiscover | Method::SubscriptionsListen));
+        let known = Method::parse(method).filter(|m| m.is_legacy());
         // tools/call checks its id atomically when it registers; other requests check here.
         if known != Some(Method::ToolsCall) && self.inflight_table().contains_key(responder.id()) {
             let message = format!(

@@ -12,6 +12,7 @@ use crate::changes::{ChangeBus, LocalChangeBus};
 use crate::limiter::Limiter;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Tool};
 use crate::registry::ToolRegistry;
+use crate::tasks::{MemoryTaskStore, TaskSettings, TaskStore, Tasks};
 use crate::wire::Limits;
 use crate::{Error, ToolHandler};
 
@@ -70,6 +71,21 @@ pub struct ServerOptions {
     /// for a slow client before it is ended (default 256). On stdio and other duplex transports
     /// the session's one outbound queue carries everything, as in the legacy era.
     pub listen_backlog: usize,
+    /// Tasks extension: how long a call of a task-capable tool may run in its request before
+    /// it becomes a task (default 250 ms). A handler that asks the client something becomes
+    /// one at once; one that answers sooner answers in its request.
+    pub task_after: Duration,
+    /// How long a task is kept after its creation, finished or not (its `ttlMs`; default one
+    /// hour). A handler still running then is cancelled.
+    pub task_ttl: Duration,
+    /// How often clients are told to poll a task (`pollIntervalMs`; default 1 s).
+    pub task_poll_interval: Duration,
+    /// Tasks kept at once, finished ones included until they expire (default 10,000); past
+    /// it, task-capable calls run in their request and task-only ones are refused.
+    pub max_tasks: usize,
+    /// Tasks one principal (or, without authentication, everyone together) may hold at once
+    /// (default 1,000).
+    pub max_tasks_per_principal: usize,
 }
 
 impl Default for ServerOptions {
@@ -96,6 +112,11 @@ impl Default for ServerOptions {
             modern_only: false,
             max_listen_streams: 1024,
             listen_backlog: 256,
+            task_after: Duration::from_millis(250),
+            task_ttl: Duration::from_secs(3600),
+            task_poll_interval: Duration::from_secs(1),
+            max_tasks: 10_000,
+            max_tasks_per_principal: 1_000,
         }
     }
 }
@@ -113,6 +134,8 @@ pub(crate) struct ServerInner {
     pub(crate) listeners: Arc<Listeners>,
     /// Where list changes and resource updates travel to sessions and listen streams.
     pub(crate) changes: Arc<dyn ChangeBus>,
+    /// Tool calls that outlive their request (the tasks extension).
+    pub(crate) tasks: Arc<Tasks>,
 }
 
 impl ServerInner {
@@ -149,6 +172,9 @@ impl ServerInner {
         }
         if self.catalog.has_completers() && version >= ProtocolVersion::V2025_03_26 {
             capabilities["completions"] = json!({});
+        }
+        if version.is_stateless() && self.registry.has_task_tools() {
+            capabilities["extensions"] = json!({ crate::tasks::EXTENSION: {} });
         }
         capabilities
     }
@@ -213,6 +239,7 @@ impl Server {
             tools: Vec::new(),
             catalog: Vec::new(),
             changes: None,
+            task_store: None,
         }
     }
 
@@ -345,6 +372,7 @@ pub struct ServerBuilder {
     tools: Vec<(Tool, Arc<dyn ToolHandler>)>,
     catalog: Vec<Registration>,
     changes: Option<Arc<dyn ChangeBus>>,
+    task_store: Option<Arc<dyn TaskStore>>,
 }
 
 /// A catalog entry given to the builder, registered in `build`.
@@ -385,6 +413,12 @@ impl ServerBuilder {
     /// announce each other's changes.
     pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
         self.changes = Some(bus);
+        self
+    }
+
+    /// Where tasks are kept (default: a [`MemoryTaskStore`], in this process).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
         self
     }
 
@@ -464,6 +498,26 @@ impl ServerBuilder {
                 "listen_backlog must be at least 1".into(),
             ));
         }
+        if options.max_tasks == 0 || options.max_tasks_per_principal == 0 {
+            return Err(Error::InvalidArgument(
+                "max_tasks and max_tasks_per_principal must be at least 1".into(),
+            ));
+        }
+        if options.task_ttl.is_zero() || options.task_poll_interval.is_zero() {
+            return Err(Error::InvalidArgument(
+                "task_ttl and task_poll_interval must be longer than zero".into(),
+            ));
+        }
+        let tasks = Arc::new(Tasks::new(
+            self.task_store
+                .unwrap_or_else(|| Arc::new(MemoryTaskStore::default())),
+            TaskSettings {
+                ttl: options.task_ttl,
+                poll_interval: options.task_poll_interval,
+                max_tasks: options.max_tasks,
+                max_per_owner: options.max_tasks_per_principal,
+            },
+        ));
         if options.max_request_state_bytes < 1024 {
             return Err(Error::InvalidArgument(
                 "max_request_state_bytes must be at least 1024".into(),
@@ -499,6 +553,7 @@ impl ServerBuilder {
             sealer,
             listeners: Arc::new(Listeners::new(options.max_listen_streams)),
             changes,
+            tasks,
             options,
         };
         inner.modern_stamp = Arc::new(ModernStamp::new(

@@ -42,6 +42,7 @@ pub struct Tool {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_concurrency: Option<usize>,
+    pub(crate) task_support: crate::tasks::TaskSupport,
 }
 
 #[derive(Deserialize)]
@@ -62,6 +63,9 @@ struct ToolWire {
     icons: Option<Vec<Icon>>,
     #[serde(default, rename = "_meta")]
     meta: Option<Map<String, Value>>,
+    /// toolwire's own key (never sent): `"never"`, `"optional"` or `"required"`.
+    #[serde(default)]
+    task_support: Option<String>,
 }
 
 impl Tool {
@@ -79,11 +83,13 @@ impl Tool {
             meta: None,
             timeout: None,
             max_concurrency: None,
+            task_support: crate::tasks::TaskSupport::Never,
         }
     }
 
     /// Reads a definition in its wire form (`name`, `title`, `description`, `inputSchema`,
-    /// `outputSchema`, `annotations`, `icons`, `_meta`), as the bindings pass it.
+    /// `outputSchema`, `annotations`, `icons`, `_meta`), as the bindings pass it, plus
+    /// toolwire's `taskSupport` (see [`task_support`](Self::task_support)), which is never sent.
     pub fn from_json(value: Value) -> Result<Self, crate::Error> {
         let wire: ToolWire =
             serde_json::from_value(value).map_err(|err| crate::Error::InvalidDefinition {
@@ -100,7 +106,20 @@ impl Tool {
         tool.annotations = wire.annotations;
         tool.icons = wire.icons;
         tool.meta = wire.meta;
+        if let Some(support) = wire.task_support {
+            tool.task_support = crate::tasks::TaskSupport::parse(&support)?;
+        }
         Ok(tool)
+    }
+
+    /// Whether calls may run as tasks (the tasks extension; default [`TaskSupport::Never`]).
+    /// The handler does not change: inside a task, `ctx.elicit` and the like wait for the
+    /// client's `tasks/update`.
+    ///
+    /// [`TaskSupport::Never`]: crate::tasks::TaskSupport::Never
+    pub fn task_support(mut self, support: crate::tasks::TaskSupport) -> Self {
+        self.task_support = support;
+        self
     }
 
     /// The tool's name.

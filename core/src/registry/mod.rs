@@ -240,6 +240,13 @@ impl ToolRegistry {
             .cloned()
     }
 
+    /// Whether some tool may run as a task (the server then offers the tasks extension).
+    pub(crate) fn has_task_tools(&self) -> bool {
+        self.snapshot()
+            .values()
+            .any(|tool| tool.def.task_support != crate::tasks::TaskSupport::Never)
+    }
+
     pub(crate) fn snapshot(&self) -> Arc<ToolMap> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
     }

@@ -332,7 +332,8 @@ pub fn build_conformance_server() -> Result<Server, Error> {
                 ))
             },
         );
-    let server = crate::conformance_modern::with_modern_fixtures(builder).build()?;
+    let builder = crate::conformance_modern::with_modern_fixtures(builder);
+    let server = crate::conformance_tasks::with_task_fixtures(builder).build()?;
     crate::conformance_modern::add_triggers(&server)?;
     Ok(server)
 }

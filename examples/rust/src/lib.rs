@@ -3,6 +3,7 @@
 
 pub mod conformance;
 mod conformance_modern;
+mod conformance_tasks;
 
 use std::time::Duration;
 

@@ -137,6 +137,22 @@ impl Round {
         method: &str,
         params: &Value,
     ) -> Result<Option<Value>, ErrorObject> {
+        if let Some(answer) = self.answered(method, params)? {
+            return Ok(Some(answer));
+        }
+        let key = question_key(method, params);
+        lock(&self.asked).insert(key, json!({"method": method, "params": params}));
+        self.raise(Signal::Ask);
+        Ok(None)
+    }
+
+    /// The answer this round or an earlier one brought to the question, if any (nothing is
+    /// recorded when there is none).
+    pub(crate) fn answered(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> Result<Option<Value>, ErrorObject> {
         let key = question_key(method, params);
         if let Some(answer) = self.carried.answers.get(&key) {
             return Ok(Some(answer.clone()));
@@ -146,8 +162,6 @@ impl Round {
             lock(&self.answered).insert(key, answer.clone());
             return Ok(Some(answer.clone()));
         }
-        lock(&self.asked).insert(key, json!({"method": method, "params": params}));
-        self.raise(Signal::Ask);
         Ok(None)
     }
 
@@ -157,6 +171,10 @@ impl Round {
         if !matches!(*slot, Some(Signal::MissingCapability(_))) {
             *slot = Some(signal);
         }
+    }
+
+    pub(crate) fn has_signal(&self) -> bool {
+        lock(&self.signal).is_some()
     }
 
     pub(crate) fn take_signal(&self) -> Option<Signal> {

@@ -12,6 +12,7 @@ mod envelope;
 mod input;
 mod listen;
 mod state;
+pub(crate) mod tasks;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -135,6 +136,18 @@ impl Method {
         )
     }
 
+    /// Whether a legacy session knows it (2026-07-28's own methods it does not).
+    pub(crate) fn is_legacy(self) -> bool {
+        !matches!(
+            self,
+            Method::ServerDiscover
+                | Method::SubscriptionsListen
+                | Method::TasksGet
+                | Method::TasksUpdate
+                | Method::TasksCancel
+        )
+    }
+
     /// Whether its complete results carry cache hints.
     pub(crate) fn is_cacheable(self) -> bool {
         matches!(
@@ -225,6 +238,9 @@ impl SessionShared {
             }
             Method::ToolsList => self.list_tools(responder, params, version),
             Method::SubscriptionsListen => listen::start(self, responder, params, envelope),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+                tasks::handle(self, responder, method, params, &envelope)
+            }
             catalog => {
                 super::catalog::handle(self, responder, catalog, params, version, Some(envelope))
             }
@@ -257,6 +273,9 @@ pub(crate) struct ModernRound {
     pub(crate) envelope: Arc<Envelope>,
     pub(crate) round: Round,
     pub(crate) binding: Binding,
+    /// A tool call that may become a task: questions the round cannot answer wait for
+    /// `tasks/update` instead of ending the handler.
+    pub(crate) task: Option<Arc<crate::tasks::LiveTask>>,
 }
 
 impl ModernRound {
@@ -272,6 +291,7 @@ impl ModernRound {
             envelope,
             round,
             binding,
+            task: None,
         })
     }
 

@@ -120,6 +120,7 @@ pub(super) fn check_headers(
     let target = match method {
         "tools/call" | "prompts/get" => string("name"),
         "resources/read" => string("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => string("taskId"),
         _ => None,
     };
     if let Some(target) = target {

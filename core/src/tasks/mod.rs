@@ -1,0 +1,391 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`): tool calls that outlive their request.
+//!
+//! A 2026-07-28 `tools/call` from a client that declares the extension, to a tool whose
+//! [`TaskSupport`] allows it, becomes a task when the handler needs a while or asks the client
+//! something: the call answers `resultType: "task"` at once, the handler keeps running, and the
+//! client polls `tasks/get`, answers questions with `tasks/update` and may `tasks/cancel`.
+//! Inside a task `ctx.elicit` / `sample` / `list_roots` park the handler until `tasks/update`
+//! brings the answer, so one handler serves a legacy session, a modern request and a task.
+//!
+//! Records live in a [`TaskStore`] (in memory by default); the running handlers, their
+//! cancellation and their open questions live in this process.
+
+mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
+
+use crate::Error;
+use crate::cancel::CallCancel;
+pub use store::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
+
+/// The extension's identifier, in capabilities.
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether a tool may run as a task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Never: every call answers in its request (the default).
+    #[default]
+    Never,
+    /// When the client declares the extension and the call takes a while or asks a question;
+    /// otherwise in its request.
+    Optional,
+    /// Only as a task: a client without the extension gets -32021.
+    Required,
+}
+
+impl TaskSupport {
+    /// Reads `"never"`, `"optional"` or `"required"`.
+    pub fn parse(text: &str) -> Result<TaskSupport, Error> {
+        match text {
+            "never" => Ok(TaskSupport::Never),
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            other => Err(Error::InvalidArgument(format!(
+                "task support {other:?}: one of \"never\", \"optional\", \"required\""
+            ))),
+        }
+    }
+}
+
+/// Whether a request's client capabilities declare the extension.
+pub(crate) fn declared(client_capabilities: &Value) -> bool {
+    client_capabilities
+        .get("extensions")
+        .and_then(|extensions| extensions.get(EXTENSION))
+        .is_some()
+}
+
+/// `requiredCapabilities` naming the extension (-32021's data).
+pub(crate) fn required_capabilities() -> Value {
+    json!({ "extensions": { EXTENSION: {} } })
+}
+
+/// A fresh task id: 128 bits from the OS's random source, as 32 hex digits. No fallback: a
+/// guessable id would hand one client's task to another.
+fn new_task_id() -> Result<String, String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|err| format!("no random source for a task id: {err}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Settings of a server's tasks.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskSettings {
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) max_tasks: usize,
+    pub(crate) max_per_owner: usize,
+}
+
+/// The server's tasks: the store, and the ones running here.
+pub(crate) struct Tasks {
+    store: Arc<dyn TaskStore>,
+    running: Mutex<HashMap<String, Arc<LiveTask>>>,
+    settings: TaskSettings,
+    last_purge: Mutex<SystemTime>,
+}
+
+impl Tasks {
+    pub(crate) fn new(store: Arc<dyn TaskStore>, settings: TaskSettings) -> Self {
+        Tasks {
+            store,
+            running: Mutex::default(),
+            settings,
+            last_purge: Mutex::new(SystemTime::UNIX_EPOCH),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveTask>>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Creates the task for a call that is becoming one: stored (so an immediate `tasks/get`
+    /// finds it) before the call answers. `finished`: the handler's outcome if it already
+    /// ended. An error says why no task could be made (the store is full, no random source).
+    pub(crate) fn create(
+        &self,
+        live: &Arc<LiveTask>,
+        owner: Option<String>,
+        finished: Option<Finished>,
+    ) -> Result<TaskRecord, String> {
+        self.purge_now_and_then();
+        let now = SystemTime::now();
+        let mut record = TaskRecord {
+            id: new_task_id()?,
+            owner,
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: now,
+            last_updated_at: now,
+            ttl: self.settings.ttl,
+            poll_interval: self.settings.poll_interval,
+            input_requests: Map::new(),
+            result: None,
+            error: None,
+        };
+        let mut questions = live.lock();
+        if let Some(finished) = finished {
+            finished.apply(&mut record);
+        } else if !questions.open.is_empty() {
+            record.status = TaskStatus::InputRequired;
+            record.input_requests = questions.requests();
+        }
+        self.store
+            .insert(
+                record.clone(),
+                self.settings.max_tasks,
+                self.settings.max_per_owner,
+            )
+            .map_err(|err| err.to_string())?;
+        if !record.status.is_terminal() {
+            questions.task_id = Some(record.id.clone());
+            self.running().insert(record.id.clone(), live.clone());
+        }
+        Ok(record)
+    }
+
+    /// The task `id` as `owner` may see it: another owner's task is as good as unknown.
+    pub(crate) fn get(&self, id: &str, owner: Option<&str>) -> Option<TaskRecord> {
+        self.store
+            .get(id)
+            .filter(|task| task.owner.as_deref() == owner)
+    }
+
+    /// `tasks/update`: answers the open questions named in `responses` (other keys are
+    /// ignored) before returning, so the next `tasks/get` already shows what is still open.
+    pub(crate) fn answer(&self, id: &str, responses: &Map<String, Value>) {
+        let Some(live) = self.running().get(id).cloned() else {
+            return;
+        };
+        let mut questions = live.lock();
+        let mut answered = false;
+        for (key, answer) in responses {
+            if let Some(question) = questions.open.remove(key) {
+                // A handler that stopped waiting (cancelled) no longer takes it: fine.
+                let _ = question.answer.send(answer.clone());
+                answered = true;
+            }
+        }
+        if answered {
+            let open = questions.requests();
+            self.store.update(id, &mut |task| {
+                if task.status.is_terminal() {
+                    return;
+                }
+                task.status = if open.is_empty() {
+                    TaskStatus::Working
+                } else {
+                    TaskStatus::InputRequired
+                };
+                task.input_requests = open.clone();
+                task.last_updated_at = SystemTime::now();
+            });
+        }
+    }
+
+    /// `tasks/cancel`: `cancelled` is stored first, then the handler's cancellation fires. A
+    /// terminal task stays as it is.
+    pub(crate) fn cancel(&self, id: &str) {
+        self.store.update(id, &mut |task| {
+            if !task.status.is_terminal() {
+                task.status = TaskStatus::Cancelled;
+                task.status_message = Some("Cancelled by the client".into());
+                task.input_requests.clear();
+                task.last_updated_at = SystemTime::now();
+            }
+        });
+        if let Some(live) = self.running().remove(id) {
+            live.cancel.cancel();
+            live.lock().open.clear();
+        }
+    }
+
+    /// The handler ended: its outcome is stored, unless the task already ended (cancelled).
+    pub(crate) fn finish(&self, live: &LiveTask, finished: Finished) {
+        let Some(id) = live.lock().task_id.clone() else {
+            return;
+        };
+        self.running().remove(&id);
+        self.store.update(&id, &mut |task| {
+            if !task.status.is_terminal() {
+                finished.clone().apply(task);
+            }
+        });
+    }
+
+    /// A question asked inside a running task: stored with the others still open.
+    fn asked(&self, id: &str, open: Map<String, Value>) {
+        self.store.update(id, &mut |task| {
+            if !task.status.is_terminal() {
+                task.status = TaskStatus::InputRequired;
+                task.input_requests = open.clone();
+                task.last_updated_at = SystemTime::now();
+            }
+        });
+    }
+
+    /// A progress message from a running task's handler, shown as its status message.
+    pub(crate) fn progressed(&self, id: &str, message: &str) {
+        self.store.update(id, &mut |task| {
+            if !task.status.is_terminal() {
+                task.status_message = Some(message.to_owned());
+                task.last_updated_at = SystemTime::now();
+            }
+        });
+    }
+
+    /// Expired tasks go, at most once a second (a create pays for it): their handlers, if
+    /// still running, are cancelled.
+    fn purge_now_and_then(&self) {
+        let now = SystemTime::now();
+        {
+            let mut last = self.last_purge.lock().unwrap_or_else(|e| e.into_inner());
+            if now.duration_since(*last).unwrap_or_default() < Duration::from_secs(1) {
+                return;
+            }
+            *last = now;
+        }
+        for id in self.store.purge_expired(now) {
+            if let Some(live) = self.running().remove(&id) {
+                live.cancel.cancel();
+            }
+        }
+    }
+}
+
+/// How a task's handler ended.
+#[derive(Clone, Debug)]
+pub(crate) enum Finished {
+    /// Its answer, as `tools/call` would have returned it (`isError` ones too).
+    Completed(Value),
+    /// A JSON-RPC error.
+    Failed(Value),
+    /// Cancelled before it answered.
+    Cancelled,
+}
+
+impl Finished {
+    fn apply(self, task: &mut TaskRecord) {
+        task.input_requests.clear();
+        task.last_updated_at = SystemTime::now();
+        match self {
+            Finished::Completed(result) => {
+                task.status = TaskStatus::Completed;
+                task.result = Some(result);
+            }
+            Finished::Failed(error) => {
+                task.status = TaskStatus::Failed;
+                task.status_message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(|m| format!("Tool execution failed: {m}"));
+                task.error = Some(error);
+            }
+            Finished::Cancelled => task.status = TaskStatus::Cancelled,
+        }
+    }
+}
+
+/// A call that may become a task, and then is one: its cancellation and open questions.
+pub(crate) struct LiveTask {
+    pub(crate) cancel: Arc<CallCancel>,
+    questions: Mutex<Questions>,
+    /// Fired when the handler asks something: a call waiting to see whether it becomes a task
+    /// becomes one now.
+    asked: tokio::sync::Notify,
+    tasks: std::sync::Weak<Tasks>,
+}
+
+#[derive(Default)]
+struct Questions {
+    /// Set once the task exists.
+    task_id: Option<String>,
+    open: HashMap<String, OpenQuestion>,
+    /// Keys are never reused in a task's life: `q1`, `q2`, …
+    asked: u64,
+}
+
+struct OpenQuestion {
+    request: Value,
+    answer: oneshot::Sender<Value>,
+}
+
+impl Questions {
+    fn requests(&self) -> Map<String, Value> {
+        let mut keys: Vec<_> = self.open.keys().collect();
+        // In the order asked: a client shows them as the handler asked them.
+        keys.sort_by_key(|key| key.get(1..).and_then(|n| n.parse::<u64>().ok()));
+        keys.into_iter()
+            .map(|key| (key.clone(), self.open[key].request.clone()))
+            .collect()
+    }
+}
+
+impl LiveTask {
+    pub(crate) fn new(tasks: &Arc<Tasks>, cancel: Arc<CallCancel>) -> Arc<Self> {
+        Arc::new(LiveTask {
+            cancel,
+            questions: Mutex::default(),
+            asked: tokio::sync::Notify::new(),
+            tasks: Arc::downgrade(tasks),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Questions> {
+        self.questions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Completes when the handler has asked a question (at once if it already has).
+    pub(crate) async fn asked(&self) {
+        loop {
+            let notified = self.asked.notified();
+            if !self.lock().open.is_empty() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Asks the client through the task: each question is listed by `tasks/get` until
+    /// `tasks/update` answers it. Waits for every answer, or ends with [`Error::Cancelled`].
+    pub(crate) async fn ask(&self, questions: Vec<(String, Value)>) -> Result<Vec<Value>, Error> {
+        let mut waiting = Vec::with_capacity(questions.len());
+        {
+            let mut open = self.lock();
+            for (method, params) in questions {
+                open.asked += 1;
+                let key = format!("q{}", open.asked);
+                let (answer, answered) = oneshot::channel();
+                let request = json!({"method": method, "params": params});
+                open.open.insert(key, OpenQuestion { request, answer });
+                waiting.push(answered);
+            }
+            if let (Some(id), Some(tasks)) = (&open.task_id, self.tasks.upgrade()) {
+                tasks.asked(id, open.requests());
+            }
+        }
+        self.asked.notify_waiters();
+        let mut answers = Vec::with_capacity(waiting.len());
+        for answered in waiting {
+            tokio::select! {
+                answer = answered => answers.push(answer.map_err(|_| Error::Cancelled)?),
+                () = self.cancel.cancelled() => return Err(Error::Cancelled),
+            }
+        }
+        Ok(answers)
+    }
+
+    /// A progress message, once the call is a task.
+    pub(crate) fn progressed(&self, message: &str) {
+        let id = self.lock().task_id.clone();
+        if let (Some(id), Some(tasks)) = (id, self.tasks.upgrade()) {
+            tasks.progressed(&id, message);
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Where tasks are kept between polls: the [`TaskStore`] trait and its in-memory default.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value, json};
+
+/// Where a task stands. The last three are terminal: once there, a task never changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskStatus {
+    /// The tool is running.
+    Working,
+    /// The tool waits for answers to the task's `inputRequests` (`tasks/update`).
+    InputRequired,
+    /// The tool answered (an `isError` result included); `result` holds its answer.
+    Completed,
+    /// The call ended in a JSON-RPC error; `error` holds it.
+    Failed,
+    /// The client cancelled the task.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The status as the wire spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Completed, failed or cancelled: the task will not change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+/// A task as `tasks/get` shows it, plus who owns it and when it expires.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRecord {
+    /// The id: unguessable, from the OS's random source.
+    pub id: String,
+    /// The principal (authenticated subject) that created it; `None` without authentication.
+    /// Another principal's task reads as unknown.
+    pub owner: Option<String>,
+    /// Where it stands.
+    pub status: TaskStatus,
+    /// A human-readable note on the status.
+    pub status_message: Option<String>,
+    /// When it was created.
+    pub created_at: SystemTime,
+    /// When its status, questions or outcome last changed.
+    pub last_updated_at: SystemTime,
+    /// How long after creation it is kept (the `ttlMs` it advertises).
+    pub ttl: Duration,
+    /// How often a client should poll it.
+    pub poll_interval: Duration,
+    /// The questions waiting for answers, by key (`input_required` only).
+    pub input_requests: Map<String, Value>,
+    /// The tool's answer (`completed` only).
+    pub result: Option<Value>,
+    /// The JSON-RPC error it ended in (`failed` only).
+    pub error: Option<Value>,
+}
+
+impl TaskRecord {
+    /// Whether its time to live has run out at `now`.
+    pub fn is_expired(&self, now: SystemTime) -> bool {
+        now.duration_since(self.created_at)
+            .is_ok_and(|age| age >= self.ttl)
+    }
+
+    /// The Task (creation answer) or DetailedTask (`tasks/get`, `notifications/tasks`) fields:
+    /// absent fields are left out, never `null`.
+    pub(crate) fn to_wire(&self, detailed: bool) -> Map<String, Value> {
+        let mut task = Map::new();
+        task.insert("taskId".into(), json!(self.id));
+        task.insert("status".into(), json!(self.status.as_str()));
+        if let Some(message) = &self.status_message {
+            task.insert("statusMessage".into(), json!(message));
+        }
+        task.insert("createdAt".into(), json!(rfc3339(self.created_at)));
+        task.insert("lastUpdatedAt".into(), json!(rfc3339(self.last_updated_at)));
+        task.insert("ttlMs".into(), json!(millis(self.ttl)));
+        task.insert("pollIntervalMs".into(), json!(millis(self.poll_interval)));
+        if detailed {
+            if self.status == TaskStatus::InputRequired && !self.input_requests.is_empty() {
+                task.insert(
+                    "inputRequests".into(),
+                    Value::Object(self.input_requests.clone()),
+                );
+            }
+            if let Some(result) = &self.result {
+                task.insert("result".into(), result.clone());
+            }
+            if let Some(error) = &self.error {
+                task.insert("error".into(), error.clone());
+            }
+        }
+        task
+    }
+}
+
+/// At least 1: the harness and the schema's readers take 0 as "no time at all".
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+/// `2026-11-25T10:30:00.123Z`: RFC 3339 in UTC, to the millisecond.
+pub(crate) fn rfc3339(time: SystemTime) -> String {
+    let since = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Why a task was not stored.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// The store holds its limit of tasks (overall, or for this owner).
+    #[error("the server holds {limit} tasks{}, its limit; retry later", if *.per_owner { " for this client" } else { "" })]
+    Full {
+        /// The limit reached.
+        limit: usize,
+        /// Whether it is the per-owner limit.
+        per_owner: bool,
+    },
+    /// The store could not be reached.
+    #[error("the task store failed: {0}")]
+    Unavailable(String),
+}
+
+/// Keeps the tasks a server created, so any connection (and, with a shared store, any
+/// replica) can poll them. The default is [`MemoryTaskStore`].
+///
+/// Expired tasks read as absent; a store may forget them whenever it likes after that.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task. Refuses it when the store is full (`max_tasks` overall, or
+    /// `max_per_owner` for its owner, counting unexpired tasks).
+    fn insert(
+        &self,
+        task: TaskRecord,
+        max_tasks: usize,
+        max_per_owner: usize,
+    ) -> Result<(), TaskStoreError>;
+    /// The task `id`, unless it is unknown or expired.
+    fn get(&self, id: &str) -> Option<TaskRecord>;
+    /// Changes the task `id` in place (under the store's lock, so changes never interleave)
+    /// and returns it as changed; `None` if it is unknown or expired.
+    fn update(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord>;
+    /// Forgets every task expired at `now`; returns their ids.
+    fn purge_expired(&self, now: SystemTime) -> Vec<String>;
+}
+
+/// Tasks in this process's memory: what a single server needs.
+#[derive(Debug, Default)]
+pub struct MemoryTaskStore {
+    tasks: Mutex<HashMap<String, TaskRecord>>,
+}
+
+impl MemoryTaskStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRecord>> {
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tasks held now, expired or not (for tests and metrics).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether it holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn insert(
+        &self,
+        task: TaskRecord,
+        max_tasks: usize,
+        max_per_owner: usize,
+    ) -> Result<(), TaskStoreError> {
+        let now = SystemTime::now();
+        let mut tasks = self.lock();
+        if tasks.len() >= max_tasks {
+            tasks.retain(|_, t| !t.is_expired(now));
+            if tasks.len() >= max_tasks {
+                return Err(TaskStoreError::Full {
+                    limit: max_tasks,
+                    per_owner: false,
+                });
+            }
+        }
+        let owned = tasks
+            .values()
+            .filter(|t| t.owner == task.owner && !t.is_expired(now))
+            .take(max_per_owner)
+            .count();
+        if owned >= max_per_owner {
+            return Err(TaskStoreError::Full {
+                limit: max_per_owner,
+                per_owner: true,
+            });
+        }
+        tasks.insert(task.id.clone(), task);
+        Ok(())
+    }
+
+    fn get(&self, id: &str) -> Option<TaskRecord> {
+        let now = SystemTime::now();
+        self.lock().get(id).filter(|t| !t.is_expired(now)).cloned()
+    }
+
+    fn update(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord> {
+        let now = SystemTime::now();
+        let mut tasks = self.lock();
+        let task = tasks.get_mut(id).filter(|t| !t.is_expired(now))?;
+        change(task);
+        Some(task.clone())
+    }
+
+    fn purge_expired(&self, now: SystemTime) -> Vec<String> {
+        let mut gone = Vec::new();
+        self.lock().retain(|id, task| {
+            let keep = !task.is_expired(now);
+            if !keep {
+                gone.push(id.clone());
+            }
+            keep
+        });
+        gone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, owner: Option<&str>, ttl: Duration) -> TaskRecord {
+        let now = SystemTime::now();
+        TaskRecord {
+            id: id.into(),
+            owner: owner.map(str::to_owned),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: now,
+            last_updated_at: now,
+            ttl,
+            poll_interval: Duration::from_millis(500),
+            input_requests: Map::new(),
+            result: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn dates_are_rfc3339_utc() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
+        assert_eq!(rfc3339(at), "2025-11-25T10:30:00.123Z");
+        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn limits_count_unexpired_tasks_overall_and_per_owner() {
+        let store = MemoryTaskStore::default();
+        let hour = Duration::from_secs(3600);
+        store
+            .insert(record("a", Some("ann"), hour), 3, 2)
+            .expect("first");
+        store
+            .insert(record("b", Some("ann"), hour), 3, 2)
+            .expect("second");
+        assert_eq!(
+            store.insert(record("c", Some("ann"), hour), 3, 2),
+            Err(TaskStoreError::Full {
+                limit: 2,
+                per_owner: true
+            })
+        );
+        store
+            .insert(record("c", Some("bo"), hour), 3, 2)
+            .expect("bo's");
+        assert!(matches!(
+            store.insert(record("d", Some("cy"), hour), 3, 2),
+            Err(TaskStoreError::Full {
+                per_owner: false,
+                ..
+            })
+        ));
+        // Expired tasks make room and read as absent.
+        let gone = record("e", None, Duration::ZERO);
+        let store = MemoryTaskStore::default();
+        store.insert(gone, 1, 1).expect("stored");
+        assert!(store.get("e").is_none());
+        store.insert(record("f", None, hour), 1, 1).expect("room");
+        assert_eq!(store.purge_expired(SystemTime::now()), Vec::<String>::new());
+        assert_eq!(store.len(), 1);
+    }
+
+    #[test]
+    fn the_wire_form_leaves_absent_fields_out() {
+        let mut task = record("t", None, Duration::from_secs(60));
+        let created = task.to_wire(false);
+        for absent in [
+            "result",
+            "error",
+            "inputRequests",
+            "statusMessage",
+            "requestState",
+        ] {
+            assert!(!created.contains_key(absent), "{absent}");
+        }
+        assert_eq!(created["ttlMs"], 60_000);
+        task.status = TaskStatus::Completed;
+        task.result = Some(json!({"content": []}));
+        assert_eq!(task.to_wire(true)["result"], json!({"content": []}));
+        assert!(!task.to_wire(false).contains_key("result"));
+    }
+}
