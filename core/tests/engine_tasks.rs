@@ -43,8 +43,11 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_with(ServerOptions::default())
+}
+
+fn fixture_with(mut options: ServerOptions) -> Fixture {
     let release = Arc::new(Notify::new());
-    let mut options = ServerOptions::default();
     // Any handler still running at its first pause becomes a task: no timing in these tests.
     options.task_after = Duration::ZERO;
     let gate = release.clone();
@@ -483,4 +486,57 @@ async fn a_legacy_session_never_sees_tasks() {
     )
     .await;
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+}
+
+#[tokio::test]
+async fn a_malformed_answer_is_refused_and_the_question_stays_open() {
+    let fixture = fixture();
+    let mut client = Client::new(&fixture.server);
+    let created = ask(&mut client, call(1, "confirm", json!({}), with_tasks())).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let parked = wait_for(&mut client, &id, "input_required").await;
+    let key = parked["inputRequests"]
+        .as_object()
+        .expect("open")
+        .keys()
+        .next()
+        .expect("one")
+        .clone();
+    let refused = ask(
+        &mut client,
+        request(
+            2,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {key.clone(): "yes"}}),
+            with_tasks(),
+        ),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let still = get(&mut client, 3, &id).await;
+    assert!(
+        still["result"]["inputRequests"].get(&key).is_some(),
+        "{still}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_still_running_when_it_expires_is_cancelled() {
+    let mut options = ServerOptions::default();
+    options.task_ttl = Duration::from_secs(60);
+    let fixture = fixture_with(options);
+    let mut client = Client::new(&fixture.server);
+    let created = ask(&mut client, call(1, "confirm", json!({}), with_tasks())).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    wait_for(&mut client, &id, "input_required").await;
+    // Paused time jumps to the task's deadline once everything waits.
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    let ended = wait_for(&mut client, &id, "cancelled").await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
 }

@@ -159,7 +159,11 @@ async fn run(
     version: ProtocolVersion,
 ) {
     if let Some(live) = call.modern.as_ref().and_then(|m| m.task.clone()) {
-        return run_may_be_task(session, tool, call, responder, arguments, serial, live).await;
+        // Boxed: its state would otherwise grow every call's future, task or not.
+        return Box::pin(run_may_be_task(
+            session, tool, call, responder, arguments, serial, live,
+        ))
+        .await;
     }
     let outcome = execute(&session, &tool, &call, arguments).await;
     call.finish();
@@ -183,7 +187,7 @@ fn answer(
 ) {
     match (outcome, &call.modern) {
         (Outcome::Cancelled, _) => responder.suppress(),
-        (Outcome::Failed(error), _) => responder.error(error),
+        (Outcome::Failed(error), _) => responder.error(*error),
         (Outcome::Answer(output), None) => responder.result(&output.as_result(version)),
         (Outcome::Input(_), None) => responder.result(
             &ToolOutput::error(format!(
@@ -222,7 +226,7 @@ async fn run_may_be_task(
         () = tokio::time::sleep(session.server.options.task_after) => None,
     };
     let tasks = &session.server.tasks;
-    let owner = session.principal.clone();
+    let principal = session.principal.clone();
     let created = match early {
         Some(outcome) => {
             call.finish();
@@ -237,12 +241,12 @@ async fn run_may_be_task(
                 Outcome::Failed(error) if required => Finished::Failed(error_value(&error)),
                 outcome => return answer(&session, &tool, &call, responder, outcome, version),
             };
-            match tasks.create(&live, owner, Some(finished)) {
+            match tasks.create(&live, principal, Some(finished)) {
                 Ok(record) => return answer_created(responder, &record),
                 Err(why) => return responder.error(no_task(&why)),
             }
         }
-        None => tasks.create(&live, owner, None),
+        None => tasks.create(&live, principal, None),
     };
     let record = match created {
         Ok(record) => record,
@@ -256,8 +260,22 @@ async fn run_may_be_task(
     // close) no longer cancels it; `tasks/cancel` and the task's expiry do.
     session.finish_call(responder.id(), serial);
     answer_created(responder, &record);
-    let outcome = work.await;
+    // Progress and logs have no request to travel with any more (a progress message becomes
+    // the task's status message instead).
     call.finish();
+    // The task ends at the latest when it expires, or when its session ends gracefully (stdio:
+    // the process is about to exit).
+    let outcome = tokio::select! {
+        outcome = &mut work => outcome,
+        () = tokio::time::sleep(session.server.options.task_ttl) => {
+            call.cancel.cancel();
+            Outcome::Cancelled
+        }
+        () = session.draining.cancelled() => {
+            call.cancel.cancel();
+            Outcome::Cancelled
+        }
+    };
     let finished = match outcome {
         Outcome::Answer(output) => Finished::Completed(result_value(&output)),
         Outcome::Failed(error) => Finished::Failed(error_value(&error)),
@@ -311,8 +329,8 @@ fn answer_modern(
 
 enum Outcome {
     Answer(ToolOutput),
-    /// A JSON-RPC error ([`crate::ToolError::protocol`]).
-    Failed(ErrorObject),
+    /// A JSON-RPC error ([`crate::ToolError::protocol`]); boxed, as it is rare and large.
+    Failed(Box<ErrorObject>),
     /// The handler needs the client's input first (2026-07-28).
     Input(Box<InputRequired>),
     /// The client (or shutdown) cancelled the call: nothing is sent.
@@ -374,10 +392,10 @@ async fn execute(
             Ok(Ok(output)) => Outcome::Answer(check_output(tool, output)),
             Ok(Err(mut error)) => match (error.take_input_required(), error.protocol_code()) {
                 (Some(asked), _) => Outcome::Input(Box::new(asked)),
-                (None, Some(code)) => Outcome::Failed(ErrorObject::new(
+                (None, Some(code)) => Outcome::Failed(Box::new(ErrorObject::new(
                     crate::wire::ErrorCode(code),
                     error.message().to_owned(),
-                )),
+                ))),
                 (None, None) => Outcome::Answer(ToolOutput::error(error.message())),
             },
             Err(panic) => {

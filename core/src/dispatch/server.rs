@@ -81,7 +81,7 @@ pub struct ServerOptions {
     /// How often clients are told to poll a task (`pollIntervalMs`; default 1 s).
     pub task_poll_interval: Duration,
     /// Tasks kept at once, finished ones included until they expire (default 10,000); past
-    /// it, task-capable calls run in their request and task-only ones are refused.
+    /// it, a call that would become a task is refused with -32603 (retry later).
     pub max_tasks: usize,
     /// Tasks one principal (or, without authentication, everyone together) may hold at once
     /// (default 1,000).
@@ -515,7 +515,7 @@ impl ServerBuilder {
                 ttl: options.task_ttl,
                 poll_interval: options.task_poll_interval,
                 max_tasks: options.max_tasks,
-                max_per_owner: options.max_tasks_per_principal,
+                max_per_principal: options.max_tasks_per_principal,
             },
         ));
         if options.max_request_state_bytes < 1024 {

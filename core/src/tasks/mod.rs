@@ -21,6 +21,8 @@ use tokio::sync::oneshot;
 
 use crate::Error;
 use crate::cancel::CallCancel;
+use crate::dispatch::modern::check_response_shape;
+use crate::wire::ErrorObject;
 pub use store::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 
 /// The extension's identifier, in capabilities.
@@ -80,7 +82,7 @@ pub(crate) struct TaskSettings {
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Duration,
     pub(crate) max_tasks: usize,
-    pub(crate) max_per_owner: usize,
+    pub(crate) max_per_principal: usize,
 }
 
 /// The server's tasks: the store, and the ones running here.
@@ -111,14 +113,14 @@ impl Tasks {
     pub(crate) fn create(
         &self,
         live: &Arc<LiveTask>,
-        owner: Option<String>,
+        principal: Option<String>,
         finished: Option<Finished>,
     ) -> Result<TaskRecord, String> {
         self.purge_now_and_then();
         let now = SystemTime::now();
         let mut record = TaskRecord {
             id: new_task_id()?,
-            owner,
+            principal,
             status: TaskStatus::Working,
             status_message: None,
             created_at: now,
@@ -140,7 +142,7 @@ impl Tasks {
             .insert(
                 record.clone(),
                 self.settings.max_tasks,
-                self.settings.max_per_owner,
+                self.settings.max_per_principal,
             )
             .map_err(|err| err.to_string())?;
         if !record.status.is_terminal() {
@@ -150,20 +152,32 @@ impl Tasks {
         Ok(record)
     }
 
-    /// The task `id` as `owner` may see it: another owner's task is as good as unknown.
-    pub(crate) fn get(&self, id: &str, owner: Option<&str>) -> Option<TaskRecord> {
+    /// The task `id` as `principal` may see it: another principal's task is as good as unknown.
+    pub(crate) fn get(&self, id: &str, principal: Option<&str>) -> Option<TaskRecord> {
         self.store
             .get(id)
-            .filter(|task| task.owner.as_deref() == owner)
+            .filter(|task| task.principal.as_deref() == principal)
     }
 
     /// `tasks/update`: answers the open questions named in `responses` (other keys are
     /// ignored) before returning, so the next `tasks/get` already shows what is still open.
-    pub(crate) fn answer(&self, id: &str, responses: &Map<String, Value>) {
+    /// A malformed answer to an open question refuses the whole update (-32602), and every
+    /// question stays open.
+    pub(crate) fn answer(
+        &self,
+        id: &str,
+        responses: &Map<String, Value>,
+    ) -> Result<(), ErrorObject> {
         let Some(live) = self.running().get(id).cloned() else {
-            return;
+            return Ok(());
         };
         let mut questions = live.lock();
+        for (key, answer) in responses {
+            if let Some(question) = questions.open.get(key) {
+                let method = question.request["method"].as_str().unwrap_or_default();
+                check_response_shape(method, key, answer)?;
+            }
+        }
         let mut answered = false;
         for (key, answer) in responses {
             if let Some(question) = questions.open.remove(key) {
@@ -187,6 +201,7 @@ impl Tasks {
                 task.last_updated_at = SystemTime::now();
             });
         }
+        Ok(())
     }
 
     /// `tasks/cancel`: `cancelled` is stored first, then the handler's cancellation fires. A
@@ -200,7 +215,8 @@ impl Tasks {
                 task.last_updated_at = SystemTime::now();
             }
         });
-        if let Some(live) = self.running().remove(id) {
+        let live = self.running().remove(id);
+        if let Some(live) = live {
             live.cancel.cancel();
             live.lock().open.clear();
         }
@@ -252,7 +268,8 @@ impl Tasks {
             *last = now;
         }
         for id in self.store.purge_expired(now) {
-            if let Some(live) = self.running().remove(&id) {
+            let live = self.running().remove(&id);
+            if let Some(live) = live {
                 live.cancel.cancel();
             }
         }
@@ -277,6 +294,7 @@ impl Finished {
         match self {
             Finished::Completed(result) => {
                 task.status = TaskStatus::Completed;
+                task.status_message = None;
                 task.result = Some(result);
             }
             Finished::Failed(error) => {
@@ -287,7 +305,10 @@ impl Finished {
                     .map(|m| format!("Tool execution failed: {m}"));
                 task.error = Some(error);
             }
-            Finished::Cancelled => task.status = TaskStatus::Cancelled,
+            Finished::Cancelled => {
+                task.status = TaskStatus::Cancelled;
+                task.status_message = None;
+            }
         }
     }
 }
@@ -355,6 +376,9 @@ impl LiveTask {
     /// Asks the client through the task: each question is listed by `tasks/get` until
     /// `tasks/update` answers it. Waits for every answer, or ends with [`Error::Cancelled`].
     pub(crate) async fn ask(&self, questions: Vec<(String, Value)>) -> Result<Vec<Value>, Error> {
+        if questions.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut waiting = Vec::with_capacity(questions.len());
         {
             let mut open = self.lock();

@@ -49,7 +49,7 @@ pub struct TaskRecord {
     pub id: String,
     /// The principal (authenticated subject) that created it; `None` without authentication.
     /// Another principal's task reads as unknown.
-    pub owner: Option<String>,
+    pub principal: Option<String>,
     /// Where it stands.
     pub status: TaskStatus,
     /// A human-readable note on the status.
@@ -150,13 +150,13 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskStoreError {
-    /// The store holds its limit of tasks (overall, or for this owner).
-    #[error("the server holds {limit} tasks{}, its limit; retry later", if *.per_owner { " for this client" } else { "" })]
+    /// The store holds its limit of tasks (overall, or for this principal).
+    #[error("the server holds {limit} tasks{}, its limit; retry later", if *.per_principal { " for this client" } else { "" })]
     Full {
         /// The limit reached.
         limit: usize,
-        /// Whether it is the per-owner limit.
-        per_owner: bool,
+        /// Whether it is the per-principal limit.
+        per_principal: bool,
     },
     /// The store could not be reached.
     #[error("the task store failed: {0}")]
@@ -169,12 +169,12 @@ pub enum TaskStoreError {
 /// Expired tasks read as absent; a store may forget them whenever it likes after that.
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task. Refuses it when the store is full (`max_tasks` overall, or
-    /// `max_per_owner` for its owner, counting unexpired tasks).
+    /// `max_per_principal` for its principal, counting unexpired tasks).
     fn insert(
         &self,
         task: TaskRecord,
         max_tasks: usize,
-        max_per_owner: usize,
+        max_per_principal: usize,
     ) -> Result<(), TaskStoreError>;
     /// The task `id`, unless it is unknown or expired.
     fn get(&self, id: &str) -> Option<TaskRecord>;
@@ -212,7 +212,7 @@ impl TaskStore for MemoryTaskStore {
         &self,
         task: TaskRecord,
         max_tasks: usize,
-        max_per_owner: usize,
+        max_per_principal: usize,
     ) -> Result<(), TaskStoreError> {
         let now = SystemTime::now();
         let mut tasks = self.lock();
@@ -221,19 +221,19 @@ impl TaskStore for MemoryTaskStore {
             if tasks.len() >= max_tasks {
                 return Err(TaskStoreError::Full {
                     limit: max_tasks,
-                    per_owner: false,
+                    per_principal: false,
                 });
             }
         }
-        let owned = tasks
+        let held = tasks
             .values()
-            .filter(|t| t.owner == task.owner && !t.is_expired(now))
-            .take(max_per_owner)
+            .filter(|t| t.principal == task.principal && !t.is_expired(now))
+            .take(max_per_principal)
             .count();
-        if owned >= max_per_owner {
+        if held >= max_per_principal {
             return Err(TaskStoreError::Full {
-                limit: max_per_owner,
-                per_owner: true,
+                limit: max_per_principal,
+                per_principal: true,
             });
         }
         tasks.insert(task.id.clone(), task);
@@ -270,11 +270,11 @@ impl TaskStore for MemoryTaskStore {
 mod tests {
     use super::*;
 
-    fn record(id: &str, owner: Option<&str>, ttl: Duration) -> TaskRecord {
+    fn record(id: &str, principal: Option<&str>, ttl: Duration) -> TaskRecord {
         let now = SystemTime::now();
         TaskRecord {
             id: id.into(),
-            owner: owner.map(str::to_owned),
+            principal: principal.map(str::to_owned),
             status: TaskStatus::Working,
             status_message: None,
             created_at: now,
@@ -297,7 +297,7 @@ mod tests {
     }
 
     #[test]
-    fn limits_count_unexpired_tasks_overall_and_per_owner() {
+    fn limits_count_unexpired_tasks_overall_and_per_principal() {
         let store = MemoryTaskStore::default();
         let hour = Duration::from_secs(3600);
         store
@@ -310,7 +310,7 @@ mod tests {
             store.insert(record("c", Some("ann"), hour), 3, 2),
             Err(TaskStoreError::Full {
                 limit: 2,
-                per_owner: true
+                per_principal: true
             })
         );
         store
@@ -319,7 +319,7 @@ mod tests {
         assert!(matches!(
             store.insert(record("d", Some("cy"), hour), 3, 2),
             Err(TaskStoreError::Full {
-                per_owner: false,
+                per_principal: false,
                 ..
             })
         ));

@@ -210,7 +210,11 @@ pub(crate) fn question_key(method: &str, params: &Value) -> String {
 }
 
 /// The minimal shape of each kind's answer, so a handler never gets garbage as an answer.
-fn check_response_shape(method: &str, key: &str, answer: &Value) -> Result<(), ErrorObject> {
+pub(crate) fn check_response_shape(
+    method: &str,
+    key: &str,
+    answer: &Value,
+) -> Result<(), ErrorObject> {
     let ok = match method {
         "elicitation/create" => answer
             .get("action")

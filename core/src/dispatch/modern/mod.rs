@@ -25,7 +25,7 @@ pub(crate) use envelope::{
     read_envelope, unsupported_version,
 };
 pub use input::InputRequired;
-pub(crate) use input::{Round, Signal, keep_declared};
+pub(crate) use input::{Round, Signal, check_response_shape, keep_declared};
 pub(crate) use listen::Listeners;
 pub use state::StateKeys;
 pub(crate) use state::{Binding, Sealer};

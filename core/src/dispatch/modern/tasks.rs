@@ -68,8 +68,10 @@ pub(crate) fn handle(
                     ));
                 }
             };
-            server.tasks.answer(&task.id, responses);
-            responder.result(&json!({}));
+            match server.tasks.answer(&task.id, responses) {
+                Ok(()) => responder.result(&json!({})),
+                Err(error) => responder.error(error),
+            }
         }
         _ => {
             server.tasks.cancel(&task.id);
