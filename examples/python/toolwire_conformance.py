@@ -12,6 +12,7 @@ from typing import Any
 
 from toolwire import Audio, Context, EmbeddedResource, Image, Server, Text, ToolError, ToolResult
 from toolwire_conformance_modern import add_modern_fixtures
+from toolwire_conformance_tasks import add_task_fixtures
 
 RED_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 SILENT_WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=="
@@ -235,4 +236,5 @@ def build_conformance_server() -> Server:
         return [c for c in ("paris", "park", "party", "test", "testing") if c.startswith(value)]
 
     add_modern_fixtures(server)
+    add_task_fixtures(server)
     return server

@@ -28,7 +28,18 @@ server.run()
 from ._base import F as F
 from ._base import logger as logger
 from ._catalog import ResourceNotFound
-from ._content import Audio, EmbeddedResource, Image, InputRequired, ResourceLink, Round, Text, ToolError, ToolResult
+from ._content import (
+    Audio,
+    EmbeddedResource,
+    Image,
+    InputRequired,
+    ProtocolError,
+    ResourceLink,
+    Round,
+    Text,
+    ToolError,
+    ToolResult,
+)
 from ._content import Block as Block
 from ._context import Context
 from ._http import HttpServer
@@ -43,7 +54,7 @@ from ._native import (
     TransportError,
 )
 from ._schema import analyse, converter  # noqa: F401 (importable from here before the split)
-from ._server import Server, Session
+from ._server import Server, Session, TaskSupport
 
 __all__ = [
     "Audio",
@@ -57,10 +68,12 @@ __all__ = [
     "Image",
     "InputRequired",
     "InputRequiredError",
+    "ProtocolError",
     "RegistrationError",
     "ResourceLink",
     "Round",
     "Server",
+    "TaskSupport",
     "Session",
     "SessionClosedError",
     "Text",

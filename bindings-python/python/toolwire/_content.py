@@ -85,6 +85,20 @@ class ToolError(Exception):
     """
 
 
+class ProtocolError(Exception):
+    """Raise it in a tool when the call itself failed rather than the tool's work: the client
+    gets a JSON-RPC error with `code` (e.g. -32603) instead of an `isError` result, and a task
+    ends `failed` instead of `completed`. For what the model should read, raise `ToolError`."""
+
+    # Read by the engine (a marker, not an API).
+    __toolwire_protocol_error__ = True
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 @dataclasses.dataclass
 class Text:
     """A text content block."""

@@ -11,16 +11,20 @@ import asyncio
 import contextlib
 import inspect
 import sys
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Literal, Optional, Union
 
 from . import _native
 from ._base import F, logger
 from ._catalog import CatalogMixin
-from ._content import BLOCKS, InputRequired, ToolError, ToolResult, call_result
+from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResult, call_result
 from ._context import Context
 from ._http import HttpMixin
 from ._loop import run as _run_on_new_loop
 from ._schema import analyse, converter
+
+#: Whether a tool may run as a task (the tasks extension): "never" (default), "optional" or
+#: "required".
+TaskSupport = Literal["never", "optional", "required"]
 
 
 def _returned(value: Any) -> Any:
@@ -51,7 +55,7 @@ def _wrap(
         return kwargs
 
     def failed(exc: BaseException) -> None:
-        if not isinstance(exc, ToolError):
+        if not isinstance(exc, (ToolError, ProtocolError)):
             logger.error("tool %s raised", name, exc_info=exc)
 
     if is_async:
@@ -208,6 +212,7 @@ class Server(CatalogMixin, HttpMixin):
         meta: Optional[dict[str, Any]] = None,
         timeout: Optional[float] = None,
         max_concurrency: Optional[int] = None,
+        task_support: TaskSupport = "never",
     ) -> Callable[[F], F]:
         """Registers the decorated function (sync or `async def`) as a tool.
 
@@ -216,6 +221,11 @@ class Server(CatalogMixin, HttpMixin):
         Returning a dict, dataclass, TypedDict or pydantic model gives `structuredContent`
         (with an `outputSchema` from the return annotation); a str gives text; a dict that is
         a whole `CallToolResult` (a `content` list of blocks) is that result.
+
+        `task_support="optional"` lets a 2026-07-28 client that declares the tasks extension
+        get the call as a task when it runs a while or asks the client something
+        (`"required"`: only as a task). The function does not change: inside a task
+        `await ctx.elicit(...)` waits for the client's `tasks/update`.
         """
 
         def register(fn: F) -> F:
@@ -231,6 +241,7 @@ class Server(CatalogMixin, HttpMixin):
                 meta=meta,
                 timeout=timeout,
                 max_concurrency=max_concurrency,
+                task_support=task_support,
             )
             return fn
 
@@ -250,6 +261,7 @@ class Server(CatalogMixin, HttpMixin):
         meta: Optional[dict[str, Any]] = None,
         timeout: Optional[float] = None,
         max_concurrency: Optional[int] = None,
+        task_support: TaskSupport = "never",
     ) -> None:
         """Registers `fn` as a tool (see `tool`); while serving, clients get `list_changed`."""
         signature = analyse(fn, Context, (ToolResult, *BLOCKS))
@@ -269,6 +281,8 @@ class Server(CatalogMixin, HttpMixin):
         for key, value in (("title", title), ("annotations", annotations), ("icons", icons), ("_meta", meta)):
             if value is not None:
                 definition[key] = value
+        if task_support != "never":
+            definition["taskSupport"] = task_support
         invoke, is_async = _wrap(fn, signature.context_param, params)
         timeout_ms = None if timeout is None else int(timeout * 1000)
         self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
