@@ -87,6 +87,12 @@ export interface ToolConfig<I = undefined, O = undefined> {
   timeoutMs?: number
   /** Calls of this tool running at once; more wait in a bounded queue. */
   maxConcurrency?: number
+  /**
+   * Tasks extension: `'optional'` lets a 2026-07-28 client that declares it get the call as a
+   * task when it runs a while or asks the client something; `'required'`: only as a task
+   * (default `'never'`). The handler does not change: in a task `ctx.elicit` waits for `tasks/update`.
+   */
+  taskSupport?: 'never' | 'optional' | 'required'
 }
 
 /**
@@ -318,6 +324,15 @@ export declare class HttpServer {
 }
 
 /** Throw it in a resource handler: the client gets JSON-RPC -32002 (resource not found). */
+/**
+ * Thrown by a tool when the call itself failed: the client gets a JSON-RPC error with `rpcCode`
+ * instead of an `isError` result, and a task ends `failed` instead of `completed`.
+ */
+export declare class ProtocolError extends Error {
+  constructor(rpcCode: number, message: string)
+  readonly rpcCode: number
+}
+
 export declare class ResourceNotFound extends Error {
   constructor(message?: string)
 }

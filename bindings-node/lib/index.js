@@ -171,6 +171,11 @@ function returnedJson(value) {
   return JSON.stringify(value) ?? 'null'
 }
 
+/** A ProtocolError as the engine reads it (a prefix no JSON text starts with, as for InputRequired). */
+function protocolErrorJson(err) {
+  return `ProtocolError:${JSON.stringify({ code: err.rpcCode, message: err.message })}`
+}
+
 function errorResult(text) {
   return JSON.stringify({ content: [{ type: 'text', text }], isError: true })
 }
@@ -227,6 +232,7 @@ const hasThen = (value) => value !== null && typeof value === 'object' && typeof
 
 const TOOL_CONFIG_KEYS = new Set([
   'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
+  'taskSupport',
 ])
 
 class Server {
@@ -277,6 +283,7 @@ class Server {
       if (config[key] !== undefined) definition[key] = config[key]
     }
     if (output.json !== undefined) definition.outputSchema = output.json
+    if (config.taskSupport !== undefined) definition.taskSupport = config.taskSupport
     const failed = this.#native.addTool(
       JSON.stringify(definition),
       this.#wrap(name, handler, input.parse),
@@ -300,6 +307,7 @@ class Server {
   #wrap(name, handler, parse) {
     const onError = this.#onToolError
     const fail = (err, ctx) => {
+      if (err instanceof ProtocolError) return protocolErrorJson(err)
       // After a cancel or a deadline the answer is discarded; the abort is no failure. Nor is
       // the engine's "ask the client first" (2026-07-28): it answers input_required itself.
       if (!ctx.isCancelled && !isInputRequired(err)) {
@@ -645,6 +653,20 @@ class HttpServer {
 }
 
 /** Throw it in a resource handler: the client gets JSON-RPC -32002 (resource not found). */
+/**
+ * Thrown by a tool when the call itself failed rather than the tool's work: the client gets a
+ * JSON-RPC error with `rpcCode` (e.g. -32603) instead of an `isError` result, and a task ends
+ * `failed` instead of `completed`. For what the model should read, throw any other Error.
+ */
+class ProtocolError extends Error {
+  constructor(rpcCode, message) {
+    super(message)
+    if (!Number.isInteger(rpcCode)) throw new TypeError('toolwire: ProtocolError(rpcCode, message) needs an integer JSON-RPC code')
+    this.name = 'ProtocolError'
+    this.rpcCode = rpcCode
+  }
+}
+
 class ResourceNotFound extends Error {
   constructor(message = 'Resource not found') {
     super(message)
@@ -741,6 +763,7 @@ module.exports = {
   Server,
   Context,
   InputRequired,
+  ProtocolError,
   HttpServer,
   ResourceNotFound,
   ToolwireError,

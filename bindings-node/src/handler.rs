@@ -58,8 +58,24 @@ fn settle(env: &Env, call: u32, value: Unknown<'_>) -> napi::Result<Returned> {
 /// starts so, so it cannot be mistaken for data the tool returned.
 const INPUT_REQUIRED_PREFIX: &str = "InputRequired:";
 
+/// What the wrapper puts before a thrown ProtocolError's `{code, message}`.
+const PROTOCOL_ERROR_PREFIX: &str = "ProtocolError:";
+
 /// The handler's returned value (JSON text) as the call's output, by core's one rule.
 fn output(json: &str) -> Outcome {
+    if let Some(error) = json.strip_prefix(PROTOCOL_ERROR_PREFIX) {
+        let error: Value = serde_json::from_str(error).map_err(|why| {
+            ToolError::new(format!("the tool threw an invalid ProtocolError: {why}"))
+        })?;
+        let code = error["code"]
+            .as_i64()
+            .and_then(|code| i32::try_from(code).ok())
+            .ok_or_else(|| ToolError::new("the tool threw a ProtocolError without a valid code"))?;
+        return Err(ToolError::protocol(
+            code,
+            error["message"].as_str().unwrap_or_default(),
+        ));
+    }
     if let Some(asked) = json.strip_prefix(INPUT_REQUIRED_PREFIX) {
         let asked: Value = serde_json::from_str(asked).map_err(|why| {
             ToolError::new(format!("the tool returned an invalid InputRequired: {why}"))

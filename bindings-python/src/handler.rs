@@ -45,7 +45,9 @@ pub(crate) fn tool_error(py: Python<'_>, err: PyErr) -> ToolError {
     let value = err.value(py);
     let message = value.str().map(|s| s.to_string()).unwrap_or_default();
     // toolwire.ProtocolError: a JSON-RPC error rather than an `isError` result.
-    if value.hasattr("__toolwire_protocol_error__").unwrap_or(false)
+    if value
+        .hasattr("__toolwire_protocol_error__")
+        .unwrap_or(false)
         && let Some(code) = value
             .getattr("code")
             .ok()

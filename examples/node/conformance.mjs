@@ -6,6 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { Server, audio, embeddedResource, image, text } from 'toolwire'
 
 import { addModernFixtures } from './conformance-modern.mjs'
+import { addTaskFixtures } from './conformance-tasks.mjs'
 
 export const RED_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC'
 export const SILENT_WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=='
@@ -190,5 +191,6 @@ export function buildConformanceServer() {
       ['paris', 'park', 'party', 'test', 'testing'].filter((c) => c.startsWith(value)),
     )
   addModernFixtures(server)
+  addTaskFixtures(server)
   return server
 }

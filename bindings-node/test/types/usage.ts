@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { z as z3 } from 'zod3'
 
-import { Server, ToolwireError, image, text, type CallToolResult, type Context } from 'toolwire'
+import { ProtocolError, Server, ToolwireError, image, text, type CallToolResult, type Context } from 'toolwire'
 
 const server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Types only.' })
 
@@ -77,6 +77,10 @@ conn.receive('{}')
 // Any JSON value may be returned when there is no output schema.
 server.tool('numbers', () => [1, 2, 3])
 server.tool('roots', async (_args, ctx) => (await ctx.listRoots({ timeoutMs: 100 })).map((root) => root.uri))
+server.tool('long', { taskSupport: 'optional' }, async () => 'done')
+server.tool('strict', { taskSupport: 'required' }, () => {
+  throw new ProtocolError(-32603, 'failed')
+})
 server.tool('both', async (_args, ctx) => {
   const [answer, roots] = await ctx.askAll([['elicitation/create', { message: 'Sure?' }], ['roots/list', {}]])
   return `${String(answer.action)} ${String(roots.roots.length)}`
