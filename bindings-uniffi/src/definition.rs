@@ -39,6 +39,10 @@ pub struct ToolDefinition {
     /// Icons clients may show.
     #[uniffi(default = [])]
     pub icons: Vec<Icon>,
+    /// Tasks extension: whether calls may run as tasks (default never). The handler does not
+    /// change: inside a task `context.elicit` waits for the client's `tasks/update`.
+    #[uniffi(default = None)]
+    pub task_support: Option<TaskSupport>,
 }
 
 /// An icon of a tool (2025-11-25).
@@ -203,7 +207,32 @@ impl ToolDefinition {
         if let Some(limit) = self.max_concurrency {
             tool = tool.max_concurrency(to_usize(limit));
         }
+        if let Some(support) = self.task_support {
+            tool = tool.task_support(support.into());
+        }
         Ok(tool)
+    }
+}
+
+/// Whether a tool may run as a task (the tasks extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum TaskSupport {
+    /// Every call answers in its request.
+    Never,
+    /// As a task when the client declares the extension and the call runs a while or asks the
+    /// client something.
+    Optional,
+    /// Only as a task: a client without the extension gets -32021.
+    Required,
+}
+
+impl From<TaskSupport> for toolwire::TaskSupport {
+    fn from(support: TaskSupport) -> Self {
+        match support {
+            TaskSupport::Never => toolwire::TaskSupport::Never,
+            TaskSupport::Optional => toolwire::TaskSupport::Optional,
+            TaskSupport::Required => toolwire::TaskSupport::Required,
+        }
     }
 }
 

@@ -28,7 +28,7 @@ pub use catalog::{
 };
 pub use connection::Connection;
 pub use context::{CallContext, ClientInfo, LogLevel, Question, RequestId, Root};
-pub use definition::{Icon, ServerConfig, ToolAnnotations, ToolDefinition};
+pub use definition::{Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefinition};
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
 pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant, TokenVerdict};

@@ -36,6 +36,14 @@ pub enum ToolResult {
         /// What went wrong.
         detail: String,
     },
+    /// The call itself failed (not the tool's work): the client gets a JSON-RPC error with
+    /// `code` (e.g. -32603) instead of an `isError` result, and a task ends `failed`.
+    ProtocolError {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// What went wrong.
+        detail: String,
+    },
     /// 2026-07-28: the client's input is needed first. The engine asks these questions
     /// (`{key: {method, params}}`, JSON text) and seals `request_state` for the next round,
     /// which reads the answers in `CallContext.inputResponsesJson` and `requestState`.
@@ -131,6 +139,7 @@ impl ToolResult {
                 })
             }
             ToolResult::Error { detail } => Ok(ToolOutput::error(detail)),
+            ToolResult::ProtocolError { code, detail } => Err(ToolError::protocol(code, detail)),
             ToolResult::InputRequired {
                 input_requests_json,
                 request_state,

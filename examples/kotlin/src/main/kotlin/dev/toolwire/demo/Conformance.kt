@@ -207,5 +207,6 @@ fun buildConformanceServer(): Server {
         listOf("paris", "park", "party", "test", "testing").filter { it.startsWith(value) }
     }
     addModernFixtures(server)
+    addTaskFixtures(server)
     return server
 }
