@@ -136,6 +136,13 @@ fn fixture_with(mut options: ServerOptions) -> Fixture {
     Fixture { server, release }
 }
 
+/// The id of the task a `tools/call` answered with.
+fn task_id(answer: &Value) -> String {
+    let id = answer["result"]["taskId"].as_str();
+    id.unwrap_or_else(|| panic!("not a task: {answer}"))
+        .to_owned()
+}
+
 async fn ask(client: &mut Client, message: Value) -> Value {
     client.send(&message);
     client.recv().await.expect("an answer")
@@ -273,7 +280,7 @@ async fn a_quick_answer_stays_in_its_request_unless_the_tool_runs_only_as_a_task
         task["result"]["status"], "completed",
         "it had already ended"
     );
-    let id = task["result"]["taskId"].as_str().expect("id").to_owned();
+    let id = task_id(&task);
     let done = get(&mut client, 3, &id).await;
     assert_eq!(
         done["result"]["result"]["content"][0]["text"], "done as a task",
@@ -287,7 +294,7 @@ async fn a_question_inside_a_task_waits_for_tasks_update() {
     let mut client = Client::new(&fixture.server);
     let created = ask(&mut client, call(1, "confirm", json!({}), with_tasks())).await;
     assert_eq!(created["result"]["resultType"], "task", "{created}");
-    let id = created["result"]["taskId"].as_str().expect("id").to_owned();
+    let id = task_id(&created);
     let parked = wait_for(&mut client, &id, "input_required").await;
     assert_eq!(parked["status"], "input_required", "{parked}");
     let questions = parked["inputRequests"].as_object().expect("questions");
@@ -329,10 +336,7 @@ async fn questions_asked_together_may_be_answered_one_at_a_time() {
     let fixture = fixture();
     let mut client = Client::new(&fixture.server);
     let created = ask(&mut client, call(1, "two", json!({}), with_tasks())).await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
+    let id = task_id(&created);
     let parked = wait_for(&mut client, &id, "input_required").await;
     let keys: Vec<String> = parked["inputRequests"]
         .as_object()
@@ -380,10 +384,7 @@ async fn cancel_ends_a_task_at_once_and_a_terminal_task_stays_as_it_is() {
     let fixture = fixture();
     let mut client = Client::new(&fixture.server);
     let created = ask(&mut client, call(1, "confirm", json!({}), with_tasks())).await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
+    let id = task_id(&created);
     wait_for(&mut client, &id, "input_required").await;
     let ack = ask(
         &mut client,
@@ -416,10 +417,7 @@ async fn a_protocol_error_fails_the_task_and_a_tool_error_completes_it() {
     let fixture = fixture();
     let mut client = Client::new(&fixture.server);
     let broken = ask(&mut client, call(1, "broken", json!({}), with_tasks())).await;
-    let id = broken["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
+    let id = task_id(&broken);
     let failed = wait_for(&mut client, &id, "failed").await;
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(
@@ -429,10 +427,7 @@ async fn a_protocol_error_fails_the_task_and_a_tool_error_completes_it() {
     assert!(failed.get("result").is_none());
 
     let fails = ask(&mut client, call(2, "fails", json!({}), with_tasks())).await;
-    let id = fails["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
+    let id = task_id(&fails);
     let completed = wait_for(&mut client, &id, "completed").await;
     assert_eq!(completed["status"], "completed", "{completed}");
     assert_eq!(completed["result"]["isError"], true);
@@ -455,10 +450,7 @@ async fn mrtr_rounds_come_before_the_task() {
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     assert!(created["result"].get("requestState").is_none());
     assert!(created["result"].get("inputRequests").is_none());
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
+    let id = task_id(&created);
     let done = wait_for(&mut client, &id, "completed").await;
     assert_eq!(
         done["result"]["content"][0]["text"], "Hello, Alice!",
@@ -493,10 +485,7 @@ async fn a_malformed_answer_is_refused_and_the_question_stays_open() {
     let fixture = fixture();
     let mut client = Client::new(&fixture.server);
     let created = ask(&mut client, call(1, "confirm", json!({}), with_tasks())).await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
+    let id = task_id(&created);
     let parked = wait_for(&mut client, &id, "input_required").await;
     let key = parked["inputRequests"]
         .as_object()
@@ -530,10 +519,7 @@ async fn a_task_still_running_when_it_expires_is_cancelled() {
     let fixture = fixture_with(options);
     let mut client = Client::new(&fixture.server);
     let created = ask(&mut client, call(1, "confirm", json!({}), with_tasks())).await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
+    let id = task_id(&created);
     wait_for(&mut client, &id, "input_required").await;
     // Paused time jumps to the task's deadline once everything waits.
     tokio::time::sleep(Duration::from_secs(61)).await;
