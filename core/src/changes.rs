@@ -27,6 +27,12 @@ pub enum Change {
         /// The resource's URI.
         uri: Arc<str>,
     },
+    /// The task `id` changed: its status, its open questions or its outcome
+    /// (`notifications/tasks`, read from the task store).
+    TaskUpdated {
+        /// The task's id.
+        id: Arc<str>,
+    },
 }
 
 /// Carries a server's [`Change`]s to every session and listen stream that reads them.
@@ -89,8 +95,8 @@ impl ChangeFeed {
         ChangeFeed { receiver }
     }
 
-    /// The next changes to announce, or `None` once the bus is gone. A resource update comes
-    /// at once; a list change waits `debounce` and takes along everything published
+    /// The next changes to announce, or `None` once the bus is gone. A resource or task update
+    /// comes at once; a list change waits `debounce` and takes along everything published
     /// meanwhile, so a burst of registrations is one notification per list.
     pub(crate) async fn next(&mut self, debounce: Duration) -> Option<Changes> {
         let mut changes = Changes::default();
@@ -102,7 +108,10 @@ impl ChangeFeed {
             }
             Err(broadcast::error::RecvError::Closed) => return None,
         };
-        let lists = !matches!(first, Change::ResourceUpdated { .. });
+        let lists = !matches!(
+            first,
+            Change::ResourceUpdated { .. } | Change::TaskUpdated { .. }
+        );
         changes.add(first);
         if lists {
             tokio::time::sleep(debounce).await;
@@ -130,7 +139,9 @@ pub(crate) struct Changes {
     pub(crate) prompts: bool,
     /// Updated resources, in order, each once.
     pub(crate) updated: Vec<Arc<str>>,
-    /// The feed fell behind: every resource its reader follows may have been updated.
+    /// Updated tasks, in order, each once.
+    pub(crate) tasks_updated: Vec<Arc<str>>,
+    /// The feed fell behind: every resource and task its reader follows may have been updated.
     pub(crate) all_updated: bool,
 }
 
@@ -143,6 +154,11 @@ impl Changes {
             Change::ResourceUpdated { uri } => {
                 if !self.updated.contains(&uri) {
                     self.updated.push(uri);
+                }
+            }
+            Change::TaskUpdated { id } => {
+                if !self.tasks_updated.contains(&id) {
+                    self.tasks_updated.push(id);
                 }
             }
         }
@@ -168,19 +184,37 @@ impl Changes {
     pub(crate) fn each_update<F: Followed + ?Sized>(
         &self,
         followed: &F,
-        mut announce: impl FnMut(&str),
+        announce: impl FnMut(&str),
     ) {
-        if self.all_updated {
-            followed.each(&mut announce);
-        } else {
-            for uri in self.updated.iter().filter(|uri| followed.follows(uri)) {
-                announce(uri);
-            }
+        each_of(&self.updated, self.all_updated, followed, announce);
+    }
+
+    /// The same for tasks: each of `followed` updated (or all, if the feed fell behind).
+    pub(crate) fn each_task_update<F: Followed + ?Sized>(
+        &self,
+        followed: &F,
+        announce: impl FnMut(&str),
+    ) {
+        each_of(&self.tasks_updated, self.all_updated, followed, announce);
+    }
+}
+
+fn each_of<F: Followed + ?Sized>(
+    updated: &[Arc<str>],
+    all: bool,
+    followed: &F,
+    mut announce: impl FnMut(&str),
+) {
+    if all {
+        followed.each(&mut announce);
+    } else {
+        for item in updated.iter().filter(|item| followed.follows(item)) {
+            announce(item);
         }
     }
 }
 
-/// A reader's set of followed resource URIs.
+/// A reader's set of followed resource URIs or task ids.
 pub(crate) trait Followed {
     fn follows(&self, uri: &str) -> bool;
     fn each(&self, f: &mut dyn FnMut(&str));

@@ -526,3 +526,54 @@ async fn a_task_still_running_when_it_expires_is_cancelled() {
     let ended = wait_for(&mut client, &id, "cancelled").await;
     assert_eq!(ended["status"], "cancelled", "{ended}");
 }
+
+#[tokio::test]
+async fn a_listen_stream_follows_the_tasks_it_names() {
+    let fixture = fixture();
+    let mut client = Client::new(&fixture.server);
+    let created = ask(&mut client, call(1, "confirm", json!({}), with_tasks())).await;
+    let id = task_id(&created);
+    wait_for(&mut client, &id, "input_required").await;
+    // Without the extension: -32021.
+    let listen = |rid: i64, caps: Value| {
+        request(
+            rid,
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [id, "not-a-task"]}}),
+            caps,
+        )
+    };
+    let refused = ask(&mut client, listen(2, json!({}))).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    // With it: the acknowledgement names the tasks it follows (unknown ones left out).
+    let ack = ask(&mut client, listen(3, with_tasks())).await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
+    client.send(&request(
+        4,
+        "tasks/cancel",
+        json!({"taskId": id}),
+        with_tasks(),
+    ));
+    let mut frames = [
+        client.recv().await.expect("a frame"),
+        client.recv().await.expect("a frame"),
+    ];
+    frames.sort_by_key(|frame| frame.get("id").is_some());
+    let (notification, cancelled) = (&frames[0], &frames[1]);
+    assert_eq!(
+        notification["method"], "notifications/tasks",
+        "{notification}"
+    );
+    assert_eq!(notification["params"]["taskId"], json!(id));
+    assert_eq!(notification["params"]["status"], "cancelled");
+    assert!(notification["params"].get("resultType").is_none());
+    assert_eq!(
+        notification["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        3
+    );
+    assert_eq!(cancelled["id"], 4, "{cancelled}");
+}

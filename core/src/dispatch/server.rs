@@ -508,16 +508,6 @@ impl ServerBuilder {
                 "task_ttl and task_poll_interval must be longer than zero".into(),
             ));
         }
-        let tasks = Arc::new(Tasks::new(
-            self.task_store
-                .unwrap_or_else(|| Arc::new(MemoryTaskStore::default())),
-            TaskSettings {
-                ttl: options.task_ttl,
-                poll_interval: options.task_poll_interval,
-                max_tasks: options.max_tasks,
-                max_per_principal: options.max_tasks_per_principal,
-            },
-        ));
         if options.max_request_state_bytes < 1024 {
             return Err(Error::InvalidArgument(
                 "max_request_state_bytes must be at least 1024".into(),
@@ -539,6 +529,17 @@ impl ServerBuilder {
             .unwrap_or_else(|| Arc::new(LocalChangeBus::default()));
         registry.announce_to(changes.clone());
         catalog.announce_to(changes.clone());
+        let tasks = Arc::new(Tasks::new(
+            self.task_store
+                .unwrap_or_else(|| Arc::new(MemoryTaskStore::default())),
+            changes.clone(),
+            TaskSettings {
+                ttl: options.task_ttl,
+                poll_interval: options.task_poll_interval,
+                max_tasks: options.max_tasks,
+                max_per_principal: options.max_tasks_per_principal,
+            },
+        ));
         let mut inner = ServerInner {
             info: self.info,
             instructions: self.instructions,

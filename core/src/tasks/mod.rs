@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 
 use crate::Error;
 use crate::cancel::CallCancel;
+use crate::changes::{Change, ChangeBus};
 use crate::dispatch::modern::check_response_shape;
 use crate::wire::ErrorObject;
 pub use store::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
@@ -88,18 +89,39 @@ pub(crate) struct TaskSettings {
 /// The server's tasks: the store, and the ones running here.
 pub(crate) struct Tasks {
     store: Arc<dyn TaskStore>,
+    /// Where a task's changes are announced (`notifications/tasks` on listen streams).
+    changes: Arc<dyn ChangeBus>,
     running: Mutex<HashMap<String, Arc<LiveTask>>>,
     settings: TaskSettings,
     last_purge: Mutex<SystemTime>,
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, settings: TaskSettings) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        changes: Arc<dyn ChangeBus>,
+        settings: TaskSettings,
+    ) -> Self {
         Tasks {
             store,
+            changes,
             running: Mutex::default(),
             settings,
             last_purge: Mutex::new(SystemTime::UNIX_EPOCH),
+        }
+    }
+
+    /// Changes the stored task and announces it, if it exists and has not ended.
+    fn update_running(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) {
+        let changed = self.store.update(id, &mut |task| {
+            if !task.status.is_terminal() {
+                change(task);
+                task.last_updated_at = SystemTime::now();
+            }
+        });
+        if changed.is_some() {
+            self.changes
+                .publish(Change::TaskUpdated { id: Arc::from(id) });
         }
     }
 
@@ -188,17 +210,13 @@ impl Tasks {
         }
         if answered {
             let open = questions.requests();
-            self.store.update(id, &mut |task| {
-                if task.status.is_terminal() {
-                    return;
-                }
+            self.update_running(id, &mut |task| {
                 task.status = if open.is_empty() {
                     TaskStatus::Working
                 } else {
                     TaskStatus::InputRequired
                 };
                 task.input_requests = open.clone();
-                task.last_updated_at = SystemTime::now();
             });
         }
         Ok(())
@@ -207,13 +225,10 @@ impl Tasks {
     /// `tasks/cancel`: `cancelled` is stored first, then the handler's cancellation fires. A
     /// terminal task stays as it is.
     pub(crate) fn cancel(&self, id: &str) {
-        self.store.update(id, &mut |task| {
-            if !task.status.is_terminal() {
-                task.status = TaskStatus::Cancelled;
-                task.status_message = Some("Cancelled by the client".into());
-                task.input_requests.clear();
-                task.last_updated_at = SystemTime::now();
-            }
+        self.update_running(id, &mut |task| {
+            task.status = TaskStatus::Cancelled;
+            task.status_message = Some("Cancelled by the client".into());
+            task.input_requests.clear();
         });
         let live = self.running().remove(id);
         if let Some(live) = live {
@@ -228,31 +243,21 @@ impl Tasks {
             return;
         };
         self.running().remove(&id);
-        self.store.update(&id, &mut |task| {
-            if !task.status.is_terminal() {
-                finished.clone().apply(task);
-            }
-        });
+        self.update_running(&id, &mut |task| finished.clone().apply(task));
     }
 
     /// A question asked inside a running task: stored with the others still open.
     fn asked(&self, id: &str, open: Map<String, Value>) {
-        self.store.update(id, &mut |task| {
-            if !task.status.is_terminal() {
-                task.status = TaskStatus::InputRequired;
-                task.input_requests = open.clone();
-                task.last_updated_at = SystemTime::now();
-            }
+        self.update_running(id, &mut |task| {
+            task.status = TaskStatus::InputRequired;
+            task.input_requests = open.clone();
         });
     }
 
     /// A progress message from a running task's handler, shown as its status message.
     pub(crate) fn progressed(&self, id: &str, message: &str) {
-        self.store.update(id, &mut |task| {
-            if !task.status.is_terminal() {
-                task.status_message = Some(message.to_owned());
-                task.last_updated_at = SystemTime::now();
-            }
+        self.update_running(id, &mut |task| {
+            task.status_message = Some(message.to_owned());
         });
     }
 

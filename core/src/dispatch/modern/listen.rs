@@ -9,9 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Map, Value, json};
 
 use super::envelope::{Envelope, SUBSCRIPTION_ID_KEY};
+use super::tasks::extension_missing;
 use crate::changes::ChangeFeed;
 use crate::dispatch::SessionShared;
 use crate::dispatch::responder::{OutboundSender, Responder};
+use crate::tasks::{self, Tasks};
 use crate::wire::{ErrorObject, RequestId, notification_frame};
 
 /// The server's listen streams: how many are open, against the limit.
@@ -71,6 +73,8 @@ struct Filter {
     prompts: bool,
     resources: bool,
     uris: BTreeSet<String>,
+    /// Tasks to follow (`notifications/tasks`; the tasks extension); `None`: none asked for.
+    task_ids: Option<BTreeSet<String>>,
 }
 
 impl Filter {
@@ -100,11 +104,28 @@ impl Filter {
                 .ok_or_else(|| invalid("\"resourceSubscriptions\" must be a list of URIs"))?,
             Some(_) => return Err(invalid("\"resourceSubscriptions\" must be a list of URIs")),
         };
+        let task_ids = match notifications.get("taskIds") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) if items.len() > MAX_URIS => {
+                return Err(invalid(&format!(
+                    "\"taskIds\" names more than {MAX_URIS} tasks"
+                )));
+            }
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .map(|id| id.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| invalid("\"taskIds\" must be a list of task ids"))?,
+            ),
+            Some(_) => return Err(invalid("\"taskIds\" must be a list of task ids")),
+        };
         Ok(Filter {
             tools: flag("toolsListChanged")?,
             prompts: flag("promptsListChanged")?,
             resources: flag("resourcesListChanged")?,
             uris,
+            task_ids,
         })
     }
 
@@ -122,6 +143,9 @@ impl Filter {
         if !self.uris.is_empty() {
             out.insert("resourceSubscriptions".into(), json!(self.uris));
         }
+        if let Some(task_ids) = &self.task_ids {
+            out.insert("taskIds".into(), json!(task_ids));
+        }
         Value::Object(out)
     }
 }
@@ -133,12 +157,23 @@ pub(crate) fn start(
     session: &Arc<SessionShared>,
     responder: Responder,
     params: Option<Value>,
-    _envelope: Arc<Envelope>,
+    envelope: Arc<Envelope>,
 ) {
     let mut filter = match Filter::read(params.as_ref()) {
         Ok(filter) => filter,
         Err(error) => return responder.error(error),
     };
+    let principal = session.principal.clone();
+    if let Some(task_ids) = &mut filter.task_ids {
+        if !tasks::declared(&envelope.client_capabilities) {
+            return responder.error(extension_missing(
+                "taskIds belong to the tasks extension, which this request did not declare",
+            ));
+        }
+        // Only the caller's own tasks: another's reads as unknown, and is left out.
+        let server_tasks = &session.server.tasks;
+        task_ids.retain(|id| server_tasks.get(id, principal.as_deref()).is_some());
+    }
     let catalog = &session.server.catalog;
     // Only what this server can ever send; the acknowledgement tells the client which.
     filter.prompts &= catalog.has_prompts();
@@ -174,6 +209,8 @@ pub(crate) fn start(
         id,
         filter,
         debounce: session.server.options.list_changed_debounce,
+        tasks: session.server.tasks.clone(),
+        principal,
     };
     let draining = session.draining.clone();
     let task_session = session.clone();
@@ -206,6 +243,8 @@ struct ListenStream {
     id: RequestId,
     filter: Filter,
     debounce: std::time::Duration,
+    tasks: Arc<Tasks>,
+    principal: Option<String>,
 }
 
 impl ListenStream {
@@ -221,6 +260,14 @@ impl ListenStream {
                 params.insert("uri".into(), json!(uri));
                 self.notify("notifications/resources/updated", params);
             });
+            if let Some(task_ids) = &self.filter.task_ids {
+                changes.each_task_update(task_ids, |id| {
+                    // The whole task as `tasks/get` shows it now (without `resultType`).
+                    if let Some(task) = self.tasks.get(id, self.principal.as_deref()) {
+                        self.notify("notifications/tasks", task.to_wire(true));
+                    }
+                });
+            }
             if changes.tools && self.filter.tools {
                 self.notify("notifications/tools/list_changed", Map::new());
             }
