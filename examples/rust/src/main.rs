@@ -150,11 +150,10 @@ async fn serve_http(
         format!("{}:{port}", args.host)
     };
     let http = server.serve_http(&address, options).await?;
-    // The one line a launcher waits for: where to connect.
-    eprintln!(
-        "toolwire-demo: listening on http://{}/mcp",
-        http.local_addr()
-    );
+    // The one line a launcher waits for: where to connect. Written in one piece: stderr is
+    // unbuffered, and `eprintln!` would write the address in parts a reader can see half of.
+    let line = format!("toolwire-demo: listening on http://{}/mcp\n", http.local_addr());
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     let stop = http.stop_token();
     tokio::spawn(async move {
         let mut terminate =

@@ -32,7 +32,7 @@ before(async () => {
     server.stderr.setEncoding("utf8");
     server.stderr.on("data", (chunk) => {
       log += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(log);
+      const match = /listening on (http:\/\/\S+)\s/.exec(log); // a whole line, not half of one
       if (match) resolveUrl(match[1]);
     });
     server.on("exit", (code) => reject(new Error(`the demo exited (${code}):\n${log}`)));

@@ -43,7 +43,7 @@ def start(*flags: str) -> Iterator[DemoServer]:
     log = LogWatch(lambda: stderr)
     try:
         # The first start may build the demo (up to minutes); the wait ends at once if it exits.
-        match = log.wait_for(r"listening on (http://\S+)", 120)
+        match = log.wait_for(r"listening on (http://\S+)\s", 120)  # a whole line, not half of one
         if match is None:
             raise RuntimeError(f"the demo did not start:\n{log.text()}")
         yield DemoServer(match.group(1), log)

@@ -3,7 +3,8 @@ conformance server (`examples/run-demo LANG --conformance`), over stdio and Stre
 client probes `server/discover`, answers an elicitation through MRTR rounds (the tool asking both
 ways: returning InputRequired, and `ctx.elicit` replayed), hears a list change on a
 `subscriptions/listen` stream, gets logs only at the level it asked for, and is refused (-32021)
-what needs a capability it did not declare. The demo's own calls, progress and cancellation in
+what needs a capability it did not declare; it declares no tasks extension, so a task-capable tool
+answers in its request. The demo's own calls, progress and cancellation in
 this mode are covered by test_python_sdk_client.py and test_python_sdk_http.py (`mode="auto"`).
 """
 
@@ -106,6 +107,23 @@ def test_logs_only_at_the_level_asked_and_capabilities_per_request(server: Any) 
         async with Client(server) as client:
             with pytest.raises(MCPError) as refused:
                 await client.call_tool("test_missing_capability", {})
+            assert refused.value.code == -32021
+
+    run(go())
+
+
+def test_a_task_capable_tool_answers_a_client_without_the_tasks_extension(server: Any) -> None:
+    """The SDK declares no tasks extension: a tool that may run as a task answers in its
+    request, however long it takes, and one that runs only as a task is refused (-32021)."""
+
+    async def go() -> None:
+        async with Client(server, elicitation_callback=answer_name) as client:
+            result = await client.call_tool("slow_compute", {"seconds": 1, "label": "sdk"})
+            assert result.content[0].text == 'Computation "sdk" completed after 1s', result
+            result = await client.call_tool("confirm_delete", {"filename": "a.txt"})
+            assert result.content[0].text == "Kept a.txt", result
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("failing_job", {})
             assert refused.value.code == -32021
 
     run(go())

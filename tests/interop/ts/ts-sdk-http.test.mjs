@@ -24,7 +24,7 @@ function startDemo(...flags) {
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk) => {
       log += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(log);
+      const match = /listening on (http:\/\/\S+)\s/.exec(log); // a whole line, not half of one
       if (match) resolveUrl(match[1]);
     });
     child.on("exit", (code) => reject(new Error(`the demo exited (${code}):\n${log}`)));
