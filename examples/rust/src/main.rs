@@ -152,7 +152,10 @@ async fn serve_http(
     let http = server.serve_http(&address, options).await?;
     // The one line a launcher waits for: where to connect. Written in one piece: stderr is
     // unbuffered, and `eprintln!` would write the address in parts a reader can see half of.
-    let line = format!("toolwire-demo: listening on http://{}/mcp\n", http.local_addr());
+    let line = format!(
+        "toolwire-demo: listening on http://{}/mcp\n",
+        http.local_addr()
+    );
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     let stop = http.stop_token();
     tokio::spawn(async move {
