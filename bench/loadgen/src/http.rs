@@ -20,7 +20,7 @@ use crate::scenarios::{check_call_text, latency_summary, round};
 /// A minimal HTTP/1.1 client (requests written whole, responses read by `Content-Length` or
 /// chunked coding): the load generator's own CPU per call stays small, so the servers, not
 /// the client, are what is measured.
-struct Client {
+pub(crate) struct Client {
     stream: tokio::net::TcpStream,
     port: u16,
     authority: String,
@@ -33,6 +33,8 @@ struct Client {
     session: Option<String>,
     /// 2026-07-28: requests carry `_meta` and the method and name headers; no session.
     modern: bool,
+    /// The `_meta` of modern requests (the tasks soak also declares the tasks extension).
+    meta: &'static str,
     /// The `Mcp-Method` and `Mcp-Name` of the request being sent (modern).
     method_header: String,
     name_header: Option<String>,
@@ -68,7 +70,11 @@ impl Client {
         Ok(stream)
     }
 
-    async fn open(port: u16, reopened: Rc<Cell<u64>>, modern: bool) -> Result<Client, String> {
+    pub(crate) async fn open(
+        port: u16,
+        reopened: Rc<Cell<u64>>,
+        modern: bool,
+    ) -> Result<Client, String> {
         Ok(Client {
             stream: Self::connect(port).await?,
             port,
@@ -78,6 +84,7 @@ impl Client {
             reopened,
             session: None,
             modern,
+            meta: MODERN_META,
             method_header: String::new(),
             name_header: None,
             next_id: 1,
@@ -259,7 +266,11 @@ impl Client {
 
     /// [`request`](Self::request) with the target already known (the hot path: no parse of
     /// `params` to find the `Mcp-Name` header).
-    async fn request_named(
+    pub(crate) fn declare(&mut self, meta: &'static str) {
+        self.meta = meta;
+    }
+
+    pub(crate) async fn request_named(
         &mut self,
         method: &str,
         name: Option<&str>,
@@ -278,7 +289,8 @@ impl Client {
             let rest = params.strip_prefix('{').unwrap_or("}");
             let separator = if rest.starts_with('}') { "" } else { "," };
             format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"_meta":{MODERN_META}{separator}{rest}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"_meta":{meta}{separator}{rest}}}"#,
+                meta = self.meta
             )
         } else {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
@@ -293,7 +305,7 @@ impl Client {
         Ok((answer, id))
     }
 
-    async fn initialize(&mut self) -> Result<(), String> {
+    pub(crate) async fn initialize(&mut self) -> Result<(), String> {
         if self.modern {
             // No handshake: one discover checks the server speaks 2026-07-28.
             let (answer, _) = self.request("server/discover", "{}").await?;
@@ -342,7 +354,7 @@ impl Client {
 }
 
 /// What every 2026-07-28 request of the load generator declares.
-const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+pub(crate) const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
 
 impl Client {
     /// One plain call of `tool` (no arguments); returns its latency.
@@ -422,12 +434,12 @@ async fn measure_mrtr(plan: &Plan, port: u16, tool: &str) -> Result<Value, Strin
     }))
 }
 
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
 }
 
-async fn spawn(command: &[String], port: u16) -> Result<Child, String> {
+pub(crate) async fn spawn(command: &[String], port: u16) -> Result<Child, String> {
     let args: Vec<String> = command
         .iter()
         .map(|a| a.replace("{port}", &port.to_string()))
@@ -464,11 +476,16 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     let pid = child.id().ok_or("the server exited")?;
     // One timer for the whole measurement, none per exchange: its phases are bounded by the
     // plan, so a server that stalls fails the run within ANSWER_TIMEOUT of their length.
-    let limit = plan.phase * 2 + ANSWER_TIMEOUT;
+    let limit = match plan.tasks {
+        // The soak runs its tasks to the end, then waits for them to expire.
+        Some(_) => Duration::from_secs(1800),
+        None => plan.phase * 2 + ANSWER_TIMEOUT,
+    };
     let work = async {
-        match &plan.mrtr_tool {
-            Some(tool) => measure_mrtr(plan, port, tool).await,
-            None => measure(plan, port, pid).await,
+        match (&plan.mrtr_tool, plan.tasks) {
+            (Some(tool), _) => measure_mrtr(plan, port, tool).await,
+            (None, Some(total)) => crate::tasks::soak(plan, port, pid, total).await,
+            (None, None) => measure(plan, port, pid).await,
         }
     };
     let outcome = tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {

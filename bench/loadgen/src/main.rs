@@ -10,6 +10,7 @@ mod conn;
 mod http;
 mod proc_stats;
 mod scenarios;
+mod tasks;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -35,6 +36,9 @@ pub struct Plan {
     /// With `modern`: instead of the echo phases, one MRTR round trip of this tool (it asks
     /// `user_name` in round 1) against two calls of `test_simple_text`, both sequential.
     pub mrtr_tool: Option<String>,
+    /// With `modern`: the tasks soak, this many tasks over `http_clients` clients against the
+    /// conformance server (its `confirm_delete` tool), then their expiry.
+    pub tasks: Option<u64>,
     /// Say on stderr when each timed phase starts and ends (for tools that sample the server
     /// during one phase, like bench/cost-per-call).
     pub announce: bool,
@@ -67,6 +71,10 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --modern        with --http: 2026-07-28 requests (no initialize, no session; _meta and headers)
   --mrtr TOOL     with --modern: time one MRTR round trip of TOOL (round 1 asks user_name, round 2
                   answers it) against two plain calls (test_simple_text), one at a time
+  --tasks N       with --modern: the tasks soak against the conformance server (its confirm_delete
+                  tool): N tasks created, polled, answered (one in four cancelled) by the clients at
+                  once, then the server's memory once they expired (run the server with a short
+                  --task-ttl-ms)
   --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
   --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
                   itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
@@ -84,6 +92,7 @@ fn parse_args() -> Result<Plan, String> {
         http_clients: 64,
         modern: false,
         mrtr_tool: None,
+        tasks: None,
         announce: false,
         sleep_ceiling: false,
         multi_thread: false,
@@ -109,6 +118,7 @@ fn parse_args() -> Result<Plan, String> {
             "--clients" => plan.http_clients = number("--clients")?.max(1) as usize,
             "--modern" => plan.modern = true,
             "--mrtr" => plan.mrtr_tool = Some(args.next().ok_or("--mrtr needs a tool name")?),
+            "--tasks" => plan.tasks = Some(number("--tasks")?.max(1)),
             "--" => {
                 plan.command = args.collect();
                 break;
@@ -128,6 +138,9 @@ fn parse_args() -> Result<Plan, String> {
     }
     if plan.mrtr_tool.is_some() && !plan.modern {
         return Err("--mrtr goes with --modern".into());
+    }
+    if plan.tasks.is_some() && !plan.modern {
+        return Err("--tasks goes with --modern".into());
     }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());

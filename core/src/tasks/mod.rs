@@ -94,6 +94,8 @@ pub(crate) struct Tasks {
     running: Mutex<HashMap<String, Arc<LiveTask>>>,
     settings: TaskSettings,
     last_purge: Mutex<SystemTime>,
+    /// Set once the reaper runs (it starts with the first task, on the runtime serving it).
+    reaper: std::sync::Once,
 }
 
 impl Tasks {
@@ -108,6 +110,7 @@ impl Tasks {
             running: Mutex::default(),
             settings,
             last_purge: Mutex::new(SystemTime::UNIX_EPOCH),
+            reaper: std::sync::Once::new(),
         }
     }
 
@@ -133,11 +136,12 @@ impl Tasks {
     /// finds it) before the call answers. `finished`: the handler's outcome if it already
     /// ended. An error says why no task could be made (the store is full, no random source).
     pub(crate) fn create(
-        &self,
+        self: &Arc<Self>,
         live: &Arc<LiveTask>,
         principal: Option<String>,
         finished: Option<Finished>,
     ) -> Result<TaskRecord, String> {
+        self.start_reaper();
         self.purge_now_and_then();
         let now = SystemTime::now();
         let mut record = TaskRecord {
@@ -261,8 +265,28 @@ impl Tasks {
         });
     }
 
-    /// Expired tasks go, at most once a second (a create pays for it): their handlers, if
-    /// still running, are cancelled.
+    /// Expired tasks go even when no new task comes: a task on the runtime serving the server
+    /// purges once a second while the server lives (it holds only a weak reference).
+    fn start_reaper(self: &Arc<Self>) {
+        self.reaper.call_once(|| {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            let tasks = Arc::downgrade(self);
+            runtime.spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let Some(tasks) = tasks.upgrade() else { return };
+                    tasks.purge_now_and_then();
+                }
+            });
+        });
+    }
+
+    /// Expired tasks go, at most once a second: their handlers, if still running, are
+    /// cancelled.
     fn purge_now_and_then(&self) {
         let now = SystemTime::now();
         {

@@ -255,13 +255,18 @@ impl TaskStore for MemoryTaskStore {
 
     fn purge_expired(&self, now: SystemTime) -> Vec<String> {
         let mut gone = Vec::new();
-        self.lock().retain(|id, task| {
+        let mut tasks = self.lock();
+        tasks.retain(|id, task| {
             let keep = !task.is_expired(now);
             if !keep {
                 gone.push(id.clone());
             }
             keep
         });
+        // After a burst, give the table's room back (a map never shrinks by itself).
+        if tasks.capacity() > 64 && tasks.len() < tasks.capacity() / 4 {
+            tasks.shrink_to_fit();
+        }
         gone
     }
 }

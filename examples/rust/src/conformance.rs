@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use toolwire::{
     Completion, Content, Context, Error, Prompt, PromptArgument, PromptMessage, PromptResult,
     Reference, RequestOptions, Resource, ResourceContents, ResourceRequest, ResourceTemplate,
-    Server, Tool, ToolError, ToolOutput,
+    Server, ServerOptions, Tool, ToolError, ToolOutput,
 };
 
 /// A 1×1 red PNG.
@@ -56,7 +56,14 @@ async fn elicit_and_report(
 
 /// The conformance server.
 pub fn build_conformance_server() -> Result<Server, Error> {
+    build_conformance_server_with(ServerOptions::default())
+}
+
+/// The conformance server with engine options of the caller's (the tasks soak shortens the
+/// tasks' time to live).
+pub fn build_conformance_server_with(options: ServerOptions) -> Result<Server, Error> {
     let builder = Server::builder("toolwire-conformance", env!("CARGO_PKG_VERSION"))
+        .options(options)
         .tool(
             no_arguments("test_simple_text", "Returns simple text"),
             |_ctx: Context, _args: Value| async move {

@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N | --conformance] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]`:
+//! `toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]";
 
 struct Args {
     extra_tools: usize,
@@ -17,6 +17,8 @@ struct Args {
     json: bool,
     conformance: bool,
     host_thread: bool,
+    task_ttl_ms: Option<u64>,
+    max_tasks: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -28,6 +30,8 @@ fn parse_args() -> Result<Args, String> {
         json: false,
         conformance: false,
         host_thread: false,
+        task_ttl_ms: None,
+        max_tasks: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -50,6 +54,22 @@ fn parse_args() -> Result<Args, String> {
             "--json" => parsed.json = true,
             "--conformance" => parsed.conformance = true,
             "--host-thread" => parsed.host_thread = true,
+            "--max-tasks" => {
+                parsed.max_tasks = Some(
+                    args.next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|n| *n > 0)
+                        .ok_or("--max-tasks needs a positive count")?,
+                );
+            }
+            "--task-ttl-ms" => {
+                parsed.task_ttl_ms = Some(
+                    args.next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|ms| *ms > 0)
+                        .ok_or("--task-ttl-ms needs a positive number of milliseconds")?,
+                );
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -73,7 +93,16 @@ fn main() -> ExitCode {
         }
     };
     let built = if args.conformance {
-        toolwire_demo::conformance::build_conformance_server()
+        let mut options = toolwire::ServerOptions::default();
+        if let Some(ms) = args.task_ttl_ms {
+            options.task_ttl = std::time::Duration::from_millis(ms);
+        }
+        // Kept tasks, overall and for one principal (all clients are one without auth).
+        if let Some(max) = args.max_tasks {
+            options.max_tasks = max;
+            options.max_tasks_per_principal = max;
+        }
+        toolwire_demo::conformance::build_conformance_server_with(options)
     } else {
         toolwire_demo::build_server_full(toolwire::ServerOptions::default(), args.extra_tools)
     };
