@@ -661,7 +661,9 @@ class HttpServer {
 class ProtocolError extends Error {
   constructor(rpcCode, message) {
     super(message)
-    if (!Number.isInteger(rpcCode)) throw new TypeError('toolwire: ProtocolError(rpcCode, message) needs an integer JSON-RPC code')
+    if (!Number.isInteger(rpcCode) || rpcCode < -(2 ** 31) || rpcCode >= 2 ** 31) {
+      throw new TypeError('toolwire: ProtocolError(rpcCode, message) needs a JSON-RPC error code (a 32-bit integer)')
+    }
     this.name = 'ProtocolError'
     this.rpcCode = rpcCode
   }

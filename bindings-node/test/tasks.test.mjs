@@ -30,9 +30,10 @@ async function request(client, id, method, params, extension = true) {
   return client.recv()
 }
 
-/** Polls until the task reaches `status` or ends; each poll is answered in turn. */
+/** Polls until the task reaches `status` or ends (each poll answered in turn), for up to 10 s. */
 async function waitFor(client, taskId, status) {
-  for (let id = 100; id < 10_000; id++) {
+  const deadline = Date.now() + 10_000
+  for (let id = 100; Date.now() < deadline; id++) {
     const task = (await request(client, id, 'tasks/get', { taskId })).result
     if ([status, 'completed', 'failed', 'cancelled'].includes(task.status)) return task
     // Lets the handler's own continuations run on this thread between polls.
@@ -67,6 +68,7 @@ test('ProtocolError fails the task, and is a JSON-RPC error outside one', async 
   legacy.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'broken', arguments: {} } })
   assert.deepEqual((await legacy.recv()).error, { code: -32603, message: 'broken: internal failure' })
   assert.throws(() => new ProtocolError('x', 'y'), TypeError)
+  assert.throws(() => new ProtocolError(2 ** 40, 'y'), TypeError)
 })
 
 test('taskSupport is checked at registration', () => {

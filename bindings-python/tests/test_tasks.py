@@ -4,6 +4,7 @@ that declares the extension, `await ctx.elicit(...)` inside it waits for `tasks/
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -45,11 +46,16 @@ def build() -> Server:
 
 
 def wait_for(client: Client, task: str, status: str) -> Any:
-    """Polls until the task reaches `status` or ends; each poll is answered in turn."""
-    for id in range(100, 10_000):
+    """Polls until the task reaches `status` or ends (each poll answered in turn), for up to
+    10 s: the handler runs on other threads, which a busy machine may hold up."""
+    deadline = time.monotonic() + 10
+    id = 100
+    while time.monotonic() < deadline:
+        id += 1
         task_now = request(client, id, "tasks/get", {"taskId": task})["result"]
         if task_now["status"] in (status, "completed", "failed", "cancelled"):
             return task_now
+        time.sleep(0.001)  # leaves the handler's threads the GIL between polls
     pytest.fail("the task never got there")
 
 
@@ -81,6 +87,13 @@ def test_protocol_error_fails_the_task_and_is_a_json_rpc_error_outside_one() -> 
     legacy.initialize()
     legacy.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "broken", "arguments": {}}})
     assert legacy.recv()["error"] == {"code": -32603, "message": "broken: internal failure"}
+
+
+def test_protocol_error_needs_a_json_rpc_code() -> None:
+    with pytest.raises(TypeError):
+        ProtocolError("oops", "message")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        ProtocolError(2**40, "message")
 
 
 def test_task_support_is_checked_at_registration() -> None:

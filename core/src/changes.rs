@@ -1,5 +1,6 @@
 //! How a server's changes reach the sessions and listen streams that announce them: list
-//! changes (tools, resources, prompts) and resource updates are published on a [`ChangeBus`],
+//! changes (tools, resources, prompts), resource updates and task updates are published on a
+//! [`ChangeBus`],
 //! and every legacy session and every 2026-07-28 `subscriptions/listen` stream reads its own
 //! [`ChangeFeed`] of it.
 //!

@@ -545,6 +545,15 @@ async fn a_listen_stream_follows_the_tasks_it_names() {
     };
     let refused = ask(&mut client, listen(2, json!({}))).await;
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    // Even when the taskIds are malformed: the missing extension is said first.
+    let malformed = request(
+        20,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": "x"}}),
+        json!({}),
+    );
+    let refused = ask(&mut client, malformed).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
     // With it: the acknowledgement names the tasks it follows (unknown ones left out).
     let ack = ask(&mut client, listen(3, with_tasks())).await;
     assert_eq!(
@@ -552,6 +561,10 @@ async fn a_listen_stream_follows_the_tasks_it_names() {
         "{ack}"
     );
     assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
+    // Then each followed task as it stands.
+    let now = client.recv().await.expect("the task now");
+    assert_eq!(now["method"], "notifications/tasks", "{now}");
+    assert_eq!(now["params"]["status"], "input_required");
     client.send(&request(
         4,
         "tasks/cancel",

@@ -264,12 +264,13 @@ impl Client {
         self.request_named(method, name.as_deref(), params).await
     }
 
-    /// [`request`](Self::request) with the target already known (the hot path: no parse of
-    /// `params` to find the `Mcp-Name` header).
+    /// What this client's modern requests carry in `_meta` from now on.
     pub(crate) fn declare(&mut self, meta: &'static str) {
         self.meta = meta;
     }
 
+    /// [`request`](Self::request) with the target already known (the hot path: no parse of
+    /// `params` to find the `Mcp-Name` header).
     pub(crate) async fn request_named(
         &mut self,
         method: &str,

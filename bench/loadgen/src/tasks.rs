@@ -30,10 +30,15 @@ async fn call(
     Ok(answer["result"].clone())
 }
 
-/// Polls the task until its status is one of `wanted` (each poll answered in turn).
+/// Polls the task until its status is one of `wanted` (each poll answered in turn), for at
+/// most 30 s: a task that never gets there fails the run instead of holding it.
 async fn poll(client: &mut Client, id: &str, wanted: &[&str]) -> Result<(Value, u64), String> {
     let params = format!(r#"{{"taskId":"{id}"}}"#);
+    let deadline = Instant::now() + Duration::from_secs(30);
     for polls in 1.. {
+        if Instant::now() > deadline {
+            return Err(format!("task {id} did not get to {wanted:?} within 30 s"));
+        }
         let task = call(client, "tasks/get", id, &params).await?;
         let status = task["status"].as_str().unwrap_or_default();
         if wanted.contains(&status) {
@@ -147,10 +152,17 @@ async fn round_of(
         r#"{"name":"confirm_delete","arguments":{"filename":"probe.txt"}}"#,
     )
     .await?;
-    let probe_id = created["taskId"].as_str().unwrap_or_default().to_owned();
+    let probe_id = match (created["resultType"].as_str(), created["taskId"].as_str()) {
+        (Some("task"), Some(id)) => id.to_owned(),
+        _ => return Err(format!("the probe did not become a task: {created}")),
+    };
     let params = format!(r#"{{"taskId":"{probe_id}"}}"#);
     call(probe, "tasks/cancel", &probe_id, &params).await?;
+    let deadline = Instant::now() + Duration::from_secs(600);
     loop {
+        if Instant::now() > deadline {
+            return Err("the probe task did not expire within 600 s".into());
+        }
         // Found: not expired yet. Gone: -32602 (HTTP 400).
         match probe
             .request_named("tasks/get", Some(&probe_id), &params)

@@ -94,6 +94,8 @@ class ProtocolError(Exception):
     __toolwire_protocol_error__ = True
 
     def __init__(self, code: int, message: str) -> None:
+        if isinstance(code, bool) or not isinstance(code, int) or not -(2**31) <= code < 2**31:
+            raise TypeError(f"ProtocolError needs a JSON-RPC error code (a 32-bit integer), not {code!r}")
         super().__init__(message)
         self.code = code
         self.message = message

@@ -13,8 +13,9 @@
 mod store;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
@@ -93,9 +94,10 @@ pub(crate) struct Tasks {
     changes: Arc<dyn ChangeBus>,
     running: Mutex<HashMap<String, Arc<LiveTask>>>,
     settings: TaskSettings,
-    last_purge: Mutex<SystemTime>,
+    /// When a create last purged (monotonic: a wall clock stepping back must not stop it).
+    last_purge: Mutex<Option<Instant>>,
     /// Set once the reaper runs (it starts with the first task, on the runtime serving it).
-    reaper: std::sync::Once,
+    reaper: AtomicBool,
 }
 
 impl Tasks {
@@ -109,20 +111,23 @@ impl Tasks {
             changes,
             running: Mutex::default(),
             settings,
-            last_purge: Mutex::new(SystemTime::UNIX_EPOCH),
-            reaper: std::sync::Once::new(),
+            last_purge: Mutex::new(None),
+            reaper: AtomicBool::new(false),
         }
     }
 
     /// Changes the stored task and announces it, if it exists and has not ended.
     fn update_running(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) {
-        let changed = self.store.update(id, &mut |task| {
+        let mut changed = false;
+        self.store.update(id, &mut |task| {
             if !task.status.is_terminal() {
                 change(task);
                 task.last_updated_at = SystemTime::now();
+                changed = true;
             }
         });
-        if changed.is_some() {
+        // Only a real change is announced: an ended task stays silent.
+        if changed {
             self.changes
                 .publish(Change::TaskUpdated { id: Arc::from(id) });
         }
@@ -268,35 +273,45 @@ impl Tasks {
     /// Expired tasks go even when no new task comes: a task on the runtime serving the server
     /// purges once a second while the server lives (it holds only a weak reference).
     fn start_reaper(self: &Arc<Self>) {
-        self.reaper.call_once(|| {
-            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                return;
-            };
-            let tasks = Arc::downgrade(self);
-            runtime.spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_secs(1));
-                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                loop {
-                    tick.tick().await;
-                    let Some(tasks) = tasks.upgrade() else { return };
-                    tasks.purge_now_and_then();
-                }
-            });
+        if self.reaper.load(Ordering::Acquire) {
+            return;
+        }
+        // No runtime here: creates still purge, and a later create tries again.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.reaper.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let tasks = Arc::downgrade(self);
+        runtime.spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(tasks) = tasks.upgrade() else { return };
+                tasks.purge();
+            }
         });
     }
 
-    /// Expired tasks go, at most once a second: their handlers, if still running, are
-    /// cancelled.
+    /// Expired tasks go, at most once a second from creates (the reaper purges on its own
+    /// tick, whatever creates did).
     fn purge_now_and_then(&self) {
-        let now = SystemTime::now();
+        let now = Instant::now();
         {
             let mut last = self.last_purge.lock().unwrap_or_else(|e| e.into_inner());
-            if now.duration_since(*last).unwrap_or_default() < Duration::from_secs(1) {
+            if last.is_some_and(|last| now.duration_since(last) < Duration::from_secs(1)) {
                 return;
             }
-            *last = now;
+            *last = Some(now);
         }
-        for id in self.store.purge_expired(now) {
+        self.purge();
+    }
+
+    /// Forgets expired tasks; their handlers, if still running, are cancelled.
+    fn purge(&self) {
+        for id in self.store.purge_expired(SystemTime::now()) {
             let live = self.running().remove(&id);
             if let Some(live) = live {
                 live.cancel.cancel();

@@ -159,17 +159,25 @@ pub(crate) fn start(
     params: Option<Value>,
     envelope: Arc<Envelope>,
 ) {
+    // taskIds without the extension: -32021 first, whatever else is wrong with the request.
+    let asks_for_tasks = params
+        .as_ref()
+        .and_then(|p| p.get("notifications"))
+        .and_then(|n| n.get("taskIds"))
+        .is_some_and(|ids| !ids.is_null());
+    if asks_for_tasks && !tasks::declared(&envelope.client_capabilities) {
+        return responder.error(extension_missing(
+            "taskIds belong to the tasks extension, which this request did not declare",
+        ));
+    }
     let mut filter = match Filter::read(params.as_ref()) {
         Ok(filter) => filter,
         Err(error) => return responder.error(error),
     };
+    // Subscribed before anything is looked at or acknowledged, so no change after it is missed.
+    let mut feed = session.server.changes.subscribe();
     let principal = session.principal.clone();
     if let Some(task_ids) = &mut filter.task_ids {
-        if !tasks::declared(&envelope.client_capabilities) {
-            return responder.error(extension_missing(
-                "taskIds belong to the tasks extension, which this request did not declare",
-            ));
-        }
         // Only the caller's own tasks: another's reads as unknown, and is left out.
         let server_tasks = &session.server.tasks;
         task_ids.retain(|id| server_tasks.get(id, principal.as_deref()).is_some());
@@ -194,8 +202,6 @@ pub(crate) fn start(
         let message = format!("Invalid request: id {id} is already used by a request in flight");
         return responder.error(ErrorObject::invalid_request(message));
     };
-    // Subscribed before the acknowledgement, so nothing after it is missed.
-    let mut feed = session.server.changes.subscribe();
     let out = responder.out().clone();
     let mut ack = Map::new();
     ack.insert("notifications".into(), filter.to_json());
@@ -212,6 +218,13 @@ pub(crate) fn start(
         tasks: session.server.tasks.clone(),
         principal,
     };
+    // Each followed task as it stands now (one that already ended would otherwise never be
+    // heard of); a change racing this one is announced again, never lost.
+    if let Some(task_ids) = &stream.filter.task_ids {
+        for task_id in task_ids {
+            stream.notify_task(task_id);
+        }
+    }
     let draining = session.draining.clone();
     let task_session = session.clone();
     session
@@ -253,6 +266,14 @@ impl ListenStream {
         self.out.send(notification_frame(method, Some(&params)));
     }
 
+    /// `notifications/tasks`: the whole task as `tasks/get` shows it now (no `resultType`).
+    /// Read when the change is handled, so changes in quick succession may arrive as one.
+    fn notify_task(&self, task_id: &str) {
+        if let Some(task) = self.tasks.get(task_id, self.principal.as_deref()) {
+            self.notify("notifications/tasks", task.to_wire(true));
+        }
+    }
+
     async fn run(&self, feed: &mut ChangeFeed) -> End {
         while let Some(changes) = feed.next(self.debounce).await {
             changes.each_update(&self.filter.uris, |uri| {
@@ -261,12 +282,7 @@ impl ListenStream {
                 self.notify("notifications/resources/updated", params);
             });
             if let Some(task_ids) = &self.filter.task_ids {
-                changes.each_task_update(task_ids, |id| {
-                    // The whole task as `tasks/get` shows it now (without `resultType`).
-                    if let Some(task) = self.tasks.get(id, self.principal.as_deref()) {
-                        self.notify("notifications/tasks", task.to_wire(true));
-                    }
-                });
+                changes.each_task_update(task_ids, |id| self.notify_task(id));
             }
             if changes.tools && self.filter.tools {
                 self.notify("notifications/tools/list_changed", Map::new());

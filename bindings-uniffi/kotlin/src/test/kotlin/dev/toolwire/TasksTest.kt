@@ -38,11 +38,15 @@ class TasksTest {
         return recvObject()
     }
 
-    /** Polls until the task reaches [status] or ends; each poll is answered in turn. */
+    /** Polls until the task reaches [status] or ends (each poll answered in turn), for up to 10 s. */
     private fun TestClient.waitFor(task: String, status: String): JsonObject {
-        for (id in 100 until 10_000) {
-            val now = request(id, "tasks/get", """"taskId":"$task"""").getValue("result").jsonObject
+        val deadline = System.nanoTime() + 10_000_000_000L
+        var id = 100
+        while (System.nanoTime() < deadline) {
+            val now = request(id++, "tasks/get", """"taskId":"$task"""").getValue("result").jsonObject
             if (now["status"]!!.jsonPrimitive.content in setOf(status, "completed", "failed", "cancelled")) return now
+            // Leaves the handler's coroutine threads a turn between polls.
+            Thread.sleep(1)
         }
         fail("the task never got there")
     }
