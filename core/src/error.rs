@@ -86,7 +86,8 @@ pub enum Error {
     /// (`?`): the engine asks the client, who calls again with the answer.
     #[error("the client's input is needed first; the engine asks for it and the call comes again")]
     InputRequired,
-    /// What the operation needs is already in use: stdin served twice in one process.
+    /// What the operation needs is already in use: stdin served twice in one process, or a
+    /// task store holding its limit of tasks.
     #[error("busy: {0}")]
     Busy(String),
 }

@@ -11,10 +11,10 @@ const ask = (message, field, type = 'string') => ({
 })
 const sampling = (text, maxTokens) => ({ messages: [{ role: 'user', content: { type: 'text', text } }], maxTokens })
 /** An accepted elicitation's content under `key`, if there is one. */
-const accepted = (responses, key) => {
-  const answer = responses[key]
-  return answer && typeof answer === 'object' && answer.action === 'accept' ? (answer.content ?? {}) : null
-}
+/** An elicitation answer's content, if the user accepted. */
+export const acceptedContent = (answer) =>
+  answer && typeof answer === 'object' && answer.action === 'accept' ? (answer.content ?? {}) : null
+const accepted = (responses, key) => acceptedContent(responses[key])
 
 export function addModernFixtures(server) {
   server

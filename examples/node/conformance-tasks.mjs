@@ -6,14 +6,14 @@ import { setTimeout as delay } from 'node:timers/promises'
 
 import { InputRequired, ProtocolError } from 'toolwire'
 
+import { acceptedContent } from './conformance-modern.mjs'
+
 const noArgs = { type: 'object', properties: {} }
 const form = (message, properties, required = []) => ({
   mode: 'form',
   message,
   requestedSchema: { type: 'object', properties, required },
 })
-const accepted = (answer) =>
-  answer && typeof answer === 'object' && answer.action === 'accept' ? (answer.content ?? {}) : null
 
 export function addTaskFixtures(server) {
   server
@@ -59,7 +59,7 @@ export function addTaskFixtures(server) {
       },
       async ({ filename }, ctx) => {
         const answer = await ctx.elicit(form(`Delete ${filename}?`, { confirm: { type: 'boolean' } }, ['confirm']))
-        return accepted(answer)?.confirm ? `Deleted ${filename}` : `Kept ${filename}`
+        return acceptedContent(answer)?.confirm ? `Deleted ${filename}` : `Kept ${filename}`
       },
     )
     .tool('multi_input', { description: 'Asks two questions at once', inputSchema: noArgs, taskSupport: 'optional' }, async (_args, ctx) => {
@@ -67,13 +67,13 @@ export function addTaskFixtures(server) {
         ['elicitation/create', form('Your name?', { name: { type: 'string' } })],
         ['elicitation/create', form('Proceed?', { confirm: { type: 'boolean' } })],
       ])
-      return `Got both answers (${accepted(name)?.name ?? '?'})`
+      return `Got both answers (${acceptedContent(name)?.name ?? '?'})`
     })
     .tool(
       'test_tool_with_task',
       { description: 'Asks for a name (an MRTR round), then greets as a task', inputSchema: noArgs, taskSupport: 'required' },
       (_args, ctx) => {
-        const content = accepted(ctx.inputResponses.user_name)
+        const content = acceptedContent(ctx.inputResponses.user_name)
         if (!content?.name) {
           return new InputRequired().elicit('user_name', form('What is your name?', { name: { type: 'string' } }, ['name']))
         }

@@ -25,11 +25,15 @@ def _sampling(text: str, max_tokens: int) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}], "maxTokens": max_tokens}
 
 
-def _accepted(responses: dict[str, Any], key: str) -> Optional[dict[str, Any]]:
-    answer = responses.get(key)
+def accepted_content(answer: Any) -> Optional[dict[str, Any]]:
+    """An elicitation answer's content, if the user accepted."""
     if isinstance(answer, dict) and answer.get("action") == "accept":
         return answer.get("content") or {}
     return None
+
+
+def _accepted(responses: dict[str, Any], key: str) -> Optional[dict[str, Any]]:
+    return accepted_content(responses.get(key))
 
 
 def add_modern_fixtures(server: Server) -> None:

@@ -10,6 +10,7 @@ import asyncio
 from typing import Any, Optional
 
 from toolwire import Context, InputRequired, ProtocolError, Server, ToolError
+from toolwire_conformance_modern import accepted_content
 
 NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -20,12 +21,6 @@ def _form(message: str, properties: dict[str, Any], required: Optional[list[str]
         "message": message,
         "requestedSchema": {"type": "object", "properties": properties, "required": required or []},
     }
-
-
-def _accepted(answer: Any) -> Optional[dict[str, Any]]:
-    if isinstance(answer, dict) and answer.get("action") == "accept":
-        return answer.get("content") or {}
-    return None
 
 
 def add_task_fixtures(server: Server) -> None:
@@ -73,7 +68,7 @@ def add_task_fixtures(server: Server) -> None:
     )
     async def confirm_delete(ctx: Context, filename: str) -> str:
         answer = await ctx.elicit(_form(f"Delete {filename}?", {"confirm": {"type": "boolean"}}, ["confirm"]))
-        content = _accepted(answer)
+        content = accepted_content(answer)
         return f"Deleted {filename}" if content and content.get("confirm") else f"Kept {filename}"
 
     @server.tool(description="Asks two questions at once", input_schema=NO_ARGS, task_support="optional")
@@ -84,7 +79,7 @@ def add_task_fixtures(server: Server) -> None:
                 ("elicitation/create", _form("Proceed?", {"confirm": {"type": "boolean"}})),
             ]
         )
-        content = _accepted(name) or {}
+        content = accepted_content(name) or {}
         return f"Got both answers ({content.get('name', '?')})"
 
     @server.tool(
@@ -93,7 +88,7 @@ def add_task_fixtures(server: Server) -> None:
         task_support="required",
     )
     def test_tool_with_task(ctx: Context) -> Any:
-        content = _accepted(ctx.input_responses.get("user_name"))
+        content = accepted_content(ctx.input_responses.get("user_name"))
         if content is None or "name" not in content:
             return InputRequired().elicit(
                 "user_name", _form("What is your name?", {"name": {"type": "string"}}, ["name"])

@@ -234,15 +234,20 @@ async fn run_may_be_task(
                 return responder.suppress();
             }
             let signalled = call.modern.as_ref().is_some_and(|m| m.round.has_signal());
-            let finished = match outcome {
-                Outcome::Answer(output) if required && !signalled => {
-                    Finished::Completed(result_value(&output))
-                }
-                Outcome::Failed(error) if required => Finished::Failed(error_value(&error)),
-                outcome => return answer(&session, &tool, &call, responder, outcome, version),
-            };
+            // A task-only tool's answer comes as a task already ended; anything else (and an
+            // answer over a signal, which the request's answer reports) stays in the request.
+            let ends_a_task = required
+                && match &outcome {
+                    Outcome::Answer(_) => !signalled,
+                    Outcome::Failed(_) => true,
+                    Outcome::Input(_) | Outcome::Cancelled => false,
+                };
+            if !ends_a_task {
+                return answer(&session, &tool, &call, responder, outcome, version);
+            }
+            let finished = outcome.finished(&tool.def.name);
             match tasks.create(&live, principal, Some(finished)) {
-                Ok(record) => return answer_created(responder, &record),
+                Ok(record) => return answer_created(&session.server, responder, &record),
                 Err(why) => return responder.error(no_task(&why)),
             }
         }
@@ -259,7 +264,7 @@ async fn run_may_be_task(
     // From here the task is the call's: the request's end (a closed stream, the session's
     // close) no longer cancels it; `tasks/cancel` and the task's expiry do.
     session.finish_call(responder.id(), serial);
-    answer_created(responder, &record);
+    answer_created(&session.server, responder, &record);
     // Progress and logs have no request to travel with any more (a progress message becomes
     // the task's status message instead).
     call.finish();
@@ -276,27 +281,8 @@ async fn run_may_be_task(
             Outcome::Cancelled
         }
     };
-    let finished = match outcome {
-        Outcome::Answer(output) => Finished::Completed(result_value(&output)),
-        Outcome::Failed(error) => Finished::Failed(error_value(&error)),
-        Outcome::Cancelled => Finished::Cancelled,
-        Outcome::Input(_) => Finished::Failed(error_value(&ErrorObject::internal(format!(
-            "Internal error: tool {:?} returned input_required inside a task; \
-                 ctx.elicit and the like wait for tasks/update there",
-            tool.def.name
-        )))),
-    };
+    let finished = outcome.finished(&tool.def.name);
     tasks.finish(&live, finished);
-}
-
-/// A task's `result`: the tool's answer as its call would have carried it.
-fn result_value(output: &ToolOutput) -> Value {
-    serde_json::to_value(output.as_result(ProtocolVersion::V2026_07_28)).unwrap_or_default()
-}
-
-/// A failed task's `error`.
-fn error_value(error: &ErrorObject) -> Value {
-    serde_json::to_value(error).unwrap_or_default()
 }
 
 fn no_task(why: &str) -> ErrorObject {
@@ -335,6 +321,27 @@ enum Outcome {
     Input(Box<InputRequired>),
     /// The client (or shutdown) cancelled the call: nothing is sent.
     Cancelled,
+}
+
+impl Outcome {
+    /// How a task whose handler ended so ends: its answer as the call would have carried it,
+    /// or its JSON-RPC error.
+    fn finished(self, tool: &str) -> Finished {
+        let value = |v: serde_json::Result<Value>| v.unwrap_or_default();
+        match self {
+            Outcome::Answer(output) => Finished::Completed(value(serde_json::to_value(
+                output.as_result(ProtocolVersion::V2026_07_28),
+            ))),
+            Outcome::Failed(error) => Finished::Failed(value(serde_json::to_value(*error))),
+            Outcome::Cancelled => Finished::Cancelled,
+            Outcome::Input(_) => {
+                Finished::Failed(value(serde_json::to_value(ErrorObject::internal(format!(
+                    "Internal error: tool {tool:?} returned input_required inside a task; \
+                     ctx.elicit and the like wait for tasks/update there"
+                )))))
+            }
+        }
+    }
 }
 
 async fn execute(

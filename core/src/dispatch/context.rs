@@ -11,6 +11,7 @@ use super::{RequestOptions, RequestStream, SessionShared};
 use crate::Error;
 use crate::cancel::CallCancel;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Root};
+use crate::tasks::LiveTask;
 use crate::wire::{RequestId, notification_frame};
 
 pub(crate) struct CallState {
@@ -329,27 +330,7 @@ impl Context {
             return Ok(answers);
         };
         if let Some(task) = &modern.task {
-            // Answered by an earlier round, or asked through the task, all together.
-            let mut answers = Vec::with_capacity(questions.len());
-            let mut missing = Vec::new();
-            for (index, (method, params)) in questions.into_iter().enumerate() {
-                match modern
-                    .round
-                    .answered(&method, &params)
-                    .map_err(Error::Peer)?
-                {
-                    Some(answer) => answers.push(Some(answer)),
-                    None => {
-                        answers.push(None);
-                        missing.push((index, (method, params)));
-                    }
-                }
-            }
-            let (slots, asked): (Vec<_>, Vec<_>) = missing.into_iter().unzip();
-            for (slot, answer) in slots.into_iter().zip(task.ask(asked).await?) {
-                answers[slot] = Some(answer);
-            }
-            return Ok(answers.into_iter().flatten().collect());
+            return Self::ask_in_task(modern, task, questions).await;
         }
         let mut answers = Vec::with_capacity(questions.len());
         let mut missing = false;
@@ -384,21 +365,43 @@ impl Context {
             return self.request(method, params, options).await;
         };
         if let Some(task) = &modern.task {
-            if let Some(answer) = modern
-                .round
-                .answered(method, &params)
-                .map_err(Error::Peer)?
-            {
-                return Ok(answer);
-            }
-            let mut answers = task.ask(vec![(method.to_owned(), params)]).await?;
-            return answers.pop().ok_or(Error::Cancelled);
+            let answers = Self::ask_in_task(modern, task, vec![(method.to_owned(), params)]);
+            return answers.await?.pop().ok_or(Error::Cancelled);
         }
         match modern.round.answer_or_ask(method, &params) {
             Ok(Some(answer)) => Ok(answer),
             Ok(None) => Err(Error::InputRequired),
             Err(invalid) => Err(Error::Peer(invalid)),
         }
+    }
+
+    /// In a call that may become a task: the answers an earlier MRTR round brought, and the
+    /// rest asked through the task all together (the handler waits for `tasks/update`).
+    async fn ask_in_task(
+        modern: &ModernRound,
+        task: &LiveTask,
+        questions: Vec<(String, Value)>,
+    ) -> Result<Vec<Value>, Error> {
+        let mut answers = Vec::with_capacity(questions.len());
+        let mut missing = Vec::new();
+        for (index, (method, params)) in questions.into_iter().enumerate() {
+            match modern
+                .round
+                .answered(&method, &params)
+                .map_err(Error::Peer)?
+            {
+                Some(answer) => answers.push(Some(answer)),
+                None => {
+                    answers.push(None);
+                    missing.push((index, (method, params)));
+                }
+            }
+        }
+        let (slots, asked): (Vec<_>, Vec<_>) = missing.into_iter().unzip();
+        for (slot, answer) in slots.into_iter().zip(task.ask(asked).await?) {
+            answers[slot] = Some(answer);
+        }
+        Ok(answers.into_iter().flatten().collect())
     }
 
     /// Whether `method` may be asked of this client: a known input request whose capability

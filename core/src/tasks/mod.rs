@@ -15,7 +15,7 @@ mod store;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
@@ -25,7 +25,7 @@ use crate::cancel::CallCancel;
 use crate::changes::{Change, ChangeBus};
 use crate::dispatch::modern::check_response_shape;
 use crate::wire::ErrorObject;
-pub use store::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
+pub use store::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore};
 
 /// The extension's identifier, in capabilities.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -94,8 +94,6 @@ pub(crate) struct Tasks {
     changes: Arc<dyn ChangeBus>,
     running: Mutex<HashMap<String, Arc<LiveTask>>>,
     settings: TaskSettings,
-    /// When a create last purged (monotonic: a wall clock stepping back must not stop it).
-    last_purge: Mutex<Option<Instant>>,
     /// Set once the reaper runs (it starts with the first task, on the runtime serving it).
     reaper: AtomicBool,
 }
@@ -111,7 +109,6 @@ impl Tasks {
             changes,
             running: Mutex::default(),
             settings,
-            last_purge: Mutex::new(None),
             reaper: AtomicBool::new(false),
         }
     }
@@ -146,8 +143,10 @@ impl Tasks {
         principal: Option<String>,
         finished: Option<Finished>,
     ) -> Result<TaskRecord, String> {
-        self.start_reaper();
-        self.purge_now_and_then();
+        if !self.start_reaper() {
+            // No runtime for a reaper: each create purges instead.
+            self.store.purge_expired(SystemTime::now());
+        }
         let now = SystemTime::now();
         let mut record = TaskRecord {
             id: new_task_id()?,
@@ -175,7 +174,10 @@ impl Tasks {
                 self.settings.max_tasks,
                 self.settings.max_per_principal,
             )
-            .map_err(|err| err.to_string())?;
+            .map_err(|err| match err {
+                Error::Busy(why) => why,
+                other => other.to_string(),
+            })?;
         if !record.status.is_terminal() {
             questions.task_id = Some(record.id.clone());
             self.running().insert(record.id.clone(), live.clone());
@@ -270,18 +272,19 @@ impl Tasks {
         });
     }
 
-    /// Expired tasks go even when no new task comes: a task on the runtime serving the server
-    /// purges once a second while the server lives (it holds only a weak reference).
-    fn start_reaper(self: &Arc<Self>) {
+    /// Expired records go even when no new task comes: a task on the runtime serving the
+    /// server purges the store once a second while the server lives (it holds only a weak
+    /// reference). A handler still running at its task's expiry is ended by its own call
+    /// (`run_may_be_task`). Returns whether a reaper runs.
+    fn start_reaper(self: &Arc<Self>) -> bool {
         if self.reaper.load(Ordering::Acquire) {
-            return;
+            return true;
         }
-        // No runtime here: creates still purge, and a later create tries again.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
+            return false;
         };
         if self.reaper.swap(true, Ordering::AcqRel) {
-            return;
+            return true;
         }
         let tasks = Arc::downgrade(self);
         runtime.spawn(async move {
@@ -290,33 +293,10 @@ impl Tasks {
             loop {
                 tick.tick().await;
                 let Some(tasks) = tasks.upgrade() else { return };
-                tasks.purge();
+                tasks.store.purge_expired(SystemTime::now());
             }
         });
-    }
-
-    /// Expired tasks go, at most once a second from creates (the reaper purges on its own
-    /// tick, whatever creates did).
-    fn purge_now_and_then(&self) {
-        let now = Instant::now();
-        {
-            let mut last = self.last_purge.lock().unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|last| now.duration_since(last) < Duration::from_secs(1)) {
-                return;
-            }
-            *last = Some(now);
-        }
-        self.purge();
-    }
-
-    /// Forgets expired tasks; their handlers, if still running, are cancelled.
-    fn purge(&self) {
-        for id in self.store.purge_expired(SystemTime::now()) {
-            let live = self.running().remove(&id);
-            if let Some(live) = live {
-                live.cancel.cancel();
-            }
-        }
+        true
     }
 }
 

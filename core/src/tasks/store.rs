@@ -6,6 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 
+use crate::Error;
+
 /// Where a task stands. The last three are terminal: once there, a task never changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskStatus {
@@ -146,43 +148,27 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
-/// Why a task was not stored.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TaskStoreError {
-    /// The store holds its limit of tasks (overall, or for this principal).
-    #[error("the server holds {limit} tasks{}, its limit; retry later", if *.per_principal { " for this client" } else { "" })]
-    Full {
-        /// The limit reached.
-        limit: usize,
-        /// Whether it is the per-principal limit.
-        per_principal: bool,
-    },
-    /// The store could not be reached.
-    #[error("the task store failed: {0}")]
-    Unavailable(String),
-}
-
 /// Keeps the tasks a server created, so any connection (and, with a shared store, any
 /// replica) can poll them. The default is [`MemoryTaskStore`].
 ///
 /// Expired tasks read as absent; a store may forget them whenever it likes after that.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Stores a new task. Refuses it when the store is full (`max_tasks` overall, or
-    /// `max_per_principal` for its principal, counting unexpired tasks).
+    /// Stores a new task. Refuses it with [`Error::Busy`] when the store is full
+    /// (`max_tasks` overall, or `max_per_principal` for its principal, counting unexpired
+    /// tasks); a store that cannot be reached answers [`Error::Transport`].
     fn insert(
         &self,
         task: TaskRecord,
         max_tasks: usize,
         max_per_principal: usize,
-    ) -> Result<(), TaskStoreError>;
+    ) -> Result<(), Error>;
     /// The task `id`, unless it is unknown or expired.
     fn get(&self, id: &str) -> Option<TaskRecord>;
     /// Changes the task `id` in place (under the store's lock, so changes never interleave)
     /// and returns it as changed; `None` if it is unknown or expired.
     fn update(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord>;
-    /// Forgets every task expired at `now`; returns their ids.
-    fn purge_expired(&self, now: SystemTime) -> Vec<String>;
+    /// Forgets every task expired at `now`; returns how many.
+    fn purge_expired(&self, now: SystemTime) -> usize;
 }
 
 /// Tasks in this process's memory: what a single server needs.
@@ -213,16 +199,15 @@ impl TaskStore for MemoryTaskStore {
         task: TaskRecord,
         max_tasks: usize,
         max_per_principal: usize,
-    ) -> Result<(), TaskStoreError> {
+    ) -> Result<(), Error> {
         let now = SystemTime::now();
         let mut tasks = self.lock();
         if tasks.len() >= max_tasks {
             tasks.retain(|_, t| !t.is_expired(now));
             if tasks.len() >= max_tasks {
-                return Err(TaskStoreError::Full {
-                    limit: max_tasks,
-                    per_principal: false,
-                });
+                return Err(Error::Busy(format!(
+                    "the server holds {max_tasks} tasks, its limit; retry later"
+                )));
             }
         }
         let held = tasks
@@ -231,10 +216,9 @@ impl TaskStore for MemoryTaskStore {
             .take(max_per_principal)
             .count();
         if held >= max_per_principal {
-            return Err(TaskStoreError::Full {
-                limit: max_per_principal,
-                per_principal: true,
-            });
+            return Err(Error::Busy(format!(
+                "the server holds {max_per_principal} tasks for this client, its limit; retry later"
+            )));
         }
         tasks.insert(task.id.clone(), task);
         Ok(())
@@ -253,16 +237,11 @@ impl TaskStore for MemoryTaskStore {
         Some(task.clone())
     }
 
-    fn purge_expired(&self, now: SystemTime) -> Vec<String> {
-        let mut gone = Vec::new();
+    fn purge_expired(&self, now: SystemTime) -> usize {
         let mut tasks = self.lock();
-        tasks.retain(|id, task| {
-            let keep = !task.is_expired(now);
-            if !keep {
-                gone.push(id.clone());
-            }
-            keep
-        });
+        let before = tasks.len();
+        tasks.retain(|_, task| !task.is_expired(now));
+        let gone = before - tasks.len();
         // After a burst, give the table's room back (a map never shrinks by itself).
         if tasks.capacity() > 64 && tasks.len() < tasks.capacity() / 4 {
             tasks.shrink_to_fit();
@@ -311,30 +290,31 @@ mod tests {
         store
             .insert(record("b", Some("ann"), hour), 3, 2)
             .expect("second");
-        assert_eq!(
-            store.insert(record("c", Some("ann"), hour), 3, 2),
-            Err(TaskStoreError::Full {
-                limit: 2,
-                per_principal: true
-            })
+        let full = |refused: Result<(), Error>| match refused {
+            Err(Error::Busy(why)) => why,
+            other => panic!("not refused as full: {other:?}"),
+        };
+        let per_principal = full(store.insert(record("c", Some("ann"), hour), 3, 2));
+        assert!(
+            per_principal.contains("2 tasks for this client"),
+            "{per_principal}"
         );
         store
             .insert(record("c", Some("bo"), hour), 3, 2)
             .expect("bo's");
-        assert!(matches!(
-            store.insert(record("d", Some("cy"), hour), 3, 2),
-            Err(TaskStoreError::Full {
-                per_principal: false,
-                ..
-            })
-        ));
+        let overall = full(store.insert(record("d", Some("cy"), hour), 3, 2));
+        assert!(overall.contains("3 tasks, its limit"), "{overall}");
         // Expired tasks make room and read as absent.
         let gone = record("e", None, Duration::ZERO);
         let store = MemoryTaskStore::default();
         store.insert(gone, 1, 1).expect("stored");
         assert!(store.get("e").is_none());
         store.insert(record("f", None, hour), 1, 1).expect("room");
-        assert_eq!(store.purge_expired(SystemTime::now()), Vec::<String>::new());
+        assert_eq!(
+            store.purge_expired(SystemTime::now()),
+            0,
+            "the full store already made room"
+        );
         assert_eq!(store.len(), 1);
     }
 

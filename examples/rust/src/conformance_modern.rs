@@ -30,7 +30,11 @@ fn sampling(text: &str, max_tokens: u32) -> Value {
 
 /// An accepted elicitation's content, if `key` holds one.
 fn accepted<'a>(ctx: &'a Context, key: &str) -> Option<&'a Value> {
-    let answer = ctx.input_response(key)?;
+    accepted_content(ctx.input_response(key)?)
+}
+
+/// An elicitation answer's content, if the user accepted.
+pub(crate) fn accepted_content(answer: &Value) -> Option<&Value> {
     (answer.get("action")?.as_str()? == "accept").then(|| answer.get("content"))?
 }
 

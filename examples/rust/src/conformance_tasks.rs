@@ -6,6 +6,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use crate::conformance_modern::accepted_content;
 use toolwire::{
     Context, InputRequired, RequestOptions, ServerBuilder, TaskSupport, Tool, ToolError, ToolOutput,
 };
@@ -24,10 +26,6 @@ fn no_arguments() -> Value {
 fn elicit_form(message: &str, properties: Value, required: &[&str]) -> Value {
     json!({"mode": "form", "message": message, "requestedSchema":
         {"type": "object", "properties": properties, "required": required}})
-}
-
-fn accepted(answer: &Value) -> Option<&Value> {
-    (answer.get("action")?.as_str()? == "accept").then(|| answer.get("content"))?
 }
 
 pub(crate) fn with_task_fixtures(builder: ServerBuilder) -> ServerBuilder {
@@ -108,7 +106,7 @@ pub(crate) fn with_task_fixtures(builder: ServerBuilder) -> ServerBuilder {
                         RequestOptions::default(),
                     )
                     .await?;
-                let confirmed = accepted(&answer)
+                let confirmed = accepted_content(&answer)
                     .and_then(|content| content["confirm"].as_bool())
                     .unwrap_or(false);
                 Ok(ToolOutput::text(if confirmed {
@@ -147,7 +145,7 @@ pub(crate) fn with_task_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     .await?;
                 let name = answers
                     .first()
-                    .and_then(accepted)
+                    .and_then(accepted_content)
                     .and_then(|content| content["name"].as_str())
                     .unwrap_or("?");
                 Ok(ToolOutput::text(format!("Got both answers ({name})")))
@@ -163,7 +161,7 @@ pub(crate) fn with_task_fixtures(builder: ServerBuilder) -> ServerBuilder {
             |ctx: Context, _args: Value| async move {
                 let Some(name) = ctx
                     .input_response("user_name")
-                    .and_then(accepted)
+                    .and_then(accepted_content)
                     .and_then(|content| content["name"].as_str())
                 else {
                     return Err(InputRequired::new()

@@ -21,6 +21,17 @@ struct Args {
     max_tasks: Option<usize>,
 }
 
+/// A flag's value that must be a number above zero.
+fn positive<T: std::str::FromStr + PartialOrd + Default>(
+    value: Option<String>,
+    flag: &str,
+) -> Result<T, String> {
+    value
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > T::default())
+        .ok_or_else(|| format!("{flag} needs a number above zero"))
+}
+
 fn parse_args() -> Result<Args, String> {
     let mut parsed = Args {
         extra_tools: 0,
@@ -54,22 +65,8 @@ fn parse_args() -> Result<Args, String> {
             "--json" => parsed.json = true,
             "--conformance" => parsed.conformance = true,
             "--host-thread" => parsed.host_thread = true,
-            "--max-tasks" => {
-                parsed.max_tasks = Some(
-                    args.next()
-                        .and_then(|n| n.parse().ok())
-                        .filter(|n| *n > 0)
-                        .ok_or("--max-tasks needs a positive count")?,
-                );
-            }
-            "--task-ttl-ms" => {
-                parsed.task_ttl_ms = Some(
-                    args.next()
-                        .and_then(|n| n.parse().ok())
-                        .filter(|ms| *ms > 0)
-                        .ok_or("--task-ttl-ms needs a positive number of milliseconds")?,
-                );
-            }
+            "--max-tasks" => parsed.max_tasks = Some(positive(args.next(), "--max-tasks")?),
+            "--task-ttl-ms" => parsed.task_ttl_ms = Some(positive(args.next(), "--task-ttl-ms")?),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }

@@ -267,6 +267,17 @@ impl ServerInner {
     }
 }
 
+/// Answers a modern result that names its own `resultType` (`input_required`, `task`): the
+/// server's identity added as on every modern result, its type kept, no cache hints.
+pub(crate) fn answer_typed(
+    server: &ServerInner,
+    responder: Responder,
+    mut result: Map<String, Value>,
+) {
+    server.modern_stamp.apply(&mut result, false);
+    responder.unstamped().result(&Value::Object(result));
+}
+
 /// A 2026-07-28 tool call, prompt or read: its envelope, what came back this round, and what
 /// its state is bound to.
 pub(crate) struct ModernRound {
@@ -348,10 +359,7 @@ impl ModernRound {
                 Err(error) => return responder.unstamped().error(error),
             }
         }
-        // The server's identity as every modern result has it; its own resultType kept, and
-        // no cache hints.
-        server.modern_stamp.apply(&mut result, false);
-        responder.unstamped().result(&Value::Object(result));
+        answer_typed(server, responder, result);
     }
 
     /// The answer for a handler that stopped on a [`Signal`] or returned `explicit`; the

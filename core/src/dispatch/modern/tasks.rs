@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::answer_typed;
 use super::envelope::{Envelope, missing_capability};
 use crate::dispatch::SessionShared;
 use crate::dispatch::method::Method;
 use crate::dispatch::responder::Responder;
+use crate::dispatch::server::ServerInner;
 use crate::tasks::{self, TaskRecord};
 use crate::wire::ErrorObject;
 
@@ -18,12 +20,10 @@ pub(crate) fn extension_missing(why: &str) -> ErrorObject {
 }
 
 /// The answer of a `tools/call` that became a task: the Task, `resultType: "task"`.
-pub(crate) fn answer_created(responder: Responder, record: &TaskRecord) {
+pub(crate) fn answer_created(server: &ServerInner, responder: Responder, record: &TaskRecord) {
     let mut result = record.to_wire(false);
     result.insert("resultType".into(), json!("task"));
-    // Its own `_meta` makes the stamp merge into the object, keeping this resultType.
-    result.insert("_meta".into(), Value::Object(Map::new()));
-    responder.result(&result);
+    answer_typed(server, responder, result);
 }
 
 pub(crate) fn handle(

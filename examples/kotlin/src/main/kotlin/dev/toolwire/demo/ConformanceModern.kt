@@ -48,9 +48,11 @@ private fun inputRequired(state: String? = null, vararg asked: Triple<String, St
 private fun responses(json: String): JsonObject = Json.parseToJsonElement(json).jsonObject
 
 /** An accepted elicitation's content under [key], if there is one. */
-private fun accepted(responses: JsonObject, key: String): JsonObject? {
-    val answer = responses[key] as? JsonObject ?: return null
-    if (answer["action"]?.jsonPrimitive?.contentOrNull != "accept") return null
+private fun accepted(responses: JsonObject, key: String): JsonObject? = acceptedContent(responses[key] as? JsonObject)
+
+/** An elicitation answer's content, if the user accepted. */
+internal fun acceptedContent(answer: JsonObject?): JsonObject? {
+    if (answer?.get("action")?.jsonPrimitive?.contentOrNull != "accept") return null
     return answer["content"] as? JsonObject ?: JsonObject(emptyMap())
 }
 

@@ -16,9 +16,7 @@ import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.booleanOrNull
-import kotlinx.serialization.json.contentOrNull
 import kotlinx.serialization.json.jsonObject
-import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.longOrNull
 
 private const val NO_ARGUMENTS = """{"type":"object","properties":{}}"""
@@ -35,12 +33,6 @@ private fun form(message: String, properties: String, required: String = "[]") =
     """{"mode":"form","message":${JsonPrimitive(message)},"requestedSchema":{"type":"object","properties":$properties,"required":$required}}"""
 
 private fun json(text: String): JsonObject = Json.parseToJsonElement(text).jsonObject
-
-/** An accepted elicitation's content, if that is what [answer] is. */
-private fun accepted(answer: JsonObject?): JsonObject? {
-    if (answer?.get("action")?.jsonPrimitive?.contentOrNull != "accept") return null
-    return answer["content"] as? JsonObject ?: JsonObject(emptyMap())
-}
 
 private fun JsonObject?.string(key: String): String? = (this?.get(key) as? JsonPrimitive)?.takeIf { it.isString }?.content
 
@@ -78,7 +70,7 @@ fun addTaskFixtures(server: Server) {
     ) { context, args ->
         val filename = json(args).string("filename")
         val answer = json(context.elicit(form("Delete $filename?", """{"confirm":{"type":"boolean"}}""", """["confirm"]""")))
-        val confirmed = (accepted(answer)?.get("confirm") as? JsonPrimitive)?.booleanOrNull == true
+        val confirmed = (acceptedContent(answer)?.get("confirm") as? JsonPrimitive)?.booleanOrNull == true
         ToolResult.Text(if (confirmed) "Deleted $filename" else "Kept $filename")
     }
     server.taskFixture("multi_input", "Asks two questions at once", TaskSupport.OPTIONAL) { context, _ ->
@@ -88,10 +80,10 @@ fun addTaskFixtures(server: Server) {
                 Question("elicitation/create", form("Proceed?", """{"confirm":{"type":"boolean"}}""")),
             ),
         )
-        ToolResult.Text("Got both answers (${accepted(json(answers[0])).string("name") ?: "?"})")
+        ToolResult.Text("Got both answers (${acceptedContent(json(answers[0])).string("name") ?: "?"})")
     }
     server.taskFixture("test_tool_with_task", "Asks for a name (an MRTR round), then greets as a task", TaskSupport.REQUIRED) { context, _ ->
-        val name = accepted(json(context.inputResponsesJson())["user_name"] as? JsonObject).string("name")
+        val name = acceptedContent(json(context.inputResponsesJson())["user_name"] as? JsonObject).string("name")
         if (name != null) {
             ToolResult.Text("Hello, $name!")
         } else {
