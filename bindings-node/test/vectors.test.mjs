@@ -4,6 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
+import { buildConformanceServer } from '../../examples/node/conformance.mjs'
 import { buildServer } from '../../examples/node/demo.mjs'
 import { Client } from './client.mjs'
 
@@ -18,6 +19,7 @@ function matches(pattern, actual) {
     if (pattern === '$any') return true
     if (pattern === '$string') return typeof actual === 'string'
     if (pattern === '$number') return typeof actual === 'number'
+    if (pattern.startsWith('$capture:')) return typeof actual === 'string'
     if (pattern.startsWith('$prefix:')) return typeof actual === 'string' && actual.startsWith(pattern.slice(8))
   }
   if (Array.isArray(pattern)) {
@@ -42,6 +44,50 @@ function matchesUnordered(patterns, actual) {
   })
 }
 
+// Strings a case captured in an expectation ("$capture:NAME", e.g. a task id) and uses in later
+// steps ("$var:NAME", in what it sends and what it expects).
+class Captured {
+  values = new Map()
+
+  resolve(value) {
+    if (typeof value === 'string' && value.startsWith('$var:')) {
+      const name = value.slice(5)
+      assert.ok(this.values.has(name), `${value}: nothing captured as ${name} yet`)
+      return this.values.get(name)
+    }
+    if (Array.isArray(value)) return value.map((item) => this.resolve(item))
+    if (value !== null && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.resolve(item)]))
+    }
+    return value
+  }
+
+  // After `actual` matched `pattern`: what each "$capture:NAME" stood for (the same string each
+  // time a name is captured).
+  record(pattern, actual) {
+    if (typeof pattern === 'string' && pattern.startsWith('$capture:')) {
+      const name = pattern.slice(9)
+      if (!this.values.has(name)) this.values.set(name, actual)
+      assert.equal(actual, this.values.get(name), `${name} was captured before as another value`)
+    } else if (Array.isArray(pattern) && Array.isArray(actual)) {
+      pattern.forEach((p, i) => this.record(p, actual[i]))
+    } else if (pattern !== null && typeof pattern === 'object' && actual !== null && typeof actual === 'object') {
+      for (const [key, p] of Object.entries(pattern)) if (key in actual) this.record(p, actual[key])
+    }
+  }
+}
+
+// The demo of the shared contract, or the conformance server (its tasks fixtures).
+function build(vector, options) {
+  const server = vector.server ?? 'demo'
+  if (server === 'conformance') {
+    assert.deepEqual(options, {}, 'the conformance server takes no options here')
+    return buildConformanceServer()
+  }
+  assert.equal(server, 'demo', `unknown server ${server}`)
+  return buildServer({ ...options, onToolError() {} })
+}
+
 const OPTION_NAMES = { pageSize: 'pageSize', maxFrameBytes: 'maxFrameBytes', maxDepth: 'maxDepth' }
 
 test('there are enough vectors', () => {
@@ -52,19 +98,22 @@ for (const vector of cases) {
   test(vector.name, async () => {
     const options = {}
     for (const [key, value] of Object.entries(vector.options ?? {})) options[OPTION_NAMES[key]] = value
-    const client = new Client(buildServer({ ...options, onToolError() {} }))
+    const client = new Client(build(vector, options))
+    const captured = new Captured()
     if (vector.initialize) {
       const answer = await client.initialize(vector.initialize, vector.clientCapabilities ?? {})
       assert.equal(answer.result.protocolVersion, vector.initialize)
     }
-    for (const [index, step] of vector.steps.entries()) {
+    for (const [index, original] of vector.steps.entries()) {
       const where = `step ${index}`
+      const step = captured.resolve(original)
       if ('send' in step) client.send(JSON.stringify(step.send))
       else if ('sendRaw' in step) client.send(step.sendRaw)
       else if ('sendHex' in step) client.connection.handleFrame(Buffer.from(step.sendHex, 'hex'))
       else if ('expect' in step) {
         const got = await client.recv()
         assert.ok(matches(step.expect, got), `${where}: expected ${JSON.stringify(step.expect)}\n got ${JSON.stringify(got)}`)
+        captured.record(step.expect, got)
       } else if ('expectUnordered' in step) {
         const got = []
         for (let i = 0; i < step.expectUnordered.length; i++) got.push(await client.recv())
@@ -76,7 +125,10 @@ for (const vector of cases) {
         let seen = 0
         for (;;) {
           const got = await client.recv()
-          if (matches(step.until, got)) break
+          if (matches(step.until, got)) {
+            captured.record(step.until, got)
+            break
+          }
           assert.ok(matches(step.collect, got), `${where}: unexpected ${JSON.stringify(got)}`)
           seen++
         }

@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::path::PathBuf as FilePath;
 
 use std::time::Duration;
@@ -122,6 +123,82 @@ fn server_options(options: Option<&Value>) -> ServerOptions {
     out
 }
 
+/// Strings a case captured in an expectation (`"$capture:NAME"`, e.g. a task id) and uses in
+/// later steps (`"$var:NAME"`, in what it sends and what it expects).
+#[derive(Default)]
+struct Captured(HashMap<String, String>);
+
+impl Captured {
+    /// `value` with each `"$var:NAME"` replaced by what NAME captured.
+    fn resolve(&self, value: &Value) -> Result<Value, String> {
+        Ok(match value {
+            Value::String(text) => match text.strip_prefix("$var:") {
+                Some(name) => Value::String(
+                    self.0
+                        .get(name)
+                        .cloned()
+                        .ok_or_else(|| format!("{text}: nothing captured as {name:?} yet"))?,
+                ),
+                None => value.clone(),
+            },
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| self.resolve(item))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(key, item)| Ok((key.clone(), self.resolve(item)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            _ => value.clone(),
+        })
+    }
+
+    /// After `actual` matched `pattern`: records what each `"$capture:NAME"` stood for. A name
+    /// captured twice must stand for the same string both times.
+    fn record(&mut self, pattern: &Value, actual: &Value) -> Result<(), String> {
+        match (pattern, actual) {
+            (Value::String(p), Value::String(a)) => {
+                if let Some(name) = p.strip_prefix("$capture:") {
+                    let known = self.0.entry(name.to_owned()).or_insert_with(|| a.clone());
+                    if known != a {
+                        return Err(format!("{name:?} was {known:?}, now {a:?}"));
+                    }
+                }
+            }
+            (Value::Array(p), Value::Array(a)) => {
+                for (p, a) in p.iter().zip(a) {
+                    self.record(p, a)?;
+                }
+            }
+            (Value::Object(p), Value::Object(a)) => {
+                for (key, p) in p {
+                    if let Some(a) = a.get(key) {
+                        self.record(p, a)?;
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The server a case runs against: the demo of the shared contract, or the conformance server
+/// (its tasks-extension fixtures).
+fn build_server(case: &Value) -> Result<Server, String> {
+    let options = server_options(case.get("options"));
+    match case.get("server").and_then(Value::as_str) {
+        None | Some("demo") => toolwire_demo::build_server_with(options),
+        Some("conformance") => toolwire_demo::conformance::build_conformance_server_with(options),
+        Some(other) => return Err(format!("unknown server {other:?}")),
+    }
+    .map_err(|e| format!("server: {e}"))
+}
+
 fn hex_bytes(hex: &str) -> Vec<u8> {
     (0..hex.len())
         .step_by(2)
@@ -130,9 +207,9 @@ fn hex_bytes(hex: &str) -> Vec<u8> {
 }
 
 async fn run_case(case: &Value, path: Path) -> Result<(), String> {
-    let server = toolwire_demo::build_server_with(server_options(case.get("options")))
-        .map_err(|e| format!("demo server: {e}"))?;
+    let server = build_server(case)?;
     let mut client = Io::connect(&server, path);
+    let mut captured = Captured::default();
     if let Some(version) = case.get("initialize").and_then(Value::as_str) {
         let caps = case
             .get("clientCapabilities")
@@ -152,6 +229,7 @@ async fn run_case(case: &Value, path: Path) -> Result<(), String> {
     let steps = case["steps"].as_array().ok_or("steps must be an array")?;
     for (index, step) in steps.iter().enumerate() {
         let at = |what: String| format!("step {index}: {what}");
+        let step = &captured.resolve(step).map_err(&at)?;
         if let Some(message) = step.get("send") {
             client.send(message);
         } else if let Some(text) = step.get("sendRaw").and_then(Value::as_str) {
@@ -163,6 +241,7 @@ async fn run_case(case: &Value, path: Path) -> Result<(), String> {
             if !matches(pattern, &got) {
                 return Err(at(format!("expected {pattern}\n     got {got}")));
             }
+            captured.record(pattern, &got).map_err(&at)?;
         } else if let Some(patterns) = step.get("expectUnordered").and_then(Value::as_array) {
             let mut got = Vec::new();
             for _ in patterns {
@@ -193,6 +272,7 @@ async fn run_case(case: &Value, path: Path) -> Result<(), String> {
             loop {
                 let got = client.recv().await.map_err(&at)?;
                 if matches(until, &got) {
+                    captured.record(until, &got).map_err(&at)?;
                     break;
                 }
                 if !matches(each, &got) {

@@ -50,6 +50,8 @@ pub fn matches(pattern: &Value, actual: &Value) -> bool {
         (Value::String(p), _) if p == "$any" => true,
         (Value::String(p), Value::String(_)) if p == "$string" => true,
         (Value::String(p), Value::Number(_)) if p == "$number" => true,
+        // A value a vector captures for later steps (see `Captured` in vectors.rs).
+        (Value::String(p), Value::String(_)) if p.starts_with("$capture:") => true,
         (Value::String(p), Value::String(a)) if p.starts_with("$prefix:") => {
             a.starts_with(&p["$prefix:".len()..])
         }

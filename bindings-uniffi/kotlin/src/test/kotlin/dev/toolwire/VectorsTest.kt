@@ -1,5 +1,6 @@
 package dev.toolwire
 
+import dev.toolwire.demo.buildConformanceServer
 import dev.toolwire.demo.buildDemoServer
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonArray
@@ -46,14 +47,16 @@ class VectorsTest {
             maxFrameBytes = options["maxFrameBytes"]?.jsonPrimitive?.int?.toULong(),
             maxDepth = options["maxDepth"]?.jsonPrimitive?.int?.toUInt(),
         )
-        TestClient(buildDemoServer(config = config)).use { client ->
+        val captured = Captured()
+        TestClient(build(vector, config)).use { client ->
             vector["initialize"]?.jsonPrimitive?.content?.let { version ->
                 val caps = vector["clientCapabilities"]?.toString() ?: "{}"
                 val result = client.initialize(version, caps)
                 assertEquals(version, result.getValue("protocolVersion").jsonPrimitive.content)
             }
-            for ((index, step) in vector.getValue("steps").jsonArray.map { it.jsonObject }.withIndex()) {
+            for ((index, original) in vector.getValue("steps").jsonArray.withIndex()) {
                 val where = "step $index"
+                val step = captured.resolve(original).jsonObject
                 when {
                     "send" in step -> client.send(step.getValue("send").toString())
                     "sendRaw" in step -> client.send(step.getValue("sendRaw").jsonPrimitive.content)
@@ -61,6 +64,7 @@ class VectorsTest {
                     "expect" in step -> {
                         val got = client.recv()
                         assertTrue(matches(step.getValue("expect"), got), "$where: expected ${step["expect"]}\n got $got")
+                        captured.record(step.getValue("expect"), got)
                     }
                     "expectUnordered" in step -> {
                         val patterns = step.getValue("expectUnordered").jsonArray
@@ -78,7 +82,10 @@ class VectorsTest {
                         var seen = 0
                         while (true) {
                             val got = client.recv()
-                            if (matches(step.getValue("until"), got)) break
+                            if (matches(step.getValue("until"), got)) {
+                                captured.record(step.getValue("until"), got)
+                                break
+                            }
                             assertTrue(matches(step.getValue("collect"), got), "$where: unexpected $got")
                             seen++
                         }
@@ -90,6 +97,50 @@ class VectorsTest {
                 }
             }
             assertEquals(emptyList<JsonElement>(), client.finish(), "unexpected frames after the last step")
+        }
+    }
+
+    /** The demo of the shared contract, or the conformance server (its tasks fixtures). */
+    private fun build(vector: JsonObject, config: ServerConfig): Server =
+        when (val server = vector["server"]?.jsonPrimitive?.content ?: "demo") {
+            "demo" -> buildDemoServer(config = config)
+            "conformance" -> {
+                assertEquals(ServerConfig(), config, "the conformance server takes no options here")
+                buildConformanceServer()
+            }
+            else -> throw AssertionError("unknown server $server")
+        }
+
+    /**
+     * Strings a case captured in an expectation (`"$capture:NAME"`, e.g. a task id) and uses in
+     * later steps (`"$var:NAME"`, in what it sends and what it expects).
+     */
+    private class Captured {
+        private val values = mutableMapOf<String, String>()
+
+        fun resolve(value: JsonElement): JsonElement = when {
+            value is JsonPrimitive && value.isString && value.content.startsWith("\$var:") -> {
+                val name = value.content.removePrefix("\$var:")
+                JsonPrimitive(values[name] ?: throw AssertionError("${value.content}: nothing captured as $name yet"))
+            }
+            value is JsonArray -> JsonArray(value.map { resolve(it) })
+            value is JsonObject -> JsonObject(value.mapValues { resolve(it.value) })
+            else -> value
+        }
+
+        /** After `actual` matched `pattern`: what each `"$capture:NAME"` stood for (the same string each time). */
+        fun record(pattern: JsonElement, actual: JsonElement) {
+            when {
+                pattern is JsonPrimitive && pattern.isString && pattern.content.startsWith("\$capture:") -> {
+                    val name = pattern.content.removePrefix("\$capture:")
+                    val got = (actual as JsonPrimitive).content
+                    val known = values.getOrPut(name) { got }
+                    assertEquals(known, got, "$name was captured before as another value")
+                }
+                pattern is JsonArray && actual is JsonArray -> pattern.zip(actual).forEach { (p, a) -> record(p, a) }
+                pattern is JsonObject && actual is JsonObject ->
+                    pattern.forEach { (key, p) -> actual[key]?.let { record(p, it) } }
+            }
         }
     }
 
@@ -112,6 +163,7 @@ class VectorsTest {
                 p == "\$any" -> return true
                 p == "\$string" -> return actual is JsonPrimitive && actual.isString
                 p == "\$number" -> return actual is JsonPrimitive && !actual.isString && actual.doubleOrNull != null
+                p.startsWith("\$capture:") -> return actual is JsonPrimitive && actual.isString
                 p.startsWith("\$prefix:") ->
                     return actual is JsonPrimitive && actual.isString && actual.content.startsWith(p.removePrefix("\$prefix:"))
             }
