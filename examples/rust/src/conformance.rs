@@ -1,13 +1,14 @@
 //! The conformance server: the tools, resources and prompts the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`) exercises, with the names and answers it expects.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolwire::{
     Completion, Content, Context, Error, Prompt, PromptArgument, PromptMessage, PromptResult,
     Reference, RequestOptions, Resource, ResourceContents, ResourceRequest, ResourceTemplate,
-    Server, ServerOptions, Tool, ToolError, ToolOutput,
+    Server, ServerOptions, TaskStore, Tool, ToolError, ToolOutput,
 };
 
 /// A 1×1 red PNG.
@@ -62,7 +63,24 @@ pub fn build_conformance_server() -> Result<Server, Error> {
 /// The conformance server with engine options of the caller's (the tasks soak shortens the
 /// tasks' time to live).
 pub fn build_conformance_server_with(options: ServerOptions) -> Result<Server, Error> {
-    let builder = Server::builder("toolwire-conformance", env!("CARGO_PKG_VERSION"))
+    build(options, None)
+}
+
+/// The conformance server with engine options and a task store of the caller's (a test that
+/// purges the store itself, to count what expired tasks leave behind).
+pub fn build_conformance_server_with_store(
+    options: ServerOptions,
+    store: Arc<dyn TaskStore>,
+) -> Result<Server, Error> {
+    build(options, Some(store))
+}
+
+fn build(options: ServerOptions, store: Option<Arc<dyn TaskStore>>) -> Result<Server, Error> {
+    let mut builder = Server::builder("toolwire-conformance", env!("CARGO_PKG_VERSION"));
+    if let Some(store) = store {
+        builder = builder.task_store(store);
+    }
+    let builder = builder
         .options(options)
         .tool(
             no_arguments("test_simple_text", "Returns simple text"),
