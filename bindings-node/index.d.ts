@@ -292,7 +292,12 @@ export interface HttpOptions {
   path?: string
   /** No sessions: each POST stands alone; requests to the client fail at once. */
   stateless?: boolean
-  /** Always answer with one JSON body (no SSE). */
+  /**
+   * How requests are answered: `'auto'` (default) with one JSON body when the answer is ready at
+   * once and an SSE stream otherwise, `'json'` always one JSON body, `'sse'` always an SSE stream.
+   */
+  responseMode?: 'auto' | 'json' | 'sse'
+  /** The official SDK's name for `responseMode: 'json'`. */
   jsonResponse?: boolean
   /** Accepted `Host` values (default: loopback names on a loopback host). */
   allowedHosts?: string[]

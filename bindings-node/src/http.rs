@@ -1,13 +1,12 @@
 //! `NativeHttpServer`: a running Streamable HTTP server for the JS `HttpServer` wrapper.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use toolwire::host::ViaJson;
-use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
+use toolwire::host::{HttpSettings, ViaJson};
+use toolwire::transport::http::{BearerAuth, ResponseMode};
 use toolwire::{CancellationToken, Server};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
@@ -19,6 +18,8 @@ pub struct HttpInit {
     pub port: u32,
     pub path: Option<String>,
     pub stateless: Option<bool>,
+    /// `"auto"`, `"json"` or `"sse"`.
+    pub response_mode: Option<String>,
     pub json_response: Option<bool>,
     pub allowed_hosts: Option<Vec<String>>,
     pub allowed_origins: Option<Vec<String>>,
@@ -50,22 +51,25 @@ impl NativeHttpServer {
                 init.port
             ))));
         };
-        let mut options = HttpOptions::default();
-        if let Some(path) = init.path {
-            options.path = path;
-        }
-        options.stateless = init.stateless.unwrap_or(false);
-        if init.json_response == Some(true) {
-            options.response_mode = ResponseMode::Json;
-        }
-        options.allowed_hosts = init.allowed_hosts.unwrap_or_default();
-        options.allowed_origins = init.allowed_origins.unwrap_or_default();
-        if let Some(limit) = init.max_sessions {
-            options.max_sessions = limit as usize;
-        }
-        if let Some(ms) = init.session_idle_timeout_ms {
-            options.session_idle_timeout = (ms > 0).then(|| Duration::from_millis(u64::from(ms)));
-        }
+        let response_mode = match init.response_mode.as_deref().map(ResponseMode::parse) {
+            None => None,
+            Some(Ok(mode)) => Some(mode),
+            Some(Err(err)) => return Ok(Err(err)),
+        };
+        let settings = HttpSettings {
+            path: init.path,
+            stateless: init.stateless.unwrap_or(false),
+            response_mode,
+            json_response: init.json_response.unwrap_or(false),
+            allowed_hosts: init.allowed_hosts.unwrap_or_default(),
+            allowed_origins: init.allowed_origins.unwrap_or_default(),
+            max_sessions: init.max_sessions.map(|limit| limit as usize),
+            session_idle_timeout_ms: init.session_idle_timeout_ms.map(u64::from),
+        };
+        let mut options = match settings.into_options() {
+            Ok(options) => options,
+            Err(err) => return Ok(Err(err)),
+        };
         if let Some(validator) = token_validator {
             let servers = init.authorization_servers.unwrap_or_default();
             let mut auth = BearerAuth::new(

@@ -195,6 +195,40 @@ test('serveHttp: a path without a leading / or a bad port is ERR_INVALID_ARG_VAL
   )
 })
 
+test('serveHttp: responseMode auto, json or sse; a bad or contradictory mode is ERR_INVALID_ARG_VALUE', async () => {
+  const server = new Server({ name: 'modes', version: '1' }).tool('shout', { inputSchema: { type: 'object' } }, ({ text }) => text.toUpperCase())
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'shout', arguments: { text: 'hi' } } }
+  // Auto answers in JSON only when the answer is ready as the request is read; a JS tool runs
+  // on the JS thread, so either is right there.
+  for (const [options, contentTypes] of [
+    [{}, ['application/json', 'text/event-stream']],
+    [{ jsonResponse: true }, ['application/json']],
+    [{ responseMode: 'json' }, ['application/json']],
+    [{ responseMode: 'sse' }, ['text/event-stream']],
+  ]) {
+    const http = await server.serveHttp('127.0.0.1', 0, { stateless: true, ...options })
+    try {
+      const reply = await fetch(http.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(call) })
+      assert.equal(reply.status, 200)
+      const contentType = reply.headers.get('content-type')
+      assert.ok(contentTypes.includes(contentType), `${contentType} for ${JSON.stringify(options)}`)
+      const body = await reply.text()
+      const message = JSON.parse(contentType === 'application/json' ? body : body.split('\n').filter((l) => l.startsWith('data: ') && l.length > 6).at(-1).slice(6))
+      assert.deepEqual(message.result.content, [{ type: 'text', text: 'HI' }])
+    } finally {
+      await http.close()
+    }
+  }
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 0, { responseMode: 'stream' }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /response mode/.test(err.message),
+  )
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 0, { responseMode: 'sse', jsonResponse: true }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /JSON answers asked for beside the Sse/.test(err.message),
+  )
+})
+
 test('server.close() ends every HTTP server it started', async () => {
   const server = new Server({ name: 'closing', version: '1' }).tool('ping2', () => 'pong')
   const first = await server.serveHttp('127.0.0.1', 0)

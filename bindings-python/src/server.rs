@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use toolwire::host::ViaJson;
-use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
+use toolwire::host::{HttpSettings, ViaJson};
+use toolwire::transport::http::{BearerAuth, ResponseMode};
 use toolwire::{
     CancellationToken, Outbound, Prompt, Reference, Resource, ResourceTemplate, Server,
     ServerOptions, Session, Tool,
@@ -234,7 +234,7 @@ impl NativeServer {
 
     /// Serves Streamable HTTP on `host:port` and returns its handle once listening; `async def`
     /// tools run on the bridge's loop. `stop()` of this server ends it too.
-    #[pyo3(signature = (bridge, host, port, path, stateless, json_response, allowed_hosts,
+    #[pyo3(signature = (bridge, host, port, path, stateless, response_mode, json_response, allowed_hosts,
                         allowed_origins, max_sessions, session_idle_timeout_ms,
                         token_validator, authorization_servers, resource_url))]
     #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
@@ -246,6 +246,7 @@ impl NativeServer {
         port: u16,
         path: String,
         stateless: bool,
+        response_mode: Option<String>,
         json_response: bool,
         allowed_hosts: Vec<String>,
         allowed_origins: Vec<String>,
@@ -255,20 +256,23 @@ impl NativeServer {
         authorization_servers: Vec<String>,
         resource_url: Option<String>,
     ) -> PyResult<NativeHttpServer> {
-        let mut options = HttpOptions::default();
-        options.path = path.clone();
-        options.stateless = stateless;
-        if json_response {
-            options.response_mode = ResponseMode::Json;
+        let response_mode = response_mode
+            .as_deref()
+            .map(ResponseMode::parse)
+            .transpose()
+            .map_err(to_py_err)?;
+        let mut options = HttpSettings {
+            path: Some(path.clone()),
+            stateless,
+            response_mode,
+            json_response,
+            allowed_hosts,
+            allowed_origins,
+            max_sessions,
+            session_idle_timeout_ms,
         }
-        options.allowed_hosts = allowed_hosts;
-        options.allowed_origins = allowed_origins;
-        if let Some(limit) = max_sessions {
-            options.max_sessions = limit;
-        }
-        if let Some(ms) = session_idle_timeout_ms {
-            options.session_idle_timeout = (ms > 0).then(|| Duration::from_millis(ms));
-        }
+        .into_options()
+        .map_err(to_py_err)?;
         if let Some(func) = token_validator {
             let mut auth = BearerAuth::new(
                 ViaJson(PyJsonHandler {

@@ -167,3 +167,31 @@ async def test_server_stop_ends_every_http_server_it_started() -> None:
     finally:
         again.stop()
         await again.wait()
+
+
+@pytest.mark.asyncio
+async def test_response_modes() -> None:
+    server = http_server()
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shout", "arguments": {"text": "hi"}}}
+    stateless = {"stateless": True}
+    # Auto answers in JSON only when the answer is ready as the request is read; a sync tool
+    # runs on a worker thread, so either is right there.
+    for options, content_types in [
+        ({}, {"application/json", "text/event-stream"}),
+        ({"json_response": True}, {"application/json"}),
+        ({"response_mode": "json"}, {"application/json"}),
+        ({"response_mode": "sse"}, {"text/event-stream"}),
+    ]:
+        http = await server.serve_http("127.0.0.1", 0, **stateless, **options)
+        try:
+            reply = await fetch(http.url, "POST", call, HEADERS)
+            assert reply.status_code == 200, options
+            assert reply.headers["content-type"] in content_types, options
+            assert reply.json()["result"]["content"] == [{"type": "text", "text": "HI"}]
+        finally:
+            http.stop()
+            await http.wait()
+    with pytest.raises(ValueError, match="response mode"):
+        await server.serve_http("127.0.0.1", 0, response_mode="stream")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="JSON answers asked for beside the Sse"):
+        await server.serve_http("127.0.0.1", 0, response_mode="sse", json_response=True)

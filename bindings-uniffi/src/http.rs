@@ -2,11 +2,11 @@
 //! written in Kotlin or Swift.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use toolwire::CancellationToken;
+use toolwire::host::HttpSettings;
 use toolwire::transport::http::{
-    AuthRejection, BearerAuth, HttpOptions, ResponseMode, TokenInfo, TokenValidator,
+    AuthRejection, BearerAuth, ResponseMode, TokenInfo, TokenValidator,
 };
 
 use crate::errors::ToolwireError;
@@ -22,7 +22,10 @@ pub struct HttpServerOptions {
     /// No sessions: each POST stands alone; requests to the client fail at once.
     #[uniffi(default = false)]
     pub stateless: bool,
-    /// Always one JSON body (no SSE answers).
+    /// How requests are answered (default `AUTO`).
+    #[uniffi(default = None)]
+    pub response_mode: Option<HttpResponseMode>,
+    /// The official SDKs' name for the `JSON` response mode.
     #[uniffi(default = false)]
     pub json_response: bool,
     /// Accepted `Host` values (empty: the default rule).
@@ -43,6 +46,27 @@ pub struct HttpServerOptions {
     /// This server's canonical URL (the tokens' audience).
     #[uniffi(default = None)]
     pub resource_url: Option<String>,
+}
+
+/// How a Streamable HTTP server answers requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum HttpResponseMode {
+    /// One JSON body when the answer is ready at once, an SSE stream otherwise.
+    Auto,
+    /// Always one JSON body.
+    Json,
+    /// Always an SSE stream.
+    Sse,
+}
+
+impl From<HttpResponseMode> for ResponseMode {
+    fn from(mode: HttpResponseMode) -> Self {
+        match mode {
+            HttpResponseMode::Auto => ResponseMode::Auto,
+            HttpResponseMode::Json => ResponseMode::Json,
+            HttpResponseMode::Sse => ResponseMode::Sse,
+        }
+    }
 }
 
 /// What a valid bearer token grants.
@@ -123,22 +147,17 @@ impl HttpServer {
         options: HttpServerOptions,
         validator: Option<Arc<dyn BearerTokenValidator>>,
     ) -> Result<Arc<Self>, ToolwireError> {
-        let mut http = HttpOptions::default();
-        if let Some(path) = options.path {
-            http.path = path;
+        let mut http = HttpSettings {
+            path: options.path,
+            stateless: options.stateless,
+            response_mode: options.response_mode.map(ResponseMode::from),
+            json_response: options.json_response,
+            allowed_hosts: options.allowed_hosts,
+            allowed_origins: options.allowed_origins,
+            max_sessions: options.max_sessions.map(|limit| limit as usize),
+            session_idle_timeout_ms: options.session_idle_timeout_ms,
         }
-        http.stateless = options.stateless;
-        if options.json_response {
-            http.response_mode = ResponseMode::Json;
-        }
-        http.allowed_hosts = options.allowed_hosts;
-        http.allowed_origins = options.allowed_origins;
-        if let Some(limit) = options.max_sessions {
-            http.max_sessions = limit as usize;
-        }
-        if let Some(ms) = options.session_idle_timeout_ms {
-            http.session_idle_timeout = (ms > 0).then(|| Duration::from_millis(ms));
-        }
+        .into_options()?;
         if let Some(validator) = validator {
             let servers = options.authorization_servers;
             let mut auth = BearerAuth::new(

@@ -72,7 +72,7 @@ export function buildServer({ extraTools = 0, asyncEcho = false, ...options } = 
   return server
 }
 
-const USAGE = 'usage: demo.mjs [--extra-tools N | --conformance] [--async-echo] [--http PORT [--stateless] [--json]]'
+const USAGE = 'usage: demo.mjs [--extra-tools N | --conformance] [--async-echo] [--http PORT [--stateless] [--json | --sse]]'
 
 function main(argv) {
   let extraTools = 0
@@ -81,6 +81,7 @@ function main(argv) {
   let conformance = false
   let stateless = false
   let jsonResponse = false
+  let responseMode
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--extra-tools') {
       extraTools = Number.parseInt(argv[++i] ?? '0', 10)
@@ -95,6 +96,8 @@ function main(argv) {
       stateless = true
     } else if (argv[i] === '--json') {
       jsonResponse = true
+    } else if (argv[i] === '--sse') {
+      responseMode = 'sse'
     } else {
       process.stderr.write(`toolwire-demo: unknown argument ${JSON.stringify(argv[i])}\n${USAGE}\n`)
       return 2
@@ -110,7 +113,7 @@ function main(argv) {
   build
     .then(async (server) => {
       if (httpPort === null) return server.serveStdio()
-      const http = await server.serveHttp('127.0.0.1', httpPort, { stateless, jsonResponse })
+      const http = await server.serveHttp('127.0.0.1', httpPort, { stateless, jsonResponse, responseMode })
       // The one line a launcher waits for: where to connect.
       process.stderr.write(`toolwire-demo: listening on ${http.url}\n`)
       // server.close() ends every transport the server serves (here, this HTTP server).

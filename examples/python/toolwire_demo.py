@@ -81,13 +81,14 @@ def build_server(extra_tools: int = 0, **options: Any) -> Server:
     return server
 
 
-USAGE = "usage: toolwire_demo.py [--extra-tools N | --conformance] [--http PORT [--stateless] [--json]]"
+USAGE = "usage: toolwire_demo.py [--extra-tools N | --conformance] [--http PORT [--stateless] [--json | --sse]]"
 
 
 def main(argv: list[str]) -> int:
     extra = 0
     port: Optional[int] = None
     conformance = stateless = json_response = False
+    response_mode = None
     args = iter(argv)
     for arg in args:
         if arg == "--extra-tools":
@@ -100,6 +101,8 @@ def main(argv: list[str]) -> int:
             stateless = True
         elif arg == "--json":
             json_response = True
+        elif arg == "--sse":
+            response_mode = "sse"
         else:
             print(f"toolwire-demo: unknown argument {arg!r}\n{USAGE}", file=sys.stderr)
             return 2
@@ -112,7 +115,8 @@ def main(argv: list[str]) -> int:
     if port is None:
         server.run()
     else:
-        server.run_http("127.0.0.1", port, stateless=stateless, json_response=json_response)
+        options = {"stateless": stateless, "response_mode": response_mode, "json_response": json_response}
+        server.run_http("127.0.0.1", port, **options)
     return 0
 
 

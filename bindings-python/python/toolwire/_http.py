@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 
 from . import _native
 from ._base import ServerBase, logger
@@ -28,6 +28,7 @@ class HttpMixin(ServerBase):
         *,
         path: str = "/mcp",
         stateless: bool = False,
+        response_mode: Optional[Literal["auto", "json", "sse"]] = None,
         json_response: bool = False,
         allowed_hosts: Optional[list[str]] = None,
         allowed_origins: Optional[list[str]] = None,
@@ -44,7 +45,10 @@ class HttpMixin(ServerBase):
 
         Safe by default: Host and Origin are checked (loopback names for a loopback host, or
         `allowed_hosts` / `allowed_origins`). `stateless` drops sessions (requests to the client
-        then fail at once); `json_response` always answers with one JSON body. With
+        then fail at once). `response_mode` says how requests are answered: `"auto"` (the
+        default) with one JSON body when the answer is ready at once and an SSE stream otherwise,
+        `"json"` always with one JSON body, `"sse"` always with an SSE stream;
+        `json_response=True` is the official SDK's name for `"json"`. With
         `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
         token (401 otherwise, pointing at the metadata that names `authorization_servers`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
@@ -61,6 +65,7 @@ class HttpMixin(ServerBase):
                 port,
                 path,
                 stateless,
+                response_mode,
                 json_response,
                 list(allowed_hosts or []),
                 list(allowed_origins or []),

@@ -166,6 +166,7 @@ class NativeServer:
         port: int,
         path: str,
         stateless: bool,
+        response_mode: Optional[str],
         json_response: bool,
         allowed_hosts: list[str],
         allowed_origins: list[str],

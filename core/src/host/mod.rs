@@ -14,6 +14,7 @@
 //! | [`invalid_arguments_text`] | the text of an invalid-arguments result, for hosts that check arguments themselves |
 //! | [`input_required_from_json`] | a host's `{inputRequests, requestState}` as an [`InputRequired`](crate::InputRequired) |
 //! | [`ModernSettings`] | the 2026-07-28 options as hosts give them (text and numbers), applied once for all |
+//! | [`HttpSettings`] | the Streamable HTTP options as hosts give them, read once for all (the token validator aside) |
 //!
 //! Applications use the crate root instead.
 
@@ -71,6 +72,59 @@ impl ModernSettings {
     }
 }
 
+/// The Streamable HTTP options as a host hands them over, read and checked in one place. The
+/// bearer-token validator is the host's own callback, so each binding adds it to the result.
+#[derive(Clone, Debug, Default)]
+pub struct HttpSettings {
+    /// The endpoint path (default `/mcp`).
+    pub path: Option<String>,
+    /// No sessions: each POST stands alone.
+    pub stateless: bool,
+    /// How answers are sent (default [`ResponseMode::Auto`](crate::transport::http::ResponseMode::Auto)).
+    pub response_mode: Option<crate::transport::http::ResponseMode>,
+    /// The official SDKs' switch for JSON answers: the same as a `Json` response mode.
+    pub json_response: bool,
+    /// Accepted `Host` values (empty: the default rule).
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values (empty: the default rule).
+    pub allowed_origins: Vec<String>,
+    /// Live sessions at most.
+    pub max_sessions: Option<usize>,
+    /// Idle sessions end after this many milliseconds; 0: never.
+    pub session_idle_timeout_ms: Option<u64>,
+}
+
+impl HttpSettings {
+    /// The transport's options; `json_response` beside another response mode is refused.
+    pub fn into_options(self) -> Result<crate::transport::http::HttpOptions, crate::Error> {
+        use crate::transport::http::{HttpOptions, ResponseMode};
+        let mut options = HttpOptions::default();
+        if let Some(path) = self.path {
+            options.path = path;
+        }
+        options.stateless = self.stateless;
+        options.response_mode = match (self.response_mode, self.json_response) {
+            (None, false) => ResponseMode::Auto,
+            (None, true) | (Some(ResponseMode::Json), _) => ResponseMode::Json,
+            (Some(mode), false) => mode,
+            (Some(mode), true) => {
+                return Err(crate::Error::InvalidArgument(format!(
+                    "JSON answers asked for beside the {mode:?} response mode: give one of them"
+                )));
+            }
+        };
+        options.allowed_hosts = self.allowed_hosts;
+        options.allowed_origins = self.allowed_origins;
+        if let Some(limit) = self.max_sessions {
+            options.max_sessions = limit;
+        }
+        if let Some(ms) = self.session_idle_timeout_ms {
+            options.session_idle_timeout = (ms > 0).then(|| std::time::Duration::from_millis(ms));
+        }
+        Ok(options)
+    }
+}
+
 /// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
 pub type CallTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
@@ -113,4 +167,52 @@ pub fn runtime() -> &'static Runtime {
     RUNTIME.get_or_init(|| {
         build_runtime().unwrap_or_else(|err| panic!("toolwire: cannot start its runtime: {err}"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HttpSettings;
+    use crate::transport::http::ResponseMode;
+
+    #[test]
+    fn http_settings_read_the_response_mode_once() {
+        let mode = |settings: HttpSettings| settings.into_options().map(|o| o.response_mode);
+        assert_eq!(mode(HttpSettings::default()).ok(), Some(ResponseMode::Auto));
+        let json = HttpSettings {
+            json_response: true,
+            ..HttpSettings::default()
+        };
+        assert_eq!(mode(json).ok(), Some(ResponseMode::Json));
+        let sse = HttpSettings {
+            response_mode: Some(ResponseMode::Sse),
+            ..HttpSettings::default()
+        };
+        assert_eq!(mode(sse).ok(), Some(ResponseMode::Sse));
+        let both = HttpSettings {
+            response_mode: Some(ResponseMode::Sse),
+            json_response: true,
+            ..HttpSettings::default()
+        };
+        assert!(
+            mode(both).is_err(),
+            "SSE and json_response contradict each other"
+        );
+        assert_eq!(ResponseMode::parse("sse").ok(), Some(ResponseMode::Sse));
+        assert!(ResponseMode::parse("SSE").is_err());
+    }
+
+    #[test]
+    fn http_settings_zero_idle_timeout_turns_reaping_off() {
+        let options = HttpSettings {
+            session_idle_timeout_ms: Some(0),
+            max_sessions: Some(3),
+            path: Some("/x".into()),
+            ..HttpSettings::default()
+        }
+        .into_options()
+        .expect("valid settings");
+        assert_eq!(options.session_idle_timeout, None);
+        assert_eq!(options.max_sessions, 3);
+        assert_eq!(options.path, "/x");
+    }
 }

@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]`:
+//! `toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,14 +7,15 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]";
 
 struct Args {
     extra_tools: usize,
     http_port: Option<u16>,
     host: String,
     stateless: bool,
-    json: bool,
+    /// `--json` / `--sse`: every answer as one JSON body / as an SSE stream.
+    response_mode: ResponseMode,
     conformance: bool,
     host_thread: bool,
     task_ttl_ms: Option<u64>,
@@ -38,7 +39,7 @@ fn parse_args() -> Result<Args, String> {
         http_port: None,
         host: "127.0.0.1".into(),
         stateless: false,
-        json: false,
+        response_mode: ResponseMode::Auto,
         conformance: false,
         host_thread: false,
         task_ttl_ms: None,
@@ -62,7 +63,8 @@ fn parse_args() -> Result<Args, String> {
             }
             "--host" => parsed.host = args.next().ok_or("--host needs an address")?,
             "--stateless" => parsed.stateless = true,
-            "--json" => parsed.json = true,
+            "--json" => parsed.response_mode = ResponseMode::Json,
+            "--sse" => parsed.response_mode = ResponseMode::Sse,
             "--conformance" => parsed.conformance = true,
             "--host-thread" => parsed.host_thread = true,
             "--max-tasks" => parsed.max_tasks = Some(positive(args.next(), "--max-tasks")?),
@@ -73,8 +75,10 @@ fn parse_args() -> Result<Args, String> {
     if parsed.host_thread && parsed.http_port.is_some() {
         return Err("--host-thread serves stdio; it does not go with --http".into());
     }
-    if parsed.http_port.is_none() && (parsed.stateless || parsed.json) {
-        return Err("--stateless and --json go with --http".into());
+    if parsed.http_port.is_none()
+        && (parsed.stateless || parsed.response_mode != ResponseMode::Auto)
+    {
+        return Err("--stateless, --json and --sse go with --http".into());
     }
     Ok(parsed)
 }
@@ -167,9 +171,7 @@ async fn serve_http(
 ) -> Result<(), toolwire::Error> {
     let mut options = HttpOptions::default();
     options.stateless = args.stateless;
-    if args.json {
-        options.response_mode = ResponseMode::Json;
-    }
+    options.response_mode = args.response_mode;
     let address = if args.host.contains(':') {
         format!("[{}]:{port}", args.host)
     } else {

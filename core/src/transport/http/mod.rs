@@ -57,6 +57,20 @@ pub enum ResponseMode {
     Sse,
 }
 
+impl ResponseMode {
+    /// Reads `"auto"`, `"json"` or `"sse"` (how hosts name the modes).
+    pub fn parse(text: &str) -> Result<ResponseMode, Error> {
+        match text {
+            "auto" => Ok(ResponseMode::Auto),
+            "json" => Ok(ResponseMode::Json),
+            "sse" => Ok(ResponseMode::Sse),
+            other => Err(Error::InvalidArgument(format!(
+                "response mode {other:?}: one of \"auto\", \"json\", \"sse\""
+            ))),
+        }
+    }
+}
+
 /// Settings of the Streamable HTTP transport.
 #[derive(Clone)]
 #[non_exhaustive]

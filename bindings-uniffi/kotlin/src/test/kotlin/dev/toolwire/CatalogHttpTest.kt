@@ -195,4 +195,34 @@ class CatalogHttpTest {
             http.destroy()
         }
     }
+
+    @Test
+    fun `serveHttp answers in the response mode asked for`() {
+        val call = """{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"text":"x"}}}"""
+        // Auto answers in JSON only when the answer is ready as the request is read; a queued
+        // Kotlin tool runs on its own thread, so either is right there.
+        val modes = listOf(
+            HttpServerOptions(stateless = true) to setOf("application/json", "text/event-stream"),
+            HttpServerOptions(stateless = true, jsonResponse = true) to setOf("application/json"),
+            HttpServerOptions(stateless = true, responseMode = HttpResponseMode.JSON) to setOf("application/json"),
+            HttpServerOptions(stateless = true, responseMode = HttpResponseMode.SSE) to setOf("text/event-stream"),
+        )
+        for ((options, contentTypes) in modes) {
+            val http = catalogServer().serveHttp("127.0.0.1", 0u, options)
+            try {
+                val reply = post(http.url(), call)
+                assertEquals(200, reply.statusCode())
+                val contentType = reply.headers().firstValue("content-type").orElse("")
+                assertTrue(contentType in contentTypes, "$contentType for $options")
+                assertEquals("X", message(reply).getValue("result").jsonObject.getValue("content").jsonArray[0].jsonObject.getValue("text").jsonPrimitive.content)
+            } finally {
+                http.stop()
+                http.waitBlocking()
+                http.destroy()
+            }
+        }
+        val both = HttpServerOptions(responseMode = HttpResponseMode.SSE, jsonResponse = true)
+        val refused = assertThrows<ToolwireException.InvalidArgument> { catalogServer().serveHttp("127.0.0.1", 0u, both) }
+        assertTrue(refused.detail.contains("JSON answers asked for beside the Sse"), refused.detail)
+    }
 }

@@ -9,6 +9,7 @@ import dev.toolwire.Server
 import dev.toolwire.ServerConfig
 import dev.toolwire.ToolDefinition
 import dev.toolwire.ToolResult
+import dev.toolwire.HttpResponseMode
 import dev.toolwire.HttpServerOptions
 import dev.toolwire.runHttp
 import dev.toolwire.runStdio
@@ -120,6 +121,7 @@ fun main(args: Array<String>) {
     var conformance = false
     var stateless = false
     var json = false
+    var responseMode: HttpResponseMode? = null
     var i = 0
     while (i < args.size) {
         when (args[i]) {
@@ -128,6 +130,7 @@ fun main(args: Array<String>) {
             "--conformance" -> conformance = true
             "--stateless" -> stateless = true
             "--json" -> json = true
+            "--sse" -> responseMode = HttpResponseMode.SSE
             else -> usage("unknown argument \"${args[i]}\"")
         }
         i++
@@ -137,7 +140,7 @@ fun main(args: Array<String>) {
     if (port == null) {
         server.runStdio()
     } else {
-        server.runHttp("127.0.0.1", port.toUShort(), HttpServerOptions(stateless = stateless, jsonResponse = json)) { url ->
+        server.runHttp("127.0.0.1", port.toUShort(), HttpServerOptions(stateless = stateless, responseMode = responseMode, jsonResponse = json)) { url ->
             // The one line a launcher waits for: where to connect.
             System.err.println("toolwire-demo: listening on $url")
         }
@@ -147,6 +150,6 @@ fun main(args: Array<String>) {
 }
 
 private fun usage(problem: String): Nothing {
-    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N | --conformance] [--http PORT [--stateless] [--json]]")
+    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N | --conformance] [--http PORT [--stateless] [--json | --sse]]")
     exitProcess(2)
 }
