@@ -5,6 +5,7 @@
 
 mod auth;
 mod bodies;
+mod framing;
 mod modern;
 mod modes;
 mod refusals;

@@ -25,7 +25,8 @@ use super::headers::{
 };
 use super::modern;
 use super::replies::{
-    Reply, accepted, json_or_accepted, json_reply, method_not_allowed, refusal, sse_response,
+    Reply, accepted, closing_refusal, json_or_accepted, json_reply, method_not_allowed, refusal,
+    sse_response,
 };
 use super::sessions::{HttpSession, STANDALONE, SessionTable};
 use super::sse::{SseStream, parse_event_id};
@@ -108,7 +109,16 @@ impl Endpoint {
 
     async fn handle(&self, connection: &Connection, request: Request<Incoming>) -> Reply {
         let headers = request.headers();
-        let host = text_header(headers, &header::HOST);
+        if let Some(why) = ambiguous_framing(headers) {
+            tracing::debug!(why, "refused a request framed ambiguously");
+            return closing_refusal(StatusCode::BAD_REQUEST, why);
+        }
+        // An absolute-form target names the host itself, and the Host header is then ignored
+        // (RFC 9112 §3.2.2): the target's authority is what the guard checks.
+        let host = match request.uri().authority() {
+            Some(authority) => Some(authority.as_str()),
+            None => text_header(headers, &header::HOST),
+        };
         // Two Host headers could pass the check with one and route with the other.
         let single_host = headers.get_all(header::HOST).iter().count() <= 1;
         if !single_host || !self.guard.host_allowed(host) {
@@ -538,4 +548,15 @@ mod tests {
             Some(StatusCode::NOT_FOUND)
         );
     }
+}
+
+/// Why a request's body framing could be read two ways (RFC 9112 §6.3), if it could:
+/// `Transfer-Encoding` given in two header lines, which hyper reads as one list. A proxy in
+/// front of us might take only one of them and see a second request where we see a body
+/// (request smuggling). Hyper refuses the other shapes itself: an encoding list not ending in
+/// `chunked`, differing `Content-Length`s; and with both `Transfer-Encoding` and
+/// `Content-Length` it reads the body as chunked and closes the connection after the answer.
+fn ambiguous_framing(headers: &hyper::HeaderMap) -> Option<&'static str> {
+    (headers.get_all(header::TRANSFER_ENCODING).iter().count() > 1)
+        .then_some("Bad Request: Transfer-Encoding given more than once")
 }

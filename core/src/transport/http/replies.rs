@@ -27,6 +27,16 @@ pub(super) fn refusal(status: StatusCode, message: &str) -> Reply {
     json_reply(status, error_frame(None::<&RequestId>, &error))
 }
 
+/// A refusal after which the connection closes: what follows on it cannot be trusted to be
+/// framed as the peer meant.
+pub(super) fn closing_refusal(status: StatusCode, message: &str) -> Reply {
+    let mut reply = refusal(status, message);
+    reply
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    reply
+}
+
 pub(super) fn challenge_reply(status: StatusCode, challenge: &str, message: &str) -> Reply {
     let mut reply = refusal(status, message);
     if let Ok(value) = HeaderValue::from_str(challenge) {
