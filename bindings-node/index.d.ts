@@ -307,6 +307,15 @@ export interface HttpOptions {
   /** Idle sessions end after this long (default 1 hour; 0: never). */
   sessionIdleTimeoutMs?: number
   /**
+   * Milliseconds a client may take to send a request's head, and how long a kept-alive
+   * connection may idle (default 30,000; 0: no limit). Cuts off slowloris clients.
+   */
+  headerReadTimeoutMs?: number
+  /** Milliseconds a client may take to send a request's body, then 408 (default 30,000; 0: no limit). */
+  bodyReadTimeoutMs?: number
+  /** Open connections at most (default 10,000); one more is answered 503 and closed. */
+  maxConnections?: number
+  /**
    * Require a bearer token: return what it grants, `{ insufficientScope: 'scope' }` to refuse a
    * valid token that lacks a scope (403), or null to refuse it (401).
    */

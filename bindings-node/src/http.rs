@@ -26,6 +26,11 @@ pub struct HttpInit {
     pub max_sessions: Option<u32>,
     /// 0 turns reaping off.
     pub session_idle_timeout_ms: Option<u32>,
+    /// 0: no limit.
+    pub header_read_timeout_ms: Option<u32>,
+    /// 0: no limit.
+    pub body_read_timeout_ms: Option<u32>,
+    pub max_connections: Option<u32>,
     pub authorization_servers: Option<Vec<String>>,
     pub resource_url: Option<String>,
 }
@@ -65,6 +70,9 @@ impl NativeHttpServer {
             allowed_origins: init.allowed_origins.unwrap_or_default(),
             max_sessions: init.max_sessions.map(|limit| limit as usize),
             session_idle_timeout_ms: init.session_idle_timeout_ms.map(u64::from),
+            header_read_timeout_ms: init.header_read_timeout_ms.map(u64::from),
+            body_read_timeout_ms: init.body_read_timeout_ms.map(u64::from),
+            max_connections: init.max_connections.map(|limit| limit as usize),
         };
         let mut options = match settings.into_options() {
             Ok(options) => options,

@@ -229,6 +229,43 @@ test('serveHttp: responseMode auto, json or sse; a bad or contradictory mode is 
   )
 })
 
+test('serveHttp: a trickled head is cut off at headerReadTimeoutMs; maxConnections caps connections with 503', async () => {
+  const { connect } = await import('node:net')
+  const server = new Server({ name: 'slow', version: '1' }).tool('shout', { inputSchema: { type: 'object' } }, ({ text }) => text.toUpperCase())
+  const http = await server.serveHttp('127.0.0.1', 0, { headerReadTimeoutMs: 200, maxConnections: 1 })
+  const port = Number(new URL(http.url).port)
+  // Everything the server sends until it closes the connection.
+  const untilClosed = (socket) =>
+    new Promise((resolve, reject) => {
+      let reply = ''
+      socket.setEncoding('utf8')
+      socket.on('data', (chunk) => (reply += chunk))
+      socket.on('close', () => resolve(reply))
+      socket.on('error', reject)
+    })
+  const open = () =>
+    new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket))
+    })
+  try {
+    const slow = await open()
+    const slowClosed = untilClosed(slow)
+    slow.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
+    // Held open (its head unfinished) while a second connection comes: that one is refused.
+    const extra = await open()
+    const refused = await untilClosed(extra)
+    assert.match(refused, /^HTTP\/1\.1 503/)
+    assert.match(refused, /too many open connections/)
+    assert.equal(await slowClosed, '')
+  } finally {
+    await http.close()
+  }
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 0, { maxConnections: 0 }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /max_connections/.test(err.message),
+  )
+})
+
 test('server.close() ends every HTTP server it started', async () => {
   const server = new Server({ name: 'closing', version: '1' }).tool('ping2', () => 'pong')
   const first = await server.serveHttp('127.0.0.1', 0)

@@ -236,6 +236,7 @@ impl NativeServer {
     /// tools run on the bridge's loop. `stop()` of this server ends it too.
     #[pyo3(signature = (bridge, host, port, path, stateless, response_mode, json_response, allowed_hosts,
                         allowed_origins, max_sessions, session_idle_timeout_ms,
+                        header_read_timeout_ms, body_read_timeout_ms, max_connections,
                         token_validator, authorization_servers, resource_url))]
     #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
     fn serve_http(
@@ -252,6 +253,9 @@ impl NativeServer {
         allowed_origins: Vec<String>,
         max_sessions: Option<usize>,
         session_idle_timeout_ms: Option<u64>,
+        header_read_timeout_ms: Option<u64>,
+        body_read_timeout_ms: Option<u64>,
+        max_connections: Option<usize>,
         token_validator: Option<Py<PyAny>>,
         authorization_servers: Vec<String>,
         resource_url: Option<String>,
@@ -270,6 +274,9 @@ impl NativeServer {
             allowed_origins,
             max_sessions,
             session_idle_timeout_ms,
+            header_read_timeout_ms,
+            body_read_timeout_ms,
+            max_connections,
         }
         .into_options()
         .map_err(to_py_err)?;

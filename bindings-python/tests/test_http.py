@@ -195,3 +195,38 @@ async def test_response_modes() -> None:
         await server.serve_http("127.0.0.1", 0, response_mode="stream")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="JSON answers asked for beside the Sse"):
         await server.serve_http("127.0.0.1", 0, response_mode="sse", json_response=True)
+
+
+@pytest.mark.asyncio
+async def test_slow_clients_are_cut_off_and_connections_are_capped() -> None:
+    import socket
+
+    server = http_server()
+    http = await server.serve_http("127.0.0.1", 0, header_read_timeout=0.2, max_connections=1)
+    port = int(http.url.rsplit(":", 1)[1].split("/")[0])
+
+    def trickle_then_wait_for_close() -> bytes:
+        # Half a head, then nothing: the server closes the connection at the limit.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            return sock.recv(4096)
+
+    def second_connection_while_one_is_open() -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as held:
+            held.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as extra:
+                reply = b""
+                while chunk := extra.recv(4096):
+                    reply += chunk
+                return reply
+
+    try:
+        assert await asyncio.to_thread(trickle_then_wait_for_close) == b""
+        refused = await asyncio.to_thread(second_connection_while_one_is_open)
+        assert refused.startswith(b"HTTP/1.1 503"), refused
+        assert b"too many open connections" in refused
+    finally:
+        http.stop()
+        await http.wait()
+    with pytest.raises(ValueError, match="max_connections"):
+        await server.serve_http("127.0.0.1", 0, max_connections=0)

@@ -40,6 +40,17 @@ pub struct HttpServerOptions {
     /// Idle sessions end after this many milliseconds (default 1 hour; 0: never).
     #[uniffi(default = None)]
     pub session_idle_timeout_ms: Option<u64>,
+    /// Milliseconds a client may take to send a request's head, and how long a kept-alive
+    /// connection may idle (default 30 s; 0: no limit).
+    #[uniffi(default = None)]
+    pub header_read_timeout_ms: Option<u64>,
+    /// Milliseconds a client may take to send a request's body, then 408 (default 30 s; 0: no
+    /// limit).
+    #[uniffi(default = None)]
+    pub body_read_timeout_ms: Option<u64>,
+    /// Open connections at most (default 10,000); one more is answered 503.
+    #[uniffi(default = None)]
+    pub max_connections: Option<u32>,
     /// The authorization servers named in the protected-resource metadata (with a validator).
     #[uniffi(default = [])]
     pub authorization_servers: Vec<String>,
@@ -156,6 +167,9 @@ impl HttpServer {
             allowed_origins: options.allowed_origins,
             max_sessions: options.max_sessions.map(|limit| limit as usize),
             session_idle_timeout_ms: options.session_idle_timeout_ms,
+            header_read_timeout_ms: options.header_read_timeout_ms,
+            body_read_timeout_ms: options.body_read_timeout_ms,
+            max_connections: options.max_connections.map(|limit| limit as usize),
         }
         .into_options()?;
         if let Some(validator) = validator {

@@ -34,6 +34,9 @@ class HttpMixin(ServerBase):
         allowed_origins: Optional[list[str]] = None,
         max_sessions: Optional[int] = None,
         session_idle_timeout: Optional[float] = None,
+        header_read_timeout: Optional[float] = None,
+        body_read_timeout: Optional[float] = None,
+        max_connections: Optional[int] = None,
         token_validator: Optional[Callable[[str], Optional[dict[str, Any]]]] = None,
         authorization_servers: Optional[list[str]] = None,
         resource_url: Optional[str] = None,
@@ -48,7 +51,11 @@ class HttpMixin(ServerBase):
         then fail at once). `response_mode` says how requests are answered: `"auto"` (the
         default) with one JSON body when the answer is ready at once and an SSE stream otherwise,
         `"json"` always with one JSON body, `"sse"` always with an SSE stream;
-        `json_response=True` is the official SDK's name for `"json"`. With
+        `json_response=True` is the official SDK's name for `"json"`. Slow and greedy clients
+        are bounded: `header_read_timeout` (seconds to send a request's head, and how long a
+        kept-alive connection may idle; default 30), `body_read_timeout` (seconds to send the
+        body, then 408; default 30), `max_connections` (default 10,000; one more gets 503);
+        0 turns a timeout off. With
         `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
         token (401 otherwise, pointing at the metadata that names `authorization_servers`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
@@ -57,7 +64,9 @@ class HttpMixin(ServerBase):
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
         self._loop = loop
-        idle_ms = None if session_idle_timeout is None else int(session_idle_timeout * 1000)
+        def millis(seconds: Optional[float]) -> Optional[int]:
+            return None if seconds is None else int(seconds * 1000)
+
         try:
             native = self._native.serve_http(
                 bridge,
@@ -70,7 +79,10 @@ class HttpMixin(ServerBase):
                 list(allowed_hosts or []),
                 list(allowed_origins or []),
                 max_sessions,
-                idle_ms,
+                millis(session_idle_timeout),
+                millis(header_read_timeout),
+                millis(body_read_timeout),
+                max_connections,
                 None if token_validator is None else _token_check(token_validator),
                 list(authorization_servers or []),
                 resource_url,

@@ -92,6 +92,13 @@ pub struct HttpSettings {
     pub max_sessions: Option<usize>,
     /// Idle sessions end after this many milliseconds; 0: never.
     pub session_idle_timeout_ms: Option<u64>,
+    /// Milliseconds a client may take to send a request's head (also a kept-alive
+    /// connection's idle limit); 0: no limit.
+    pub header_read_timeout_ms: Option<u64>,
+    /// Milliseconds a client may take to send a request's body; 0: no limit.
+    pub body_read_timeout_ms: Option<u64>,
+    /// Open connections at most.
+    pub max_connections: Option<usize>,
 }
 
 impl HttpSettings {
@@ -118,8 +125,23 @@ impl HttpSettings {
         if let Some(limit) = self.max_sessions {
             options.max_sessions = limit;
         }
+        let limit = |ms: u64| (ms > 0).then(|| std::time::Duration::from_millis(ms));
         if let Some(ms) = self.session_idle_timeout_ms {
-            options.session_idle_timeout = (ms > 0).then(|| std::time::Duration::from_millis(ms));
+            options.session_idle_timeout = limit(ms);
+        }
+        if let Some(ms) = self.header_read_timeout_ms {
+            options.header_read_timeout = limit(ms);
+        }
+        if let Some(ms) = self.body_read_timeout_ms {
+            options.body_read_timeout = limit(ms);
+        }
+        if let Some(connections) = self.max_connections {
+            if connections == 0 {
+                return Err(crate::Error::InvalidArgument(
+                    "max_connections must be at least 1".into(),
+                ));
+            }
+            options.max_connections = connections;
         }
         Ok(options)
     }
@@ -205,6 +227,9 @@ mod tests {
     fn http_settings_zero_idle_timeout_turns_reaping_off() {
         let options = HttpSettings {
             session_idle_timeout_ms: Some(0),
+            header_read_timeout_ms: Some(0),
+            body_read_timeout_ms: Some(250),
+            max_connections: Some(7),
             max_sessions: Some(3),
             path: Some("/x".into()),
             ..HttpSettings::default()
@@ -212,6 +237,17 @@ mod tests {
         .into_options()
         .expect("valid settings");
         assert_eq!(options.session_idle_timeout, None);
+        assert_eq!(options.header_read_timeout, None);
+        assert_eq!(
+            options.body_read_timeout,
+            Some(std::time::Duration::from_millis(250))
+        );
+        assert_eq!(options.max_connections, 7);
+        let no_connections = HttpSettings {
+            max_connections: Some(0),
+            ..HttpSettings::default()
+        };
+        assert!(no_connections.into_options().is_err());
         assert_eq!(options.max_sessions, 3);
         assert_eq!(options.path, "/x");
     }

@@ -10,5 +10,6 @@ mod modern;
 mod modes;
 mod refusals;
 mod sessions;
+mod slow;
 mod streams;
 mod support;

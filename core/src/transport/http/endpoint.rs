@@ -196,7 +196,18 @@ impl Endpoint {
                 "Unsupported Media Type: the body must be application/json",
             );
         }
-        let body = match read_body(body, self.max_body).await {
+        let read = read_body(body, self.max_body);
+        let read = match self.options.body_read_timeout {
+            // A body that came with its head is read before the deadline is ever armed.
+            Some(limit) => tokio::time::timeout(limit, read).await.unwrap_or_else(|_| {
+                Err(closing_refusal(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "Request Timeout: the body did not come in time",
+                ))
+            }),
+            None => read.await,
+        };
+        let body = match read {
             Ok(body) => body,
             Err(reply) => return reply,
         };
@@ -514,6 +525,17 @@ impl Endpoint {
     }
 }
 
+/// Why a request's body framing could be read two ways (RFC 9112 §6.3), if it could:
+/// `Transfer-Encoding` given in two header lines, which hyper reads as one list. A proxy in
+/// front of us might take only one of them and see a second request where we see a body
+/// (request smuggling). Hyper refuses the other shapes itself: an encoding list not ending in
+/// `chunked`, differing `Content-Length`s; and with both `Transfer-Encoding` and
+/// `Content-Length` it reads the body as chunked and closes the connection after the answer.
+fn ambiguous_framing(headers: &hyper::HeaderMap) -> Option<&'static str> {
+    (headers.get_all(header::TRANSFER_ENCODING).iter().count() > 1)
+        .then_some("Bad Request: Transfer-Encoding given more than once")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -548,15 +570,4 @@ mod tests {
             Some(StatusCode::NOT_FOUND)
         );
     }
-}
-
-/// Why a request's body framing could be read two ways (RFC 9112 §6.3), if it could:
-/// `Transfer-Encoding` given in two header lines, which hyper reads as one list. A proxy in
-/// front of us might take only one of them and see a second request where we see a body
-/// (request smuggling). Hyper refuses the other shapes itself: an encoding list not ending in
-/// `chunked`, differing `Content-Length`s; and with both `Transfer-Encoding` and
-/// `Content-Length` it reads the body as chunked and closes the connection after the answer.
-fn ambiguous_framing(headers: &hyper::HeaderMap) -> Option<&'static str> {
-    (headers.get_all(header::TRANSFER_ENCODING).iter().count() > 1)
-        .then_some("Bad Request: Transfer-Encoding given more than once")
 }

@@ -27,10 +27,11 @@ mod stops;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -97,6 +98,16 @@ pub struct HttpOptions {
     pub session_idle_timeout: Option<Duration>,
     /// Largest request body in bytes (default: the server's `max_frame_bytes`).
     pub max_body_bytes: Option<usize>,
+    /// How long a client may take to send a request's head, counted from the connection's
+    /// start or from the end of the previous answer on it (default 30 s). So it is also how
+    /// long a kept-alive connection may sit idle; a client trickling its head (slowloris) is
+    /// cut off at it. `None`: no limit.
+    pub header_read_timeout: Option<Duration>,
+    /// How long a client may take to send a request's body once its head came (default 30 s);
+    /// past it: `408` and the connection closed. `None`: no limit.
+    pub body_read_timeout: Option<Duration>,
+    /// Open connections at most (default 10,000); one beyond is answered `503` and closed.
+    pub max_connections: usize,
     /// The `retry:` hint sent before the server closes an SSE connection it wants the client to
     /// reopen (default 1 s).
     pub sse_retry: Duration,
@@ -119,6 +130,9 @@ impl Default for HttpOptions {
             max_sessions: 10_000,
             session_idle_timeout: Some(Duration::from_secs(3600)),
             max_body_bytes: None,
+            header_read_timeout: Some(Duration::from_secs(30)),
+            body_read_timeout: Some(Duration::from_secs(30)),
+            max_connections: 10_000,
             sse_retry: Duration::from_secs(1),
             sse_keep_alive: Some(Duration::from_secs(15)),
             event_store: Arc::new(MemoryEventStore::default()),
@@ -137,6 +151,9 @@ impl std::fmt::Debug for HttpOptions {
             .field("response_mode", &self.response_mode)
             .field("max_sessions", &self.max_sessions)
             .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("max_connections", &self.max_connections)
             .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()
     }
@@ -204,8 +221,12 @@ impl Server {
         }
         let local_addr = listener.local_addr().map_err(Error::Transport)?;
         let stop = CancellationToken::new();
+        let limits = ConnectionLimits {
+            header_read_timeout: options.header_read_timeout,
+            max_connections: options.max_connections,
+        };
         let endpoint = endpoint::Endpoint::new(self.clone(), options, local_addr, stop.clone());
-        let task = tokio::spawn(accept_loop(listener, endpoint, stop.clone()));
+        let task = tokio::spawn(accept_loop(listener, endpoint, limits, stop.clone()));
         tracing::info!(%local_addr, "serving Streamable HTTP");
         Ok(HttpServer {
             local_addr,
@@ -215,14 +236,48 @@ impl Server {
     }
 }
 
+/// What bounds a connection, before any request on it is read.
+struct ConnectionLimits {
+    header_read_timeout: Option<Duration>,
+    max_connections: usize,
+}
+
+/// One open connection, counted while it lives.
+struct Open(Arc<AtomicUsize>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The answer to a connection beyond `max_connections`: written at once, then the connection
+/// closes. A peer that does not read it is not waited for long.
+async fn refuse_connection(mut socket: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    const BODY: &str = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Service Unavailable: too many open connections"}}"#;
+    let reply = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         connection: close\r\ncontent-length: {}\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = socket.write_all(reply.as_bytes()).await;
+        let _ = socket.shutdown().await;
+    })
+    .await;
+}
+
 async fn accept_loop(
     listener: TcpListener,
     endpoint: Arc<endpoint::Endpoint>,
+    limits: ConnectionLimits,
     stop: CancellationToken,
 ) {
     let connections = TaskTracker::new();
     let stops = stops::ConnectionStops::default();
     let reaper = tokio::spawn(endpoint.clone().reap_idle_sessions());
+    let open = Arc::new(AtomicUsize::new(0));
     loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => break,
@@ -237,22 +292,38 @@ async fn accept_loop(
                 continue;
             }
         };
+        if open.load(Ordering::Acquire) >= limits.max_connections {
+            tracing::debug!(
+                limit = limits.max_connections,
+                "refused a connection past the limit"
+            );
+            connections.spawn(refuse_connection(socket));
+            continue;
+        }
+        open.fetch_add(1, Ordering::AcqRel);
+        let counted = Open(open.clone());
         // Answers are small writes that must not wait for Nagle's timer.
         let _ = socket.set_nodelay(true);
         let endpoint = endpoint.clone();
         let stop = stops.add();
+        let header_read_timeout = limits.header_read_timeout;
         connections.spawn(async move {
+            let _counted = counted;
             let state = endpoint::Connection::new(endpoint);
             let service = hyper::service::service_fn(move |request| {
                 let state = state.clone();
                 async move { Ok::<_, std::convert::Infallible>(state.handle(request).await) }
             });
-            let connection = http1::Builder::new()
+            let mut builder = http1::Builder::new();
+            builder
                 .keep_alive(true)
                 // Most answers are a few hundred bytes: copied behind the head and sent with
                 // one write, they cost the kernel less than a two-piece writev.
                 .writev(false)
-                .serve_connection(TokioIo::new(socket), service);
+                // The head's deadline, also running while a kept-alive connection idles.
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_read_timeout);
+            let connection = builder.serve_connection(TokioIo::new(socket), service);
             tokio::pin!(connection);
             tokio::select! {
                 result = in_place::InPlace::new(connection.as_mut()) => {

@@ -225,4 +225,37 @@ class CatalogHttpTest {
         val refused = assertThrows<ToolwireException.InvalidArgument> { catalogServer().serveHttp("127.0.0.1", 0u, both) }
         assertTrue(refused.detail.contains("JSON answers asked for beside the Sse"), refused.detail)
     }
+
+    @Test
+    fun `serveHttp cuts off a trickled head and caps connections`() {
+        val http = catalogServer().serveHttp(
+            "127.0.0.1",
+            0u,
+            HttpServerOptions(headerReadTimeoutMs = 200uL, maxConnections = 1u),
+        )
+        try {
+            val port = URI(http.url()).port
+            java.net.Socket("127.0.0.1", port).use { slow ->
+                slow.soTimeout = 10_000
+                slow.getOutputStream().write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".toByteArray())
+                // While it is held open, a second connection is refused.
+                java.net.Socket("127.0.0.1", port).use { extra ->
+                    extra.soTimeout = 10_000
+                    val refused = extra.getInputStream().readAllBytes().decodeToString()
+                    assertTrue(refused.startsWith("HTTP/1.1 503"), refused)
+                    assertTrue(refused.contains("too many open connections"), refused)
+                }
+                // The slow one is closed at the limit: its read ends with nothing.
+                assertEquals(-1, slow.getInputStream().read())
+            }
+        } finally {
+            http.stop()
+            http.waitBlocking()
+            http.destroy()
+        }
+        val refused = assertThrows<ToolwireException.InvalidArgument> {
+            catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(maxConnections = 0u))
+        }
+        assertTrue(refused.detail.contains("max_connections"), refused.detail)
+    }
 }

@@ -1,0 +1,164 @@
+//! Slow and greedy clients: a head trickled byte by byte, a kept-alive connection left idle, a
+//! body that never comes, and more connections than allowed. Each limit is short here, and the
+//! test waits for its event (the server closing the connection, or its refusal).
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use toolwire::transport::http::{HttpOptions, HttpServer};
+
+use super::support::*;
+
+const LIMIT: Duration = Duration::from_millis(300);
+
+fn short_limits() -> HttpOptions {
+    let mut options = HttpOptions::default();
+    options.header_read_timeout = Some(LIMIT);
+    options.body_read_timeout = Some(LIMIT);
+    options
+}
+
+/// Everything the server sends until it closes the connection; fails if it is still open after
+/// 10 s (far past every limit here).
+async fn until_closed(stream: &mut TcpStream) -> String {
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => reply.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let reply = String::from_utf8_lossy(&reply).into_owned();
+    assert!(
+        read.is_ok(),
+        "the server kept the connection open: {reply:?}"
+    );
+    reply
+}
+
+fn ping_request(server: &HttpServer, connection: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}}"#;
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: {connection}\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        server.local_addr(),
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn a_trickled_head_is_cut_off() {
+    let server = serve(short_limits()).await;
+    let mut stream = TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    // Half a head, then nothing more: the slowloris shape.
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .await
+        .expect("write");
+    until_closed(&mut stream).await;
+    // The server goes on serving.
+    let mut fresh = TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    fresh
+        .write_all(ping_request(&server, "close").as_bytes())
+        .await
+        .expect("write");
+    assert!(until_closed(&mut fresh).await.starts_with("HTTP/1.1 200"));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed() {
+    let server = serve(short_limits()).await;
+    let mut stream = TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    stream
+        .write_all(ping_request(&server, "keep-alive").as_bytes())
+        .await
+        .expect("write");
+    // The answer comes, then the connection idles past the limit and is closed.
+    let reply = until_closed(&mut stream).await;
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert_eq!(reply.matches("HTTP/1.1 ").count(), 1, "{reply}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_come_gets_408() {
+    let server = serve(short_limits()).await;
+    let mut stream = TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"json",
+        server.local_addr()
+    );
+    stream.write_all(head.as_bytes()).await.expect("write");
+    let reply = until_closed(&mut stream).await;
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(reply.contains("the body did not come in time"), "{reply}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn connections_past_the_limit_are_refused_with_503() {
+    let mut options = HttpOptions::default();
+    options.max_connections = 2;
+    let server = serve(options).await;
+    // Two connections, each proven accepted by an answer on it.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(server.local_addr())
+            .await
+            .expect("connect");
+        stream
+            .write_all(ping_request(&server, "keep-alive").as_bytes())
+            .await
+            .expect("write");
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).await.expect("an answer");
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+        held.push(stream);
+    }
+    let mut third = TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    let reply = until_closed(&mut third).await;
+    assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
+    assert!(reply.contains("too many open connections"), "{reply}");
+    // One held connection goes: a new one is served once the server has seen it go (each try
+    // is a whole connection and its answer; no waiting between tries).
+    drop(held.pop());
+    let mut tries = 0;
+    loop {
+        let mut next = TcpStream::connect(server.local_addr())
+            .await
+            .expect("connect");
+        next.write_all(ping_request(&server, "close").as_bytes())
+            .await
+            .expect("write");
+        let reply = until_closed(&mut next).await;
+        if reply.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
+        tries += 1;
+        assert!(
+            tries < 10_000,
+            "the closed connection was never counted out"
+        );
+        tokio::task::yield_now().await;
+    }
+    server.shutdown().await;
+}
