@@ -64,6 +64,7 @@ class HttpMixin(ServerBase):
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
         self._loop = loop
+
         def millis(seconds: Optional[float]) -> Optional[int]:
             return None if seconds is None else int(seconds * 1000)
 
