@@ -198,6 +198,11 @@ export interface ServerOptions {
   defaultToolTimeoutMs?: number
   /** Calls running at once across the server (at least 1); more wait in a bounded queue. */
   maxConcurrentCalls?: number
+  /**
+   * Calls of one client session running at once (default 1024); its further calls wait behind
+   * it, so one client cannot take every slot while others wait.
+   */
+  maxConcurrentCallsPerSession?: number
   /** Largest inbound message; a longer one is refused with -32600. */
   maxFrameBytes?: number
   /** Deepest JSON nesting accepted. */

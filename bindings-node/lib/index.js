@@ -245,7 +245,7 @@ class Server {
 
   /**
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
-   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
+   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxConcurrentCallsPerSession`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
    *   and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`.
    */
   constructor(options) {

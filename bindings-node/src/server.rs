@@ -26,6 +26,7 @@ pub struct ServerInit {
     pub page_size: Option<u32>,
     pub default_tool_timeout_ms: Option<u32>,
     pub max_concurrent_calls: Option<u32>,
+    pub max_concurrent_calls_per_session: Option<u32>,
     pub max_frame_bytes: Option<u32>,
     pub max_depth: Option<u32>,
     pub cache_ttl_ms: Option<u32>,
@@ -56,6 +57,9 @@ pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
         .map(|ms| Duration::from_millis(u64::from(ms)));
     if let Some(limit) = init.max_concurrent_calls {
         options.max_concurrent_calls = limit as usize;
+    }
+    if let Some(limit) = init.max_concurrent_calls_per_session {
+        options.max_concurrent_calls_per_session = limit as usize;
     }
     let modern = toolwire::host::ModernSettings {
         cache_ttl_ms: init.cache_ttl_ms.map(u64::from),

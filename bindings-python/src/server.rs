@@ -34,7 +34,7 @@ impl NativeServer {
     #[new]
     #[pyo3(signature = (name, version, instructions=None, title=None, page_size=None,
                         default_tool_timeout_ms=None, max_concurrent_calls=None,
-                        max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
+                        max_concurrent_calls_per_session=None, max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
                         request_state_keys=None, modern_only=false))]
     #[expect(
         clippy::too_many_arguments,
@@ -48,6 +48,7 @@ impl NativeServer {
         page_size: Option<usize>,
         default_tool_timeout_ms: Option<u64>,
         max_concurrent_calls: Option<usize>,
+        max_concurrent_calls_per_session: Option<usize>,
         max_frame_bytes: Option<usize>,
         max_depth: Option<usize>,
         cache_ttl_ms: Option<u64>,
@@ -66,6 +67,9 @@ impl NativeServer {
         options.default_tool_timeout = default_tool_timeout_ms.map(Duration::from_millis);
         if let Some(limit) = max_concurrent_calls {
             options.max_concurrent_calls = limit;
+        }
+        if let Some(limit) = max_concurrent_calls_per_session {
+            options.max_concurrent_calls_per_session = limit;
         }
         toolwire::host::ModernSettings {
             cache_ttl_ms,

@@ -96,6 +96,10 @@ pub struct ServerConfig {
     /// At most this many tool calls run at once, across all sessions of this server.
     #[uniffi(default = None)]
     pub max_concurrent_calls: Option<u32>,
+    /// At most this many tool calls of one client session run at once (default 1024); its
+    /// further calls wait behind it, so one client cannot take every slot.
+    #[uniffi(default = None)]
+    pub max_concurrent_calls_per_session: Option<u32>,
     /// Largest inbound message in bytes (default 4 MiB).
     #[uniffi(default = None)]
     pub max_frame_bytes: Option<u64>,
@@ -124,6 +128,9 @@ impl ServerConfig {
         options.default_tool_timeout = self.default_tool_timeout_ms.map(Duration::from_millis);
         if let Some(limit) = self.max_concurrent_calls {
             options.max_concurrent_calls = to_usize(limit);
+        }
+        if let Some(limit) = self.max_concurrent_calls_per_session {
+            options.max_concurrent_calls_per_session = to_usize(limit);
         }
         if let Some(limit) = self.max_frame_bytes {
             options.max_frame_bytes = usize::try_from(limit).unwrap_or(usize::MAX);

@@ -132,3 +132,71 @@ async fn many_concurrent_calls_all_answered() {
     }
     assert_eq!(ids.len(), n as usize);
 }
+
+fn quick(
+    _ctx: Context,
+    _args: Value,
+) -> futures_util::future::BoxFuture<'static, Result<ToolOutput, ToolError>> {
+    Box::pin(async { Ok(ToolOutput::text("quick")) })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_greedy_session_waits_behind_its_own_limit_while_others_are_served() {
+    let mut options = ServerOptions::default();
+    options.max_concurrent_calls = 4;
+    options.max_concurrent_calls_per_session = 2;
+    let server = server_with(
+        options,
+        vec![(Tool::new("slow"), slow), (Tool::new("quick"), quick)],
+    );
+    let mut greedy = Client::initialized(&server).await;
+    let mut other = Client::initialized(&server).await;
+    let start = tokio::time::Instant::now();
+    for id in 1..=10 {
+        greedy.send(&call(id, "slow", json!({})));
+    }
+    // The greedy session holds two of the four slots: the other's call runs at once (paused
+    // time: the clock has not moved when its answer comes).
+    other.send(&call(1, "quick", json!({})));
+    let answer = other.recv().await.unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "quick", "{answer}");
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    // The greedy session's calls all run, two at a time: five rounds of 200 ms.
+    let mut answered = Vec::new();
+    for _ in 1..=10 {
+        let answer = greedy.recv().await.unwrap();
+        assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
+        answered.push(answer["id"].as_i64().unwrap());
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, (1..=10).collect::<Vec<_>>());
+    assert_eq!(start.elapsed(), Duration::from_millis(1000));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_past_its_own_queue_is_refused() {
+    let mut options = ServerOptions::default();
+    options.max_concurrent_calls_per_session = 1;
+    options.max_queued_calls = 1;
+    let server = server_with(options, vec![(Tool::new("slow"), slow)]);
+    let mut client = Client::initialized(&server).await;
+    for id in 1..=3 {
+        client.send(&call(id, "slow", json!({})));
+    }
+    let first = client.recv().await.unwrap();
+    assert_eq!(first["id"], 3);
+    assert!(
+        is_error_text(&first)
+            .starts_with("Server busy: this session already has 1 calls running and 1 waiting"),
+        "{first}"
+    );
+    assert_eq!(client.recv().await.unwrap()["id"], 1);
+    assert_eq!(client.recv().await.unwrap()["id"], 2);
+    // Another session is not held back by this one's queue.
+    let mut other = Client::initialized(&server).await;
+    other.send(&call(1, "slow", json!({})));
+    assert_eq!(
+        other.recv().await.unwrap()["result"]["content"][0]["text"],
+        "done"
+    );
+}

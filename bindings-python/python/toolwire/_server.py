@@ -153,6 +153,9 @@ class Server(CatalogMixin, HttpMixin):
         page_size: Tools per `tools/list` page (default: all in one page).
         default_tool_timeout: Seconds a tool may run unless it sets its own `timeout`.
         max_concurrent_calls: Tool calls that may run at once (more wait in a bounded queue).
+        max_concurrent_calls_per_session: Tool calls of one client session that may run at once
+            (default 1024); its further calls wait behind it, so one client cannot take every
+            slot while others wait.
         max_frame_bytes: Largest inbound message in bytes (default 4 MiB).
         max_depth: Deepest JSON nesting accepted (default 64).
         cache_ttl_ms: 2026-07-28: how long clients may cache lists, reads and `server/discover`
@@ -174,6 +177,7 @@ class Server(CatalogMixin, HttpMixin):
         page_size: Optional[int] = None,
         default_tool_timeout: Optional[float] = None,
         max_concurrent_calls: Optional[int] = None,
+        max_concurrent_calls_per_session: Optional[int] = None,
         max_frame_bytes: Optional[int] = None,
         max_depth: Optional[int] = None,
         cache_ttl_ms: Optional[int] = None,
@@ -190,6 +194,7 @@ class Server(CatalogMixin, HttpMixin):
             page_size,
             timeout_ms,
             max_concurrent_calls,
+            max_concurrent_calls_per_session,
             max_frame_bytes,
             max_depth,
             cache_ttl_ms,

@@ -358,6 +358,22 @@ async fn execute(
         .timeout
         .or(session.server.options.default_tool_timeout);
     let work = async {
+        // The session's own limit first: calls past it wait there, holding none of the
+        // server's slots, so other sessions are served meanwhile.
+        let _session = match &session.call_limiter {
+            None => None,
+            Some(limiter) => match limiter.admit(cancel).await {
+                Admission::Admitted(permit) => Some(permit),
+                Admission::Overloaded { limit, max_queued } => {
+                    return Some(Outcome::Answer(overloaded(
+                        "this session",
+                        limit,
+                        max_queued,
+                    )));
+                }
+                Admission::Cancelled => return None,
+            },
+        };
         let _global = match session.server.call_limiter.admit(cancel).await {
             Admission::Admitted(permit) => permit,
             Admission::Overloaded { limit, max_queued } => {

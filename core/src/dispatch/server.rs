@@ -28,6 +28,10 @@ pub struct ServerOptions {
     pub page_size: Option<usize>,
     /// Tool calls that may run at once, across all sessions of this server (default 4096).
     pub max_concurrent_calls: usize,
+    /// Tool calls of one session that may run at once (default 1024). A session past it waits
+    /// behind its own limit, not in the server's queue: one greedy client cannot take every
+    /// slot of [`max_concurrent_calls`](Self::max_concurrent_calls) while others wait.
+    pub max_concurrent_calls_per_session: usize,
     /// Calls that may wait for a slot, per limit, before calls are refused (default 16384).
     pub max_queued_calls: usize,
     /// Deadline for tools without their own (default: none).
@@ -96,6 +100,7 @@ impl Default for ServerOptions {
             max_depth: limits.max_depth,
             page_size: None,
             max_concurrent_calls: 4096,
+            max_concurrent_calls_per_session: 1024,
             max_queued_calls: 16384,
             default_tool_timeout: None,
             client_request_timeout: Duration::from_secs(60),
@@ -471,6 +476,11 @@ impl ServerBuilder {
         if options.max_concurrent_calls == 0 {
             return Err(Error::InvalidArgument(
                 "max_concurrent_calls must be at least 1".into(),
+            ));
+        }
+        if options.max_concurrent_calls_per_session == 0 {
+            return Err(Error::InvalidArgument(
+                "max_concurrent_calls_per_session must be at least 1".into(),
             ));
         }
         if options.page_size == Some(0) {

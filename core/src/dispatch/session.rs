@@ -21,6 +21,7 @@ use super::watch::watch_changes;
 use crate::Error;
 use crate::cancel::CallCancel;
 use crate::host::{CallTask, HostHooks};
+use crate::limiter::Limiter;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
 use crate::wire::{ErrorObject, RequestId, error_frame, parse_frame};
 
@@ -57,6 +58,9 @@ pub(crate) struct SessionShared {
     pub(crate) spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
     /// Resource URIs this client subscribed to.
     subscriptions: Mutex<HashSet<String>>,
+    /// This session's share of the server's call slots; none for a session made for one
+    /// exchange (it has one request).
+    pub(crate) call_limiter: Option<Limiter>,
 }
 
 /// One client's session. Cheap to clone; clones refer to the same session.
@@ -213,6 +217,13 @@ impl SessionShared {
         out: OutboundSender,
         spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
     ) -> Self {
+        let options = &server.inner.options;
+        let call_limiter = (!matches!(out, OutboundSender::Nowhere)).then(|| {
+            Limiter::new(
+                options.max_concurrent_calls_per_session,
+                options.max_queued_calls,
+            )
+        });
         SessionShared {
             server: server.inner.clone(),
             out,
@@ -228,6 +239,7 @@ impl SessionShared {
             shutdown: CancellationToken::new(),
             draining: CancellationToken::new(),
             runtime,
+            call_limiter,
             spawn_call,
             subscriptions: Mutex::new(HashSet::new()),
         }

@@ -449,4 +449,13 @@ class ForeignTraitLoadTest {
             }
         }
     }
+
+    @Test
+    fun `the per-session call limit is an option and refuses 0`() {
+        val refused = assertThrows<ToolwireException.InvalidArgument> {
+            Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 0u))
+        }
+        assertTrue(refused.detail.contains("max_concurrent_calls_per_session must be at least 1"), refused.detail)
+        Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 2u)).destroy()
+    }
 }
