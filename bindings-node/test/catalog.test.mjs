@@ -225,15 +225,13 @@ test('serveHttp: responseMode auto, json or sse; a bad or contradictory mode is 
   )
   await assert.rejects(
     server.serveHttp('127.0.0.1', 0, { responseMode: 'sse', jsonResponse: true }),
-    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /JSON answers asked for beside the Sse/.test(err.message),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /JSON answers asked for beside the "sse"/.test(err.message),
   )
 })
 
 test('serveHttp: a trickled head is cut off at headerReadTimeoutMs; maxConnections caps connections with 503', async () => {
   const { connect } = await import('node:net')
   const server = new Server({ name: 'slow', version: '1' }).tool('shout', { inputSchema: { type: 'object' } }, ({ text }) => text.toUpperCase())
-  const http = await server.serveHttp('127.0.0.1', 0, { headerReadTimeoutMs: 200, maxConnections: 1 })
-  const port = Number(new URL(http.url).port)
   // Everything the server sends until it closes the connection.
   const untilClosed = (socket) =>
     new Promise((resolve, reject) => {
@@ -243,22 +241,31 @@ test('serveHttp: a trickled head is cut off at headerReadTimeoutMs; maxConnectio
       socket.on('close', () => resolve(reply))
       socket.on('error', reject)
     })
-  const open = () =>
+  const open = (url) =>
     new Promise((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(socket))
+      const socket = connect(Number(new URL(url).port), '127.0.0.1', () => resolve(socket))
     })
+  const slow = await server.serveHttp('127.0.0.1', 0, { headerReadTimeoutMs: 200 })
   try {
-    const slow = await open()
-    const slowClosed = untilClosed(slow)
-    slow.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
-    // Held open (its head unfinished) while a second connection comes: that one is refused.
-    const extra = await open()
+    const trickling = await open(slow.url)
+    const closed = untilClosed(trickling)
+    trickling.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
+    assert.equal(await closed, '')
+  } finally {
+    await slow.close()
+  }
+  const capped = await server.serveHttp('127.0.0.1', 0, { maxConnections: 1 })
+  try {
+    // Served and kept alive: the one connection allowed is taken.
+    const held = await fetch(capped.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+    assert.equal(held.status, 200)
+    await held.text()
+    const extra = await open(capped.url)
     const refused = await untilClosed(extra)
     assert.match(refused, /^HTTP\/1\.1 503/)
     assert.match(refused, /too many open connections/)
-    assert.equal(await slowClosed, '')
   } finally {
-    await http.close()
+    await capped.close()
   }
   await assert.rejects(
     server.serveHttp('127.0.0.1', 0, { maxConnections: 0 }),

@@ -193,7 +193,7 @@ async def test_response_modes() -> None:
             await http.wait()
     with pytest.raises(ValueError, match="response mode"):
         await server.serve_http("127.0.0.1", 0, response_mode="stream")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="JSON answers asked for beside the Sse"):
+    with pytest.raises(ValueError, match='JSON answers asked for beside the "sse"'):
         await server.serve_http("127.0.0.1", 0, response_mode="sse", json_response=True)
 
 
@@ -202,31 +202,47 @@ async def test_slow_clients_are_cut_off_and_connections_are_capped() -> None:
     import socket
 
     server = http_server()
-    http = await server.serve_http("127.0.0.1", 0, header_read_timeout=0.2, max_connections=1)
-    port = int(http.url.rsplit(":", 1)[1].split("/")[0])
 
-    def trickle_then_wait_for_close() -> bytes:
+    def port_of(url: str) -> int:
+        return int(url.rsplit(":", 1)[1].split("/")[0])
+
+    def trickle_then_wait_for_close(port: int) -> bytes:
         # Half a head, then nothing: the server closes the connection at the limit.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
             return sock.recv(4096)
 
-    def second_connection_while_one_is_open() -> bytes:
+    def second_connection_while_one_is_open(port: int) -> bytes:
+        body = json.dumps(INIT).encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
         with socket.create_connection(("127.0.0.1", port), timeout=10) as held:
-            held.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            # Served and kept alive: the one connection allowed is taken.
+            held.sendall(head + body)
+            assert held.recv(4096).startswith(b"HTTP/1.1 200")
             with socket.create_connection(("127.0.0.1", port), timeout=10) as extra:
                 reply = b""
                 while chunk := extra.recv(4096):
                     reply += chunk
                 return reply
 
+    slow = await server.serve_http("127.0.0.1", 0, header_read_timeout=0.2)
     try:
-        assert await asyncio.to_thread(trickle_then_wait_for_close) == b""
-        refused = await asyncio.to_thread(second_connection_while_one_is_open)
+        assert await asyncio.to_thread(trickle_then_wait_for_close, port_of(slow.url)) == b""
+    finally:
+        slow.stop()
+        await slow.wait()
+    capped = await server.serve_http("127.0.0.1", 0, max_connections=1)
+    try:
+        refused = await asyncio.to_thread(second_connection_while_one_is_open, port_of(capped.url))
         assert refused.startswith(b"HTTP/1.1 503"), refused
         assert b"too many open connections" in refused
     finally:
-        http.stop()
-        await http.wait()
+        capped.stop()
+        await capped.wait()
     with pytest.raises(ValueError, match="max_connections"):
         await server.serve_http("127.0.0.1", 0, max_connections=0)
+    with pytest.raises(ValueError, match="header_read_timeout"):
+        await server.serve_http("127.0.0.1", 0, header_read_timeout=-1)

@@ -193,7 +193,10 @@ fn build_server(case: &Value) -> Result<Server, String> {
     let options = server_options(case.get("options"));
     match case.get("server").and_then(Value::as_str) {
         None | Some("demo") => toolwire_demo::build_server_with(options),
-        Some("conformance") => toolwire_demo::conformance::build_conformance_server_with(options),
+        Some("conformance") if case.get("options").is_some() => {
+            return Err("the conformance server takes no options here".into());
+        }
+        Some("conformance") => toolwire_demo::conformance::build_conformance_server(),
         Some(other) => return Err(format!("unknown server {other:?}")),
     }
     .map_err(|e| format!("server: {e}"))

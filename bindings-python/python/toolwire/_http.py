@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import signal
 import sys
 from typing import Any, Callable, Literal, Optional
@@ -60,13 +61,16 @@ class HttpMixin(ServerBase):
         token (401 otherwise, pointing at the metadata that names `authorization_servers`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
         """
+        timeouts = {
+            "session_idle_timeout": _millis("session_idle_timeout", session_idle_timeout),
+            "header_read_timeout": _millis("header_read_timeout", header_read_timeout),
+            "body_read_timeout": _millis("body_read_timeout", body_read_timeout),
+        }
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
         self._loop = loop
 
-        def millis(seconds: Optional[float]) -> Optional[int]:
-            return None if seconds is None else int(seconds * 1000)
 
         try:
             native = self._native.serve_http(
@@ -80,9 +84,9 @@ class HttpMixin(ServerBase):
                 list(allowed_hosts or []),
                 list(allowed_origins or []),
                 max_sessions,
-                millis(session_idle_timeout),
-                millis(header_read_timeout),
-                millis(body_read_timeout),
+                timeouts["session_idle_timeout"],
+                timeouts["header_read_timeout"],
+                timeouts["body_read_timeout"],
                 max_connections,
                 None if token_validator is None else _token_check(token_validator),
                 list(authorization_servers or []),
@@ -142,6 +146,15 @@ class HttpServer:
             raise
         finally:
             self._loop.remove_reader(self._bridge.fileno())
+
+
+def _millis(name: str, seconds: Optional[float]) -> Optional[int]:
+    """Seconds as whole milliseconds, rounded up (a tiny limit must not become 0, "none")."""
+    if seconds is None:
+        return None
+    if seconds < 0:
+        raise ValueError(f"{name} must be 0 or more seconds, not {seconds}")
+    return math.ceil(seconds * 1000)
 
 
 def _token_check(validate: Callable[[str], Any]) -> Callable[[dict[str, Any]], Any]:

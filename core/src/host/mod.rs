@@ -116,7 +116,8 @@ impl HttpSettings {
             (Some(mode), false) => mode,
             (Some(mode), true) => {
                 return Err(crate::Error::InvalidArgument(format!(
-                    "JSON answers asked for beside the {mode:?} response mode: give one of them"
+                    "JSON answers asked for beside the {:?} response mode: give one of them",
+                    mode.as_str()
                 )));
             }
         };

@@ -37,8 +37,7 @@ fn init_body() -> String {
     .to_string()
 }
 
-fn post_head(server: &HttpServer, target: &str, host: &str, framing: &str) -> String {
-    let _ = server;
+fn post_head(target: &str, host: &str, framing: &str) -> String {
     format!(
         "POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\n{framing}\r\n"
@@ -55,7 +54,6 @@ async fn bodies_framed_two_ways_are_refused_and_the_connection_closed() {
     // connection after answering (RFC 9112 §6.3), so nothing after the body is read as a
     // request of its own.
     let both = post_head(
-        &server,
         "/mcp",
         &host,
         &format!(
@@ -63,7 +61,7 @@ async fn bodies_framed_two_ways_are_refused_and_the_connection_closed() {
             chunked.len()
         ),
     ) + &chunked
-        + &post_head(&server, "/mcp", &host, "Content-Length: 2\r\n")
+        + &post_head("/mcp", &host, "Content-Length: 2\r\n")
         + "{}";
     let (reply, closed) = raw(&server, &both).await;
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -85,7 +83,7 @@ async fn bodies_framed_two_ways_are_refused_and_the_connection_closed() {
         ),
     ];
     for (framing, payload, why) in cases {
-        let request = post_head(&server, "/mcp", &host, &framing) + &payload;
+        let request = post_head("/mcp", &host, &framing) + &payload;
         let (reply, closed) = raw(&server, &request).await;
         assert!(reply.starts_with("HTTP/1.1 400"), "{framing:?}: {reply}");
         assert!(reply.contains(why), "{framing:?}: {reply}");
@@ -99,12 +97,8 @@ async fn bodies_framed_two_ways_are_refused_and_the_connection_closed() {
         ("Transfer-Encoding: chunked\r\n".to_owned(), chunked),
         (format!("Content-Length: {}\r\n", body.len()), body),
     ] {
-        let request = post_head(
-            &server,
-            "/mcp",
-            &host,
-            &(framing.clone() + "Connection: close\r\n"),
-        ) + &payload;
+        let request =
+            post_head("/mcp", &host, &(framing.clone() + "Connection: close\r\n")) + &payload;
         let (reply, _) = raw(&server, &request).await;
         assert!(reply.starts_with("HTTP/1.1 200"), "{framing:?}: {reply}");
     }
@@ -118,12 +112,12 @@ async fn an_absolute_form_target_is_checked_by_its_own_authority() {
     let body = init_body();
     let framing = format!("Content-Length: {}\r\nConnection: close\r\n", body.len());
     // A foreign authority in the target, a loopback Host header: the target decides.
-    let foreign = post_head(&server, "http://evil.example/mcp", &host, &framing) + &body;
+    let foreign = post_head("http://evil.example/mcp", &host, &framing) + &body;
     let (reply, _) = raw(&server, &foreign).await;
     assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
     assert!(reply.contains("Host header not allowed"), "{reply}");
     // The server's own authority in absolute form is served.
-    let own = post_head(&server, &format!("http://{host}/mcp"), &host, &framing) + &body;
+    let own = post_head(&format!("http://{host}/mcp"), &host, &framing) + &body;
     let (reply, _) = raw(&server, &own).await;
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     server.shutdown().await;

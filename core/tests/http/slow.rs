@@ -4,9 +4,11 @@
 
 use std::time::Duration;
 
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use toolwire::transport::http::{HttpOptions, HttpServer};
+use toolwire::transport::http::{HttpOptions, HttpServer, ResponseMode};
+use toolwire::{Context, Tool, ToolError, ToolOutput};
 
 use super::support::*;
 
@@ -161,4 +163,49 @@ async fn connections_past_the_limit_are_refused_with_503() {
         tokio::task::yield_now().await;
     }
     server.shutdown().await;
+}
+
+async fn fence(_ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::text("fence"))
+}
+
+#[tokio::test]
+async fn a_long_call_and_an_idle_stream_outlive_the_head_limit() {
+    // The head limit runs only while a connection waits for a request: not while an answer is
+    // being made or streamed.
+    let mut options = short_limits();
+    options.response_mode = ResponseMode::Json;
+    let served = serve_watched(options).await;
+    let mut streaming = Conn::open(&served.http).await;
+    let session = streaming.open_session(json!({})).await;
+    let mut events = Events::new(streaming.get_stream(&session, None).await);
+    // A call whose work (60 steps of 5 ms) takes longer than the limit: its JSON answer comes.
+    let mut calling = Conn::open(&served.http).await;
+    let answer = json_body(
+        calling
+            .post(Some(&session), &call(2, "steps", json!({"steps": 60})))
+            .await,
+    )
+    .await;
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert!(answer.get("result").is_some(), "{answer}");
+    // The stream sat past the limit with nothing of its own to send (the call's logs aside):
+    // it still carries the next change.
+    served
+        .tools
+        .add_tool(Tool::new("fence"), fence)
+        .expect("a new tool");
+    loop {
+        let event = events.next().await.expect("the stream is still open");
+        if event.data.contains("notifications/tools/list_changed") {
+            break;
+        }
+        // The call's logs, and the stream's opening event (an id with no data, to resume from).
+        assert!(
+            event.data.is_empty() || event.data.contains("notifications/message"),
+            "{}",
+            event.data
+        );
+    }
+    served.http.shutdown().await;
 }

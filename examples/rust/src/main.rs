@@ -63,6 +63,9 @@ fn parse_args() -> Result<Args, String> {
             }
             "--host" => parsed.host = args.next().ok_or("--host needs an address")?,
             "--stateless" => parsed.stateless = true,
+            "--json" | "--sse" if parsed.response_mode != ResponseMode::Auto => {
+                return Err("--json and --sse: give one".into());
+            }
             "--json" => parsed.response_mode = ResponseMode::Json,
             "--sse" => parsed.response_mode = ResponseMode::Sse,
             "--conformance" => parsed.conformance = true,

@@ -116,7 +116,8 @@ impl Endpoint {
         // An absolute-form target names the host itself, and the Host header is then ignored
         // (RFC 9112 §3.2.2): the target's authority is what the guard checks.
         let host = match request.uri().authority() {
-            Some(authority) => Some(authority.as_str()),
+            // Without a `user@` part, which names no host.
+            Some(authority) => authority.as_str().rsplit('@').next(),
             None => text_header(headers, &header::HOST),
         };
         // Two Host headers could pass the check with one and route with the other.

@@ -59,6 +59,15 @@ pub enum ResponseMode {
 }
 
 impl ResponseMode {
+    /// The mode's name as hosts write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseMode::Auto => "auto",
+            ResponseMode::Json => "json",
+            ResponseMode::Sse => "sse",
+        }
+    }
+
     /// Reads `"auto"`, `"json"` or `"sse"` (how hosts name the modes).
     pub fn parse(text: &str) -> Result<ResponseMode, Error> {
         match text {
@@ -103,8 +112,10 @@ pub struct HttpOptions {
     /// long a kept-alive connection may sit idle; a client trickling its head (slowloris) is
     /// cut off at it. `None`: no limit.
     pub header_read_timeout: Option<Duration>,
-    /// How long a client may take to send a request's body once its head came (default 30 s);
-    /// past it: `408` and the connection closed. `None`: no limit.
+    /// How long a client may take to send a whole request body, counted from when the endpoint
+    /// starts reading it, after the Host, Origin and token checks (default 30 s: at the default
+    /// 4 MiB body limit, about 140 KB/s at the least); past it: `408` and the connection closed.
+    /// `None`: no limit.
     pub body_read_timeout: Option<Duration>,
     /// Open connections at most (default 10,000); one beyond is answered `503` and closed.
     pub max_connections: usize,
@@ -252,9 +263,11 @@ impl Drop for Open {
 }
 
 /// The answer to a connection beyond `max_connections`: written at once, then the connection
-/// closes. A peer that does not read it is not waited for long.
+/// closes. What the peer sent is read and dropped until it closes too (closing with unread
+/// input would reset the connection, and the peer could lose the answer); a peer that does not
+/// read or close is not waited for more than a second.
 async fn refuse_connection(mut socket: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const BODY: &str = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Service Unavailable: too many open connections"}}"#;
     let reply = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
@@ -262,8 +275,11 @@ async fn refuse_connection(mut socket: tokio::net::TcpStream) {
         BODY.len()
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        let _ = socket.write_all(reply.as_bytes()).await;
-        let _ = socket.shutdown().await;
+        if socket.write_all(reply.as_bytes()).await.is_err() || socket.shutdown().await.is_err() {
+            return;
+        }
+        let mut discard = [0u8; 1024];
+        while let Ok(1..) = socket.read(&mut discard).await {}
     })
     .await;
 }

@@ -223,35 +223,44 @@ class CatalogHttpTest {
         }
         val both = HttpServerOptions(responseMode = HttpResponseMode.SSE, jsonResponse = true)
         val refused = assertThrows<ToolwireException.InvalidArgument> { catalogServer().serveHttp("127.0.0.1", 0u, both) }
-        assertTrue(refused.detail.contains("JSON answers asked for beside the Sse"), refused.detail)
+        assertTrue(refused.detail.contains("JSON answers asked for beside the \"sse\""), refused.detail)
     }
 
     @Test
     fun `serveHttp cuts off a trickled head and caps connections`() {
-        val http = catalogServer().serveHttp(
-            "127.0.0.1",
-            0u,
-            HttpServerOptions(headerReadTimeoutMs = 200uL, maxConnections = 1u),
-        )
+        val slow = catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(headerReadTimeoutMs = 200uL))
         try {
-            val port = URI(http.url()).port
-            java.net.Socket("127.0.0.1", port).use { slow ->
-                slow.soTimeout = 10_000
-                slow.getOutputStream().write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".toByteArray())
-                // While it is held open, a second connection is refused.
-                java.net.Socket("127.0.0.1", port).use { extra ->
-                    extra.soTimeout = 10_000
-                    val refused = extra.getInputStream().readAllBytes().decodeToString()
-                    assertTrue(refused.startsWith("HTTP/1.1 503"), refused)
-                    assertTrue(refused.contains("too many open connections"), refused)
-                }
-                // The slow one is closed at the limit: its read ends with nothing.
-                assertEquals(-1, slow.getInputStream().read())
+            java.net.Socket("127.0.0.1", URI(slow.url()).port).use { trickling ->
+                trickling.soTimeout = 10_000
+                trickling.getOutputStream().write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".toByteArray())
+                // Closed at the limit: the read ends with nothing.
+                assertEquals(-1, trickling.getInputStream().read())
             }
         } finally {
-            http.stop()
-            http.waitBlocking()
-            http.destroy()
+            slow.stop()
+            slow.waitBlocking()
+            slow.destroy()
+        }
+        val capped = catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(maxConnections = 1u))
+        try {
+            val client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
+            val request = HttpRequest.newBuilder(URI(capped.url()))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(init))
+                .build()
+            // Served and kept alive by the client's pool: the one connection allowed is taken.
+            assertEquals(200, client.send(request, HttpResponse.BodyHandlers.ofString()).statusCode())
+            java.net.Socket("127.0.0.1", URI(capped.url()).port).use { extra ->
+                extra.soTimeout = 10_000
+                val refused = extra.getInputStream().readAllBytes().decodeToString()
+                assertTrue(refused.startsWith("HTTP/1.1 503"), refused)
+                assertTrue(refused.contains("too many open connections"), refused)
+            }
+        } finally {
+            capped.stop()
+            capped.waitBlocking()
+            capped.destroy()
         }
         val refused = assertThrows<ToolwireException.InvalidArgument> {
             catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(maxConnections = 0u))
