@@ -71,7 +71,6 @@ class HttpMixin(ServerBase):
         loop.add_reader(bridge.fileno(), bridge.drain)
         self._loop = loop
 
-
         try:
             native = self._native.serve_http(
                 bridge,
