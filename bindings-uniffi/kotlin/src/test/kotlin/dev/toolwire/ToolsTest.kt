@@ -414,6 +414,15 @@ class ToolsTest {
             assertTrue(tool.getValue("annotations").jsonObject.getValue("readOnlyHint").jsonPrimitive.boolean)
         }
     }
+
+    @Test
+    fun `the per-session call limit is an option and refuses 0`() {
+        val refused = assertThrows<ToolwireException.InvalidArgument> {
+            Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 0u))
+        }
+        assertTrue(refused.detail.contains("max_concurrent_calls_per_session must be at least 1"), refused.detail)
+        Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 2u)).destroy()
+    }
 }
 
 class ForeignTraitLoadTest {
@@ -448,14 +457,5 @@ class ForeignTraitLoadTest {
                 received++
             }
         }
-    }
-
-    @Test
-    fun `the per-session call limit is an option and refuses 0`() {
-        val refused = assertThrows<ToolwireException.InvalidArgument> {
-            Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 0u))
-        }
-        assertTrue(refused.detail.contains("max_concurrent_calls_per_session must be at least 1"), refused.detail)
-        Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 2u)).destroy()
     }
 }
