@@ -43,6 +43,15 @@ async fn until_closed(stream: &mut TcpStream) -> String {
     reply
 }
 
+/// A connection of its own to `server`, `text` sent on it as it is.
+async fn send_raw(server: &HttpServer, text: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    stream.write_all(text.as_bytes()).await.expect("write");
+    stream
+}
+
 fn ping_request(server: &HttpServer, connection: &str) -> String {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}}"#;
     format!(
@@ -57,23 +66,11 @@ fn ping_request(server: &HttpServer, connection: &str) -> String {
 #[tokio::test]
 async fn a_trickled_head_is_cut_off() {
     let server = serve(short_limits()).await;
-    let mut stream = TcpStream::connect(server.local_addr())
-        .await
-        .expect("connect");
     // Half a head, then nothing more: the slowloris shape.
-    stream
-        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        .await
-        .expect("write");
+    let mut stream = send_raw(&server, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ").await;
     until_closed(&mut stream).await;
     // The server goes on serving.
-    let mut fresh = TcpStream::connect(server.local_addr())
-        .await
-        .expect("connect");
-    fresh
-        .write_all(ping_request(&server, "close").as_bytes())
-        .await
-        .expect("write");
+    let mut fresh = send_raw(&server, &ping_request(&server, "close")).await;
     assert!(until_closed(&mut fresh).await.starts_with("HTTP/1.1 200"));
     server.shutdown().await;
 }
@@ -81,13 +78,7 @@ async fn a_trickled_head_is_cut_off() {
 #[tokio::test]
 async fn an_idle_kept_alive_connection_is_closed() {
     let server = serve(short_limits()).await;
-    let mut stream = TcpStream::connect(server.local_addr())
-        .await
-        .expect("connect");
-    stream
-        .write_all(ping_request(&server, "keep-alive").as_bytes())
-        .await
-        .expect("write");
+    let mut stream = send_raw(&server, &ping_request(&server, "keep-alive")).await;
     // The answer comes, then the connection idles past the limit and is closed.
     let reply = until_closed(&mut stream).await;
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -98,15 +89,12 @@ async fn an_idle_kept_alive_connection_is_closed() {
 #[tokio::test]
 async fn a_body_that_does_not_come_gets_408() {
     let server = serve(short_limits()).await;
-    let mut stream = TcpStream::connect(server.local_addr())
-        .await
-        .expect("connect");
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"json",
         server.local_addr()
     );
-    stream.write_all(head.as_bytes()).await.expect("write");
+    let mut stream = send_raw(&server, &head).await;
     let reply = until_closed(&mut stream).await;
     assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
     assert!(reply.contains("the body did not come in time"), "{reply}");
@@ -121,13 +109,7 @@ async fn connections_past_the_limit_are_refused_with_503() {
     // Two connections, each proven accepted by an answer on it.
     let mut held = Vec::new();
     for _ in 0..2 {
-        let mut stream = TcpStream::connect(server.local_addr())
-            .await
-            .expect("connect");
-        stream
-            .write_all(ping_request(&server, "keep-alive").as_bytes())
-            .await
-            .expect("write");
+        let mut stream = send_raw(&server, &ping_request(&server, "keep-alive")).await;
         let mut buf = [0u8; 4096];
         let n = stream.read(&mut buf).await.expect("an answer");
         assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
@@ -144,12 +126,7 @@ async fn connections_past_the_limit_are_refused_with_503() {
     drop(held.pop());
     let mut tries = 0;
     loop {
-        let mut next = TcpStream::connect(server.local_addr())
-            .await
-            .expect("connect");
-        next.write_all(ping_request(&server, "close").as_bytes())
-            .await
-            .expect("write");
+        let mut next = send_raw(&server, &ping_request(&server, "close")).await;
         let reply = until_closed(&mut next).await;
         if reply.starts_with("HTTP/1.1 200") {
             break;
