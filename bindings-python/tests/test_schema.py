@@ -196,3 +196,105 @@ def test_unresolvable_annotation_is_a_clear_error() -> None:
 def test_docstring_parser_without_args() -> None:
     assert parse_docstring("Just a line.") == ("Just a line.", {})
     assert parse_docstring(None) == (None, {})
+
+
+try:
+    import annotated_types
+    from pydantic import Field
+
+    def forecast(
+        city: Annotated[str, Field(min_length=1, description="City name", examples=["Oslo"])],
+        days: Annotated[int, Field(ge=1, le=7, description="How many days")] = 3,
+        units: str = Field("metric", pattern="^(metric|imperial)$"),
+        tags: list[str] = Field(default_factory=list, max_length=3),
+        day_count: int = Field(1, alias="dayCount", ge=1),
+    ) -> dict:
+        """Forecast for a city."""
+        return {"city": city, "days": days, "units": units, "tags": tags, "day_count": day_count}
+
+    def ranged(
+        n: Annotated[int, annotated_types.Ge(2), annotated_types.Lt(5)],
+        name: Annotated[str, annotated_types.Len(1, 8)],
+        items: Annotated[list[int], annotated_types.MaxLen(3)],
+        step: Annotated[float, annotated_types.Interval(gt=0, le=1), annotated_types.MultipleOf(0.25)],
+    ) -> None: ...
+except ImportError:  # pragma: no cover - pydantic is optional
+    pass
+
+
+class Unknown:
+    """Metadata no schema generator knows."""
+
+
+def counted(count: Annotated[int, Unknown()]) -> None: ...
+
+
+def _forecast_server() -> Any:
+    from toolwire import Server
+
+    server = Server("weather")
+    server.add_tool(forecast)
+    return server
+
+
+def test_pydantic_field_constraints_reach_the_schema() -> None:
+    pytest.importorskip("pydantic")
+    from conftest import Client
+
+    client = Client(_forecast_server())
+    client.initialize()
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    (tool,) = client.recv()["result"]["tools"]
+    properties = tool["inputSchema"]["properties"]
+    assert properties["city"] == {"description": "City name", "examples": ["Oslo"], "minLength": 1, "type": "string"}
+    assert properties["days"] == {
+        "description": "How many days",
+        "maximum": 7,
+        "minimum": 1,
+        "type": "integer",
+        "default": 3,
+    }
+    assert properties["units"] == {"default": "metric", "pattern": "^(metric|imperial)$", "type": "string"}
+    assert properties["tags"] == {"items": {"type": "string"}, "maxItems": 3, "type": "array"}
+    # An alias names the argument; the parameter keeps its own name.
+    assert properties["dayCount"] == {"default": 1, "minimum": 1, "type": "integer"}
+    assert tool["inputSchema"]["required"] == ["city"]
+
+
+def test_pydantic_field_limits_are_enforced_and_defaults_filled() -> None:
+    pytest.importorskip("pydantic")
+    from conftest import Client
+
+    client = Client(_forecast_server())
+    client.initialize()
+    client.call(1, "forecast", {"city": "Oslo", "days": 9})
+    refused = client.recv()["result"]
+    assert refused["isError"] is True
+    assert "/days" in refused["content"][0]["text"], refused
+    client.call(2, "forecast", {"city": "Oslo", "dayCount": 2})
+    answered = client.recv()["result"]
+    assert answered.get("isError") is not True, answered
+    assert answered["structuredContent"] == {
+        "city": "Oslo",
+        "days": 3,
+        "units": "metric",
+        "tags": [],
+        "day_count": 2,
+    }
+
+
+def test_annotated_types_without_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("annotated_types")
+    # The mapping of its own, used where pydantic is not installed.
+    monkeypatch.delitem(sys.modules, "pydantic", raising=False)
+
+    properties = analyse(ranged, Context).input_schema["properties"]
+    assert properties["n"] == {"type": "integer", "minimum": 2, "exclusiveMaximum": 5}
+    assert properties["name"] == {"type": "string", "minLength": 1, "maxLength": 8}
+    assert properties["items"] == {"type": "array", "items": {"type": "integer"}, "maxItems": 3}
+    assert properties["step"] == {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "multipleOf": 0.25}
+
+
+def test_metadata_that_cannot_be_expressed_is_refused_naming_the_parameter() -> None:
+    with pytest.raises(TypeError, match="parameter 'count' of 'counted': cannot express"):
+        analyse(counted, Context)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import inspect
@@ -32,6 +33,54 @@ def _pydantic_model(tp: Any) -> bool:
     return model is not None and isinstance(tp, type) and issubclass(tp, model.BaseModel)
 
 
+def _field_info(value: Any) -> Any:
+    """`value` if it is a pydantic `Field(...)`, else None."""
+    fields = sys.modules.get("pydantic.fields")
+    return value if fields is not None and isinstance(value, fields.FieldInfo) else None
+
+
+_ALIASES = ("alias", "validation_alias", "serialization_alias", "alias_priority")
+
+
+def _without_alias(field: Any) -> Any:
+    """A copy of a `Field(...)` that names no alias: outside a model pydantic ignores (and warns
+    of) an alias, which here renames the argument instead (see `analyse`)."""
+    if not any(getattr(field, name, None) is not None for name in _ALIASES):
+        return field
+    stripped = copy.copy(field)
+    for name in _ALIASES:
+        setattr(stripped, name, None)
+        getattr(stripped, "_attributes_set", {}).pop(name, None)
+    return stripped
+
+
+# annotated_types constraints as JSON Schema keywords (numbers; lengths depend on the type).
+_BOUNDS = {"Ge": "minimum", "Gt": "exclusiveMinimum", "Le": "maximum", "Lt": "exclusiveMaximum"}
+
+
+def _constraint_keywords(item: Any, schema: dict[str, Any]) -> bool:
+    """Adds what an annotated_types constraint says to `schema`; False if `item` is none."""
+    kind = type(item).__name__ if type(item).__module__ == "annotated_types" else None
+    if kind in _BOUNDS:
+        schema[_BOUNDS[kind]] = getattr(item, kind.lower())
+    elif kind == "MultipleOf":
+        schema["multipleOf"] = item.multiple_of
+    elif kind == "Interval":
+        for name in ("gt", "ge", "lt", "le"):
+            bound = getattr(item, name)
+            if bound is not None:
+                schema[_BOUNDS[name.capitalize()]] = bound
+    elif kind in ("MinLen", "MaxLen", "Len"):
+        words = ("minLength", "maxLength") if schema.get("type") == "string" else ("minItems", "maxItems")
+        if kind != "MaxLen" and getattr(item, "min_length", 0):
+            schema[words[0]] = item.min_length
+        if kind != "MinLen" and getattr(item, "max_length", None) is not None:
+            schema[words[1]] = item.max_length
+    else:
+        return False
+    return True
+
+
 def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__annotations__") and hasattr(tp, "__total__")
 
@@ -54,10 +103,11 @@ class SchemaBuilder:
         origin = typing.get_origin(tp)
         args = typing.get_args(tp)
         if origin is typing.Annotated:
-            inner = self.schema(args[0])
             docs = [a for a in args[1:] if isinstance(a, str)]
+            others = [a for a in args[1:] if not isinstance(a, str)]
+            inner = self._annotated(tp, args[0], others) if others else self.schema(args[0])
             if docs:
-                inner["description"] = docs[0]
+                inner.setdefault("description", docs[0])
             return inner
         if _is_union(origin):
             options = [self.schema(a) for a in args]
@@ -106,6 +156,33 @@ class SchemaBuilder:
         if _pydantic_model(tp):
             return self._pydantic(tp)
         raise TypeError(f"cannot derive a JSON Schema for {tp!r}; give the tool an explicit input_schema")
+
+    def _annotated(self, tp: Any, inner_type: Any, metadata: list[Any]) -> dict[str, Any]:
+        """`Annotated[T, ...]` with constraints or a `Field(...)`: pydantic's own schema where
+        pydantic is installed (what users of the official SDK get), otherwise the annotated_types
+        constraints mapped here. Metadata neither can express is refused, never dropped."""
+        for item in metadata:
+            module = type(item).__module__.split(".")[0]
+            if module not in ("pydantic", "annotated_types"):
+                # pydantic would pass over what it does not know: a limit lost without a word.
+                raise TypeError(f"cannot express {item!r} in JSON Schema; give the tool an explicit input_schema")
+        if "pydantic" in sys.modules or any(_field_info(item) is not None for item in metadata):
+            return self._adapted(tp)
+        schema = self.schema(inner_type)
+        for item in metadata:
+            if not _constraint_keywords(item, schema):
+                raise TypeError(f"cannot express {item!r} in JSON Schema; give the tool an explicit input_schema")
+        return schema
+
+    def _adapted(self, tp: Any) -> dict[str, Any]:
+        import pydantic
+
+        try:
+            schema = pydantic.TypeAdapter(tp).json_schema(ref_template="#/$defs/{model}")
+        except pydantic.PydanticUserError as err:
+            raise TypeError(f"pydantic cannot make a JSON Schema of {tp!r}: {err}") from err
+        self.defs.update(schema.pop("$defs", {}))
+        return schema
 
     def _named(self, tp: type, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         name = tp.__name__
@@ -211,7 +288,11 @@ class Signature:
     output_schema: dict[str, Any] | None
     description: str | None
     context_param: str | None
-    params: dict[str, Any]  # name -> annotation, for converting arguments back
+    params: dict[str, Any]  # argument name -> annotation, for converting arguments back
+    # Arguments whose name is not the parameter's (a pydantic `Field(alias=...)`).
+    renamed: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Parameters whose default is a `Field(...)`: what to pass when the argument is absent.
+    defaults: dict[str, Callable[[], Any]] = dataclasses.field(default_factory=dict)
 
 
 def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type, ...] = ()) -> Signature:
@@ -227,7 +308,10 @@ def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type
     properties: dict[str, Any] = {}
     required: list[str] = []
     params: dict[str, Any] = {}
+    renamed: dict[str, str] = {}
+    defaults: dict[str, Callable[[], Any]] = {}
     context_param = None
+    fn_name = getattr(fn, "__name__", repr(fn))
     for name, param in inspect.signature(fn).parameters.items():
         annotation = hints.get(name, param.annotation)
         if annotation is context_type or (isinstance(annotation, type) and issubclass(annotation, context_type)):
@@ -235,15 +319,40 @@ def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
-        schema = builder.schema(annotation)
+        default = param.default
+        key = name
+        field = _field_info(default)
+        if field is None and typing.get_origin(annotation) is typing.Annotated:
+            items = typing.get_args(annotation)
+            field = next(filter(None, map(_field_info, items[1:])), None)
+            if field is not None:
+                stripped = tuple(_without_alias(item) if item is field else item for item in items[1:])
+                annotation = typing.Annotated[(items[0], *stripped)]
+        if field is not None:
+            key = field.alias or name
+            if _field_info(default) is not None:
+                # `days: int = Field(3, ge=1)`: the Field says the schema and the default.
+                bare = annotation if annotation is not param.empty else Any
+                annotation = typing.Annotated[bare, _without_alias(field)]
+                default = _field_default(field, name, fn_name)
+                if field.default_factory is not None:
+                    defaults[name] = field.default_factory
+                elif default is not param.empty:
+                    defaults[name] = lambda value=default: value
+        try:
+            schema = builder.schema(annotation)
+        except TypeError as err:
+            raise TypeError(f"parameter {name!r} of {fn_name!r}: {err}") from err
         if name in docs and "description" not in schema:
             schema["description"] = docs[name]
-        if param.default is param.empty:
-            required.append(name)
-        else:
-            _add_default(schema, param.default)
-        properties[name] = schema
-        params[name] = annotation
+        if default is param.empty and name not in defaults:
+            required.append(key)
+        elif default is not param.empty and "default" not in schema:
+            _add_default(schema, default)
+        properties[key] = schema
+        params[key] = annotation
+        if key != name:
+            renamed[key] = name
     input_schema = _with_defs(_object(properties, required), builder)
     output_schema = None
     returns = hints.get("return", inspect.Signature.empty)
@@ -253,7 +362,17 @@ def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type
         output_schema = _output_schema(returns, out_builder)
         if output_schema is not None:
             output_schema = _with_defs(output_schema, out_builder)
-    return Signature(input_schema, output_schema, summary, context_param, params)
+    return Signature(input_schema, output_schema, summary, context_param, params, renamed, defaults)
+
+
+def _field_default(field: Any, name: str, fn_name: str) -> Any:
+    """A `Field(...)` default's value; `inspect.Parameter.empty` when it has none (required)."""
+    if field.default_factory is not None:
+        return inspect.Parameter.empty
+    default = field.default
+    if type(default).__name__ == "PydanticUndefinedType" or default is Ellipsis:
+        return inspect.Parameter.empty
+    return default
 
 
 def _with_defs(schema: dict[str, Any], builder: SchemaBuilder) -> dict[str, Any]:
@@ -309,6 +428,11 @@ def convert(value: Any, tp: Any) -> Any:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Annotated:
+        if any(_field_info(item) is not None for item in args[1:]) and "pydantic" in sys.modules:
+            # pydantic's own validators and conversions run, as they would in its SDK.
+            import pydantic
+
+            return pydantic.TypeAdapter(tp).validate_python(value)
         return convert(value, args[0])
     if _is_union(origin):
         for option in args:

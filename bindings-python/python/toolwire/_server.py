@@ -35,21 +35,32 @@ def _returned(value: Any) -> Any:
 
 
 def _wrap(
-    fn: Callable[..., Any], context_param: Optional[str], params: dict[str, Any]
+    fn: Callable[..., Any],
+    context_param: Optional[str],
+    params: dict[str, Any],
+    renamed: Optional[dict[str, str]] = None,
+    defaults: Optional[dict[str, Callable[[], Any]]] = None,
 ) -> tuple[Callable[..., Any], bool]:
     """The engine's calling convention around `fn`: `(native_ctx, arguments) -> returned value`
     (Python types converted, see `call_result`), or for
     `async def`, `(native_ctx, arguments, done)` handing its outcome to `done`."""
     is_async = inspect.iscoroutinefunction(fn)
     name = getattr(fn, "__name__", "tool")
-    converters = {key: converter(tp) for key, tp in params.items()}
+    # Each argument's parameter (an alias names another) and conversion, decided once.
+    targets = {key: ((renamed or {}).get(key, key), converter(tp)) for key, tp in params.items()}
+    fills = defaults or {}
 
     def prepare(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> dict[str, Any]:
         kwargs = {}
         for key, value in arguments.items():
-            if key in converters:
-                to_type = converters[key]
-                kwargs[key] = value if to_type is None else to_type(value)
+            target = targets.get(key)
+            if target is not None:
+                name, to_type = target
+                kwargs[name] = value if to_type is None else to_type(value)
+        for name, make in fills.items():
+            # A `Field(...)` default: Python would pass the Field itself.
+            if name not in kwargs:
+                kwargs[name] = make()
         if context_param:
             kwargs[context_param] = Context(native_ctx)
         return kwargs
@@ -288,7 +299,8 @@ class Server(CatalogMixin, HttpMixin):
                 definition[key] = value
         if task_support != "never":
             definition["taskSupport"] = task_support
-        invoke, is_async = _wrap(fn, signature.context_param, params)
+        renamed = signature.renamed if input_schema is None else {}
+        invoke, is_async = _wrap(fn, signature.context_param, params, renamed, signature.defaults)
         timeout_ms = None if timeout is None else int(timeout * 1000)
         self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
 
