@@ -126,3 +126,119 @@ async fn a_served_client_that_falls_quiet_costs_no_cpu() {
         .unwrap()
         .unwrap();
 }
+
+/// A client that sends `requests` frames as fast as the server reads them and takes its
+/// answers only once `open` is set: the reads and the written answers are counted.
+mod flooding {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::sync::watch;
+    use toolwire::transport::{FrameError, FrameReader, FrameWriter, Transport};
+
+    pub struct Flood {
+        pub requests: usize,
+        pub read: Arc<AtomicUsize>,
+        pub written: Arc<AtomicUsize>,
+        pub open: watch::Receiver<bool>,
+    }
+
+    pub struct Reader {
+        requests: usize,
+        read: Arc<AtomicUsize>,
+    }
+
+    pub struct Writer {
+        written: Arc<AtomicUsize>,
+        open: watch::Receiver<bool>,
+    }
+
+    impl Transport for Flood {
+        type Reader = Reader;
+        type Writer = Writer;
+        fn split(self) -> (Reader, Writer) {
+            let reader = Reader {
+                requests: self.requests,
+                read: self.read,
+            };
+            let writer = Writer {
+                written: self.written,
+                open: self.open,
+            };
+            (reader, writer)
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl FrameReader for Reader {
+        async fn read_frame(&mut self) -> Option<Result<Vec<u8>, FrameError>> {
+            let n = self.read.load(Ordering::Acquire);
+            if n >= self.requests {
+                return None;
+            }
+            self.read.store(n + 1, Ordering::Release);
+            let frame = if n == 0 {
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}"#.to_owned()
+            } else {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#,
+                    "x".repeat(100)
+                )
+            };
+            Some(Ok(frame.into_bytes()))
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl FrameWriter for Writer {
+        async fn write_frame(&mut self, _frame: &str) -> std::io::Result<()> {
+            // A client that does not read: the write waits until it does.
+            let _ = self.open.wait_for(|open| *open).await;
+            self.written.fetch_add(1, Ordering::AcqRel);
+            Ok(())
+        }
+
+        async fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_does_not_read_stops_the_reading_and_loses_nothing() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let mut options = toolwire::ServerOptions::default();
+    options.max_outbound_bytes = 16 * 1024;
+    let server = toolwire_demo::build_server_with(options).unwrap();
+    let requests = 10_000;
+    let read = Arc::new(AtomicUsize::new(0));
+    let written = Arc::new(AtomicUsize::new(0));
+    let (open, opened) = tokio::sync::watch::channel(false);
+    let serve = tokio::spawn({
+        let server = server.clone();
+        let flood = flooding::Flood {
+            requests,
+            read: read.clone(),
+            written: written.clone(),
+            open: opened,
+        };
+        async move { server.serve(flood).await }
+    });
+    // Paused time moves on only once every task waits: the server has read what it will
+    // read while its answers are not taken.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let read_while_stuck = read.load(Ordering::Acquire);
+    // Each echo answer is about 170 bytes: 16 KiB hold about a hundred of them.
+    assert!(
+        read_while_stuck < 200,
+        "{read_while_stuck} requests read by a server whose answers were not taken"
+    );
+    assert_eq!(written.load(Ordering::Acquire), 0);
+    // The client reads again: the server reads the rest, and every request is answered.
+    open.send(true).unwrap();
+    serve.await.unwrap().unwrap();
+    assert_eq!(read.load(Ordering::Acquire), requests);
+    assert_eq!(written.load(Ordering::Acquire), requests);
+}

@@ -1,6 +1,7 @@
 //! Where a request's answer goes: straight out, or into the batch it came in.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 
@@ -10,6 +11,50 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::modern::ModernStamp;
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_with};
+
+/// The bytes of a session's outbound frames not yet taken by its writer. A transport that
+/// cannot write (a client that stopped reading) sees it grow, and stops reading new requests
+/// until it has come down (see `Server::serve_until`), so nothing is buffered without bound
+/// and nothing is lost.
+#[derive(Debug, Default)]
+pub(crate) struct Backlog {
+    bytes: AtomicUsize,
+    /// Set while the reader waits for the backlog to come down: only then is a take announced
+    /// (announcing takes a lock, too much for every frame).
+    waiting: AtomicBool,
+    taken: tokio::sync::Notify,
+}
+
+impl Backlog {
+    fn queued(&self, bytes: usize) {
+        self.bytes.fetch_add(bytes, Ordering::SeqCst);
+    }
+
+    pub(crate) fn taken(&self, bytes: usize) {
+        self.bytes.fetch_sub(bytes, Ordering::SeqCst);
+        if self.waiting.load(Ordering::SeqCst) {
+            self.taken.notify_waiters();
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::SeqCst)
+    }
+
+    /// Completes once at most `bytes` wait. (A take after `waiting` is set notifies; one
+    /// before it is seen by the check that follows.)
+    pub(crate) async fn down_to(&self, bytes: usize) {
+        loop {
+            self.waiting.store(true, Ordering::SeqCst);
+            let taken = self.taken.notified();
+            if self.bytes() <= bytes {
+                self.waiting.store(false, Ordering::SeqCst);
+                return;
+            }
+            taken.await;
+        }
+    }
+}
 
 /// A host's wake-up for outbound frames (see [`HostHooks`](crate::host::HostHooks)).
 pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
@@ -22,6 +67,7 @@ pub(crate) enum OutboundSender {
     Session {
         tx: UnboundedSender<String>,
         notify: Option<Notify>,
+        backlog: Arc<Backlog>,
     },
     Stream(Arc<RequestStream>),
     /// A session for one exchange: what is not tied to its request has no way to the client.
@@ -29,18 +75,32 @@ pub(crate) enum OutboundSender {
 }
 
 impl OutboundSender {
-    pub(crate) fn new(tx: UnboundedSender<String>, notify: Option<Notify>) -> Self {
-        OutboundSender::Session { tx, notify }
+    pub(crate) fn new(
+        tx: UnboundedSender<String>,
+        notify: Option<Notify>,
+        backlog: Arc<Backlog>,
+    ) -> Self {
+        OutboundSender::Session {
+            tx,
+            notify,
+            backlog,
+        }
     }
 
     /// Sends a frame that is not an answer (a notification, a request to the client).
     pub(crate) fn send(&self, frame: String) {
         match self {
-            OutboundSender::Session { tx, notify } => {
-                if tx.send(frame).is_ok()
-                    && let Some(notify) = notify
-                {
-                    notify();
+            OutboundSender::Session {
+                tx,
+                notify,
+                backlog,
+            } => {
+                let bytes = frame.len();
+                if tx.send(frame).is_ok() {
+                    backlog.queued(bytes);
+                    if let Some(notify) = notify {
+                        notify();
+                    }
                 }
             }
             OutboundSender::Stream(stream) => stream.send(frame),

@@ -52,6 +52,11 @@ pub struct ServerOptions {
     /// then costs nothing, one in a tight loop at most this much CPU per request, and is
     /// spared a sleep and wake-up per request.
     pub idle_poll: Duration,
+    /// Bytes of answers and notifications a byte-stream transport (stdio, your own) may hold
+    /// for a client that is not reading them (default 4 MiB). Past it the server reads no
+    /// new requests until the client has taken them down to half; calls in flight go on,
+    /// and every request read is answered.
+    pub max_outbound_bytes: usize,
     /// 2026-07-28: how long a client may cache `server/discover`, the lists and reads, in
     /// milliseconds (default 0: re-fetch each time).
     pub cache_ttl_ms: u64,
@@ -109,6 +114,7 @@ impl Default for ServerOptions {
             list_changed_debounce: Duration::from_millis(50),
             default_log_level: LogLevel::Info,
             idle_poll: Duration::from_micros(200),
+            max_outbound_bytes: 4 << 20,
             cache_ttl_ms: 0,
             cache_scope: CacheScope::Private,
             request_state_keys: None,

@@ -15,7 +15,7 @@ use tokio_util::task::TaskTracker;
 
 use super::Server;
 use super::peer::PeerRequests;
-use super::responder::{Notify, OutboundSender, RequestStream};
+use super::responder::{Backlog, Notify, OutboundSender, RequestStream};
 use super::server::ServerInner;
 use super::watch::watch_changes;
 use crate::Error;
@@ -74,21 +74,36 @@ pub struct Session {
 pub struct Outbound {
     rx: UnboundedReceiver<String>,
     shutdown: CancellationToken,
+    backlog: Arc<Backlog>,
 }
 
 impl Outbound {
     /// The next frame; `None` after shutdown, once drained.
     pub async fn recv(&mut self) -> Option<String> {
-        tokio::select! {
+        let frame = tokio::select! {
             biased;
             frame = self.rx.recv() => frame,
             () = self.shutdown.cancelled() => self.rx.try_recv().ok(),
-        }
+        };
+        self.took(frame)
     }
 
     /// The next frame if one is ready now.
     pub fn try_recv(&mut self) -> Option<String> {
-        self.rx.try_recv().ok()
+        let frame = self.rx.try_recv().ok();
+        self.took(frame)
+    }
+
+    fn took(&self, frame: Option<String>) -> Option<String> {
+        if let Some(frame) = &frame {
+            self.backlog.taken(frame.len());
+        }
+        frame
+    }
+
+    /// The bytes queued and not taken yet, shared with the session that queues them.
+    pub(crate) fn backlog(&self) -> Arc<Backlog> {
+        self.backlog.clone()
     }
 }
 
@@ -121,11 +136,12 @@ impl Session {
 
     fn build(server: &Server, runtime: Handle, hooks: Option<HostHooks>) -> (Session, Outbound) {
         let (tx, rx) = mpsc::unbounded_channel();
+        let backlog = Arc::new(Backlog::default());
         let (notify, spawn_call) = match hooks {
             Some(hooks) => (Some(Notify::from(hooks.notify)), hooks.spawn_call),
             None => (None, None),
         };
-        let out = OutboundSender::new(tx, notify);
+        let out = OutboundSender::new(tx, notify, backlog.clone());
         let shared = Arc::new(SessionShared::new(server, runtime, out, spawn_call));
         let shutdown = shared.shutdown.clone();
         // Opened now, before any frame is handled: a change made before the watcher first runs
@@ -137,7 +153,14 @@ impl Session {
             shutdown.clone(),
             server.inner.options.list_changed_debounce,
         ));
-        (Session { shared }, Outbound { rx, shutdown })
+        (
+            Session { shared },
+            Outbound {
+                rx,
+                shutdown,
+                backlog,
+            },
+        )
     }
 
     /// Processes one inbound frame (one JSON text, without the line terminator).

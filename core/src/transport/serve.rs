@@ -29,6 +29,8 @@ impl Server {
     ) -> Result<(), Error> {
         let (mut reader, mut writer) = transport.split();
         let (session, mut outbound) = self.session()?;
+        let backlog = outbound.backlog();
+        let max_backlog = self.inner.options.max_outbound_bytes;
         let writer_failed = CancellationToken::new();
         let writer_task = tokio::spawn({
             let writer_failed = writer_failed.clone();
@@ -74,6 +76,18 @@ impl Server {
                 // Frames already read are taken first below, so a stop is seen here as well.
                 if stop.is_cancelled() || writer_failed.is_cancelled() {
                     break;
+                }
+            }
+            // A client that does not take its answers: read nothing more until it has taken
+            // them down to half the limit (calls in flight go on; nothing is dropped).
+            if backlog.bytes() > max_backlog {
+                tracing::debug!(
+                    bytes = backlog.bytes(),
+                    "the client is not reading its answers; reading paused"
+                );
+                tokio::select! {
+                    () = backlog.down_to(max_backlog / 2) => {}
+                    () = &mut ending => break,
                 }
             }
             // A frame that is there already costs no clock reads; only a wait is timed.
