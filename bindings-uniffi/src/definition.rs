@@ -100,6 +100,10 @@ pub struct ServerConfig {
     /// further calls wait behind it, so one client cannot take every slot.
     #[uniffi(default = None)]
     pub max_concurrent_calls_per_session: Option<u32>,
+    /// Bytes of answers held for a stdio client that is not reading them (default 4 MiB); past
+    /// it no new request is read until the client catches up (`serveStdio`).
+    #[uniffi(default = None)]
+    pub max_outbound_bytes: Option<u64>,
     /// Largest inbound message in bytes (default 4 MiB).
     #[uniffi(default = None)]
     pub max_frame_bytes: Option<u64>,
@@ -131,6 +135,9 @@ impl ServerConfig {
         }
         if let Some(limit) = self.max_concurrent_calls_per_session {
             options.max_concurrent_calls_per_session = to_usize(limit);
+        }
+        if let Some(limit) = self.max_outbound_bytes {
+            options.max_outbound_bytes = usize::try_from(limit).unwrap_or(usize::MAX);
         }
         if let Some(limit) = self.max_frame_bytes {
             options.max_frame_bytes = usize::try_from(limit).unwrap_or(usize::MAX);

@@ -167,6 +167,8 @@ class Server(CatalogMixin, HttpMixin):
         max_concurrent_calls_per_session: Tool calls of one client session that may run at once
             (default 1024); its further calls wait behind it, so one client cannot take every
             slot while others wait.
+        max_outbound_bytes: Bytes of answers held for a stdio client that is not reading them
+            (default 4 MiB); past it no new request is read until the client catches up.
         max_frame_bytes: Largest inbound message in bytes (default 4 MiB).
         max_depth: Deepest JSON nesting accepted (default 64).
         cache_ttl_ms: 2026-07-28: how long clients may cache lists, reads and `server/discover`
@@ -189,6 +191,7 @@ class Server(CatalogMixin, HttpMixin):
         default_tool_timeout: Optional[float] = None,
         max_concurrent_calls: Optional[int] = None,
         max_concurrent_calls_per_session: Optional[int] = None,
+        max_outbound_bytes: Optional[int] = None,
         max_frame_bytes: Optional[int] = None,
         max_depth: Optional[int] = None,
         cache_ttl_ms: Optional[int] = None,
@@ -206,6 +209,7 @@ class Server(CatalogMixin, HttpMixin):
             timeout_ms,
             max_concurrent_calls,
             max_concurrent_calls_per_session,
+            max_outbound_bytes,
             max_frame_bytes,
             max_depth,
             cache_ttl_ms,

@@ -421,7 +421,7 @@ class ToolsTest {
             Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 0u))
         }
         assertTrue(refused.detail.contains("max_concurrent_calls_per_session must be at least 1"), refused.detail)
-        Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 2u)).destroy()
+        Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 2u, maxOutboundBytes = 65_536uL)).destroy()
     }
 }
 
