@@ -199,8 +199,7 @@ def test_docstring_parser_without_args() -> None:
 
 
 try:
-    import annotated_types
-    from pydantic import Field
+    from pydantic import AfterValidator, Field
 
     def forecast(
         city: Annotated[str, Field(min_length=1, description="City name", examples=["Oslo"])],
@@ -212,14 +211,41 @@ try:
         """Forecast for a city."""
         return {"city": city, "days": days, "units": units, "tags": tags, "day_count": day_count}
 
+    def shout(text: Annotated[str, AfterValidator(str.upper)]) -> str:
+        return text
+
+    def bag(items: Annotated[list[str], Field(default_factory=list)], seen: list[int] = Field([1])) -> list[int]:
+        seen.append(len(items))
+        return seen
+
+    SHARED_ALIAS = Annotated[int, Field(alias="dayCount")]
+
+    def aliased(day_count: SHARED_ALIAS = 1) -> int:
+        return day_count
+
+    def clashing(count: Annotated[int, Field(alias="other")], other: int) -> None: ...
+except ImportError:  # pragma: no cover - pydantic is optional
+    pass
+
+try:
+    import annotated_types
+
     def ranged(
         n: Annotated[int, annotated_types.Ge(2), annotated_types.Lt(5)],
         name: Annotated[str, annotated_types.Len(1, 8)],
         items: Annotated[list[int], annotated_types.MaxLen(3)],
         step: Annotated[float, annotated_types.Interval(gt=0, le=1), annotated_types.MultipleOf(0.25)],
     ) -> None: ...
-except ImportError:  # pragma: no cover - pydantic is optional
+except ImportError:  # pragma: no cover - annotated_types is optional
     pass
+
+
+try:
+    from typing_extensions import Doc
+
+    def documented(city: Annotated[str, Doc("The city")]) -> None: ...
+except ImportError:  # pragma: no cover - typing_extensions without Doc
+    documented = None  # type: ignore[assignment]
 
 
 class Unknown:
@@ -298,3 +324,46 @@ def test_annotated_types_without_pydantic(monkeypatch: pytest.MonkeyPatch) -> No
 def test_metadata_that_cannot_be_expressed_is_refused_naming_the_parameter() -> None:
     with pytest.raises(TypeError, match="parameter 'count' of 'counted': cannot express"):
         analyse(counted, Context)
+
+
+def test_pydantic_validators_run_and_defaults_are_fresh() -> None:
+    pydantic = pytest.importorskip("pydantic")
+    from toolwire._schema import converter
+
+    signature = analyse(shout, Context)
+    assert converter(signature.params["text"])("loud") == "LOUD"
+    signature = analyse(bag, Context)
+    # `items` has a factory: not required; `seen` gets a copy of its default on each call.
+    assert "required" not in signature.input_schema
+    first, second = signature.defaults["seen"](), signature.defaults["seen"]()
+    assert first == second == [1] and first is not second
+    assert signature.defaults["items"]() == []
+    del pydantic
+
+
+def test_an_alias_names_the_argument_and_the_users_field_keeps_it() -> None:
+    pydantic = pytest.importorskip("pydantic")
+    signature = analyse(aliased, Context)
+    assert list(signature.input_schema["properties"]) == ["dayCount"]
+    assert signature.renamed == {"dayCount": "day_count"}
+
+    # The Field the user wrote still has its alias: a model made from it later sees it.
+    class Model(pydantic.BaseModel):
+        day_count: SHARED_ALIAS = 1
+
+    assert Model.model_validate({"dayCount": 5}).day_count == 5
+
+
+def test_an_alias_that_names_another_argument_is_refused() -> None:
+    pytest.importorskip("pydantic")
+    with pytest.raises(TypeError, match="the argument name 'other' is taken already"):
+        analyse(clashing, Context)
+
+
+def test_typing_extensions_doc_is_a_description() -> None:
+    if documented is None:
+        pytest.skip("typing_extensions without Doc")
+    assert analyse(documented, Context).input_schema["properties"]["city"] == {
+        "type": "string",
+        "description": "The city",
+    }

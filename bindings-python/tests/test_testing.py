@@ -62,7 +62,7 @@ async def test_tools_resources_prompts_and_completion(version: str) -> None:
         assert names == ["confirm_delete", "first_root", "forecast"]
         seen: list[tuple[Any, Any, Any]] = []
         result = await client.call_tool(
-            "forecast", {"city": "Oslo", "days": 2}, progress=lambda p, t, m: seen.append((p, t, m))
+            "forecast", {"city": "Oslo", "days": 2}, progress_callback=lambda p, t, m: seen.append((p, t, m))
         )
         assert result["structuredContent"] == {"city": "Oslo", "celsius": [20.0, 21.0]}
         assert seen == [(1, 2, "day 1"), (2, 2, "day 2")]
@@ -115,3 +115,26 @@ async def test_errors_are_mcp_errors() -> None:
         with pytest.raises(McpError) as missing:
             await client.read_resource("memo://missing")
         assert missing.value.code == -32002
+
+
+@pytest.mark.asyncio
+async def test_a_failing_callback_is_an_error_the_tool_sees() -> None:
+    def elicitation(params: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("no person at the keyboard")
+
+    async with connect(weather_server(), elicitation=elicitation) as client:
+        result = await client.call_tool("confirm_delete", {"filename": "a.txt"})
+        assert result["isError"] is True
+        assert "no person at the keyboard" in result["content"][0]["text"]
+
+
+@pytest.mark.asyncio
+async def test_async_progress_callbacks_are_awaited() -> None:
+    seen: list[Any] = []
+
+    async def progress(value: float, total: Any, message: Any) -> None:
+        seen.append(value)
+
+    async with connect(weather_server()) as client:
+        await client.call_tool("forecast", {"city": "Oslo", "days": 3}, progress_callback=progress)
+    assert seen == [1, 2, 3]

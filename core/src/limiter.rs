@@ -9,7 +9,8 @@ use crate::cancel::CallCancel;
 
 pub(crate) struct Limiter {
     semaphore: Arc<Semaphore>,
-    queued: AtomicUsize,
+    /// Calls waiting for a slot; shared between limiters that share one queue bound.
+    queued: Arc<AtomicUsize>,
     limit: usize,
     max_queued: usize,
 }
@@ -26,9 +27,15 @@ pub(crate) enum Admission {
 
 impl Limiter {
     pub(crate) fn new(limit: usize, max_queued: usize) -> Self {
+        Self::sharing_queue(limit, max_queued, Arc::default())
+    }
+
+    /// A limiter whose waiting calls count against `queued`, with every other limiter given
+    /// the same counter: together they hold at most `max_queued` waiting calls.
+    pub(crate) fn sharing_queue(limit: usize, max_queued: usize, queued: Arc<AtomicUsize>) -> Self {
         Limiter {
             semaphore: Arc::new(Semaphore::new(limit.min(Semaphore::MAX_PERMITS))),
-            queued: AtomicUsize::new(0),
+            queued,
             limit,
             max_queued,
         }

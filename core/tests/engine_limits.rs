@@ -200,3 +200,31 @@ async fn a_session_past_its_own_queue_is_refused() {
         "done"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn sessions_waiting_calls_count_against_the_servers_one_queue_bound() {
+    let mut options = ServerOptions::default();
+    options.max_concurrent_calls_per_session = 1;
+    options.max_queued_calls = 2;
+    let server = server_with(options, vec![(Tool::new("slow"), slow)]);
+    let mut first = Client::initialized(&server).await;
+    // One runs and two wait: the server's whole queue.
+    for id in 1..=3 {
+        first.send(&call(id, "slow", json!({})));
+    }
+    let mut second = Client::initialized(&server).await;
+    // The second session's first call runs (its own slot is free); its next one finds no
+    // room to wait, as the first session's waiting calls fill the bound.
+    second.send(&call(1, "slow", json!({})));
+    second.send(&call(2, "slow", json!({})));
+    let refused = second.recv().await.unwrap();
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert!(
+        is_error_text(&refused).starts_with("Server busy: this session"),
+        "{refused}"
+    );
+    assert_eq!(second.recv().await.unwrap()["id"], 1);
+    for id in 1..=3 {
+        assert_eq!(first.recv().await.unwrap()["id"], id);
+    }
+}

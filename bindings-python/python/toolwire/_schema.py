@@ -33,6 +33,22 @@ def _pydantic_model(tp: Any) -> bool:
     return model is not None and isinstance(tp, type) and issubclass(tp, model.BaseModel)
 
 
+def _is_doc(item: Any) -> bool:
+    """`typing_extensions.Doc("...")`, a parameter's documentation (PEP 727)."""
+    return type(item).__name__ == "Doc" and isinstance(getattr(item, "documentation", None), str)
+
+
+def _pydantic_metadata(tp: Any) -> bool:
+    """Whether `tp` carries, anywhere inside, `Annotated` metadata that pydantic acts on (a
+    `Field`, constraints, validators): pydantic then converts its values, as in its SDK."""
+    if typing.get_origin(tp) is typing.Annotated:
+        args = typing.get_args(tp)
+        if any(type(a).__module__.split(".")[0] in ("pydantic", "annotated_types") for a in args[1:]):
+            return True
+        return _pydantic_metadata(args[0])
+    return any(_pydantic_metadata(arg) for arg in typing.get_args(tp))
+
+
 def _field_info(value: Any) -> Any:
     """`value` if it is a pydantic `Field(...)`, else None."""
     fields = sys.modules.get("pydantic.fields")
@@ -50,7 +66,10 @@ def _without_alias(field: Any) -> Any:
     stripped = copy.copy(field)
     for name in _ALIASES:
         setattr(stripped, name, None)
-        getattr(stripped, "_attributes_set", {}).pop(name, None)
+    # A dict of its own: the copy shares the original's, and the user's Field keeps its alias.
+    attributes = getattr(field, "_attributes_set", None)
+    if attributes is not None:
+        stripped._attributes_set = {k: v for k, v in attributes.items() if k not in _ALIASES}
     return stripped
 
 
@@ -161,20 +180,31 @@ class SchemaBuilder:
         """`Annotated[T, ...]` with constraints or a `Field(...)`: pydantic's own schema where
         pydantic is installed (what users of the official SDK get), otherwise the annotated_types
         constraints mapped here. Metadata neither can express is refused, never dropped."""
+        docs = [item.documentation for item in metadata if _is_doc(item)]
+        metadata = [item for item in metadata if not _is_doc(item)]
+        if not metadata:
+            schema = self.schema(inner_type)
+            if docs:
+                schema.setdefault("description", docs[0])
+            return schema
         for item in metadata:
             module = type(item).__module__.split(".")[0]
             if module not in ("pydantic", "annotated_types"):
                 # pydantic would pass over what it does not know: a limit lost without a word.
                 raise TypeError(f"cannot express {item!r} in JSON Schema; give the tool an explicit input_schema")
         if "pydantic" in sys.modules or any(_field_info(item) is not None for item in metadata):
-            return self._adapted(tp)
-        schema = self.schema(inner_type)
-        for item in metadata:
-            if not _constraint_keywords(item, schema):
-                raise TypeError(f"cannot express {item!r} in JSON Schema; give the tool an explicit input_schema")
+            schema = self._adapted(tp)
+        else:
+            schema = self.schema(inner_type)
+            for item in metadata:
+                if not _constraint_keywords(item, schema):
+                    raise TypeError(f"cannot express {item!r} in JSON Schema; give the tool an explicit input_schema")
+        if docs:
+            schema.setdefault("description", docs[0])
         return schema
 
     def _adapted(self, tp: Any) -> dict[str, Any]:
+        """pydantic's JSON Schema of `tp`; its named types join `$defs`."""
         import pydantic
 
         try:
@@ -322,23 +352,27 @@ def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type
         default = param.default
         key = name
         field = _field_info(default)
-        if field is None and typing.get_origin(annotation) is typing.Annotated:
+        if field is not None:
+            # `days: int = Field(3, ge=1)`: the Field says the schema and the default.
+            bare = annotation if annotation is not param.empty else Any
+            annotation = typing.Annotated[bare, _without_alias(field)]
+            default = param.empty
+        elif typing.get_origin(annotation) is typing.Annotated:
             items = typing.get_args(annotation)
             field = next(filter(None, map(_field_info, items[1:])), None)
             if field is not None:
                 stripped = tuple(_without_alias(item) if item is field else item for item in items[1:])
                 annotation = typing.Annotated[(items[0], *stripped)]
         if field is not None:
+            if field.validation_alias is not None and field.validation_alias != field.alias:
+                unsupported = "validation_alias is not supported; name the argument with alias="
+                raise TypeError(f"parameter {name!r} of {fn_name!r}: {unsupported}")
             key = field.alias or name
-            if _field_info(default) is not None:
-                # `days: int = Field(3, ge=1)`: the Field says the schema and the default.
-                bare = annotation if annotation is not param.empty else Any
-                annotation = typing.Annotated[bare, _without_alias(field)]
-                default = _field_default(field, name, fn_name)
-                if field.default_factory is not None:
-                    defaults[name] = field.default_factory
-                elif default is not param.empty:
-                    defaults[name] = lambda value=default: value
+            if default is param.empty and _field_has_default(field):
+                # A fresh default for each call (a copy, or the factory's), as pydantic gives.
+                defaults[name] = lambda field=field: field.get_default(call_default_factory=True)
+        if key in properties:
+            raise TypeError(f"parameter {name!r} of {fn_name!r}: the argument name {key!r} is taken already")
         try:
             schema = builder.schema(annotation)
         except TypeError as err:
@@ -365,14 +399,11 @@ def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type
     return Signature(input_schema, output_schema, summary, context_param, params, renamed, defaults)
 
 
-def _field_default(field: Any, name: str, fn_name: str) -> Any:
-    """A `Field(...)` default's value; `inspect.Parameter.empty` when it has none (required)."""
+def _field_has_default(field: Any) -> bool:
+    """Whether a `Field(...)` gives a default (a value or a factory); else it is required."""
     if field.default_factory is not None:
-        return inspect.Parameter.empty
-    default = field.default
-    if type(default).__name__ == "PydanticUndefinedType" or default is Ellipsis:
-        return inspect.Parameter.empty
-    return default
+        return True
+    return not (type(field.default).__name__ == "PydanticUndefinedType" or field.default is Ellipsis)
 
 
 def _with_defs(schema: dict[str, Any], builder: SchemaBuilder) -> dict[str, Any]:
@@ -415,9 +446,15 @@ _UNCHANGED: tuple[Any, ...] = (inspect.Parameter.empty, Any, str, int, bool, dic
 
 def converter(tp: Any) -> Union[Callable[[Any], Any], None]:
     """`convert(value, tp)` as a function of the value, decided once per parameter (at
-    registration); `None` where the value is passed as it is."""
+    registration); `None` where the value is passed as it is. A type with pydantic metadata
+    anywhere inside is converted by pydantic (its validators run, unions as pydantic reads
+    them), with the adapter made here, once."""
     if any(tp is unchanged for unchanged in _UNCHANGED):
         return None
+    if "pydantic" in sys.modules and _pydantic_metadata(tp):
+        import pydantic
+
+        return pydantic.TypeAdapter(tp).validate_python
     return lambda value: convert(value, tp)
 
 
@@ -428,11 +465,6 @@ def convert(value: Any, tp: Any) -> Any:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Annotated:
-        if any(_field_info(item) is not None for item in args[1:]) and "pydantic" in sys.modules:
-            # pydantic's own validators and conversions run, as they would in its SDK.
-            import pydantic
-
-            return pydantic.TypeAdapter(tp).validate_python(value)
         return convert(value, args[0])
     if _is_union(origin):
         for option in args:

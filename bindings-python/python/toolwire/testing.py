@@ -34,10 +34,11 @@ Progress = Callable[[float, Optional[float], Optional[str]], Any]
 
 
 class McpError(Exception):
-    """The server answered a request with a JSON-RPC error."""
+    """The server answered a request with a JSON-RPC error (`error` is its error object)."""
 
     def __init__(self, error: dict[str, Any]) -> None:
         super().__init__(f"{error.get('message')} ({error.get('code')})")
+        self.error = error
         self.code: int = error.get("code", 0)
         self.message: str = error.get("message", "")
         self.data: Any = error.get("data")
@@ -110,7 +111,7 @@ class TestClient:
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[Any, Progress] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
         self._closing = threading.Event()
         self._reader = threading.Thread(target=self._read, name="toolwire-test-client", daemon=True)
         #: Notifications received so far (progress ones included), in order.
@@ -144,11 +145,17 @@ class TestClient:
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     async def _close(self) -> None:
-        self._closing.set()
+        # Calls in flight finish and their answers are read before the reader stops.
         await asyncio.to_thread(self._session.shutdown)
+        self._closing.set()
         await asyncio.to_thread(self._reader.join, 10)
+        closed = McpError({"code": -32000, "message": "the session closed before the answer"})
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(closed)
         for task in list(self._tasks):
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     # --- the wire
 
@@ -158,13 +165,13 @@ class TestClient:
     def _read(self) -> None:
         """The session's outbound frames, handed to the loop (runs on its own thread: `recv`
         blocks)."""
-        while not self._closing.is_set():
+        while True:
             frame = self._session.recv(1.0)
             if frame is not None:
                 self._loop.call_soon_threadsafe(self._dispatch, json.loads(frame))
-        # What the drain still sends (answers to calls that finish during shutdown).
-        while (frame := self._session.recv(1.0)) is not None:
-            self._loop.call_soon_threadsafe(self._dispatch, json.loads(frame))
+            elif self._closing.is_set():
+                # Set once the session has drained: nothing more will come.
+                return
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         if "method" not in message:
@@ -173,16 +180,20 @@ class TestClient:
                 future.set_result(message)
             return
         if "id" in message:
-            task = self._loop.create_task(self._answer_request(message))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._track(self._loop.create_task(self._answer_request(message)))
             return
         self.notifications.append(message)
         if message["method"] == "notifications/progress":
             params = message.get("params", {})
             callback = self._progress.get(params.get("progressToken"))
             if callback is not None:
-                callback(params.get("progress"), params.get("total"), params.get("message"))
+                outcome = callback(params.get("progress"), params.get("total"), params.get("message"))
+                if inspect.isawaitable(outcome):
+                    self._track(asyncio.ensure_future(outcome))
+
+    def _track(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _answer_request(self, message: dict[str, Any]) -> None:
         try:
@@ -190,6 +201,9 @@ class TestClient:
             self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         except McpError as err:
             error = {"code": err.code, "message": err.message}
+            self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        except Exception as err:  # a failing callback: the server hears it, no call hangs
+            error = {"code": -32603, "message": f"the test client's callback failed: {err!r}"}
             self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
 
     async def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -269,15 +283,19 @@ class TestClient:
         return await self._list("tools/list", "tools")
 
     async def call_tool(
-        self, name: str, arguments: Optional[dict[str, Any]] = None, *, progress: Optional[Progress] = None
+        self,
+        name: str,
+        arguments: Optional[dict[str, Any]] = None,
+        *,
+        progress_callback: Optional[Progress] = None,
     ) -> dict[str, Any]:
-        """The tool's `CallToolResult` (an `isError` one too). `progress(progress, total,
-        message)` receives the call's progress notifications."""
+        """The tool's `CallToolResult` (an `isError` one too). `progress_callback(progress,
+        total, message)`, sync or async, receives the call's progress notifications."""
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         token = None
-        if progress is not None:
+        if progress_callback is not None:
             token = f"progress-{next(self._ids)}"
-            self._progress[token] = progress
+            self._progress[token] = progress_callback
             params["_meta"] = {"progressToken": token}
         try:
             return await self._rounds("tools/call", params)

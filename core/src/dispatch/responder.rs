@@ -95,12 +95,14 @@ impl OutboundSender {
                 notify,
                 backlog,
             } => {
+                // Counted in before it can be taken: a writer on another thread could otherwise
+                // count it out first, and the count would wrap.
                 let bytes = frame.len();
-                if tx.send(frame).is_ok() {
-                    backlog.queued(bytes);
-                    if let Some(notify) = notify {
-                        notify();
-                    }
+                backlog.queued(bytes);
+                if tx.send(frame).is_err() {
+                    backlog.taken(bytes);
+                } else if let Some(notify) = notify {
+                    notify();
                 }
             }
             OutboundSender::Stream(stream) => stream.send(frame),

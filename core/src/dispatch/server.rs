@@ -29,10 +29,13 @@ pub struct ServerOptions {
     /// Tool calls that may run at once, across all sessions of this server (default 4096).
     pub max_concurrent_calls: usize,
     /// Tool calls of one session that may run at once (default 1024). A session past it waits
-    /// behind its own limit, not in the server's queue: one greedy client cannot take every
-    /// slot of [`max_concurrent_calls`](Self::max_concurrent_calls) while others wait.
+    /// behind its own limit, holding none of the server's slots: one greedy session takes at
+    /// most this many of [`max_concurrent_calls`](Self::max_concurrent_calls) while others are
+    /// served. Its waiting calls count against `max_queued_calls` with everyone's. A stateless
+    /// HTTP or 2026-07-28 exchange is a session of one request: this limit does not reach it.
     pub max_concurrent_calls_per_session: usize,
-    /// Calls that may wait for a slot, per limit, before calls are refused (default 16384).
+    /// Calls that may wait for a slot before calls are refused (default 16384): one bound for
+    /// the server's queue and every session's together, and one for each tool with a limit.
     pub max_queued_calls: usize,
     /// Deadline for tools without their own (default: none).
     pub default_tool_timeout: Option<Duration>,
@@ -52,8 +55,8 @@ pub struct ServerOptions {
     /// then costs nothing, one in a tight loop at most this much CPU per request, and is
     /// spared a sleep and wake-up per request.
     pub idle_poll: Duration,
-    /// Bytes of answers and notifications a byte-stream transport (stdio, your own) may hold
-    /// for a client that is not reading them (default 4 MiB). Past it the server reads no
+    /// Bytes of answers and notifications [`Server::serve`] (stdio, a transport of your own)
+    /// may hold for a client that is not reading them (default 4 MiB). Past it the server reads no
     /// new requests until the client has taken them down to half; calls in flight go on,
     /// and every request read is answered.
     pub max_outbound_bytes: usize,
@@ -140,6 +143,9 @@ pub(crate) struct ServerInner {
     pub(crate) registry: ToolRegistry,
     pub(crate) catalog: Catalog,
     pub(crate) call_limiter: Limiter,
+    /// Calls waiting for a slot, in the server's queue and in every session's: one bound
+    /// (`max_queued_calls`) for all of them.
+    pub(crate) queued_calls: Arc<std::sync::atomic::AtomicUsize>,
     pub(crate) modern_stamp: Arc<ModernStamp>,
     pub(crate) sealer: Sealer,
     pub(crate) listeners: Arc<Listeners>,
@@ -556,6 +562,7 @@ impl ServerBuilder {
                 max_per_principal: options.max_tasks_per_principal,
             },
         ));
+        let queued_calls: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
         let mut inner = ServerInner {
             info: self.info,
             instructions: self.instructions,
@@ -563,7 +570,12 @@ impl ServerBuilder {
                 max_frame_bytes: options.max_frame_bytes,
                 max_depth: options.max_depth,
             },
-            call_limiter: Limiter::new(options.max_concurrent_calls, options.max_queued_calls),
+            call_limiter: Limiter::sharing_queue(
+                options.max_concurrent_calls,
+                options.max_queued_calls,
+                queued_calls.clone(),
+            ),
+            queued_calls,
             registry,
             catalog,
             modern_stamp: Arc::new(ModernStamp::new(Value::Null, 0, CacheScope::Private)),

@@ -242,9 +242,10 @@ impl SessionShared {
     ) -> Self {
         let options = &server.inner.options;
         let call_limiter = (!matches!(out, OutboundSender::Nowhere)).then(|| {
-            Limiter::new(
+            Limiter::sharing_queue(
                 options.max_concurrent_calls_per_session,
                 options.max_queued_calls,
+                server.inner.queued_calls.clone(),
             )
         });
         SessionShared {
