@@ -177,3 +177,38 @@ def test_prompt_arguments_have_titles_and_descriptions(client_for) -> None:
         {"name": "style", "description": "How to write it", "required": False},
         {"name": "days", "description": "How many days ahead.", "required": False},
     ]
+
+
+try:
+    from pydantic import Field as _Field
+
+    def _styled_greeting(
+        name: str = _Field(description="Who to greet", title="Name"),
+        style: str = _Field("plain", description="How"),
+    ) -> str:
+        return f"Hello {name} ({style})"
+except ImportError:  # pragma: no cover - pydantic is optional
+    _styled_greeting = None  # type: ignore[assignment]
+
+
+def test_prompt_arguments_from_pydantic_fields() -> None:
+    if _styled_greeting is None:
+        pytest.skip("pydantic is not installed")
+    from conftest import Client
+    from toolwire import Server
+
+    server = Server("prompts")
+    server.add_prompt(_styled_greeting, name="greet")
+    client = Client(server)
+    client.initialize()
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"})
+    (prompt,) = client.recv()["result"]["prompts"]
+    assert prompt["arguments"] == [
+        {"name": "name", "title": "Name", "description": "Who to greet", "required": True},
+        {"name": "style", "description": "How", "required": False},
+    ]
+    client.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "greet", "arguments": {"name": "Ada"}}}
+    )
+    messages = client.recv()["result"]["messages"]
+    assert messages == [{"role": "user", "content": {"type": "text", "text": "Hello Ada (plain)"}}]

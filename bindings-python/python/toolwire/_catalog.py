@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 from ._base import F, ServerBase, logger
 from ._content import InputRequired, Round
 from ._native import RegistrationError
-from ._schema import parse_docstring
+from ._schema import _field_has_default, _field_info, parse_docstring
 
 
 class ResourceNotFound(Exception):
@@ -152,9 +152,14 @@ class CatalogMixin(ServerBase):
                 definition[key] = value
 
         round_param = _round_parameter(fn)
+        fills = _prompt_field_defaults(fn)
 
         def invoke(request: dict[str, Any]) -> Any:
             kwargs = dict(request["arguments"])
+            for param, make in fills.items():
+                # A `Field(...)` default: Python would pass the Field itself.
+                if param not in kwargs:
+                    kwargs[param] = make()
             if round_param:
                 kwargs[round_param] = _round_of(request)
             try:
@@ -251,14 +256,44 @@ def _prompt_arguments(fn: Callable[..., Any], given: dict[str, dict[str, str]]) 
     for p in params:
         entry: dict[str, Any] = {"name": p.name}
         extra = given.get(p.name, {})
-        if "title" in extra:
-            entry["title"] = extra["title"]
-        described = extra.get("description") or docs.get(p.name) or _annotated_doc(hints.get(p.name))
+        field = _prompt_field(p, hints.get(p.name))
+        if field is not None and (field.alias or field.validation_alias):
+            raise RegistrationError(f"prompt argument {p.name!r} of {fn.__name__}: an alias cannot rename it")
+        title = extra.get("title") or (field.title if field is not None else None)
+        if title:
+            entry["title"] = title
+        described = (
+            extra.get("description")
+            or docs.get(p.name)
+            or _annotated_doc(hints.get(p.name))
+            or (field.description if field is not None else None)
+        )
         if described:
             entry["description"] = described
-        entry["required"] = p.default is inspect.Parameter.empty
+        if _field_info(p.default) is not None:
+            entry["required"] = not _field_has_default(p.default)
+        else:
+            entry["required"] = p.default is inspect.Parameter.empty
         result.append(entry)
     return result
+
+
+def _prompt_field(param: inspect.Parameter, hint: Any) -> Any:
+    """The pydantic `Field(...)` of a prompt parameter: its default, or in its `Annotated`."""
+    if _field_info(param.default) is not None:
+        return param.default
+    if typing.get_origin(hint) is typing.Annotated:
+        return next(filter(None, map(_field_info, typing.get_args(hint)[1:])), None)
+    return None
+
+
+def _prompt_field_defaults(fn: Callable[..., Any]) -> dict[str, Callable[[], Any]]:
+    """Parameters whose default is a `Field(...)` with a value: a fresh one for each render."""
+    return {
+        p.name: (lambda field=p.default: field.get_default(call_default_factory=True))
+        for p in inspect.signature(fn).parameters.values()
+        if _field_info(p.default) is not None and _field_has_default(p.default)
+    }
 
 
 def _annotated_doc(hint: Any) -> Optional[str]:
