@@ -15,11 +15,13 @@ use super::modern::tasks::{answer_created, extension_missing};
 use super::modern::{Binding, Envelope, ModernRound};
 use super::responder::Responder;
 use crate::InputRequired;
-use crate::limiter::Admission;
+use crate::cancel::CallCancel;
+use crate::limiter::{Admission, Limiter};
 use crate::protocol::{ProtocolVersion, ToolOutput};
 use crate::registry::{RegisteredTool, describe_violations, invalid_arguments_text};
 use crate::tasks::{self, Finished, LiveTask, TaskSupport};
 use crate::wire::{ErrorObject, RequestId};
+use tokio::sync::OwnedSemaphorePermit;
 
 pub(crate) fn start(
     session: &Arc<SessionShared>,
@@ -360,41 +362,21 @@ async fn execute(
     let work = async {
         // The session's own limit first: calls past it wait there, holding none of the
         // server's slots, so other sessions are served meanwhile.
-        let _session = match &session.call_limiter {
-            None => None,
-            Some(limiter) => match limiter.admit(cancel).await {
-                Admission::Admitted(permit) => Some(permit),
-                Admission::Overloaded { limit, max_queued } => {
-                    return Some(Outcome::Answer(overloaded(
-                        "this session",
-                        limit,
-                        max_queued,
-                    )));
-                }
-                Admission::Cancelled => return None,
-            },
+        let session_limit = session.call_limiter.as_ref();
+        let _session = match admit(session_limit, cancel, || "this session".into()).await {
+            Ok(permit) => permit,
+            Err(refused) => return refused,
         };
-        let _global = match session.server.call_limiter.admit(cancel).await {
-            Admission::Admitted(permit) => permit,
-            Admission::Overloaded { limit, max_queued } => {
-                return Some(Outcome::Answer(overloaded("the server", limit, max_queued)));
-            }
-            Admission::Cancelled => return None,
+        let server_limit = Some(&session.server.call_limiter);
+        let _global = match admit(server_limit, cancel, || "the server".into()).await {
+            Ok(permit) => permit,
+            Err(refused) => return refused,
         };
-        let _per_tool = match &tool.limiter {
-            None => None,
-            Some(limiter) => match limiter.admit(cancel).await {
-                Admission::Admitted(permit) => Some(permit),
-                Admission::Overloaded { limit, max_queued } => {
-                    return Some(Outcome::Answer(overloaded(
-                        &format!("tool {name:?}"),
-                        limit,
-                        max_queued,
-                    )));
-                }
-                Admission::Cancelled => return None,
-            },
-        };
+        let _per_tool =
+            match admit(tool.limiter.as_ref(), cancel, || format!("tool {name:?}")).await {
+                Ok(permit) => permit,
+                Err(refused) => return refused,
+            };
         if cancel.is_cancelled() {
             return None;
         }
@@ -449,6 +431,27 @@ async fn execute(
         },
     };
     outcome.unwrap_or(Outcome::Cancelled)
+}
+
+/// A slot of `limiter` (none to take when there is no limiter), or how the call ends instead:
+/// refused as busy (`what` names whose limit, made only then), or `None` when cancelled.
+async fn admit(
+    limiter: Option<&Limiter>,
+    cancel: &CallCancel,
+    what: impl FnOnce() -> String,
+) -> Result<Option<OwnedSemaphorePermit>, Option<Outcome>> {
+    let Some(limiter) = limiter else {
+        return Ok(None);
+    };
+    match limiter.admit(cancel).await {
+        Admission::Admitted(permit) => Ok(Some(permit)),
+        Admission::Overloaded { limit, max_queued } => Err(Some(Outcome::Answer(overloaded(
+            &what(),
+            limit,
+            max_queued,
+        )))),
+        Admission::Cancelled => Err(None),
+    }
 }
 
 fn overloaded(what: &str, limit: usize, max_queued: usize) -> ToolOutput {
