@@ -18,6 +18,7 @@ import inspect
 import itertools
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, Callable, Optional, Union
 
@@ -166,11 +167,13 @@ class TestClient:
         """The session's outbound frames, handed to the loop (runs on its own thread: `recv`
         blocks)."""
         while True:
+            started = time.monotonic()
             frame = self._session.recv(1.0)
             if frame is not None:
                 self._loop.call_soon_threadsafe(self._dispatch, json.loads(frame))
-            elif self._closing.is_set():
-                # Set once the session has drained: nothing more will come.
+            elif self._closing.is_set() or time.monotonic() - started < 0.5:
+                # Drained at close, or the session ended (`recv` gave up at once, not after
+                # waiting): nothing more will come.
                 return
 
     def _dispatch(self, message: dict[str, Any]) -> None:
