@@ -308,7 +308,17 @@ export interface HttpOptions {
   allowedHosts?: string[]
   /** Accepted `Origin` values (default: loopback origins on a loopback host). */
   allowedOrigins?: string[]
+  /**
+   * Live sessions at most (default 10,000). A full server makes room by ending the least
+   * recently used idle session of the client holding the most sessions; with none, 503.
+   */
   maxSessions?: number
+  /**
+   * Live sessions one client may hold (default 1,000): the token's subject, or without tokens
+   * the peer's address (behind a reverse proxy, the proxy: raise it there). A client at its
+   * limit loses its least recently used idle session to a new one, or gets 429 if none is idle.
+   */
+  maxSessionsPerClient?: number
   /** Idle sessions end after this long (default 1 hour; 0: never). */
   sessionIdleTimeoutMs?: number
   /**

@@ -24,6 +24,7 @@ pub struct HttpInit {
     pub allowed_hosts: Option<Vec<String>>,
     pub allowed_origins: Option<Vec<String>>,
     pub max_sessions: Option<u32>,
+    pub max_sessions_per_client: Option<u32>,
     /// 0 turns reaping off.
     pub session_idle_timeout_ms: Option<u32>,
     /// 0: no limit.
@@ -69,6 +70,7 @@ impl NativeHttpServer {
             allowed_hosts: init.allowed_hosts.unwrap_or_default(),
             allowed_origins: init.allowed_origins.unwrap_or_default(),
             max_sessions: init.max_sessions.map(|limit| limit as usize),
+            max_sessions_per_client: init.max_sessions_per_client.map(|limit| limit as usize),
             session_idle_timeout_ms: init.session_idle_timeout_ms.map(u64::from),
             header_read_timeout_ms: init.header_read_timeout_ms.map(u64::from),
             body_read_timeout_ms: init.body_read_timeout_ms.map(u64::from),

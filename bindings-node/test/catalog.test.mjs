@@ -273,6 +273,37 @@ test('serveHttp: a trickled head is cut off at headerReadTimeoutMs; maxConnectio
   )
 })
 
+test('serveHttp: maxSessionsPerClient bounds the sessions of one client (its idle one makes room)', async () => {
+  const server = new Server({ name: 'sessions', version: '1' }).tool('shout', { inputSchema: { type: 'object' } }, ({ text }) => text.toUpperCase())
+  const http = await server.serveHttp('127.0.0.1', 0, { maxSessionsPerClient: 1 })
+  try {
+    const open = async () => {
+      const reply = await fetch(http.url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+      assert.equal(reply.status, 200)
+      await reply.text()
+      return reply.headers.get('mcp-session-id')
+    }
+    const pingStatus = async (session) => {
+      const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }
+      const reply = await fetch(http.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) })
+      await reply.text()
+      return reply.status
+    }
+    const first = await open()
+    assert.equal(await pingStatus(first), 200)
+    // The same client (address) opens another: its idle first session makes room.
+    const second = await open()
+    assert.equal(await pingStatus(first), 404)
+    assert.equal(await pingStatus(second), 200)
+  } finally {
+    await http.close()
+  }
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 0, { maxSessionsPerClient: 0 }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /max_sessions_per_client/.test(err.message),
+  )
+})
+
 test('server.close() ends every HTTP server it started', async () => {
   const server = new Server({ name: 'closing', version: '1' }).tool('ping2', () => 'pong')
   const first = await server.serveHttp('127.0.0.1', 0)

@@ -244,7 +244,7 @@ impl NativeServer {
     /// Serves Streamable HTTP on `host:port` and returns its handle once listening; `async def`
     /// tools run on the bridge's loop. `stop()` of this server ends it too.
     #[pyo3(signature = (bridge, host, port, path, stateless, response_mode, json_response, allowed_hosts,
-                        allowed_origins, max_sessions, session_idle_timeout_ms,
+                        allowed_origins, max_sessions, max_sessions_per_client, session_idle_timeout_ms,
                         header_read_timeout_ms, body_read_timeout_ms, max_connections,
                         token_validator, authorization_servers, resource_url))]
     #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
@@ -261,6 +261,7 @@ impl NativeServer {
         allowed_hosts: Vec<String>,
         allowed_origins: Vec<String>,
         max_sessions: Option<usize>,
+        max_sessions_per_client: Option<usize>,
         session_idle_timeout_ms: Option<u64>,
         header_read_timeout_ms: Option<u64>,
         body_read_timeout_ms: Option<u64>,
@@ -282,6 +283,7 @@ impl NativeServer {
             allowed_hosts,
             allowed_origins,
             max_sessions,
+            max_sessions_per_client,
             session_idle_timeout_ms,
             header_read_timeout_ms,
             body_read_timeout_ms,

@@ -246,3 +246,27 @@ async def test_slow_clients_are_cut_off_and_connections_are_capped() -> None:
         await server.serve_http("127.0.0.1", 0, max_connections=0)
     with pytest.raises(ValueError, match="header_read_timeout"):
         await server.serve_http("127.0.0.1", 0, header_read_timeout=-1)
+
+
+@pytest.mark.asyncio
+async def test_one_client_holds_at_most_max_sessions_per_client() -> None:
+    server = http_server()
+    http = await server.serve_http("127.0.0.1", 0, max_sessions_per_client=1)
+    try:
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+        async def ping_status(session: str) -> int:
+            headers = {**HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+            return (await fetch(http.url, "POST", ping, headers)).status_code
+
+        first = (await fetch(http.url, "POST", INIT, HEADERS)).headers["mcp-session-id"]
+        assert await ping_status(first) == 200
+        # The same client (address) opens another: its idle first session makes room.
+        second = (await fetch(http.url, "POST", INIT, HEADERS)).headers["mcp-session-id"]
+        assert await ping_status(first) == 404
+        assert await ping_status(second) == 200
+    finally:
+        http.stop()
+        await http.wait()
+    with pytest.raises(ValueError, match="max_sessions_per_client"):
+        await server.serve_http("127.0.0.1", 0, max_sessions_per_client=0)

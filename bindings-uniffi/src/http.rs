@@ -34,9 +34,15 @@ pub struct HttpServerOptions {
     /// Accepted `Origin` values (empty: the default rule).
     #[uniffi(default = [])]
     pub allowed_origins: Vec<String>,
-    /// Live sessions at most (default 10,000).
+    /// Live sessions at most (default 10,000). A full server makes room by ending the least
+    /// recently used idle session of the client holding the most sessions; with none, 503.
     #[uniffi(default = None)]
     pub max_sessions: Option<u32>,
+    /// Live sessions one client may hold (default 1,000): the token's subject, or without
+    /// tokens the peer's address (behind a reverse proxy, the proxy: raise it there). A client
+    /// at its limit loses its least recently used idle session to a new one, or gets 429.
+    #[uniffi(default = None)]
+    pub max_sessions_per_client: Option<u32>,
     /// Idle sessions end after this many milliseconds (default 1 hour; 0: never).
     #[uniffi(default = None)]
     pub session_idle_timeout_ms: Option<u64>,
@@ -166,6 +172,7 @@ impl HttpServer {
             allowed_hosts: options.allowed_hosts,
             allowed_origins: options.allowed_origins,
             max_sessions: options.max_sessions.map(|limit| limit as usize),
+            max_sessions_per_client: options.max_sessions_per_client.map(|limit| limit as usize),
             session_idle_timeout_ms: options.session_idle_timeout_ms,
             header_read_timeout_ms: options.header_read_timeout_ms,
             body_read_timeout_ms: options.body_read_timeout_ms,

@@ -34,6 +34,7 @@ class HttpMixin(ServerBase):
         allowed_hosts: Optional[list[str]] = None,
         allowed_origins: Optional[list[str]] = None,
         max_sessions: Optional[int] = None,
+        max_sessions_per_client: Optional[int] = None,
         session_idle_timeout: Optional[float] = None,
         header_read_timeout: Optional[float] = None,
         body_read_timeout: Optional[float] = None,
@@ -56,7 +57,12 @@ class HttpMixin(ServerBase):
         are bounded: `header_read_timeout` (seconds to send a request's head, and how long a
         kept-alive connection may idle; default 30), `body_read_timeout` (seconds to send the
         body, then 408; default 30), `max_connections` (default 10,000; one more gets 503);
-        0 turns a timeout off. With
+        0 turns a timeout off. `max_sessions` (default 10,000) bounds live sessions, and
+        `max_sessions_per_client` (default 1,000) those of one client: the token's subject, or
+        without tokens the peer's address (behind a reverse proxy that is the proxy: raise it
+        there). A client at its limit loses its least recently used idle session to a new one,
+        or gets 429 when none is idle; a full server makes room from the client holding the
+        most sessions the same way, or answers 503. With
         `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
         token (401 otherwise, pointing at the metadata that names `authorization_servers`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
@@ -83,6 +89,7 @@ class HttpMixin(ServerBase):
                 list(allowed_hosts or []),
                 list(allowed_origins or []),
                 max_sessions,
+                max_sessions_per_client,
                 timeouts["session_idle_timeout"],
                 timeouts["header_read_timeout"],
                 timeouts["body_read_timeout"],

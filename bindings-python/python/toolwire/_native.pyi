@@ -173,6 +173,7 @@ class NativeServer:
         allowed_hosts: list[str],
         allowed_origins: list[str],
         max_sessions: Optional[int],
+        max_sessions_per_client: Optional[int],
         session_idle_timeout_ms: Optional[int],
         header_read_timeout_ms: Optional[int],
         body_read_timeout_ms: Optional[int],

@@ -90,6 +90,8 @@ pub struct HttpSettings {
     pub allowed_origins: Vec<String>,
     /// Live sessions at most.
     pub max_sessions: Option<usize>,
+    /// Live sessions one client (token subject, else peer address) may hold.
+    pub max_sessions_per_client: Option<usize>,
     /// Idle sessions end after this many milliseconds; 0: never.
     pub session_idle_timeout_ms: Option<u64>,
     /// Milliseconds a client may take to send a request's head (also a kept-alive
@@ -125,6 +127,14 @@ impl HttpSettings {
         options.allowed_origins = self.allowed_origins;
         if let Some(limit) = self.max_sessions {
             options.max_sessions = limit;
+        }
+        if let Some(limit) = self.max_sessions_per_client {
+            if limit == 0 {
+                return Err(crate::Error::InvalidArgument(
+                    "max_sessions_per_client must be at least 1".into(),
+                ));
+            }
+            options.max_sessions_per_client = limit;
         }
         let limit = |ms: u64| (ms > 0).then(|| std::time::Duration::from_millis(ms));
         if let Some(ms) = self.session_idle_timeout_ms {
@@ -232,6 +242,7 @@ mod tests {
             body_read_timeout_ms: Some(250),
             max_connections: Some(7),
             max_sessions: Some(3),
+            max_sessions_per_client: Some(2),
             path: Some("/x".into()),
             ..HttpSettings::default()
         }
@@ -249,7 +260,13 @@ mod tests {
             ..HttpSettings::default()
         };
         assert!(no_connections.into_options().is_err());
+        let no_sessions = HttpSettings {
+            max_sessions_per_client: Some(0),
+            ..HttpSettings::default()
+        };
+        assert!(no_sessions.into_options().is_err());
         assert_eq!(options.max_sessions, 3);
+        assert_eq!(options.max_sessions_per_client, 2);
         assert_eq!(options.path, "/x");
     }
 }

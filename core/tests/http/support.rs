@@ -210,19 +210,44 @@ pub(crate) fn reaping_after(idle: Duration) -> HttpOptions {
 pub(crate) struct Conn {
     pub(crate) sender: SendRequest<Full<Bytes>>,
     pub(crate) host: String,
+    /// Sent as `Authorization: Bearer …` on every request, when set.
+    pub(crate) token: Option<String>,
 }
 
 impl Conn {
     pub(crate) async fn open(server: &HttpServer) -> Conn {
-        let addr = server.local_addr();
-        let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let stream = tokio::net::TcpStream::connect(server.local_addr())
+            .await
+            .expect("connect");
+        Conn::over(server, stream).await
+    }
+
+    /// A connection from the local address `from` (another loopback address, say).
+    pub(crate) async fn open_from(server: &HttpServer, from: std::net::IpAddr) -> Conn {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind(std::net::SocketAddr::new(from, 0))
+            .expect("bind the client's address");
+        let stream = socket.connect(server.local_addr()).await.expect("connect");
+        Conn::over(server, stream).await
+    }
+
+    /// A connection sending `token` with every request.
+    pub(crate) async fn open_with_token(server: &HttpServer, token: &str) -> Conn {
+        let mut conn = Conn::open(server).await;
+        conn.token = Some(format!("Bearer {token}"));
+        conn
+    }
+
+    async fn over(server: &HttpServer, stream: tokio::net::TcpStream) -> Conn {
         let (sender, connection) = http1::handshake(TokioIo::new(stream))
             .await
             .expect("handshake");
         tokio::spawn(connection);
         Conn {
             sender,
-            host: addr.to_string(),
+            host: server.local_addr().to_string(),
+            token: None,
         }
     }
 
@@ -238,6 +263,9 @@ impl Conn {
         }
         for (name, value) in headers {
             request = request.header(*name, *value);
+        }
+        if let Some(token) = &self.token {
+            request = request.header("authorization", token.as_str());
         }
         let request = request
             .body(Full::new(Bytes::from(body.to_owned())))

@@ -4,7 +4,7 @@
     reason = "the Err side is the refusal to send, built once on a rare path"
 )]
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ use super::replies::{
     Reply, accepted, closing_refusal, json_or_accepted, json_reply, method_not_allowed, refusal,
     sse_response,
 };
-use super::sessions::{HttpSession, STANDALONE, SessionTable};
+use super::sessions::{Admission, Client, HttpSession, STANDALONE, SessionLimits, SessionTable};
 use super::sse::{SseStream, parse_event_id};
 use super::{HttpOptions, ResponseMode};
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
@@ -50,13 +50,16 @@ pub(crate) struct Endpoint {
 /// core) shares; and a client that keeps to one session finds it here without the table's lock.
 pub(crate) struct Connection {
     endpoint: Arc<Endpoint>,
+    /// The peer's address: who holds the sessions opened here when no token names a subject.
+    peer: IpAddr,
     last_session: Mutex<Weak<HttpSession>>,
 }
 
 impl Connection {
-    pub(crate) fn new(endpoint: Arc<Endpoint>) -> Arc<Self> {
+    pub(crate) fn new(endpoint: Arc<Endpoint>, peer: IpAddr) -> Arc<Self> {
         Arc::new(Connection {
             endpoint,
+            peer,
             last_session: Mutex::new(Weak::new()),
         })
     }
@@ -252,20 +255,18 @@ impl Endpoint {
                 Ok(session) => (session, false),
                 Err(reply) => return reply,
             },
+            // The session limits are checked once initialize has succeeded, when the session
+            // is listed: a full table may make room then (see `SessionTable::insert`).
             None if initialize => {
-                if self.sessions.len() >= self.options.max_sessions {
-                    return refusal(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "Service Unavailable: too many live sessions; retry later",
-                    );
-                }
                 let Ok((session, outbound)) = self.server.session() else {
                     return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
                 };
+                let client = Client::new(owner.as_deref(), connection.peer);
                 match HttpSession::start(
                     session,
                     outbound,
                     owner,
+                    client,
                     self.options.event_store.clone(),
                     self.options.sse_retry,
                 ) {
@@ -307,19 +308,44 @@ impl Endpoint {
             if session.protocol_version().is_none() {
                 // initialize failed: the client saw why; no session was opened.
                 http_session.terminate();
-            } else if self
-                .sessions
-                .insert(http_session.clone(), self.options.max_sessions)
-            {
-                if let Ok(value) = HeaderValue::from_str(&http_session.id) {
-                    reply.headers_mut().insert(SESSION_HEADER.clone(), value);
-                }
             } else {
-                http_session.terminate();
-                return refusal(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Service Unavailable: too many live sessions; retry later",
-                );
+                let limits = SessionLimits {
+                    max: self.options.max_sessions,
+                    per_client: self.options.max_sessions_per_client,
+                };
+                match self.sessions.insert(http_session.clone(), limits) {
+                    Admission::Admitted { evicted } => {
+                        if let Some(evicted) = evicted {
+                            tracing::info!(
+                                session = %evicted.id,
+                                client = ?evicted.client,
+                                "ended an idle session to make room for a new one"
+                            );
+                            evicted.terminate();
+                        }
+                        if let Ok(value) = HeaderValue::from_str(&http_session.id) {
+                            reply.headers_mut().insert(SESSION_HEADER.clone(), value);
+                        }
+                    }
+                    Admission::ClientFull => {
+                        http_session.terminate();
+                        return refusal(
+                            StatusCode::TOO_MANY_REQUESTS,
+                            &format!(
+                                "Too Many Requests: this client holds {} live sessions, its limit, \
+                                 and none is idle; end one (DELETE) or retry later",
+                                limits.per_client
+                            ),
+                        );
+                    }
+                    Admission::TableFull => {
+                        http_session.terminate();
+                        return refusal(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "Service Unavailable: too many live sessions; retry later",
+                        );
+                    }
+                }
             }
         }
         reply
@@ -555,10 +581,19 @@ mod tests {
             CancellationToken::new(),
         );
         let (session, outbound) = endpoint.server.session().expect("session");
-        let held = HttpSession::start(session, outbound, Some("ann".into()), store, retry)
+        let client = Client::Subject("ann".into());
+        let held = HttpSession::start(session, outbound, Some("ann".into()), client, store, retry)
             .expect("session id");
-        assert!(endpoint.sessions.insert(held.clone(), 8));
-        let connection = Connection::new(endpoint.clone());
+        let limits = SessionLimits {
+            max: 8,
+            per_client: 8,
+        };
+        assert!(matches!(
+            endpoint.sessions.insert(held.clone(), limits),
+            Admission::Admitted { evicted: None }
+        ));
+        let peer = "127.0.0.1".parse().expect("addr");
+        let connection = Connection::new(endpoint.clone(), peer);
 
         assert!(connection.session(&held.id, Some("ann")).is_ok());
         assert!(connection.session(&held.id, Some("bob")).is_err(), "owner");

@@ -100,8 +100,16 @@ pub struct HttpOptions {
     pub stateless: bool,
     /// JSON or SSE answers (default [`ResponseMode::Auto`]).
     pub response_mode: ResponseMode,
-    /// Live sessions at most (default 10,000); a new one beyond that gets `503`.
+    /// Live sessions at most (default 10,000). A new one beyond that ends the least recently
+    /// used idle session of the client holding the most sessions (more than the newcomer's
+    /// client), and gets `503` if there is none.
     pub max_sessions: usize,
+    /// Live sessions one client may hold (default 1,000). The client is the token's subject
+    /// when tokens are required, else the peer's IP address: behind a reverse proxy every
+    /// client is the proxy's address, so raise this there or require tokens. A client at its
+    /// limit that opens another loses its own least recently used idle session; with none
+    /// idle, the new one gets `429`.
+    pub max_sessions_per_client: usize,
     /// A session with no request, no call in flight and no open stream for this long is ended
     /// (default 1 hour; `None`: never).
     pub session_idle_timeout: Option<Duration>,
@@ -139,6 +147,7 @@ impl Default for HttpOptions {
             stateless: false,
             response_mode: ResponseMode::Auto,
             max_sessions: 10_000,
+            max_sessions_per_client: 1_000,
             session_idle_timeout: Some(Duration::from_secs(3600)),
             max_body_bytes: None,
             header_read_timeout: Some(Duration::from_secs(30)),
@@ -161,6 +170,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("stateless", &self.stateless)
             .field("response_mode", &self.response_mode)
             .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_client", &self.max_sessions_per_client)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
@@ -299,7 +309,7 @@ async fn accept_loop(
             () = stop.cancelled() => break,
             accepted = listener.accept() => accepted,
         };
-        let (socket, _peer) = match accepted {
+        let (socket, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(err) => {
                 // Out of descriptors and the like: back off instead of spinning.
@@ -325,7 +335,7 @@ async fn accept_loop(
         let header_read_timeout = limits.header_read_timeout;
         connections.spawn(async move {
             let _counted = counted;
-            let state = endpoint::Connection::new(endpoint);
+            let state = endpoint::Connection::new(endpoint, peer.ip());
             let service = hyper::service::service_fn(move |request| {
                 let state = state.clone();
                 async move { Ok::<_, std::convert::Infallible>(state.handle(request).await) }

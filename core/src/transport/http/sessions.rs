@@ -2,6 +2,7 @@
 //! streams, and what counts as idle.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,11 +14,38 @@ use crate::{Outbound, Session};
 /// The standalone GET stream's name in every session.
 pub(crate) const STANDALONE: &str = "g";
 
+/// Who holds a session, for the per-client session limit: the token's subject when there is
+/// one, else the peer's IP address (the port changes with every connection).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Client {
+    Subject(Arc<str>),
+    Address(IpAddr),
+}
+
+impl Client {
+    /// An IPv6 peer is its /64: one host is usually given a whole /64 and may use any
+    /// address in it.
+    pub(crate) fn new(owner: Option<&str>, peer: IpAddr) -> Client {
+        match (owner, peer) {
+            (Some(subject), _) => Client::Subject(subject.into()),
+            (None, IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+                Some(v4) => Client::Address(IpAddr::V4(v4)),
+                None => {
+                    let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                    Client::Address(IpAddr::V6(prefix.into()))
+                }
+            },
+            (None, v4) => Client::Address(v4),
+        }
+    }
+}
+
 pub(crate) struct HttpSession {
     pub(crate) id: Arc<str>,
     pub(crate) session: Session,
     /// The token subject that opened the session; only it may use the session.
     pub(crate) owner: Option<String>,
+    pub(crate) client: Client,
     pub(crate) standalone: Arc<SseStream>,
     streams: Mutex<HashMap<String, Arc<SseStream>>>,
     next_stream: AtomicU64,
@@ -36,6 +64,7 @@ impl HttpSession {
         session: Session,
         outbound: Outbound,
         owner: Option<String>,
+        client: Client,
         store: Arc<dyn EventStore>,
         retry: Duration,
     ) -> Option<Arc<Self>> {
@@ -52,6 +81,7 @@ impl HttpSession {
             id,
             session,
             owner,
+            client,
             standalone: standalone.clone(),
             streams: Mutex::new(HashMap::new()),
             next_stream: AtomicU64::new(1),
@@ -117,8 +147,13 @@ impl HttpSession {
     /// Idle for at least `limit`: no request being handled, no call in flight, no stream open.
     pub(crate) fn idle_for(&self, limit: Duration) -> bool {
         let idle_ms = now_ms().saturating_sub(self.last_active.load(Ordering::Relaxed));
-        Duration::from_millis(idle_ms) >= limit
-            && self.requests.load(Ordering::Acquire) == 0
+        Duration::from_millis(idle_ms) >= limit && self.is_idle()
+    }
+
+    /// No request being handled, no call in flight, no stream open: ending it now loses nothing
+    /// the client is waiting for.
+    fn is_idle(&self) -> bool {
+        self.requests.load(Ordering::Acquire) == 0
             && self.session.calls_in_flight() == 0
             && !self.standalone.is_attached()
             && !self.streams().values().any(|s| s.is_attached())
@@ -182,60 +217,150 @@ fn new_session_id() -> Option<String> {
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The live sessions by id.
+/// How many sessions may live, in all and per client.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SessionLimits {
+    pub(crate) max: usize,
+    pub(crate) per_client: usize,
+}
+
+/// What became of a session offered to the table.
+pub(crate) enum Admission {
+    /// Listed; to make room, this idle session was taken out (the caller ends it).
+    Admitted { evicted: Option<Arc<HttpSession>> },
+    /// Its client holds `per_client` sessions already, none of them idle.
+    ClientFull,
+    /// The table is full, and no client holding more sessions than this one has one idle.
+    TableFull,
+}
+
+/// The live sessions by id, and how many each client holds.
 #[derive(Default)]
 pub(crate) struct SessionTable {
-    sessions: Mutex<HashMap<Arc<str>, Arc<HttpSession>>>,
+    inner: Mutex<Table>,
+}
+
+#[derive(Default)]
+struct Table {
+    sessions: HashMap<Arc<str>, Arc<HttpSession>>,
+    held: HashMap<Client, usize>,
+}
+
+impl Table {
+    fn held(&self, client: &Client) -> usize {
+        self.held.get(client).copied().unwrap_or(0)
+    }
+
+    fn take(&mut self, id: &str) -> Option<Arc<HttpSession>> {
+        let session = self.sessions.remove(id)?;
+        if let Some(count) = self.held.get_mut(&session.client) {
+            *count -= 1;
+            if *count == 0 {
+                self.held.remove(&session.client);
+            }
+        }
+        Some(unlisted(session))
+    }
+
+    /// The idle session to end for a newcomer of `client`, which holds `held` sessions: of the
+    /// clients holding the most sessions (more than the newcomer will), or of the newcomer's
+    /// own client, the session used least recently. A client never loses a session to one
+    /// that holds as many.
+    fn victim(&self, client: &Client, held: usize, own_only: bool) -> Option<Arc<str>> {
+        self.sessions
+            .values()
+            .filter(|s| {
+                let own = &s.client == client;
+                (own || (!own_only && self.held(&s.client) > held + 1)) && s.is_idle()
+            })
+            .max_by_key(|s| {
+                (
+                    self.held(&s.client),
+                    std::cmp::Reverse(s.last_active.load(Ordering::Relaxed)),
+                )
+            })
+            .map(|s| s.id.clone())
+    }
 }
 
 impl SessionTable {
-    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Arc<HttpSession>>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
-        self.table().get(id).cloned()
+        self.table().sessions.get(id).cloned()
     }
 
-    /// Adds `session` unless `max` are live already.
-    pub(crate) fn insert(&self, session: Arc<HttpSession>, max: usize) -> bool {
+    /// Lists `session` within `limits`. A client at its limit makes room by losing its own
+    /// least recently used idle session; a full table, by the greediest client's (see
+    /// [`Table::victim`]). With no idle session to take, the session is refused.
+    pub(crate) fn insert(&self, session: Arc<HttpSession>, limits: SessionLimits) -> Admission {
         let mut table = self.table();
-        if table.len() >= max {
-            return false;
-        }
+        let held = table.held(&session.client);
+        let victim = if held >= limits.per_client {
+            match table.victim(&session.client, held, true) {
+                Some(id) => Some(id),
+                None => return Admission::ClientFull,
+            }
+        } else if table.sessions.len() >= limits.max {
+            match table.victim(&session.client, held, false) {
+                Some(id) => Some(id),
+                None => return Admission::TableFull,
+            }
+        } else {
+            None
+        };
+        let evicted = victim.and_then(|id| table.take(&id));
         session.listed.store(true, Ordering::Release);
-        table.insert(session.id.clone(), session);
-        true
+        *table.held.entry(session.client.clone()).or_insert(0) += 1;
+        table.sessions.insert(session.id.clone(), session);
+        Admission::Admitted { evicted }
     }
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
-        self.table().remove(id).map(unlisted)
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.table().len()
+        self.table().take(id)
     }
 
     /// Removes and returns the sessions idle for `limit`.
     pub(crate) fn take_idle(&self, limit: Duration) -> Vec<Arc<HttpSession>> {
         let mut table = self.table();
         let idle: Vec<Arc<str>> = table
+            .sessions
             .iter()
             .filter(|(_, s)| s.idle_for(limit))
             .map(|(id, _)| id.clone())
             .collect();
-        idle.iter()
-            .filter_map(|id| table.remove(id))
-            .map(unlisted)
-            .collect()
+        idle.iter().filter_map(|id| table.take(id)).collect()
     }
 
     pub(crate) fn take_all(&self) -> Vec<Arc<HttpSession>> {
-        self.table().drain().map(|(_, s)| unlisted(s)).collect()
+        let mut table = self.table();
+        table.held.clear();
+        table.sessions.drain().map(|(_, s)| unlisted(s)).collect()
     }
 }
 
 fn unlisted(session: Arc<HttpSession>) -> Arc<HttpSession> {
     session.listed.store(false, Ordering::Release);
     session
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(address: &str) -> Client {
+        Client::new(None, address.parse().expect("an IP address"))
+    }
+
+    #[test]
+    fn a_client_is_its_subject_else_its_address_and_an_ipv6_peer_its_slash_64() {
+        let v4: IpAddr = "10.0.0.1".parse().expect("address");
+        assert_eq!(Client::new(Some("ann"), v4), Client::Subject("ann".into()));
+        assert_eq!(peer("10.0.0.1"), Client::Address(v4));
+        assert_eq!(peer("::ffff:10.0.0.1"), Client::Address(v4), "v4-mapped");
+        assert_eq!(peer("2001:db8:1:2:aaaa::1"), peer("2001:db8:1:2:bbbb::9"));
+        assert_ne!(peer("2001:db8:1:2::1"), peer("2001:db8:1:3::1"));
+    }
 }

@@ -267,4 +267,36 @@ class CatalogHttpTest {
         }
         assertTrue(refused.detail.contains("max_connections"), refused.detail)
     }
+
+    @Test
+    fun `one client holds at most maxSessionsPerClient sessions, its idle one making room`() {
+        val http = catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(maxSessionsPerClient = 1u))
+        try {
+            val client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
+            fun post(body: String, session: String? = null): HttpResponse<String> {
+                val request = HttpRequest.newBuilder(URI(http.url()))
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                if (session != null) {
+                    request.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25")
+                }
+                return client.send(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString())
+            }
+            val ping = """{"jsonrpc":"2.0","id":2,"method":"ping"}"""
+            val first = post(init).headers().firstValue("mcp-session-id").orElseThrow()
+            assertEquals(200, post(ping, first).statusCode())
+            // The same client (address) opens another: its idle first session makes room.
+            val second = post(init).headers().firstValue("mcp-session-id").orElseThrow()
+            assertEquals(404, post(ping, first).statusCode())
+            assertEquals(200, post(ping, second).statusCode())
+        } finally {
+            http.stop()
+            http.waitBlocking()
+            http.destroy()
+        }
+        val refused = assertThrows<ToolwireException.InvalidArgument> {
+            catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(maxSessionsPerClient = 0u))
+        }
+        assertTrue(refused.detail.contains("max_sessions_per_client"), refused.detail)
+    }
 }
