@@ -108,27 +108,27 @@ impl Client {
         Ok(())
     }
 
-    async fn exchange(&mut self, body: &str) -> Result<Response, String> {
+    async fn exchange(&mut self, verb: &str, body: &str) -> Result<Response, String> {
         let idle = self.last_used.elapsed() >= IDLE_BEFORE_REOPEN;
         self.closed_before_answer = false;
-        let mut outcome = self.exchange_once(body).await;
+        let mut outcome = self.exchange_once(verb, body).await;
         if outcome.is_err() && self.closed_before_answer && idle {
             self.stream = Self::connect(self.port).await?;
             self.buffer.clear();
             self.reopened.set(self.reopened.get() + 1);
-            outcome = self.exchange_once(body).await;
+            outcome = self.exchange_once(verb, body).await;
         }
         self.last_used = Instant::now();
         outcome
     }
 
-    async fn exchange_once(&mut self, body: &str) -> Result<Response, String> {
+    async fn exchange_once(&mut self, verb: &str, body: &str) -> Result<Response, String> {
         use std::io::Write;
         use tokio::io::AsyncWriteExt;
         self.request.clear();
         let _ = write!(
             self.request,
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+            "{verb} /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
             self.authority,
             body.len()
@@ -235,7 +235,7 @@ impl Client {
         body: String,
         id: Option<u64>,
     ) -> Result<(StatusCode, Option<String>, Vec<u8>), String> {
-        let response = self.exchange(&body).await?;
+        let response = self.exchange("POST", &body).await?;
         let status = StatusCode::from_u16(response.status).map_err(|e| e.to_string())?;
         if !response.sse {
             return Ok((status, response.session, response.body));
@@ -341,8 +341,18 @@ impl Client {
         Ok(())
     }
 
+    /// Ends the session (DELETE); the next `initialize` opens another.
+    pub(crate) async fn delete_session(&mut self) -> Result<(), String> {
+        let response = self.exchange("DELETE", "").await?;
+        if response.status != 200 && response.status != 204 {
+            return Err(format!("DELETE of the session: HTTP {}", response.status));
+        }
+        self.session = None;
+        Ok(())
+    }
+
     /// One verified echo call; returns its latency.
-    async fn echo(&mut self, n: u64) -> Result<Duration, String> {
+    pub(crate) async fn echo(&mut self, n: u64) -> Result<Duration, String> {
         let sent = Instant::now();
         let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
         let (answer, id) = self
@@ -480,13 +490,17 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     let limit = match plan.tasks {
         // The soak runs its tasks to the end, then waits for them to expire.
         Some(_) => Duration::from_secs(1800),
+        None if plan.soak.is_some() => Duration::from_secs(3600),
         None => plan.phase * 2 + ANSWER_TIMEOUT,
     };
     let work = async {
-        match (&plan.mrtr_tool, plan.tasks) {
-            (Some(tool), _) => measure_mrtr(plan, port, tool).await,
-            (None, Some(total)) => crate::tasks::soak(plan, port, pid, total).await,
-            (None, None) => measure(plan, port, pid).await,
+        match (&plan.mrtr_tool, plan.tasks, plan.soak) {
+            (Some(tool), _, _) => measure_mrtr(plan, port, tool).await,
+            (None, Some(total), _) => crate::tasks::soak(plan, port, pid, total).await,
+            (None, None, Some(total)) => {
+                crate::soak::http(plan, port, pid, total, plan.calls_per_session).await
+            }
+            (None, None, None) => measure(plan, port, pid).await,
         }
     };
     let outcome = tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {

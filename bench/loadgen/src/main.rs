@@ -10,6 +10,7 @@ mod conn;
 mod http;
 mod proc_stats;
 mod scenarios;
+mod soak;
 mod tasks;
 
 use std::process::ExitCode;
@@ -39,6 +40,10 @@ pub struct Plan {
     /// With `modern`: the tasks soak, this many tasks over `http_clients` clients against the
     /// conformance server (its `confirm_delete` tool), then their expiry.
     pub tasks: Option<u64>,
+    /// The soak: this many echo calls (stdio pipelined; HTTP with sessions opened and deleted
+    /// every `calls_per_session` calls), the server's memory sampled; fails if it keeps growing.
+    pub soak: Option<u64>,
+    pub calls_per_session: u64,
     /// Say on stderr when each timed phase starts and ends (for tools that sample the server
     /// during one phase, like bench/cost-per-call).
     pub announce: bool,
@@ -75,6 +80,10 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
                   tool): N tasks created, polled, answered (one in four cancelled) by the clients at
                   once, then the server's memory once they expired (run the server with a short
                   --task-ttl-ms)
+  --soak N        N verified echo calls, the server's RSS sampled 40 times; fails when the last
+                  quarter grows by 1% or more (stdio: --pipeline in flight; --http: --clients
+                  clients, each deleting its session and opening another every K calls)
+  --calls-per-session K  with --soak --http (default 100)
   --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
   --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
                   itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
@@ -93,6 +102,8 @@ fn parse_args() -> Result<Plan, String> {
         modern: false,
         mrtr_tool: None,
         tasks: None,
+        soak: None,
+        calls_per_session: 100,
         announce: false,
         sleep_ceiling: false,
         multi_thread: false,
@@ -119,6 +130,8 @@ fn parse_args() -> Result<Plan, String> {
             "--modern" => plan.modern = true,
             "--mrtr" => plan.mrtr_tool = Some(args.next().ok_or("--mrtr needs a tool name")?),
             "--tasks" => plan.tasks = Some(number("--tasks")?.max(1)),
+            "--soak" => plan.soak = Some(number("--soak")?.max(1)),
+            "--calls-per-session" => plan.calls_per_session = number("--calls-per-session")?.max(1),
             "--" => {
                 plan.command = args.collect();
                 break;
@@ -141,6 +154,9 @@ fn parse_args() -> Result<Plan, String> {
     }
     if plan.tasks.is_some() && !plan.modern {
         return Err("--tasks goes with --modern".into());
+    }
+    if plan.soak.is_some() && (plan.modern || plan.tasks.is_some() || plan.mrtr_tool.is_some()) {
+        return Err("--soak goes with stdio or legacy --http only".into());
     }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());
@@ -177,6 +193,8 @@ fn main() -> ExitCode {
         runtime.block_on(scenarios::sleep_ceiling(&plan, flavor))
     } else if plan.http {
         runtime.block_on(http::run_all(&plan))
+    } else if let Some(total) = plan.soak {
+        runtime.block_on(tokio::task::LocalSet::new().run_until(soak::stdio(&plan, total)))
     } else {
         runtime.block_on(scenarios::run_all(&plan))
     };

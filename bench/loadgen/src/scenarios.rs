@@ -147,7 +147,7 @@ fn check_list_text(line: &[u8], id: u64) -> Result<usize, String> {
 }
 
 /// One verified echo call; returns its latency.
-async fn echo(conn: &Conn, n: u64) -> Result<Duration, String> {
+pub(crate) async fn echo(conn: &Conn, n: u64) -> Result<Duration, String> {
     let params = format!(r#"{{"name":"echo","arguments":{{"text":"m{n}"}}}}"#);
     let (answer, sent, id) = conn.request("tools/call", &params).await?;
     check_call(&answer, id, Some(&format!("m{n}")))?;

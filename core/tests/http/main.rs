@@ -1,11 +1,12 @@
 //! Streamable HTTP from the outside: a real hyper client against `Server::serve_http` on
 //! 127.0.0.1: status codes of every refusal, sessions and their isolation, SSE streams and
-//! resumption, stateless mode, Host/Origin checks, bearer tokens, idle reaping, and many
-//! sessions at once.
+//! resumption, stateless mode, Host/Origin checks, bearer tokens, idle reaping, many
+//! sessions at once, and a seeded fuzzer of the whole request path.
 
 mod auth;
 mod bodies;
 mod framing;
+mod fuzz;
 mod modern;
 mod modes;
 mod refusals;
