@@ -126,6 +126,8 @@ pub struct HttpOptions {
     /// `None`: no limit.
     pub body_read_timeout: Option<Duration>,
     /// Open connections at most (default 10,000); one beyond is answered `503` and closed.
+    /// Never more than the open-file limit (`ulimit -n`) less 64, so the refusal can still be
+    /// sent: past that limit a client would wait unanswered.
     pub max_connections: usize,
     /// The `retry:` hint sent before the server closes an SSE connection it wants the client to
     /// reopen (default 1 s).
@@ -244,7 +246,7 @@ impl Server {
         let stop = CancellationToken::new();
         let limits = ConnectionLimits {
             header_read_timeout: options.header_read_timeout,
-            max_connections: options.max_connections,
+            max_connections: connections_allowed(options.max_connections, open_file_limit()),
         };
         let endpoint = endpoint::Endpoint::new(self.clone(), options, local_addr, stop.clone());
         let task = tokio::spawn(accept_loop(listener, endpoint, limits, stop.clone()));
@@ -255,6 +257,43 @@ impl Server {
             task,
         })
     }
+}
+
+/// Descriptors kept back from the connections for everything else the process opens.
+const DESCRIPTOR_HEADROOM: u64 = 64;
+
+/// The process's open-file limit; `None` where there is none or it cannot be read.
+#[cfg(unix)]
+fn open_file_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+}
+
+/// Elsewhere no limit is read (Windows has no per-process descriptor limit of this kind).
+#[cfg(not(unix))]
+fn open_file_limit() -> Option<u64> {
+    None
+}
+
+/// `max_connections`, or fewer when the open-file limit would run out first: past that limit
+/// `accept` fails and new clients wait unanswered in the kernel's queue, while under it they
+/// get the clear 503.
+fn connections_allowed(max_connections: usize, open_file_limit: Option<u64>) -> usize {
+    let Some(limit) = open_file_limit else {
+        return max_connections;
+    };
+    let room = usize::try_from(limit.saturating_sub(DESCRIPTOR_HEADROOM))
+        .unwrap_or(usize::MAX)
+        .max(1);
+    if room < max_connections {
+        tracing::info!(
+            max_connections,
+            open_file_limit = limit,
+            allowed = room,
+            "fewer connections than max_connections: the open-file limit (ulimit -n) is lower; \
+             raise it to allow more"
+        );
+    }
+    max_connections.min(room)
 }
 
 /// What bounds a connection, before any request on it is read.
@@ -369,4 +408,26 @@ async fn accept_loop(
     endpoint.end_all_sessions().await;
     connections.close();
     connections.wait().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_stay_under_the_open_file_limit() {
+        assert_eq!(connections_allowed(10_000, Some(1024)), 960);
+        assert_eq!(connections_allowed(100, Some(1024)), 100);
+        assert_eq!(connections_allowed(10_000, Some(10)), 1, "never none");
+        // Unlimited, or no limit known (the portable path): as configured.
+        assert_eq!(connections_allowed(10_000, None), 10_000);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_open_file_limit_is_read_on_unix() {
+        let limit = open_file_limit();
+        // The process has this test's descriptors open, so a limit, if any, is above a few.
+        assert!(limit.is_none_or(|l| l > 3), "{limit:?}");
+    }
 }
