@@ -13,7 +13,7 @@ const INSTRUCTIONS = 'Demo server: echo text, add two numbers, sleep with progre
 
 const object = (properties, required) => ({ type: 'object', properties, required, additionalProperties: false })
 
-export function buildServer({ extraTools = 0, asyncEcho = false, ...options } = {}) {
+export function buildServer({ extraTools = 0, asyncEcho = false, faultTools = false, ...options } = {}) {
   const server = new Server({
     name: 'toolwire-demo',
     version: '0.1.0',
@@ -69,13 +69,28 @@ export function buildServer({ extraTools = 0, asyncEcho = false, ...options } = 
       },
     }, ({ q }) => q)
   }
+  if (faultTools) addFaultTools(server)
   return server
 }
 
-const USAGE = 'usage: demo.mjs [--extra-tools N | --conformance] [--async-echo] [--http PORT [--stateless] [--json | --sse]]'
+// The tools that misbehave on purpose, as in every language's demo (`--fault-tools`).
+function addFaultTools(server) {
+  server.tool('crash', { description: 'Throws a plain runtime error (a fault injected on purpose).' }, () => {
+    const missing = undefined
+    return missing.field
+  })
+  server.tool('hang', { description: 'Never returns; its timeout ends the call.', timeoutMs: 200 }, () => new Promise(() => {}))
+  server.tool('malformed', {
+    description: 'Returns a result its output schema refuses.',
+    outputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+  }, () => ({ n: 'not a number' }))
+}
+
+const USAGE = 'usage: demo.mjs [--extra-tools N [--fault-tools] | --conformance] [--async-echo] [--http PORT [--stateless] [--json | --sse]]'
 
 function main(argv) {
   let extraTools = 0
+  let faultTools = false
   let asyncEcho = false
   let httpPort = null
   let conformance = false
@@ -90,6 +105,8 @@ function main(argv) {
       asyncEcho = true
     } else if (argv[i] === '--http') {
       httpPort = Number.parseInt(argv[++i] ?? '0', 10)
+    } else if (argv[i] === '--fault-tools') {
+      faultTools = true
     } else if (argv[i] === '--conformance') {
       conformance = true
     } else if (argv[i] === '--stateless') {
@@ -109,7 +126,7 @@ function main(argv) {
   }
   const build = conformance
     ? import('./conformance.mjs').then((m) => m.buildConformanceServer())
-    : Promise.resolve(buildServer({ extraTools, asyncEcho, onToolError: quietFail }))
+    : Promise.resolve(buildServer({ extraTools, asyncEcho, faultTools, onToolError: quietFail }))
   build
     .then(async (server) => {
       if (httpPort === null) return server.serveStdio()
@@ -124,8 +141,11 @@ function main(argv) {
   return 0
 }
 
+// The tools that fail on purpose would bury stderr under their expected errors.
+const FAILING_ON_PURPOSE = new Set(['fail', 'crash', 'hang', 'malformed'])
+
 function quietFail(err, tool) {
-  if (tool !== 'fail') process.stderr.write(`toolwire-demo: tool ${tool} failed: ${err.stack}\n`)
+  if (!FAILING_ON_PURPOSE.has(tool)) process.stderr.write(`toolwire-demo: tool ${tool} failed: ${err.stack}\n`)
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -20,7 +20,7 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
-def build_server(extra_tools: int = 0, **options: Any) -> Server:
+def build_server(extra_tools: int = 0, fault_tools: bool = False, **options: Any) -> Server:
     server = Server("toolwire-demo", "0.1.0", title="toolwire demo (Python)", instructions=INSTRUCTIONS, **options)
 
     @server.tool(
@@ -78,16 +78,38 @@ def build_server(extra_tools: int = 0, **options: Any) -> Server:
                 "required": ["q"],
             },
         )
+    if fault_tools:
+        _add_fault_tools(server)
     return server
 
 
-USAGE = "usage: toolwire_demo.py [--extra-tools N | --conformance] [--http PORT [--stateless] [--json | --sse]]"
+def _add_fault_tools(server: Server) -> None:
+    """The tools that misbehave on purpose, as in every language's demo (`--fault-tools`)."""
+
+    @server.tool(description="Raises a plain runtime error (a fault injected on purpose).")
+    def crash() -> str:
+        return {}["injected fault: crash"]
+
+    @server.tool(description="Never returns; its timeout ends the call.", timeout=0.2)
+    async def hang() -> str:
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    @server.tool(
+        description="Returns a result its output schema refuses.",
+        output_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    )
+    def malformed() -> dict:
+        return {"n": "not a number"}
+
+
+USAGE = "usage: toolwire_demo.py [--extra-tools N [--fault-tools] | --conformance] [--http PORT [--stateless] [--json | --sse]]"
 
 
 def main(argv: list[str]) -> int:
     extra = 0
     port: Optional[int] = None
-    conformance = stateless = json_response = False
+    conformance = stateless = json_response = fault_tools = False
     response_mode = None
     args = iter(argv)
     for arg in args:
@@ -97,6 +119,8 @@ def main(argv: list[str]) -> int:
             port = int(next(args, "0"))
         elif arg == "--conformance":
             conformance = True
+        elif arg == "--fault-tools":
+            fault_tools = True
         elif arg == "--stateless":
             stateless = True
         elif arg == "--json":
@@ -111,7 +135,7 @@ def main(argv: list[str]) -> int:
 
         server = build_conformance_server()
     else:
-        server = build_server(extra)
+        server = build_server(extra, fault_tools)
     if port is None:
         server.run()
     else:

@@ -204,6 +204,17 @@ impl Conn {
         Ok((answer, sent, id))
     }
 
+    /// Sends a request and at once cancels it (`notifications/cancelled`); its answer, if the
+    /// server still sends one, is dropped by the reader as an answer nobody waits for.
+    pub fn request_and_cancel(&self, method: &str, params: &str) {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let _ = self.out.send(format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{id},\"reason\":\"fault run\"}}}}\n"
+        ));
+    }
+
     pub fn notify(&self, method: &str) {
         let _ = self
             .out

@@ -490,17 +490,18 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     let limit = match plan.tasks {
         // The soak runs its tasks to the end, then waits for them to expire.
         Some(_) => Duration::from_secs(1800),
-        None if plan.soak.is_some() => Duration::from_secs(3600),
+        None if plan.soak.is_some() || plan.faults.is_some() => Duration::from_secs(3600),
         None => plan.phase * 2 + ANSWER_TIMEOUT,
     };
     let work = async {
-        match (&plan.mrtr_tool, plan.tasks, plan.soak) {
-            (Some(tool), _, _) => measure_mrtr(plan, port, tool).await,
-            (None, Some(total), _) => crate::tasks::soak(plan, port, pid, total).await,
-            (None, None, Some(total)) => {
+        match (&plan.mrtr_tool, plan.tasks, plan.soak, plan.faults) {
+            (Some(tool), ..) => measure_mrtr(plan, port, tool).await,
+            (None, Some(total), ..) => crate::tasks::soak(plan, port, pid, total).await,
+            (None, None, Some(total), _) => {
                 crate::soak::http(plan, port, pid, total, plan.calls_per_session).await
             }
-            (None, None, None) => measure(plan, port, pid).await,
+            (None, None, None, Some(total)) => crate::faults::http(plan, port, pid, total).await,
+            (None, None, None, None) => measure(plan, port, pid).await,
         }
     };
     let outcome = tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {

@@ -7,6 +7,7 @@
 //! other core to the server.
 
 mod conn;
+mod faults;
 mod http;
 mod proc_stats;
 mod scenarios;
@@ -43,6 +44,8 @@ pub struct Plan {
     /// The soak: this many echo calls (stdio pipelined; HTTP with sessions opened and deleted
     /// every `calls_per_session` calls), the server's memory sampled; fails if it keeps growing.
     pub soak: Option<u64>,
+    /// Faults mixed into load: this many calls against a demo run with `--fault-tools`.
+    pub faults: Option<u64>,
     pub calls_per_session: u64,
     /// Say on stderr when each timed phase starts and ends (for tools that sample the server
     /// during one phase, like bench/cost-per-call).
@@ -84,6 +87,9 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
                   quarter grows by 1% or more (stdio: --pipeline in flight; --http: --clients
                   clients, each deleting its session and opening another every K calls)
   --calls-per-session K  with --soak --http (default 100)
+  --faults N      N calls against a demo run with --fault-tools: of every ten, seven verified echoes
+                  and one each of crash, malformed and hang, each of which must be answered with an
+                  error (stdio also cancels a long sleep every 50 calls); the server must go on
   --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
   --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
                   itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
@@ -103,6 +109,7 @@ fn parse_args() -> Result<Plan, String> {
         mrtr_tool: None,
         tasks: None,
         soak: None,
+        faults: None,
         calls_per_session: 100,
         announce: false,
         sleep_ceiling: false,
@@ -131,6 +138,7 @@ fn parse_args() -> Result<Plan, String> {
             "--mrtr" => plan.mrtr_tool = Some(args.next().ok_or("--mrtr needs a tool name")?),
             "--tasks" => plan.tasks = Some(number("--tasks")?.max(1)),
             "--soak" => plan.soak = Some(number("--soak")?.max(1)),
+            "--faults" => plan.faults = Some(number("--faults")?.max(1)),
             "--calls-per-session" => plan.calls_per_session = number("--calls-per-session")?.max(1),
             "--" => {
                 plan.command = args.collect();
@@ -154,6 +162,9 @@ fn parse_args() -> Result<Plan, String> {
     }
     if plan.tasks.is_some() && !plan.modern {
         return Err("--tasks goes with --modern".into());
+    }
+    if plan.faults.is_some() && (plan.modern || plan.soak.is_some() || plan.tasks.is_some()) {
+        return Err("--faults goes with stdio or legacy --http only".into());
     }
     if plan.soak.is_some() && (plan.modern || plan.tasks.is_some() || plan.mrtr_tool.is_some()) {
         return Err("--soak goes with stdio or legacy --http only".into());
@@ -195,6 +206,8 @@ fn main() -> ExitCode {
         runtime.block_on(http::run_all(&plan))
     } else if let Some(total) = plan.soak {
         runtime.block_on(tokio::task::LocalSet::new().run_until(soak::stdio(&plan, total)))
+    } else if let Some(total) = plan.faults {
+        runtime.block_on(tokio::task::LocalSet::new().run_until(faults::stdio(&plan, total)))
     } else {
         runtime.block_on(scenarios::run_all(&plan))
     };

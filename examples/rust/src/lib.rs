@@ -28,6 +28,19 @@ pub fn build_server_with(options: ServerOptions) -> Result<Server, Error> {
 /// The demo server with `extra_tools` more tools `tool_000`, `tool_001`, … (for benchmarks of
 /// `tools/list`; every language's demo takes the same `--extra-tools N`).
 pub fn build_server_full(options: ServerOptions, extra_tools: usize) -> Result<Server, Error> {
+    build_server_faulty(options, extra_tools, false)
+}
+
+/// [`build_server_full`], and with `fault_tools` the tools that misbehave on purpose, the same
+/// in every language's demo (`--fault-tools`, for the fault-injection runs):
+/// - `crash`: the handler panics (a host language's handler throws a plain runtime error);
+/// - `hang`: the handler never returns; its 200 ms timeout ends the call;
+/// - `malformed`: returns a structured result its own output schema refuses.
+pub fn build_server_faulty(
+    options: ServerOptions,
+    extra_tools: usize,
+    fault_tools: bool,
+) -> Result<Server, Error> {
     let mut builder = Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
         .title("toolwire demo (Rust)")
         .instructions(INSTRUCTIONS)
@@ -84,7 +97,45 @@ pub fn build_server_full(options: ServerOptions, extra_tools: usize) -> Result<S
     for i in 0..extra_tools {
         builder = builder.tool(extra_tool(i), extra);
     }
+    if fault_tools {
+        builder = builder
+            .tool(
+                Tool::new("crash").description("Panics (a fault injected on purpose)."),
+                crash,
+            )
+            .tool(
+                Tool::new("hang")
+                    .description("Never returns; its timeout ends the call.")
+                    .timeout(Duration::from_millis(200)),
+                hang,
+            )
+            .tool(
+                Tool::new("malformed")
+                    .description("Returns a result its output schema refuses.")
+                    .output_schema(json!({
+                        "type": "object",
+                        "properties": {"n": {"type": "integer"}},
+                        "required": ["n"]
+                    })),
+                malformed,
+            );
+    }
     builder.build()
+}
+
+/// The message of the `crash` tool's panic; the demo's panic hook keeps it off stderr.
+pub const INJECTED_PANIC: &str = "injected fault: crash";
+
+async fn crash(_ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
+    panic!("{INJECTED_PANIC}");
+}
+
+async fn hang(_ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
+    std::future::pending().await
+}
+
+async fn malformed(_ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::structured(json!({"n": "not a number"})))
 }
 
 /// The definition of extra tool number `i`, identical across languages.

@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]`:
+//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,10 +7,12 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]";
 
 struct Args {
     extra_tools: usize,
+    /// The tools that misbehave on purpose (`crash`, `hang`, `malformed`).
+    fault_tools: bool,
     http_port: Option<u16>,
     host: String,
     stateless: bool,
@@ -36,6 +38,7 @@ fn positive<T: std::str::FromStr + PartialOrd + Default>(
 fn parse_args() -> Result<Args, String> {
     let mut parsed = Args {
         extra_tools: 0,
+        fault_tools: false,
         http_port: None,
         host: "127.0.0.1".into(),
         stateless: false,
@@ -69,11 +72,15 @@ fn parse_args() -> Result<Args, String> {
             "--json" => parsed.response_mode = ResponseMode::Json,
             "--sse" => parsed.response_mode = ResponseMode::Sse,
             "--conformance" => parsed.conformance = true,
+            "--fault-tools" => parsed.fault_tools = true,
             "--host-thread" => parsed.host_thread = true,
             "--max-tasks" => parsed.max_tasks = Some(positive(args.next(), "--max-tasks")?),
             "--task-ttl-ms" => parsed.task_ttl_ms = Some(positive(args.next(), "--task-ttl-ms")?),
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if parsed.fault_tools && parsed.conformance {
+        return Err("--fault-tools goes with the demo's tools, not --conformance".into());
     }
     if parsed.host_thread && parsed.http_port.is_some() {
         return Err("--host-thread serves stdio; it does not go with --http".into());
@@ -84,6 +91,21 @@ fn parse_args() -> Result<Args, String> {
         return Err("--stateless, --json and --sse go with --http".into());
     }
     Ok(parsed)
+}
+
+/// The `crash` tool's panics are expected: thousands of them in a fault run would bury stderr.
+/// Any other panic is reported as before.
+fn quiet_injected_panics() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let injected = info
+            .payload()
+            .downcast_ref::<String>()
+            .is_some_and(|message| message == toolwire_demo::INJECTED_PANIC);
+        if !injected {
+            report(info);
+        }
+    }));
 }
 
 fn main() -> ExitCode {
@@ -108,7 +130,14 @@ fn main() -> ExitCode {
         }
         toolwire_demo::conformance::build_conformance_server_with(options)
     } else {
-        toolwire_demo::build_server_full(toolwire::ServerOptions::default(), args.extra_tools)
+        if args.fault_tools {
+            quiet_injected_panics();
+        }
+        toolwire_demo::build_server_faulty(
+            toolwire::ServerOptions::default(),
+            args.extra_tools,
+            args.fault_tools,
+        )
     };
     let server = match built {
         Ok(server) => server,

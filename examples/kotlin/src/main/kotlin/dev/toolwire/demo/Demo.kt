@@ -14,6 +14,7 @@ import dev.toolwire.HttpServerOptions
 import dev.toolwire.runHttp
 import dev.toolwire.runStdio
 import dev.toolwire.tool
+import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.delay
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
@@ -115,8 +116,27 @@ fun buildDemoServer(extraTools: Int = 0, config: ServerConfig = ServerConfig()):
     return server
 }
 
+/** The tools that misbehave on purpose, as in every language's demo (`--fault-tools`). */
+fun addFaultTools(server: Server) {
+    server.tool(ToolDefinition(name = "crash", description = "Throws a plain runtime error (a fault injected on purpose).")) { _, _ ->
+        val missing: String? = System.getProperty("toolwire.demo.never.set")
+        ToolResult.Text(missing!!)
+    }
+    server.tool(ToolDefinition(name = "hang", description = "Never returns; its timeout ends the call.", timeoutMs = 200uL)) { _, _ ->
+        awaitCancellation()
+    }
+    server.tool(
+        ToolDefinition(
+            name = "malformed",
+            description = "Returns a result its output schema refuses.",
+            outputSchemaJson = """{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}""",
+        ),
+    ) { _, _ -> ToolResult.Structured("""{"n":"not a number"}""") }
+}
+
 fun main(args: Array<String>) {
     var extraTools = 0
+    var faultTools = false
     var httpPort: Int? = null
     var conformance = false
     var stateless = false
@@ -128,6 +148,7 @@ fun main(args: Array<String>) {
             "--extra-tools" -> extraTools = args.getOrNull(++i)?.toIntOrNull() ?: usage("--extra-tools needs a number")
             "--http" -> httpPort = args.getOrNull(++i)?.toIntOrNull() ?: usage("--http needs a port (0 picks one)")
             "--conformance" -> conformance = true
+            "--fault-tools" -> faultTools = true
             "--stateless" -> stateless = true
             "--json" -> json = true
             "--sse" -> responseMode = HttpResponseMode.SSE
@@ -135,7 +156,7 @@ fun main(args: Array<String>) {
         }
         i++
     }
-    val server = if (conformance) buildConformanceServer() else buildDemoServer(extraTools)
+    val server = if (conformance) buildConformanceServer() else buildDemoServer(extraTools).also { if (faultTools) addFaultTools(it) }
     val port = httpPort
     if (port == null) {
         server.runStdio()
@@ -150,6 +171,6 @@ fun main(args: Array<String>) {
 }
 
 private fun usage(problem: String): Nothing {
-    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N | --conformance] [--http PORT [--stateless] [--json | --sse]]")
+    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N [--fault-tools] | --conformance] [--http PORT [--stateless] [--json | --sse]]")
     exitProcess(2)
 }
