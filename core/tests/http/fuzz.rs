@@ -8,6 +8,8 @@
 //! Bounded for CI; `TOOLWIRE_HTTP_FUZZ_ITERATIONS=N` (and `TOOLWIRE_HTTP_FUZZ_SEED=S`) for
 //! longer runs.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -575,6 +577,26 @@ async fn still_serving(server: &HttpServer) {
     assert_eq!(body["result"]["content"][0]["text"], "alive", "{body}");
 }
 
+/// The server runs on threads of this name, so a panic there is told from the test's own.
+const SERVER_THREADS: &str = "http-fuzz-server";
+
+/// Panics on the server's threads. Hyper ends the connection of a request whose handling
+/// panicked, which looks like any refusal that closes the connection; this tells them apart.
+static SERVER_PANICS: AtomicUsize = AtomicUsize::new(0);
+
+fn count_server_panics() {
+    static HOOKED: OnceLock<()> = OnceLock::new();
+    HOOKED.get_or_init(|| {
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() == Some(SERVER_THREADS) {
+                SERVER_PANICS.fetch_add(1, Ordering::SeqCst);
+            }
+            report(info);
+        }));
+    });
+}
+
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -591,9 +613,17 @@ async fn the_request_path_answers_every_mutation_and_keeps_serving() {
     options.max_sessions = 64;
     // A body that never completes is cut off soon, not after the default 30 s.
     options.body_read_timeout = Some(Duration::from_secs(2));
-    let server = fuzz_server()
-        .serve_http("127.0.0.1:0", options)
+    count_server_panics();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name(SERVER_THREADS)
+        .enable_all()
+        .build()
+        .expect("the server's runtime");
+    let server = runtime
+        .spawn(async move { fuzz_server().serve_http("127.0.0.1:0", options).await })
         .await
+        .expect("serve_http ran")
         .expect("bind 127.0.0.1:0");
     let authority = server.local_addr().to_string();
     let mut rng = Rng(seed);
@@ -611,6 +641,12 @@ async fn the_request_path_answers_every_mutation_and_keeps_serving() {
                         String::from_utf8_lossy(&bytes)
                     )
                 });
+        assert_eq!(
+            SERVER_PANICS.load(Ordering::SeqCst),
+            0,
+            "the server panicked (seed {seed:#x}, request {i}): {:?}",
+            String::from_utf8_lossy(&bytes)
+        );
         match answer {
             Some(answer) => {
                 check(&answer, &bytes);
@@ -637,4 +673,5 @@ async fn the_request_path_answers_every_mutation_and_keeps_serving() {
     );
     assert!(!learned.sessions.is_empty(), "no session was ever opened");
     server.shutdown().await;
+    runtime.shutdown_background();
 }

@@ -75,7 +75,9 @@ impl EventStore for MemoryEventStore {
         let sessions = self.sessions();
         let events = &sessions.get(session)?.streams.get(stream)?.events;
         if let Some((first, _)) = events.front()
-            && *first > after + 1
+            // A gap: events after `after` are gone (`after` comes from the client; no `+ 1`
+            // that u64::MAX would overflow).
+            && first.saturating_sub(1) > after
         {
             return None;
         }
@@ -121,6 +123,8 @@ mod tests {
             vec![(3, "m3".into()), (4, "m4".into())]
         );
         assert_eq!(store.replay("s", "p1", 4).unwrap(), vec![]);
+        // The largest id a client can send: nothing after it, and no overflow.
+        assert_eq!(store.replay("s", "p1", u64::MAX).unwrap(), vec![]);
         assert!(store.replay("s", "p1", 0).is_none(), "event 1 was dropped");
         assert!(store.replay("s", "p2", 0).is_none());
         assert!(store.replay("other", "p1", 0).is_none());

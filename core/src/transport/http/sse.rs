@@ -75,7 +75,8 @@ impl SseStream {
         let events = match replay.store.replay(&replay.session, &self.name, after) {
             Some(events) => events,
             // Nothing was sent after `after` (e.g. only the priming event): nothing to replay.
-            None if state.next_seq == after + 1 => Vec::new(),
+            // (`after` comes from the client: u64::MAX must not overflow.)
+            None if after.checked_add(1) == Some(state.next_seq) => Vec::new(),
             None => return Err(Gone),
         };
         for (seq, message) in events {
