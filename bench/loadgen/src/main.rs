@@ -84,7 +84,7 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
                   once, then the server's memory once they expired (run the server with a short
                   --task-ttl-ms)
   --soak N        N verified echo calls, the server's RSS sampled 40 times; fails when the last
-                  quarter grows by 1% or more (stdio: --pipeline in flight; --http: --clients
+                  quarter's peak is 1% or more above the previous quarter's (stdio: --pipeline in flight; --http: --clients
                   clients, each deleting its session and opening another every K calls)
   --calls-per-session K  with --soak --http (default 100)
   --faults N      N calls against a demo run with --fault-tools: of every ten, seven verified echoes

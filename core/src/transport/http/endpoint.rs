@@ -316,7 +316,8 @@ impl Endpoint {
                 match self.sessions.insert(http_session.clone(), limits) {
                     Admission::Admitted { evicted } => {
                         if let Some(evicted) = evicted {
-                            tracing::info!(
+                            // Debug, not info: a greedy client makes one per session it opens.
+                            tracing::debug!(
                                 session = %evicted.id,
                                 client = ?evicted.client,
                                 "ended an idle session to make room for a new one"
