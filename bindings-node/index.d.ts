@@ -331,6 +331,11 @@ export interface HttpOptions {
   /** Open connections at most (default 10,000); one more is answered 503 and closed. */
   maxConnections?: number
   /**
+   * Bytes that may wait for one slow SSE reader (default 1 MiB); past it the connection is let
+   * go with a `retry:` hint, and the stream is resumed with `Last-Event-ID`.
+   */
+  maxSseBufferedBytes?: number
+  /**
    * Require a bearer token: return what it grants, `{ insufficientScope: 'scope' }` to refuse a
    * valid token that lacks a scope (403), or null to refuse it (401).
    */

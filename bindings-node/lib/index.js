@@ -454,7 +454,7 @@ class Server {
   /**
    * Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one). Resolves once
    * listening, to an `HttpServer` (`url`, `close()`, `closed`). Options: `path`, `stateless`,
-   * `responseMode` (`'auto'` | `'json'` | `'sse'`), `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `maxSessionsPerClient`, `sessionIdleTimeoutMs`, `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `maxConnections`,
+   * `responseMode` (`'auto'` | `'json'` | `'sse'`), `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `maxSessionsPerClient`, `sessionIdleTimeoutMs`, `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `maxConnections`, `maxSseBufferedBytes`,
    * `tokenValidator(token) -> { subject?, scopes? } | { insufficientScope } | null` (sync or async) with
    * `authorizationServers` and `resourceUrl`. Host and Origin are checked by default.
    */

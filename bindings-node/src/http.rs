@@ -32,6 +32,7 @@ pub struct HttpInit {
     /// 0: no limit.
     pub body_read_timeout_ms: Option<u32>,
     pub max_connections: Option<u32>,
+    pub max_sse_buffered_bytes: Option<u32>,
     pub authorization_servers: Option<Vec<String>>,
     pub resource_url: Option<String>,
 }
@@ -75,6 +76,7 @@ impl NativeHttpServer {
             header_read_timeout_ms: init.header_read_timeout_ms.map(u64::from),
             body_read_timeout_ms: init.body_read_timeout_ms.map(u64::from),
             max_connections: init.max_connections.map(|limit| limit as usize),
+            max_sse_buffered_bytes: init.max_sse_buffered_bytes.map(|bytes| bytes as usize),
         };
         let mut options = match settings.into_options() {
             Ok(options) => options,

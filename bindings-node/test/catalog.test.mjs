@@ -302,6 +302,11 @@ test('serveHttp: maxSessionsPerClient bounds the sessions of one client (its idl
     server.serveHttp('127.0.0.1', 0, { maxSessionsPerClient: 0 }),
     (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /max_sessions_per_client/.test(err.message),
   )
+  // The slow-reader bound reaches the engine (which checks it); its behaviour is core's test.
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 0, { maxSseBufferedBytes: 0 }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /max_sse_buffered_bytes/.test(err.message),
+  )
 })
 
 test('server.close() ends every HTTP server it started', async () => {

@@ -245,7 +245,7 @@ impl NativeServer {
     /// tools run on the bridge's loop. `stop()` of this server ends it too.
     #[pyo3(signature = (bridge, host, port, path, stateless, response_mode, json_response, allowed_hosts,
                         allowed_origins, max_sessions, max_sessions_per_client, session_idle_timeout_ms,
-                        header_read_timeout_ms, body_read_timeout_ms, max_connections,
+                        header_read_timeout_ms, body_read_timeout_ms, max_connections, max_sse_buffered_bytes,
                         token_validator, authorization_servers, resource_url))]
     #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
     fn serve_http(
@@ -266,6 +266,7 @@ impl NativeServer {
         header_read_timeout_ms: Option<u64>,
         body_read_timeout_ms: Option<u64>,
         max_connections: Option<usize>,
+        max_sse_buffered_bytes: Option<usize>,
         token_validator: Option<Py<PyAny>>,
         authorization_servers: Vec<String>,
         resource_url: Option<String>,
@@ -288,6 +289,7 @@ impl NativeServer {
             header_read_timeout_ms,
             body_read_timeout_ms,
             max_connections,
+            max_sse_buffered_bytes,
         }
         .into_options()
         .map_err(to_py_err)?;

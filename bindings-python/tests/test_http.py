@@ -270,3 +270,6 @@ async def test_one_client_holds_at_most_max_sessions_per_client() -> None:
         await http.wait()
     with pytest.raises(ValueError, match="max_sessions_per_client"):
         await server.serve_http("127.0.0.1", 0, max_sessions_per_client=0)
+    # The slow-reader bound reaches the engine (which checks it); its behaviour is core's test.
+    with pytest.raises(ValueError, match="max_sse_buffered_bytes"):
+        await server.serve_http("127.0.0.1", 0, max_sse_buffered_bytes=0)

@@ -57,6 +57,10 @@ pub struct HttpServerOptions {
     /// Open connections at most (default 10,000); one more is answered 503.
     #[uniffi(default = None)]
     pub max_connections: Option<u32>,
+    /// Bytes that may wait for one slow SSE reader (default 1 MiB); past it the connection is
+    /// let go with a `retry:` hint, and the stream is resumed with `Last-Event-ID`.
+    #[uniffi(default = None)]
+    pub max_sse_buffered_bytes: Option<u32>,
     /// The authorization servers named in the protected-resource metadata (with a validator).
     #[uniffi(default = [])]
     pub authorization_servers: Vec<String>,
@@ -177,6 +181,7 @@ impl HttpServer {
             header_read_timeout_ms: options.header_read_timeout_ms,
             body_read_timeout_ms: options.body_read_timeout_ms,
             max_connections: options.max_connections.map(|limit| limit as usize),
+            max_sse_buffered_bytes: options.max_sse_buffered_bytes.map(|bytes| bytes as usize),
         }
         .into_options()?;
         if let Some(validator) = validator {

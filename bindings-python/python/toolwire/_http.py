@@ -39,6 +39,7 @@ class HttpMixin(ServerBase):
         header_read_timeout: Optional[float] = None,
         body_read_timeout: Optional[float] = None,
         max_connections: Optional[int] = None,
+        max_sse_buffered_bytes: Optional[int] = None,
         token_validator: Optional[Callable[[str], Optional[dict[str, Any]]]] = None,
         authorization_servers: Optional[list[str]] = None,
         resource_url: Optional[str] = None,
@@ -62,7 +63,9 @@ class HttpMixin(ServerBase):
         without tokens the peer's address (behind a reverse proxy that is the proxy: raise it
         there). A client at its limit loses its least recently used idle session to a new one,
         or gets 429 when none is idle; a full server makes room from the client holding the
-        most sessions the same way, or answers 503. With
+        most sessions the same way, or answers 503. An SSE reader that falls
+        `max_sse_buffered_bytes` (default 1 MiB) behind is let go with a `retry:` hint; its
+        stream goes on and is resumed with `Last-Event-ID`. With
         `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
         token (401 otherwise, pointing at the metadata that names `authorization_servers`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
@@ -94,6 +97,7 @@ class HttpMixin(ServerBase):
                 timeouts["header_read_timeout"],
                 timeouts["body_read_timeout"],
                 max_connections,
+                max_sse_buffered_bytes,
                 None if token_validator is None else _token_check(token_validator),
                 list(authorization_servers or []),
                 resource_url,

@@ -178,6 +178,7 @@ class NativeServer:
         header_read_timeout_ms: Optional[int],
         body_read_timeout_ms: Optional[int],
         max_connections: Optional[int],
+        max_sse_buffered_bytes: Optional[int],
         token_validator: Optional[Callable[[dict[str, Any]], Any]],
         authorization_servers: list[str],
         resource_url: Optional[str],

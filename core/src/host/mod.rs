@@ -101,6 +101,8 @@ pub struct HttpSettings {
     pub body_read_timeout_ms: Option<u64>,
     /// Open connections at most.
     pub max_connections: Option<usize>,
+    /// Bytes that may wait for one slow SSE reader before its connection is let go.
+    pub max_sse_buffered_bytes: Option<usize>,
 }
 
 impl HttpSettings {
@@ -153,6 +155,14 @@ impl HttpSettings {
                 ));
             }
             options.max_connections = connections;
+        }
+        if let Some(bytes) = self.max_sse_buffered_bytes {
+            if bytes == 0 {
+                return Err(crate::Error::InvalidArgument(
+                    "max_sse_buffered_bytes must be at least 1".into(),
+                ));
+            }
+            options.max_sse_buffered_bytes = bytes;
         }
         Ok(options)
     }
@@ -243,6 +253,7 @@ mod tests {
             max_connections: Some(7),
             max_sessions: Some(3),
             max_sessions_per_client: Some(2),
+            max_sse_buffered_bytes: Some(4096),
             path: Some("/x".into()),
             ..HttpSettings::default()
         }
@@ -267,6 +278,12 @@ mod tests {
         assert!(no_sessions.into_options().is_err());
         assert_eq!(options.max_sessions, 3);
         assert_eq!(options.max_sessions_per_client, 2);
+        assert_eq!(options.max_sse_buffered_bytes, 4096);
+        let no_buffer = HttpSettings {
+            max_sse_buffered_bytes: Some(0),
+            ..HttpSettings::default()
+        };
+        assert!(no_buffer.into_options().is_err());
         assert_eq!(options.path, "/x");
     }
 }

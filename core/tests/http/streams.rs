@@ -297,3 +297,80 @@ async fn elicitation_travels_on_the_call_stream_and_the_answer_comes_by_post() {
     );
     server.shutdown().await;
 }
+
+/// The step numbers of the `steps` tool's log messages among `events`.
+fn logged_steps(events: &[Event]) -> Vec<u64> {
+    events
+        .iter()
+        .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
+        .filter(|m| m["method"] == "notifications/message")
+        .filter_map(|m| m["params"]["data"]["step"].as_u64())
+        .collect()
+}
+
+/// A reader that stops reading holds at most `max_sse_buffered_bytes` in the server: past that
+/// its connection is let go while the stream goes on, and the client resumes it with
+/// `Last-Event-ID`, losing nothing.
+#[tokio::test]
+async fn a_stalled_stream_reader_is_let_go_and_resumes_without_loss() {
+    let mut options = HttpOptions::default();
+    // JSON answers: the call's logs go to the session's standalone stream.
+    options.response_mode = toolwire::transport::http::ResponseMode::Json;
+    options.max_sse_buffered_bytes = 64 * 1024;
+    options.event_store =
+        std::sync::Arc::new(toolwire::transport::http::MemoryEventStore::new(10_000, 4));
+    let server = serve(options).await;
+    let mut conn = Conn::open(&server).await;
+    let session = conn.open_session(json!({})).await;
+    let mut reader = Conn::open_narrow(&server).await;
+    let mut standalone = Events::new(reader.get_stream(&session, None).await);
+    let priming = standalone.next().await.expect("the priming event");
+    assert!(priming.data.is_empty());
+
+    // About 16 MB of log messages while the stream's reader reads nothing: far more than the
+    // kernel's buffers on both ends.
+    let (steps, tag) = (400, "x".repeat(40_000));
+    let reply = conn
+        .post(
+            Some(&session),
+            &call(2, "steps", json!({"steps": steps, "tag": tag})),
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    let answer = json_body(reply).await;
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("done"))
+    );
+
+    // The connection was let go: its body ends after what was queued, short of the last step.
+    let mut seen = Vec::new();
+    let mut retry = None;
+    while let Some(event) = standalone.next().await {
+        retry = retry.or(event.retry);
+        seen.push(event);
+    }
+    let first = logged_steps(&seen);
+    let last_id = seen
+        .iter()
+        .rev()
+        .find_map(|e| e.id.clone())
+        .expect("an event id");
+    assert!(
+        !first.is_empty() && (first.len() as u64) < steps,
+        "{} of {steps} steps before the end",
+        first.len()
+    );
+    assert!(retry.is_some(), "a retry hint before the server let go");
+
+    // Resumed: everything after the last event seen, in order, nothing lost.
+    let mut resumed = Events::new(conn.get_stream(&session, Some(&last_id)).await);
+    let mut all = first;
+    while all.last() != Some(&steps) {
+        let event = resumed.next().await.expect("the rest of the stream");
+        all.extend(logged_steps(&[event]));
+    }
+    assert_eq!(all, (1..=steps).collect::<Vec<_>>());
+    server.shutdown().await;
+}

@@ -239,6 +239,15 @@ impl Conn {
         conn
     }
 
+    /// A connection whose receive window is a few KiB: a body it does not read soon backs up
+    /// to the server instead of into the kernel's buffers.
+    pub(crate) async fn open_narrow(server: &HttpServer) -> Conn {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(4096).expect("receive buffer");
+        let stream = socket.connect(server.local_addr()).await.expect("connect");
+        Conn::over(server, stream).await
+    }
+
     async fn over(server: &HttpServer, stream: tokio::net::TcpStream) -> Conn {
         let (sender, connection) = http1::handshake(TokioIo::new(stream))
             .await

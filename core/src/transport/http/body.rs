@@ -33,6 +33,8 @@ pub(crate) struct SseBody {
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
     /// Chunks sent and not yet taken by the connection, when the writer bounds them.
     pending: Option<Arc<AtomicUsize>>,
+    /// Bytes sent and not yet taken by the connection, when the writer bounds them.
+    pending_bytes: Option<Arc<AtomicUsize>>,
 }
 
 impl SseBody {
@@ -41,7 +43,14 @@ impl SseBody {
             rx,
             keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
             pending: None,
+            pending_bytes: None,
         }
+    }
+
+    /// Counts down `pending_bytes` by each chunk's size as the connection takes it.
+    pub(crate) fn counting_bytes(mut self, pending_bytes: Arc<AtomicUsize>) -> Self {
+        self.pending_bytes = Some(pending_bytes);
+        self
     }
 
     /// Counts down `pending` as the connection takes each chunk, so the writer can bound what
@@ -64,10 +73,13 @@ impl hyper::body::Body for Body {
             Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Body::Sse(sse) => {
                 if let Poll::Ready(chunk) = sse.rx.poll_recv(cx) {
-                    if chunk.is_some()
-                        && let Some(pending) = &sse.pending
-                    {
-                        pending.fetch_sub(1, Ordering::AcqRel);
+                    if let Some(chunk) = &chunk {
+                        if let Some(pending) = &sse.pending {
+                            pending.fetch_sub(1, Ordering::AcqRel);
+                        }
+                        if let Some(bytes) = &sse.pending_bytes {
+                            bytes.fetch_sub(chunk.len(), Ordering::AcqRel);
+                        }
                     }
                     if let Some((every, timer)) = &mut sse.keep_alive {
                         timer.as_mut().reset(tokio::time::Instant::now() + *every);

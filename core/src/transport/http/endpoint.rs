@@ -8,11 +8,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::METADATA_PATH;
@@ -29,7 +27,7 @@ use super::replies::{
     sse_response,
 };
 use super::sessions::{Admission, Client, HttpSession, STANDALONE, SessionLimits, SessionTable};
-use super::sse::{SseStream, parse_event_id};
+use super::sse::{Outlet, SseStream, parse_event_id};
 use super::{HttpOptions, ResponseMode};
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
@@ -414,9 +412,17 @@ impl Endpoint {
     }
 
     fn sse_reply(&self, sse: &SseStream, priming: bool) -> Reply {
-        let (connection, chunks) = mpsc::unbounded_channel();
+        let (connection, body) = self.outlet();
         sse.attach(connection, priming);
-        sse_response(SseBody::new(chunks, self.options.sse_keep_alive))
+        sse_response(body)
+    }
+
+    /// A new connection's end of an SSE stream, bounded by `max_sse_buffered_bytes`.
+    fn outlet(&self) -> (Outlet, SseBody) {
+        Outlet::open(
+            self.options.max_sse_buffered_bytes,
+            self.options.sse_keep_alive,
+        )
     }
 
     fn get(&self, request: &Request<Incoming>, owner: Option<String>) -> Reply {
@@ -441,7 +447,7 @@ impl Endpoint {
             Err(reply) => return reply,
         };
         let _busy = http_session.begin_request();
-        let (connection, chunks) = mpsc::unbounded_channel();
+        let (connection, body) = self.outlet();
         if let Some(last) = text_header(headers, &LAST_EVENT_HEADER) {
             let Some((name, after)) = parse_event_id(last) else {
                 return refusal(
@@ -472,7 +478,7 @@ impl Endpoint {
                 .is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
             http_session.standalone.attach(connection, priming);
         }
-        sse_response(SseBody::new(chunks, self.options.sse_keep_alive))
+        sse_response(body)
     }
 
     /// Replays a finished POST stream from the store; false if it is not there. The body ends
@@ -482,7 +488,7 @@ impl Endpoint {
         http_session: &HttpSession,
         name: &str,
         after: u64,
-        connection: mpsc::UnboundedSender<Bytes>,
+        connection: Outlet,
     ) -> bool {
         let events = (name != STANDALONE)
             .then(|| {
@@ -495,7 +501,7 @@ impl Endpoint {
             return false;
         };
         for (seq, message) in events {
-            let _ = connection.send(super::sse::event(name, Some(seq), &message));
+            connection.send_replayed(super::sse::event(name, Some(seq), &message));
         }
         true
     }

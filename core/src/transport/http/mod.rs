@@ -132,6 +132,10 @@ pub struct HttpOptions {
     /// The `retry:` hint sent before the server closes an SSE connection it wants the client to
     /// reopen (default 1 s).
     pub sse_retry: Duration,
+    /// Bytes that may wait in memory for one SSE connection whose reader is slow (default
+    /// 1 MiB). Past it the connection is ended with a `retry:` hint; the stream goes on, and
+    /// the client resumes it with `Last-Event-ID` (a stream that cannot be resumed just ends).
+    pub max_sse_buffered_bytes: usize,
     /// A comment line on idle SSE connections this often, so proxies keep them (default 15 s).
     pub sse_keep_alive: Option<Duration>,
     /// Where SSE events are kept for replay after `Last-Event-ID` (default: in memory, bounded).
@@ -156,6 +160,7 @@ impl Default for HttpOptions {
             body_read_timeout: Some(Duration::from_secs(30)),
             max_connections: 10_000,
             sse_retry: Duration::from_secs(1),
+            max_sse_buffered_bytes: 1024 * 1024,
             sse_keep_alive: Some(Duration::from_secs(15)),
             event_store: Arc::new(MemoryEventStore::default()),
             auth: None,
@@ -177,6 +182,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("max_connections", &self.max_connections)
+            .field("max_sse_buffered_bytes", &self.max_sse_buffered_bytes)
             .field("auth", &self.auth.is_some())
             .finish_non_exhaustive()
     }

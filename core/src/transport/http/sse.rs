@@ -1,13 +1,63 @@
 //! One SSE stream of a session: numbered events, kept for replay, written to whichever HTTP
 //! connection currently carries the stream (none, after a drop, until the client resumes).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{self, UnboundedSender};
 
+use super::body::SseBody;
 use super::events::EventStore;
+
+/// One HTTP connection's end of an SSE stream: what is sent to it waits in memory until the
+/// connection takes it, so a reader that falls `limit` bytes behind is let go (its stream goes
+/// on and can be resumed with `Last-Event-ID`) rather than held in memory without bound.
+pub(crate) struct Outlet {
+    tx: UnboundedSender<Bytes>,
+    queued: Arc<AtomicUsize>,
+    limit: usize,
+}
+
+impl Outlet {
+    /// A connection's outlet and the response body that drains it.
+    pub(crate) fn open(limit: usize, keep_alive: Option<Duration>) -> (Outlet, SseBody) {
+        let (tx, chunks) = mpsc::unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let body = SseBody::new(chunks, keep_alive).counting_bytes(queued.clone());
+        (Outlet { tx, queued, limit }, body)
+    }
+
+    /// Sends `chunk`; false when the connection is gone or its reader is `limit` bytes behind.
+    /// One chunk is always let through to a reader that is not behind at all, so an event
+    /// larger than the limit still reaches a reader that keeps up.
+    pub(crate) fn send(&self, chunk: Bytes) -> bool {
+        let len = chunk.len();
+        let queued = self.queued.load(Ordering::Acquire);
+        if queued > 0 && queued + len > self.limit {
+            return false;
+        }
+        self.queued.fetch_add(len, Ordering::AcqRel);
+        self.tx.send(chunk).is_ok()
+    }
+
+    /// Sends a replayed event: a replay is bounded by the event store, not by the outlet.
+    pub(crate) fn send_replayed(&self, chunk: Bytes) {
+        self.send_anyway(chunk);
+    }
+
+    /// Sends `chunk` whatever is queued (a replay, or the few bytes of a `retry:` hint before
+    /// letting go).
+    fn send_anyway(&self, chunk: Bytes) {
+        self.queued.fetch_add(chunk.len(), Ordering::AcqRel);
+        let _ = self.tx.send(chunk);
+    }
+
+    fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
 
 /// Where a stream's events are kept; `None` for streams that cannot be resumed.
 pub(crate) struct Replay {
@@ -24,7 +74,7 @@ pub(crate) struct SseStream {
 
 struct StreamState {
     next_seq: u64,
-    connection: Option<UnboundedSender<Bytes>>,
+    connection: Option<Outlet>,
     ended: bool,
 }
 
@@ -52,10 +102,10 @@ impl SseStream {
 
     /// Makes `connection` carry the stream from now on (a previous one is let go). With
     /// `priming`, a first event with an id and no data lets the client resume from the start.
-    pub(crate) fn attach(&self, connection: UnboundedSender<Bytes>, priming: bool) {
+    pub(crate) fn attach(&self, connection: Outlet, priming: bool) {
         let mut state = self.state();
         if priming && self.replay.is_some() {
-            let _ = connection.send(Bytes::from(format!("id: {}-0\ndata: \n\n", self.name)));
+            connection.send(Bytes::from(format!("id: {}-0\ndata: \n\n", self.name)));
         }
         if state.ended {
             return; // dropping the sender ends the body
@@ -65,11 +115,7 @@ impl SseStream {
 
     /// Replays the events after `after` into `connection`, then attaches it (if the stream
     /// still runs; an ended stream's body ends after the replay).
-    pub(crate) fn resume(
-        &self,
-        connection: UnboundedSender<Bytes>,
-        after: u64,
-    ) -> Result<(), Gone> {
+    pub(crate) fn resume(&self, connection: Outlet, after: u64) -> Result<(), Gone> {
         let replay = self.replay.as_ref().ok_or(Gone)?;
         let mut state = self.state();
         let events = match replay.store.replay(&replay.session, &self.name, after) {
@@ -80,7 +126,7 @@ impl SseStream {
             None => return Err(Gone),
         };
         for (seq, message) in events {
-            let _ = connection.send(self.event(seq, &message));
+            connection.send_replayed(self.event(seq, &message));
         }
         if !state.ended {
             state.connection = Some(connection);
@@ -110,8 +156,20 @@ impl SseStream {
                 .store(&replay.session, &self.name, seq, message);
         }
         if let Some(connection) = &state.connection
-            && connection.send(self.event(seq, message)).is_err()
+            && !connection.send(self.event(seq, message))
         {
+            if !connection.is_closed() {
+                // A slow reader: let it go, with the hint to come back (the event is kept for
+                // that when the stream is resumable; an unresumable stream just ends).
+                tracing::debug!(
+                    stream = %self.name,
+                    limit = connection.limit,
+                    "ended an SSE connection whose reader fell behind"
+                );
+                if self.replay.is_some() {
+                    connection.send_anyway(self.retry_line());
+                }
+            }
             state.connection = None;
         }
     }
@@ -124,7 +182,7 @@ impl SseStream {
         }
         let mut state = self.state();
         if let Some(connection) = state.connection.take() {
-            let _ = connection.send(self.retry_line());
+            connection.send_anyway(self.retry_line());
         }
     }
 

@@ -298,5 +298,10 @@ class CatalogHttpTest {
             catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(maxSessionsPerClient = 0u))
         }
         assertTrue(refused.detail.contains("max_sessions_per_client"), refused.detail)
+        // The slow-reader bound reaches the engine (which checks it); its behaviour is core's test.
+        val noBuffer = assertThrows<ToolwireException.InvalidArgument> {
+            catalogServer().serveHttp("127.0.0.1", 0u, HttpServerOptions(maxSseBufferedBytes = 0u))
+        }
+        assertTrue(noBuffer.detail.contains("max_sse_buffered_bytes"), noBuffer.detail)
     }
 }
