@@ -5,24 +5,10 @@
 mod common;
 
 use common::Client;
+use common::rng::Rng;
 use serde_json::{Value, json};
 use toolwire::ServerOptions;
 use toolwire::wire::{Frame, Limits, parse_frame};
-
-/// xorshift64*: deterministic, so a failure reproduces from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 const SEEDS: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,

@@ -204,6 +204,23 @@ impl Conn {
         Ok((answer, sent, id))
     }
 
+    /// Spawns the server and completes the handshake (`initialize`, then `initialized`).
+    pub async fn spawn_initialized(command: &[String]) -> Result<Conn, String> {
+        let conn = Conn::spawn(command)?;
+        let (init, _, _) = conn
+            .request(
+                "initialize",
+                r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolwire-loadgen","version":"1"}}"#,
+            )
+            .await?;
+        let init = init.json();
+        if !init["result"]["protocolVersion"].is_string() {
+            return Err(format!("initialize failed: {init}"));
+        }
+        conn.notify("notifications/initialized");
+        Ok(conn)
+    }
+
     /// Sends a request and at once cancels it (`notifications/cancelled`); its answer, if the
     /// server still sends one, is dropped by the reader as an answer nobody waits for.
     pub fn request_and_cancel(&self, method: &str, params: &str) {

@@ -74,17 +74,7 @@ fn call_params(tool: &str, n: u64) -> String {
 
 /// `total` calls over stdio, `plan.pipeline` in flight.
 pub async fn stdio(plan: &Plan, total: u64) -> Result<Value, String> {
-    let conn = Rc::new(Conn::spawn(&plan.command)?);
-    let (init, _, _) = conn
-        .request(
-            "initialize",
-            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolwire-faults","version":"1"}}"#,
-        )
-        .await?;
-    if !init.json()["result"]["protocolVersion"].is_string() {
-        return Err(format!("initialize failed: {}", init.json()));
-    }
-    conn.notify("notifications/initialized");
+    let conn = Rc::new(Conn::spawn_initialized(&plan.command).await?);
     let rss_before = proc_stats::rss_kib(conn.pid);
     let tally = Rc::new(RefCell::new(Tally::default()));
     let next = Rc::new(Cell::new(0u64));

@@ -219,19 +219,8 @@ where
 
 async fn run(plan: &Plan) -> Result<Value, String> {
     let spawned = Instant::now();
-    let conn = Rc::new(Conn::spawn(&plan.command)?);
-    let (init, _, _) = conn
-        .request(
-            "initialize",
-            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolwire-loadgen","version":"1"}}"#,
-        )
-        .await?;
-    let init = init.json();
-    if !init["result"]["protocolVersion"].is_string() {
-        return Err(format!("initialize failed: {init}"));
-    }
+    let conn = Rc::new(Conn::spawn_initialized(&plan.command).await?);
     let startup_ms = spawned.elapsed().as_secs_f64() * 1e3;
-    conn.notify("notifications/initialized");
     let pid = conn.pid;
 
     // Warm up (JITs, caches, allocator).

@@ -84,17 +84,7 @@ fn finish(mut report: Value, samples: &Samples) -> Result<Value, String> {
 
 /// `total` echo calls over stdio, `plan.pipeline` in flight.
 pub async fn stdio(plan: &Plan, total: u64) -> Result<Value, String> {
-    let conn = Rc::new(Conn::spawn(&plan.command)?);
-    let (init, _, _) = conn
-        .request(
-            "initialize",
-            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolwire-soak","version":"1"}}"#,
-        )
-        .await?;
-    if !init.json()["result"]["protocolVersion"].is_string() {
-        return Err(format!("initialize failed: {}", init.json()));
-    }
-    conn.notify("notifications/initialized");
+    let conn = Rc::new(Conn::spawn_initialized(&plan.command).await?);
     let samples = Rc::new(std::cell::RefCell::new(Samples::new(conn.pid, total)));
     let next = Rc::new(Cell::new(0u64));
     let start = Instant::now();

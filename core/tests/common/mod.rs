@@ -4,6 +4,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod rng;
+
 use std::time::Duration;
 
 use serde_json::{Value, json};

@@ -10,6 +10,8 @@ mod fuzz;
 mod modern;
 mod modes;
 mod refusals;
+#[path = "../common/rng.rs"]
+mod rng;
 mod sessions;
 mod slow;
 mod streams;
