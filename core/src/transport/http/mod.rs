@@ -133,8 +133,9 @@ pub struct HttpOptions {
     /// reopen (default 1 s).
     pub sse_retry: Duration,
     /// Bytes that may wait in memory for one SSE connection whose reader is slow (default
-    /// 1 MiB). Past it the connection is ended with a `retry:` hint; the stream goes on, and
-    /// the client resumes it with `Last-Event-ID` (a stream that cannot be resumed just ends).
+    /// 1 MiB; at most one more event waits beyond it, so a big result still goes out). A
+    /// reader further behind is let go with a `retry:` hint; the stream goes on, and the client
+    /// resumes it with `Last-Event-ID` (a stream that cannot be resumed just ends).
     pub max_sse_buffered_bytes: usize,
     /// A comment line on idle SSE connections this often, so proxies keep them (default 15 s).
     pub sse_keep_alive: Option<Duration>,

@@ -29,16 +29,14 @@ impl Outlet {
         (Outlet { tx, queued, limit }, body)
     }
 
-    /// Sends `chunk`; false when the connection is gone or its reader is `limit` bytes behind.
-    /// One chunk is always let through to a reader that is not behind at all, so an event
-    /// larger than the limit still reaches a reader that keeps up.
+    /// Sends `chunk`; false when the connection is gone or its reader is more than `limit`
+    /// bytes behind. What waits is so at most `limit` plus one event: an event larger than the
+    /// limit (a big result) still goes to a reader that is not already that far behind.
     pub(crate) fn send(&self, chunk: Bytes) -> bool {
-        let len = chunk.len();
-        let queued = self.queued.load(Ordering::Acquire);
-        if queued > 0 && queued + len > self.limit {
+        if self.queued.load(Ordering::Acquire) > self.limit {
             return false;
         }
-        self.queued.fetch_add(len, Ordering::AcqRel);
+        self.queued.fetch_add(chunk.len(), Ordering::AcqRel);
         self.tx.send(chunk).is_ok()
     }
 
