@@ -310,7 +310,8 @@ export interface HttpOptions {
   allowedOrigins?: string[]
   /**
    * Live sessions at most (default 10,000). A full server makes room by ending the least
-   * recently used idle session of the client holding the most sessions; with none, 503.
+   * recently used idle session of the client holding the most sessions (never leaving it with
+   * fewer than the newcomer's client), or of the newcomer's own client; with none, 503.
    */
   maxSessions?: number
   /**

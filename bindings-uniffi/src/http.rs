@@ -35,7 +35,8 @@ pub struct HttpServerOptions {
     #[uniffi(default = [])]
     pub allowed_origins: Vec<String>,
     /// Live sessions at most (default 10,000). A full server makes room by ending the least
-    /// recently used idle session of the client holding the most sessions; with none, 503.
+    /// recently used idle session of the client holding the most sessions (never leaving it
+    /// with fewer than the newcomer's client), or of the newcomer's own client; with none, 503.
     #[uniffi(default = None)]
     pub max_sessions: Option<u32>,
     /// Live sessions one client may hold (default 1,000): the token's subject, or without

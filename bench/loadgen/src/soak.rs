@@ -40,11 +40,16 @@ impl Samples {
         }
     }
 
-    /// After call `n` (counting from 1): a sample when it ends a fortieth.
-    fn after(&mut self, n: u64) {
+    /// After call `n` (counting from 1): a sample when it ends a fortieth. A sample that
+    /// cannot be read (no /proc, the server gone) fails the run rather than passing unmeasured.
+    fn after(&mut self, n: u64) -> Result<(), String> {
         if n.is_multiple_of(self.every) {
-            self.kib.push(proc_stats::rss_kib(self.pid).unwrap_or(0));
+            let kib = proc_stats::rss_kib(self.pid).ok_or_else(|| {
+                format!("cannot read the resident memory of process {}", self.pid)
+            })?;
+            self.kib.push(kib);
         }
+        Ok(())
     }
 
     /// The report, and whether the last quarter held still.
@@ -99,7 +104,7 @@ pub async fn stdio(plan: &Plan, total: u64) -> Result<Value, String> {
                 }
                 next.set(n + 1);
                 crate::scenarios::echo(&conn, n).await?;
-                samples.borrow_mut().after(n + 1);
+                samples.borrow_mut().after(n + 1)?;
             }
         }));
     }
@@ -155,7 +160,7 @@ pub async fn http(
                     }
                     next.set(n + 1);
                     client.echo(n).await?;
-                    samples.borrow_mut().after(n + 1);
+                    samples.borrow_mut().after(n + 1)?;
                 }
                 client.delete_session().await?;
             }

@@ -577,6 +577,18 @@ fn count_server_panics() {
     });
 }
 
+/// The server's runtime, shut down without waiting when the test ends, by an assertion too
+/// (dropping a runtime inside the test's own would panic again and abort the run).
+struct ServerRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for ServerRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -594,13 +606,18 @@ async fn the_request_path_answers_every_mutation_and_keeps_serving() {
     // A body that never completes is cut off soon, not after the default 30 s.
     options.body_read_timeout = Some(Duration::from_secs(2));
     count_server_panics();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name(SERVER_THREADS)
-        .enable_all()
-        .build()
-        .expect("the server's runtime");
+    let runtime = ServerRuntime(Some(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name(SERVER_THREADS)
+            .enable_all()
+            .build()
+            .expect("the server's runtime"),
+    ));
     let server = runtime
+        .0
+        .as_ref()
+        .expect("the runtime runs")
         .spawn(async move { fuzz_server().serve_http("127.0.0.1:0", options).await })
         .await
         .expect("serve_http ran")
@@ -653,5 +670,5 @@ async fn the_request_path_answers_every_mutation_and_keeps_serving() {
     );
     assert!(!learned.sessions.is_empty(), "no session was ever opened");
     server.shutdown().await;
-    runtime.shutdown_background();
+    drop(runtime);
 }

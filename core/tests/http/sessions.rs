@@ -122,7 +122,10 @@ async fn idle_sessions_are_reaped_but_not_while_a_call_runs() {
 async fn a_thousand_concurrent_sessions_lose_nothing() {
     const SESSIONS: usize = 1000;
     const CONNECTIONS: usize = 50;
-    let server = Arc::new(serve(HttpOptions::default()).await);
+    // All from 127.0.0.1, one client: its own limit must not end any of them.
+    let mut options = HttpOptions::default();
+    options.max_sessions_per_client = SESSIONS;
+    let server = Arc::new(serve(options).await);
     let answered = Arc::new(AtomicUsize::new(0));
     // Every session is opened first, so all 1,000 are live at once; then each makes calls.
     let mut tasks = Vec::new();

@@ -284,7 +284,9 @@ impl Endpoint {
                 );
             }
         };
-        let _busy = http_session.begin_request();
+        let Some(_busy) = http_session.begin_request() else {
+            return session_gone();
+        };
         let session = &http_session.session;
         let answers = session.answers_expected(&frame);
         if answers == 0 {
@@ -403,8 +405,10 @@ impl Endpoint {
             .is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
         let reply = self.sse_reply(&sse, priming);
         let http_session = http_session.clone();
+        // Begun here, while the POST's own request still holds the session open.
+        let busy = http_session.begin_request();
         tokio::spawn(async move {
-            let _busy = http_session.begin_request();
+            let _busy = busy;
             forward(&sse, ready, items).await;
             http_session.close_stream(&sse);
         });
@@ -446,7 +450,9 @@ impl Endpoint {
             Ok(session) => session,
             Err(reply) => return reply,
         };
-        let _busy = http_session.begin_request();
+        let Some(_busy) = http_session.begin_request() else {
+            return session_gone();
+        };
         let (connection, body) = self.outlet();
         if let Some(last) = text_header(headers, &LAST_EVENT_HEADER) {
             let Some((name, after)) = parse_event_id(last) else {
@@ -527,10 +533,7 @@ impl Endpoint {
     fn session_of(&self, id: &str, owner: Option<&str>) -> Result<Arc<HttpSession>, Reply> {
         match self.sessions.get(id) {
             Some(session) if session.owner.as_deref() == owner => Ok(session),
-            _ => Err(refusal(
-                StatusCode::NOT_FOUND,
-                "Not Found: unknown or expired session; initialize a new one",
-            )),
+            _ => Err(session_gone()),
         }
     }
 
@@ -557,6 +560,14 @@ impl Endpoint {
         let sessions = self.sessions.take_all();
         futures_util::future::join_all(sessions.iter().map(|s| s.end())).await;
     }
+}
+
+/// The answer to a request for a session that does not exist (any more).
+fn session_gone() -> Reply {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "Not Found: unknown or expired session; initialize a new one",
+    )
 }
 
 /// Why a request's body framing could be read two ways (RFC 9112 §6.3), if it could:
@@ -611,6 +622,54 @@ mod tests {
         assert_eq!(
             gone.err().map(|reply| reply.status()),
             Some(StatusCode::NOT_FOUND)
+        );
+    }
+
+    /// A session is ended to make room only when no request is on it, and once claimed for
+    /// that, no request can begin on it (the request gets the 404 of a session gone).
+    #[tokio::test]
+    async fn a_session_with_a_request_on_it_is_not_evicted_and_an_evicted_one_takes_none() {
+        let server = Server::builder("t", "1").build().expect("server");
+        let options = HttpOptions::default();
+        let (store, retry) = (options.event_store.clone(), options.sse_retry);
+        let endpoint = Endpoint::new(
+            server,
+            options,
+            "127.0.0.1:1".parse().expect("addr"),
+            CancellationToken::new(),
+        );
+        let open = || {
+            let (session, outbound) = endpoint.server.session().expect("session");
+            let client = Client::Subject("ann".into());
+            HttpSession::start(session, outbound, None, client, store.clone(), retry)
+                .expect("session id")
+        };
+        let one_each = SessionLimits {
+            max: 8,
+            per_client: 1,
+        };
+        let first = open();
+        assert!(matches!(
+            endpoint.sessions.insert(first.clone(), one_each),
+            Admission::Admitted { evicted: None }
+        ));
+        let busy = first
+            .begin_request()
+            .expect("a live session takes requests");
+        assert!(matches!(
+            endpoint.sessions.insert(open(), one_each),
+            Admission::ClientFull
+        ));
+        drop(busy);
+        match endpoint.sessions.insert(open(), one_each) {
+            Admission::Admitted {
+                evicted: Some(evicted),
+            } => assert_eq!(evicted.id, first.id),
+            _ => panic!("the idle first session makes room"),
+        }
+        assert!(
+            first.begin_request().is_none(),
+            "claimed: no request begins"
         );
     }
 }

@@ -100,9 +100,10 @@ pub struct HttpOptions {
     pub stateless: bool,
     /// JSON or SSE answers (default [`ResponseMode::Auto`]).
     pub response_mode: ResponseMode,
-    /// Live sessions at most (default 10,000). A new one beyond that ends the least recently
-    /// used idle session of the client holding the most sessions (more than the newcomer's
-    /// client), and gets `503` if there is none.
+    /// Live sessions at most (default 10,000). A new one beyond that ends an idle session to
+    /// make room: the least recently used of the client holding the most sessions, if that
+    /// client holds at least two more than the newcomer's (so no client ends up with fewer than
+    /// the newcomer), else the newcomer's own client's; with none, the new one gets `503`.
     pub max_sessions: usize,
     /// Live sessions one client may hold (default 1,000). The client is the token's subject
     /// when tokens are required, else the peer's IP address: behind a reverse proxy every
@@ -126,8 +127,9 @@ pub struct HttpOptions {
     /// `None`: no limit.
     pub body_read_timeout: Option<Duration>,
     /// Open connections at most (default 10,000); one beyond is answered `503` and closed.
-    /// Never more than the open-file limit (`ulimit -n`) less 64, so the refusal can still be
-    /// sent: past that limit a client would wait unanswered.
+    /// On unix, never more than the open-file limit (`ulimit -n`) less 64, so the refusal can
+    /// still be sent: past that limit a client would wait unanswered. (Each server of a process
+    /// is bounded so on its own; they share the one limit.)
     pub max_connections: usize,
     /// The `retry:` hint sent before the server closes an SSE connection it wants the client to
     /// reopen (default 1 s).

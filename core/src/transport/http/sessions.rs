@@ -133,11 +133,30 @@ impl HttpSession {
         self.listed.load(Ordering::Acquire)
     }
 
-    /// Marks a request as being handled (until the guard drops).
-    pub(crate) fn begin_request(&self) -> RequestGuard<'_> {
-        self.requests.fetch_add(1, Ordering::AcqRel);
+    /// Marks a request as being handled (until the guard drops); `None` once the session was
+    /// claimed for ending (see [`claim_if_idle`](Self::claim_if_idle)): the request then gets
+    /// the 404 of a session that is gone, rather than running in one being ended.
+    pub(crate) fn begin_request(self: &Arc<Self>) -> Option<RequestGuard> {
+        self.requests
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n & CLAIMED == 0).then_some(n + 1)
+            })
+            .ok()?;
         self.touch();
-        RequestGuard { session: self }
+        Some(RequestGuard {
+            session: self.clone(),
+        })
+    }
+
+    /// Claims an idle session for ending: from here no request can begin on it. Called under
+    /// the table's lock, so nothing else claims it meanwhile; false if it is not idle (a
+    /// request began since it was chosen, say).
+    fn claim_if_idle(&self) -> bool {
+        self.is_idle()
+            && self
+                .requests
+                .compare_exchange(0, CLAIMED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
     }
 
     fn touch(&self) {
@@ -150,8 +169,9 @@ impl HttpSession {
         Duration::from_millis(idle_ms) >= limit && self.is_idle()
     }
 
-    /// No request being handled, no call in flight, no stream open: ending it now loses nothing
-    /// the client is waiting for.
+    /// No request being handled, no call in flight, no stream open. (What the session kept for
+    /// a client to come back to, an answer waiting in the event store for a resumption, say,
+    /// is lost when it ends; the idle timeout and the session limits accept that.)
     fn is_idle(&self) -> bool {
         self.requests.load(Ordering::Acquire) == 0
             && self.session.calls_in_flight() == 0
@@ -182,11 +202,14 @@ impl HttpSession {
     }
 }
 
-pub(crate) struct RequestGuard<'a> {
-    session: &'a HttpSession,
+/// In `requests`: the session was claimed for ending, and takes no more requests.
+const CLAIMED: usize = 1 << (usize::BITS - 1);
+
+pub(crate) struct RequestGuard {
+    session: Arc<HttpSession>,
 }
 
-impl Drop for RequestGuard<'_> {
+impl Drop for RequestGuard {
     fn drop(&mut self) {
         self.session.touch();
         self.session.requests.fetch_sub(1, Ordering::AcqRel);
@@ -230,7 +253,8 @@ pub(crate) enum Admission {
     Admitted { evicted: Option<Arc<HttpSession>> },
     /// Its client holds `per_client` sessions already, none of them idle.
     ClientFull,
-    /// The table is full, and no client holding more sessions than this one has one idle.
+    /// The table is full, and no session may make room: none idle of a client holding at
+    /// least two more sessions than the newcomer's, nor of the newcomer's own client.
     TableFull,
 }
 
@@ -311,6 +335,16 @@ impl SessionTable {
         } else {
             None
         };
+        // Claimed before it is taken: a request that found it a moment ago cannot begin now.
+        if let Some(id) = &victim
+            && !table.sessions.get(id).is_some_and(|s| s.claim_if_idle())
+        {
+            return if held >= limits.per_client {
+                Admission::ClientFull
+            } else {
+                Admission::TableFull
+            };
+        }
         let evicted = victim.and_then(|id| table.take(&id));
         session.listed.store(true, Ordering::Release);
         *table.held.entry(session.client.clone()).or_insert(0) += 1;
@@ -328,7 +362,7 @@ impl SessionTable {
         let idle: Vec<Arc<str>> = table
             .sessions
             .iter()
-            .filter(|(_, s)| s.idle_for(limit))
+            .filter(|(_, s)| s.idle_for(limit) && s.claim_if_idle())
             .map(|(id, _)| id.clone())
             .collect();
         idle.iter().filter_map(|id| table.take(id)).collect()
