@@ -103,7 +103,10 @@ def _add_fault_tools(server: Server) -> None:
         return {"n": "not a number"}
 
 
-USAGE = "usage: toolwire_demo.py [--extra-tools N [--fault-tools] | --conformance] [--http PORT [--stateless] [--json | --sse]]"
+USAGE = (
+    "usage: toolwire_demo.py [--extra-tools N [--fault-tools] | --conformance]"
+    " [--http PORT [--stateless] [--json | --sse]]"
+)
 
 
 def main(argv: list[str]) -> int:
