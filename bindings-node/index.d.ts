@@ -203,6 +203,11 @@ export interface ServerOptions {
    * it, so one client cannot take every slot while others wait.
    */
   maxConcurrentCallsPerSession?: number
+  /**
+   * Calls of one authenticated principal (a bearer token's subject) running at once over all its
+   * sessions and requests (default 1024); its further calls wait behind it.
+   */
+  maxConcurrentCallsPerPrincipal?: number
   /** Largest inbound message; a longer one is refused with -32600. */
   maxFrameBytes?: number
   /** Deepest JSON nesting accepted. */

@@ -245,7 +245,8 @@ class Server {
 
   /**
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
-   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxConcurrentCallsPerSession`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
+   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxConcurrentCallsPerSession`,
+   *   `maxConcurrentCallsPerPrincipal`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
    *   and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`.
    */
   constructor(options) {

@@ -27,6 +27,7 @@ pub struct ServerInit {
     pub default_tool_timeout_ms: Option<u32>,
     pub max_concurrent_calls: Option<u32>,
     pub max_concurrent_calls_per_session: Option<u32>,
+    pub max_concurrent_calls_per_principal: Option<u32>,
     pub max_frame_bytes: Option<u32>,
     pub max_depth: Option<u32>,
     pub cache_ttl_ms: Option<u32>,
@@ -60,6 +61,9 @@ pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
     }
     if let Some(limit) = init.max_concurrent_calls_per_session {
         options.max_concurrent_calls_per_session = limit as usize;
+    }
+    if let Some(limit) = init.max_concurrent_calls_per_principal {
+        options.max_concurrent_calls_per_principal = limit as usize;
     }
     let modern = toolwire::host::ModernSettings {
         cache_ttl_ms: init.cache_ttl_ms.map(u64::from),

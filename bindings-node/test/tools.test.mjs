@@ -461,7 +461,7 @@ test('registration errors are ToolwireErrors with code TOOLWIRE_REGISTRATION', (
 })
 
 test('a refused server option is a ToolwireError with code ERR_INVALID_ARG_VALUE', () => {
-  for (const options of [{ maxConcurrentCalls: 0 }, { maxConcurrentCallsPerSession: 0 }, { pageSize: 0 }]) {
+  for (const options of [{ maxConcurrentCalls: 0 }, { maxConcurrentCallsPerSession: 0 }, { maxConcurrentCallsPerPrincipal: 0 }, { pageSize: 0 }]) {
     assert.throws(
       () => newServer(options),
       (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /at least 1/.test(err.message),

@@ -34,7 +34,8 @@ impl NativeServer {
     #[new]
     #[pyo3(signature = (name, version, instructions=None, title=None, page_size=None,
                         default_tool_timeout_ms=None, max_concurrent_calls=None,
-                        max_concurrent_calls_per_session=None, max_outbound_bytes=None,
+                        max_concurrent_calls_per_session=None,
+                        max_concurrent_calls_per_principal=None, max_outbound_bytes=None,
                         max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
                         request_state_keys=None, modern_only=false))]
     #[expect(
@@ -50,6 +51,7 @@ impl NativeServer {
         default_tool_timeout_ms: Option<u64>,
         max_concurrent_calls: Option<usize>,
         max_concurrent_calls_per_session: Option<usize>,
+        max_concurrent_calls_per_principal: Option<usize>,
         max_outbound_bytes: Option<usize>,
         max_frame_bytes: Option<usize>,
         max_depth: Option<usize>,
@@ -72,6 +74,9 @@ impl NativeServer {
         }
         if let Some(limit) = max_concurrent_calls_per_session {
             options.max_concurrent_calls_per_session = limit;
+        }
+        if let Some(limit) = max_concurrent_calls_per_principal {
+            options.max_concurrent_calls_per_principal = limit;
         }
         if let Some(limit) = max_outbound_bytes {
             options.max_outbound_bytes = limit;

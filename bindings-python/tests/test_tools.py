@@ -633,4 +633,11 @@ def test_session_close_ends_at_once(client_for) -> None:
 def test_per_session_call_limit_is_an_option() -> None:
     with pytest.raises(ValueError, match="max_concurrent_calls_per_session must be at least 1"):
         Server("limits", max_concurrent_calls_per_session=0)
-    Server("limits", max_concurrent_calls_per_session=2, max_outbound_bytes=64 * 1024)
+    with pytest.raises(ValueError, match="max_concurrent_calls_per_principal must be at least 1"):
+        Server("limits", max_concurrent_calls_per_principal=0)
+    Server(
+        "limits",
+        max_concurrent_calls_per_session=2,
+        max_concurrent_calls_per_principal=4,
+        max_outbound_bytes=64 * 1024,
+    )

@@ -100,6 +100,10 @@ pub struct ServerConfig {
     /// further calls wait behind it, so one client cannot take every slot.
     #[uniffi(default = None)]
     pub max_concurrent_calls_per_session: Option<u32>,
+    /// At most this many tool calls of one authenticated principal (a bearer token's subject)
+    /// run at once over all its sessions and requests (default 1024); its further calls wait.
+    #[uniffi(default = None)]
+    pub max_concurrent_calls_per_principal: Option<u32>,
     /// Bytes of answers held for a stdio client that is not reading them (default 4 MiB); past
     /// it no new request is read until the client catches up (`serveStdio`).
     #[uniffi(default = None)]
@@ -135,6 +139,9 @@ impl ServerConfig {
         }
         if let Some(limit) = self.max_concurrent_calls_per_session {
             options.max_concurrent_calls_per_session = to_usize(limit);
+        }
+        if let Some(limit) = self.max_concurrent_calls_per_principal {
+            options.max_concurrent_calls_per_principal = to_usize(limit);
         }
         if let Some(limit) = self.max_outbound_bytes {
             options.max_outbound_bytes = usize::try_from(limit).unwrap_or(usize::MAX);

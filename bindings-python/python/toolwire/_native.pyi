@@ -124,6 +124,7 @@ class NativeServer:
         default_tool_timeout_ms: Optional[int] = None,
         max_concurrent_calls: Optional[int] = None,
         max_concurrent_calls_per_session: Optional[int] = None,
+        max_concurrent_calls_per_principal: Optional[int] = None,
         max_outbound_bytes: Optional[int] = None,
         max_frame_bytes: Optional[int] = None,
         max_depth: Optional[int] = None,

@@ -167,6 +167,9 @@ class Server(CatalogMixin, HttpMixin):
         max_concurrent_calls_per_session: Tool calls of one client session that may run at once
             (default 1024); its further calls wait behind it, so one client cannot take every
             slot while others wait.
+        max_concurrent_calls_per_principal: Tool calls of one authenticated principal (a bearer
+            token's subject) that may run at once over all its sessions and requests (default
+            1024); its further calls wait behind it.
         max_outbound_bytes: Bytes of answers held for a stdio client that is not reading them
             (default 4 MiB); past it no new request is read until the client catches up.
         max_frame_bytes: Largest inbound message in bytes (default 4 MiB).
@@ -191,6 +194,7 @@ class Server(CatalogMixin, HttpMixin):
         default_tool_timeout: Optional[float] = None,
         max_concurrent_calls: Optional[int] = None,
         max_concurrent_calls_per_session: Optional[int] = None,
+        max_concurrent_calls_per_principal: Optional[int] = None,
         max_outbound_bytes: Optional[int] = None,
         max_frame_bytes: Optional[int] = None,
         max_depth: Optional[int] = None,
@@ -209,6 +213,7 @@ class Server(CatalogMixin, HttpMixin):
             timeout_ms,
             max_concurrent_calls,
             max_concurrent_calls_per_session,
+            max_concurrent_calls_per_principal,
             max_outbound_bytes,
             max_frame_bytes,
             max_depth,

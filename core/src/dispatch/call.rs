@@ -367,6 +367,12 @@ async fn execute(
             Ok(permit) => permit,
             Err(refused) => return refused,
         };
+        // Then the principal's, shared by all its sessions and stateless requests.
+        let principal_limit = session.principal_limiter.as_deref();
+        let _principal = match admit(principal_limit, cancel, || "this principal".into()).await {
+            Ok(permit) => permit,
+            Err(refused) => return refused,
+        };
         let server_limit = Some(&session.server.call_limiter);
         let _global = match admit(server_limit, cancel, || "the server".into()).await {
             Ok(permit) => permit,

@@ -16,8 +16,12 @@ impl Session {
     /// Whatever it sends that is not tied to the exchange's request has nowhere to go, so it
     /// has no channel of its own and watches nothing: each request is spared a channel, a
     /// watcher task and three subscriptions to channels that every session shares.
-    pub(crate) fn for_one_exchange(server: &Server) -> Result<Session, Error> {
-        let shared = SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None);
+    pub(crate) fn for_one_exchange(
+        server: &Server,
+        principal: Option<String>,
+    ) -> Result<Session, Error> {
+        let shared = SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None)
+            .authenticated(principal);
         Ok(Session {
             shared: Arc::new(shared),
         })
@@ -29,9 +33,8 @@ impl Session {
         server: &Server,
         principal: Option<String>,
     ) -> Result<Session, Error> {
-        let mut shared =
-            SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None);
-        shared.principal = principal;
+        let shared = SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None)
+            .authenticated(principal);
         shared
             .modern
             .store(true, std::sync::atomic::Ordering::Release);

@@ -9,7 +9,7 @@ use crate::catalog::{
     ResourceTemplate,
 };
 use crate::changes::{ChangeBus, LocalChangeBus};
-use crate::limiter::Limiter;
+use crate::limiter::{Limiter, PrincipalLimiters};
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Tool};
 use crate::registry::ToolRegistry;
 use crate::tasks::{MemoryTaskStore, TaskSettings, TaskStore, Tasks};
@@ -32,8 +32,15 @@ pub struct ServerOptions {
     /// behind its own limit, holding none of the server's slots: one greedy session takes at
     /// most this many of [`max_concurrent_calls`](Self::max_concurrent_calls) while others are
     /// served. Its waiting calls count against `max_queued_calls` with everyone's. A stateless
-    /// HTTP or 2026-07-28 exchange is a session of one request: this limit does not reach it.
+    /// HTTP or 2026-07-28 exchange is a session of one request: this limit does not reach it,
+    /// [`max_concurrent_calls_per_principal`](Self::max_concurrent_calls_per_principal) does.
     pub max_concurrent_calls_per_session: usize,
+    /// Tool calls of one authenticated principal (an HTTP bearer token's subject) that may run
+    /// at once, over all its sessions and stateless requests together (default 1024). Past it
+    /// the principal's calls wait behind its own limit, as a session's do, so one token holder
+    /// cannot take the server's slots however many sessions it opens. Calls without a
+    /// principal are not under it.
+    pub max_concurrent_calls_per_principal: usize,
     /// Calls that may wait for a slot before calls are refused (default 16384): one bound for
     /// the server's queue and every session's together, and one for each tool with a limit.
     pub max_queued_calls: usize,
@@ -109,6 +116,7 @@ impl Default for ServerOptions {
             page_size: None,
             max_concurrent_calls: 4096,
             max_concurrent_calls_per_session: 1024,
+            max_concurrent_calls_per_principal: 1024,
             max_queued_calls: 16384,
             default_tool_timeout: None,
             client_request_timeout: Duration::from_secs(60),
@@ -143,6 +151,8 @@ pub(crate) struct ServerInner {
     pub(crate) registry: ToolRegistry,
     pub(crate) catalog: Catalog,
     pub(crate) call_limiter: Limiter,
+    /// Each authenticated principal's share of the call slots.
+    pub(crate) principal_limiters: PrincipalLimiters,
     /// Calls waiting for a slot, in the server's queue and in every session's: one bound
     /// (`max_queued_calls`) for all of them.
     pub(crate) queued_calls: Arc<std::sync::atomic::AtomicUsize>,
@@ -495,6 +505,11 @@ impl ServerBuilder {
                 "max_concurrent_calls_per_session must be at least 1".into(),
             ));
         }
+        if options.max_concurrent_calls_per_principal == 0 {
+            return Err(Error::InvalidArgument(
+                "max_concurrent_calls_per_principal must be at least 1".into(),
+            ));
+        }
         if options.page_size == Some(0) {
             return Err(Error::InvalidArgument(
                 "page_size must be at least 1".into(),
@@ -572,6 +587,11 @@ impl ServerBuilder {
             },
             call_limiter: Limiter::sharing_queue(
                 options.max_concurrent_calls,
+                options.max_queued_calls,
+                queued_calls.clone(),
+            ),
+            principal_limiters: PrincipalLimiters::new(
+                options.max_concurrent_calls_per_principal,
                 options.max_queued_calls,
                 queued_calls.clone(),
             ),

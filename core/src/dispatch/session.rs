@@ -43,8 +43,11 @@ pub(crate) struct SessionShared {
     pub(crate) negotiated: OnceLock<Negotiated>,
     /// The connection took a 2026-07-28 request first: it is modern for good.
     pub(crate) modern: AtomicBool,
-    /// Who the transport authenticated (HTTP bearer auth), bound into `requestState`.
+    /// Who the transport authenticated (HTTP bearer auth), bound into `requestState` and tasks.
+    /// Set with [`SessionShared::authenticated`].
     pub(crate) principal: Option<String>,
+    /// The principal's share of the server's call slots, held while this session lives.
+    pub(crate) principal_limiter: Option<Arc<Limiter>>,
     pub(super) initialized: AtomicBool,
     pub(super) log_level: AtomicU8,
     inflight: Mutex<HashMap<RequestId, InflightCall>>,
@@ -125,16 +128,30 @@ impl Server {
 impl Session {
     /// A new session whose calls run on `runtime`.
     pub fn with_runtime(server: &Server, runtime: Handle) -> (Session, Outbound) {
-        Self::build(server, runtime, None)
+        Self::build(server, runtime, None, None)
+    }
+
+    /// A new session on the current runtime for a client the transport authenticated as
+    /// `principal`.
+    pub(crate) fn authenticated(
+        server: &Server,
+        principal: Option<String>,
+    ) -> Result<(Session, Outbound), Error> {
+        Ok(Self::build(server, current_runtime()?, None, principal))
     }
 
     /// A session driven from a host's own event loop (a JS engine's, a UI thread's): see
     /// [`HostHooks`].
     pub fn hosted(server: &Server, runtime: Handle, hooks: HostHooks) -> (Session, Outbound) {
-        Self::build(server, runtime, Some(hooks))
+        Self::build(server, runtime, Some(hooks), None)
     }
 
-    fn build(server: &Server, runtime: Handle, hooks: Option<HostHooks>) -> (Session, Outbound) {
+    fn build(
+        server: &Server,
+        runtime: Handle,
+        hooks: Option<HostHooks>,
+        principal: Option<String>,
+    ) -> (Session, Outbound) {
         let (tx, rx) = mpsc::unbounded_channel();
         let backlog = Arc::new(Backlog::default());
         let (notify, spawn_call) = match hooks {
@@ -142,7 +159,8 @@ impl Session {
             None => (None, None),
         };
         let out = OutboundSender::new(tx, notify, backlog.clone());
-        let shared = Arc::new(SessionShared::new(server, runtime, out, spawn_call));
+        let shared =
+            Arc::new(SessionShared::new(server, runtime, out, spawn_call).authenticated(principal));
         let shutdown = shared.shutdown.clone();
         // Opened now, before any frame is handled: a change made before the watcher first runs
         // is still announced.
@@ -254,6 +272,7 @@ impl SessionShared {
             negotiated: OnceLock::new(),
             modern: AtomicBool::new(false),
             principal: None,
+            principal_limiter: None,
             initialized: AtomicBool::new(false),
             log_level: AtomicU8::new(server.inner.options.default_log_level.index()),
             inflight: Mutex::new(HashMap::new()),
@@ -267,6 +286,16 @@ impl SessionShared {
             spawn_call,
             subscriptions: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// This session speaks for `principal` (when there is one): it is bound to its
+    /// `requestState` and tasks, and its calls count against the principal's limit.
+    pub(super) fn authenticated(mut self, principal: Option<String>) -> Self {
+        self.principal_limiter = principal
+            .as_deref()
+            .map(|principal| self.server.principal_limiters.of(principal));
+        self.principal = principal;
+        self
     }
 }
 

@@ -12,14 +12,14 @@ use toolwire::transport::http::HttpOptions;
 const PV: &str = "io.modelcontextprotocol/protocolVersion";
 const CC: &str = "io.modelcontextprotocol/clientCapabilities";
 
-fn request(id: Value, method: &str, params: Value) -> Value {
+pub(crate) fn request(id: Value, method: &str, params: Value) -> Value {
     let mut params = params;
     params["_meta"] = json!({PV: "2026-07-28", CC: {}});
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// A POST with the headers a 2026-07-28 client sends, plus `extra`.
-async fn post(
+pub(crate) async fn post(
     conn: &mut Conn,
     body: &Value,
     extra: &[(&str, &str)],

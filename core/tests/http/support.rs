@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};
 use toolwire::transport::http::{EventStore, HttpOptions, HttpServer, MemoryEventStore};
-use toolwire::{Context, RequestOptions, Server, Tool, ToolOutput};
+use toolwire::{Context, RequestOptions, Server, ServerOptions, Tool, ToolOutput};
 
 /// The test's side of the `held` and `poll` tools: their calls say when they have started,
 /// then wait until the test releases them.
@@ -69,7 +69,13 @@ impl Gate {
 /// The tools. `steps` takes its time (its sleeps are its workload); `held` and `poll` run until
 /// the test's [`Gate`] lets them go on.
 pub(crate) fn test_server(hold: Hold) -> Server {
+    test_server_with(hold, ServerOptions::default())
+}
+
+/// [`test_server`] with engine options of the test's.
+pub(crate) fn test_server_with(hold: Hold, options: ServerOptions) -> Server {
     Server::builder("http-test", "1")
+        .options(options)
         .tool(Tool::new("echo"), |_ctx: Context, args: Value| async move {
             Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default().to_owned()))
         })

@@ -246,7 +246,7 @@ impl Endpoint {
             Frame::Single(Ok(Inbound::Request { method, .. })) if method == "initialize"
         );
         if self.options.stateless {
-            return self.post_stateless(frame, version, initialize).await;
+            return self.post_stateless(frame, version, initialize, owner).await;
         }
         let (http_session, created) = match session_id {
             Some(id) => match connection.session(id, owner.as_deref()) {
@@ -256,7 +256,8 @@ impl Endpoint {
             // The session limits are checked once initialize has succeeded, when the session
             // is listed: a full table may make room then (see `SessionTable::insert`).
             None if initialize => {
-                let Ok((session, outbound)) = self.server.session() else {
+                let Ok((session, outbound)) = Session::authenticated(&self.server, owner.clone())
+                else {
                     return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
                 };
                 let client = Client::new(owner.as_deref(), connection.peer);
@@ -358,8 +359,9 @@ impl Endpoint {
         frame: Frame,
         version: Option<ProtocolVersion>,
         initialize: bool,
+        owner: Option<String>,
     ) -> Reply {
-        let Ok(session) = Session::for_one_exchange(&self.server) else {
+        let Ok(session) = Session::for_one_exchange(&self.server, owner) else {
             return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
         };
         if !initialize {
@@ -585,23 +587,39 @@ fn ambiguous_framing(headers: &hyper::HeaderMap) -> Option<&'static str> {
 mod tests {
     use super::*;
 
+    fn test_endpoint() -> Arc<Endpoint> {
+        let server = Server::builder("t", "1").build().expect("server");
+        Endpoint::new(
+            server,
+            HttpOptions::default(),
+            "127.0.0.1:1".parse().expect("addr"),
+            CancellationToken::new(),
+        )
+    }
+
+    /// A session of client "ann", owned by `owner` (not yet listed in the table).
+    fn open_session(endpoint: &Endpoint, owner: Option<&str>) -> Arc<HttpSession> {
+        let (session, outbound) = endpoint.server.session().expect("session");
+        let options = &endpoint.options;
+        let client = Client::Subject("ann".into());
+        let owner = owner.map(str::to_owned);
+        HttpSession::start(
+            session,
+            outbound,
+            owner,
+            client,
+            options.event_store.clone(),
+            options.sse_retry,
+        )
+        .expect("session id")
+    }
+
     /// While anything still holds the session (a request or stream of another connection),
     /// the remembered one must not outlive its place in the table.
     #[tokio::test]
     async fn a_connection_forgets_a_session_the_table_no_longer_lists() {
-        let server = Server::builder("t", "1").build().expect("server");
-        let options = HttpOptions::default();
-        let (store, retry) = (options.event_store.clone(), options.sse_retry);
-        let endpoint = Endpoint::new(
-            server,
-            options,
-            "127.0.0.1:1".parse().expect("addr"),
-            CancellationToken::new(),
-        );
-        let (session, outbound) = endpoint.server.session().expect("session");
-        let client = Client::Subject("ann".into());
-        let held = HttpSession::start(session, outbound, Some("ann".into()), client, store, retry)
-            .expect("session id");
+        let endpoint = test_endpoint();
+        let held = open_session(&endpoint, Some("ann"));
         let limits = SessionLimits {
             max: 8,
             per_client: 8,
@@ -629,21 +647,8 @@ mod tests {
     /// that, no request can begin on it (the request gets the 404 of a session gone).
     #[tokio::test]
     async fn a_session_with_a_request_on_it_is_not_evicted_and_an_evicted_one_takes_none() {
-        let server = Server::builder("t", "1").build().expect("server");
-        let options = HttpOptions::default();
-        let (store, retry) = (options.event_store.clone(), options.sse_retry);
-        let endpoint = Endpoint::new(
-            server,
-            options,
-            "127.0.0.1:1".parse().expect("addr"),
-            CancellationToken::new(),
-        );
-        let open = || {
-            let (session, outbound) = endpoint.server.session().expect("session");
-            let client = Client::Subject("ann".into());
-            HttpSession::start(session, outbound, None, client, store.clone(), retry)
-                .expect("session id")
-        };
+        let endpoint = test_endpoint();
+        let open = || open_session(&endpoint, None);
         let one_each = SessionLimits {
             max: 8,
             per_client: 1,

@@ -416,12 +416,19 @@ class ToolsTest {
     }
 
     @Test
-    fun `the per-session call limit is an option and refuses 0`() {
+    fun `the per-session and per-principal call limits are options and refuse 0`() {
         val refused = assertThrows<ToolwireException.InvalidArgument> {
             Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 0u))
         }
         assertTrue(refused.detail.contains("max_concurrent_calls_per_session must be at least 1"), refused.detail)
-        Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 2u, maxOutboundBytes = 65_536uL)).destroy()
+        val principal = assertThrows<ToolwireException.InvalidArgument> {
+            Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerPrincipal = 0u))
+        }
+        assertTrue(principal.detail.contains("max_concurrent_calls_per_principal must be at least 1"), principal.detail)
+        Server(
+            "limits", "1", null,
+            ServerConfig(maxConcurrentCallsPerSession = 2u, maxConcurrentCallsPerPrincipal = 4u, maxOutboundBytes = 65_536uL),
+        ).destroy()
     }
 }
 
