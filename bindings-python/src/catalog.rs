@@ -12,9 +12,10 @@ use toolwire::host::JsonCallback;
 
 use crate::convert::{to_json, to_py};
 use crate::handler::tool_error;
+use crate::threads::run_python;
 
-/// A Python function taking one dict and returning a JSON-like value; run on the runtime's
-/// blocking threads (an `async def` is run on the serving loop by the Python wrapper).
+/// A Python function taking one dict and returning a JSON-like value; run on the Python
+/// threads (an `async def` is run on the serving loop by the Python wrapper).
 pub(crate) struct PyJsonHandler {
     pub(crate) func: Arc<Py<PyAny>>,
 }
@@ -23,18 +24,12 @@ pub(crate) struct PyJsonHandler {
 impl JsonCallback for PyJsonHandler {
     async fn call(&self, request: Value) -> Result<Value, ToolError> {
         let func = self.func.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            Python::attach(|py| {
-                let argument = to_py(py, &request).map_err(|e| tool_error(py, e))?;
-                let result = func.call1(py, (argument,)).map_err(|e| tool_error(py, e))?;
-                to_json(result.bind(py)).map_err(|e| tool_error(py, e))
-            })
+        run_python(move |py| {
+            let argument = to_py(py, &request).map_err(|e| tool_error(py, e))?;
+            let result = func.call1(py, (argument,)).map_err(|e| tool_error(py, e))?;
+            to_json(result.bind(py)).map_err(|e| tool_error(py, e))
         })
-        .await;
-        joined.unwrap_or_else(|err| {
-            Err(ToolError::new(format!(
-                "the handler's thread failed: {err}"
-            )))
-        })
+        .await
+        .unwrap_or_else(|why| Err(ToolError::new(format!("the handler failed: {why}"))))
     }
 }

@@ -9,6 +9,7 @@ use toolwire::{Context, LogLevel, RequestId, RequestOptions};
 
 use crate::convert::{to_json, to_py};
 use crate::errors::to_py_err;
+use crate::threads::run_python;
 use toolwire::host::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
@@ -32,29 +33,30 @@ where
     let event_loop = event_loop.clone().unbind();
     runtime().spawn(async move {
         let outcome = work.await;
-        tokio::task::spawn_blocking(move || {
-            Python::attach(|py| {
-                let resolver = match outcome {
-                    Ok(value) => to_py(py, &value).map(|v| Resolver {
-                        future: target,
-                        ok: true,
-                        value: v,
-                    }),
-                    Err(err) => Ok(Resolver {
-                        future: target,
-                        ok: false,
-                        value: to_py_err(err).into_value(py).into_any(),
-                    }),
-                };
-                let scheduled = resolver.and_then(|resolver| {
-                    event_loop.call_method1(py, "call_soon_threadsafe", (Py::new(py, resolver)?,))
-                });
-                if let Err(err) = scheduled {
-                    // The loop is closed: nobody is waiting any more.
-                    tracing::debug!("could not deliver a result to asyncio: {err}");
-                }
-            })
+        let delivered = run_python(move |py| {
+            let resolver = match outcome {
+                Ok(value) => to_py(py, &value).map(|v| Resolver {
+                    future: target,
+                    ok: true,
+                    value: v,
+                }),
+                Err(err) => Ok(Resolver {
+                    future: target,
+                    ok: false,
+                    value: to_py_err(err).into_value(py).into_any(),
+                }),
+            };
+            let scheduled = resolver.and_then(|resolver| {
+                event_loop.call_method1(py, "call_soon_threadsafe", (Py::new(py, resolver)?,))
+            });
+            if let Err(err) = scheduled {
+                // The loop is closed: nobody is waiting any more.
+                tracing::debug!("could not deliver a result to asyncio: {err}");
+            }
         });
+        if let Err(why) = delivered.await {
+            tracing::error!("could not deliver a result to asyncio: {why}");
+        }
     });
     Ok(future.unbind())
 }

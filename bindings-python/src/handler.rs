@@ -1,6 +1,6 @@
 //! `PyToolHandler`: the core's `ToolHandler` for a Python function.
 //!
-//! Sync functions run on the runtime's blocking threads, taking the GIL only while Python
+//! Sync functions run on the Python threads (`threads.rs`), taking the GIL only while Python
 //! runs. `async def` functions run as tasks on the asyncio loop that is serving (taken per
 //! serve) through its [`LoopBridge`](crate::bridge::LoopBridge); dropping the call
 //! (cancellation, deadline) cancels that task, which the coroutine sees as
@@ -17,6 +17,7 @@ use toolwire::{Context, ToolError, ToolHandler, ToolOutput};
 use crate::bridge::BridgeHandle;
 use crate::context::NativeContext;
 use crate::convert::{to_json, to_py};
+use crate::threads::run_python;
 
 /// The bridge to the asyncio loop that currently serves a server (set for the length of a serve).
 pub(crate) type BridgeSlot = Mutex<Option<BridgeHandle>>;
@@ -107,19 +108,13 @@ fn call_args(
 impl PyToolHandler {
     async fn call_sync(&self, ctx: Context, arguments: Value) -> Outcome {
         let func = self.func.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            Python::attach(|py| {
-                let args = call_args(py, ctx, &arguments).map_err(|e| tool_error(py, e))?;
-                let result = func.call1(py, args).map_err(|e| tool_error(py, e))?;
-                output_from_py(result.bind(py))
-            })
+        run_python(move |py| {
+            let args = call_args(py, ctx, &arguments).map_err(|e| tool_error(py, e))?;
+            let result = func.call1(py, args).map_err(|e| tool_error(py, e))?;
+            output_from_py(result.bind(py))
         })
-        .await;
-        joined.unwrap_or_else(|err| {
-            Err(ToolError::new(format!(
-                "the handler's thread failed: {err}"
-            )))
-        })
+        .await
+        .unwrap_or_else(|why| Err(ToolError::new(format!("the handler failed: {why}"))))
     }
 
     async fn call_async(&self, ctx: Context, arguments: Value) -> Outcome {

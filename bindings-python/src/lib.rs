@@ -11,6 +11,7 @@ mod errors;
 mod handler;
 mod http;
 mod server;
+mod threads;
 
 use pyo3::prelude::*;
 
