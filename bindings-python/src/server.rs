@@ -37,7 +37,7 @@ impl NativeServer {
                         max_concurrent_calls_per_session=None,
                         max_concurrent_calls_per_principal=None, max_outbound_bytes=None,
                         max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
-                        request_state_keys=None, modern_only=false))]
+                        request_state_keys=None, modern_only=false, sync_handler_threads=None))]
     #[expect(
         clippy::too_many_arguments,
         reason = "mirrors the Python constructor's keywords"
@@ -59,7 +59,11 @@ impl NativeServer {
         cache_scope: Option<String>,
         request_state_keys: Option<Vec<String>>,
         modern_only: bool,
+        sync_handler_threads: Option<usize>,
     ) -> PyResult<Self> {
+        if let Some(threads) = sync_handler_threads {
+            crate::threads::allow_threads(threads).map_err(PyValueError::new_err)?;
+        }
         let mut options = ServerOptions::default();
         if let Some(limit) = max_frame_bytes {
             options.max_frame_bytes = limit;

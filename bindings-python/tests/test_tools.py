@@ -246,28 +246,41 @@ def test_deadline_cancels_an_async_handler(client_for) -> None:
     }
 
 
-def test_sync_handlers_run_concurrently_and_async_ones_too(client_for) -> None:
-    server = Server("t")
+def test_sync_handlers_run_concurrently_up_to_their_threads_and_async_ones_too(client_for) -> None:
+    # Each call waits until all of its kind have started: they finish only if they run at once.
+    server = Server("t", sync_handler_threads=8)
+    all_blocking = threading.Barrier(8, timeout=10)
 
     @server.tool()
-    def blocking(ms: int) -> str:
-        time.sleep(ms / 1000)
+    def blocking() -> str:
+        all_blocking.wait()
         return "ok"
 
+    started = 0
+    all_waiting = asyncio.Event()
+
     @server.tool()
-    async def waiting(ms: int) -> str:
-        await asyncio.sleep(ms / 1000)
+    async def waiting() -> str:
+        nonlocal started
+        started += 1
+        if started == 64:
+            all_waiting.set()
+        await asyncio.wait_for(all_waiting.wait(), timeout=10)
         return "ok"
 
     client = client_for(server)
-    start = time.monotonic()
     for i in range(8):
-        client.call(i, "blocking", {"ms": 300})
+        client.call(i, "blocking", {})
     for i in range(8, 72):
-        client.call(i, "waiting", {"ms": 300})
+        client.call(i, "waiting", {})
     answers = [client.recv() for _ in range(72)]
-    assert all(text_of(a) == "ok" for a in answers)
-    assert time.monotonic() - start < 2.0, "calls were serialised"
+    assert [text_of(a) for a in answers] == ["ok"] * 72, answers
+
+
+def test_sync_handler_threads_is_checked() -> None:
+    for refused in (0, 1025):
+        with pytest.raises(ValueError, match="sync_handler_threads must be between 1 and 1024"):
+            Server("threads", sync_handler_threads=refused)
 
 
 def test_back_channel_requires_declared_capabilities(client_for) -> None:

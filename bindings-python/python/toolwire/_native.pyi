@@ -132,6 +132,7 @@ class NativeServer:
         cache_scope: Optional[str] = None,
         request_state_keys: Optional[list[str]] = None,
         modern_only: bool = False,
+        sync_handler_threads: Optional[int] = None,
     ) -> None: ...
     def add_tool(
         self,

@@ -181,6 +181,10 @@ class Server(CatalogMixin, HttpMixin):
             `requestState` between MRTR rounds; the first seals, all open. Default: one random
             key per process, so replicas behind one address must share keys.
         modern_only: Serve 2026-07-28 only (`initialize` is refused with -32022).
+        sync_handler_threads: Threads that may run plain `def` handlers at once. Process-wide:
+            the largest any Server asks for (default min(32, CPUs + 4), as Python's
+            `ThreadPoolExecutor`). A sync handler waiting on I/O holds its thread, so raise it
+            for many such calls at once, or write them `async def` (not bounded by it).
     """
 
     def __init__(
@@ -202,6 +206,7 @@ class Server(CatalogMixin, HttpMixin):
         cache_scope: Optional[str] = None,
         request_state_keys: Optional[list[str]] = None,
         modern_only: bool = False,
+        sync_handler_threads: Optional[int] = None,
     ) -> None:
         timeout_ms = None if default_tool_timeout is None else int(default_tool_timeout * 1000)
         native = _native.NativeServer(
@@ -221,6 +226,7 @@ class Server(CatalogMixin, HttpMixin):
             cache_scope,
             request_state_keys,
             modern_only,
+            sync_handler_threads,
         )
         super().__init__(native)
 
