@@ -216,6 +216,10 @@ async fn a_client_at_its_session_limit_loses_its_idle_session_else_gets_429() {
     let _third_stream = busy(&alice, &server, &third).await;
     let refused = alice.post(None, &initialize()).await;
     assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        header(refused.headers(), "retry-after").as_deref(),
+        Some("1")
+    );
     assert!(header(refused.headers(), "mcp-session-id").is_none());
     let message = json_body(refused).await["error"]["message"].to_string();
     assert!(message.contains("holds 2 live sessions"), "{message}");
@@ -260,6 +264,10 @@ async fn a_full_table_makes_room_from_the_greediest_clients_idle_sessions() {
     let mut carol = Conn::open_with_token(&server, "carol-token").await;
     let refused = carol.post(None, &initialize()).await;
     assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        header(refused.headers(), "retry-after").as_deref(),
+        Some("1")
+    );
     assert_eq!(
         bob.ping(&bobs).await,
         StatusCode::OK,

@@ -121,6 +121,7 @@ async fn connections_past_the_limit_are_refused_with_503() {
     let reply = until_closed(&mut third).await;
     assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
     assert!(reply.contains("too many open connections"), "{reply}");
+    assert!(reply.contains("\r\nretry-after: 1\r\n"), "{reply}");
     // One held connection goes: a new one is served once the server has seen it go (each try
     // is a whole connection and its answer; no waiting between tries).
     drop(held.pop());

@@ -24,7 +24,7 @@ use super::headers::{
 use super::modern;
 use super::replies::{
     Reply, accepted, closing_refusal, json_or_accepted, json_reply, method_not_allowed, refusal,
-    sse_response,
+    retry_later, sse_response,
 };
 use super::sessions::{Admission, Client, HttpSession, STANDALONE, SessionLimits, SessionTable};
 use super::sse::{Outlet, SseStream, parse_event_id};
@@ -331,7 +331,7 @@ impl Endpoint {
                     }
                     Admission::ClientFull => {
                         http_session.terminate();
-                        return refusal(
+                        return retry_later(
                             StatusCode::TOO_MANY_REQUESTS,
                             &format!(
                                 "Too Many Requests: this client holds {} live sessions, its limit, \
@@ -342,7 +342,7 @@ impl Endpoint {
                     }
                     Admission::TableFull => {
                         http_session.terminate();
-                        return refusal(
+                        return retry_later(
                             StatusCode::SERVICE_UNAVAILABLE,
                             "Service Unavailable: too many live sessions; retry later",
                         );

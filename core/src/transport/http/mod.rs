@@ -329,7 +329,8 @@ async fn refuse_connection(mut socket: tokio::net::TcpStream) {
     const BODY: &str = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Service Unavailable: too many open connections"}}"#;
     let reply = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-         connection: close\r\ncontent-length: {}\r\n\r\n{BODY}",
+         retry-after: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{BODY}",
+        replies::RETRY_AFTER_SECONDS,
         BODY.len()
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), async {

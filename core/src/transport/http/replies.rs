@@ -27,6 +27,19 @@ pub(super) fn refusal(status: StatusCode, message: &str) -> Reply {
     json_reply(status, error_frame(None::<&RequestId>, &error))
 }
 
+/// How long a client refused for a full table (429, 503) is told to wait before it tries
+/// again (`Retry-After`): sessions end and idle ones are reaped all the time, so soon.
+pub(super) const RETRY_AFTER_SECONDS: u32 = 1;
+
+/// A refusal for a limit that frees up by itself, with `Retry-After`.
+pub(super) fn retry_later(status: StatusCode, message: &str) -> Reply {
+    let mut reply = refusal(status, message);
+    reply
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+    reply
+}
+
 /// A refusal after which the connection closes: what follows on it cannot be trusted to be
 /// framed as the peer meant.
 pub(super) fn closing_refusal(status: StatusCode, message: &str) -> Reply {
