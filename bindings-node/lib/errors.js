@@ -34,4 +34,18 @@ function unwrap(outcome) {
   return outcome.ok
 }
 
-module.exports = { ToolwireError, fromNative, created, unwrap }
+/**
+ * Throws for a count, size or duration option that the native layer would read as another
+ * number: every number in `options` must be a whole number from 0 to 2^32 - 1 (a negative one
+ * would wrap around to a huge limit).
+ */
+function checkCounts(options) {
+  for (const [key, value] of Object.entries(options)) {
+    if (typeof value !== 'number') continue
+    if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) {
+      throw new ToolwireError(`toolwire: ${key} must be a whole number from 0 to 4294967295, not ${value}`, 'ERR_INVALID_ARG_VALUE')
+    }
+  }
+}
+
+module.exports = { ToolwireError, fromNative, created, unwrap, checkCounts }

@@ -3,7 +3,7 @@
 // Protocol work happens in the engine (src/, core/); this layer converts values.
 
 const native = require('./native')
-const { ToolwireError, created, fromNative, unwrap } = require('./errors')
+const { ToolwireError, checkCounts, created, fromNative, unwrap } = require('./errors')
 const { compileSchema, pointer } = require('./schema')
 
 const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
@@ -255,6 +255,7 @@ class Server {
     if (typeof init.name !== 'string' || typeof init.version !== 'string') {
       throw new TypeError('toolwire: a Server needs a string name and version')
     }
+    checkCounts(init)
     this.#native = created(native.createServer(init), native.NativeServer)
     this.#onToolError = onToolError ?? defaultToolErrorLog
   }
@@ -461,6 +462,7 @@ class Server {
    */
   async serveHttp(host = '127.0.0.1', port = 8000, options = {}) {
     const { tokenValidator, ...init } = options ?? {}
+    checkCounts(init)
     let resolveClosed
     const closed = new Promise((resolve) => {
       resolveClosed = resolve

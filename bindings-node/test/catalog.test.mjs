@@ -271,6 +271,10 @@ test('serveHttp: a trickled head is cut off at headerReadTimeoutMs; maxConnectio
     server.serveHttp('127.0.0.1', 0, { maxConnections: 0 }),
     (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /max_connections/.test(err.message),
   )
+  await assert.rejects(
+    server.serveHttp('127.0.0.1', 0, { maxSessions: -5 }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /maxSessions must be a whole number/.test(err.message),
+  )
 })
 
 test('serveHttp: maxSessionsPerClient bounds the sessions of one client (its idle one makes room)', async () => {

@@ -469,6 +469,15 @@ test('a refused server option is a ToolwireError with code ERR_INVALID_ARG_VALUE
   }
 })
 
+test('a negative, fractional or too large count is refused, not wrapped around', () => {
+  for (const options of [{ maxConcurrentCalls: -1 }, { maxFrameBytes: 1.5 }, { pageSize: 2 ** 32 }]) {
+    assert.throws(
+      () => newServer(options),
+      (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE' && /whole number from 0/.test(err.message),
+    )
+  }
+})
+
 test('tools added or removed while connected: list_changed, then the new list', async () => {
   const server = newServer()
   server.tool('a', () => 'a')

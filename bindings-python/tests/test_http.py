@@ -246,6 +246,8 @@ async def test_slow_clients_are_cut_off_and_connections_are_capped() -> None:
         await server.serve_http("127.0.0.1", 0, max_connections=0)
     with pytest.raises(ValueError, match="header_read_timeout"):
         await server.serve_http("127.0.0.1", 0, header_read_timeout=-1)
+    with pytest.raises(ValueError, match="max_sessions must be 0 or more, not -5"):
+        await server.serve_http("127.0.0.1", 0, max_sessions=-5)
 
 
 @pytest.mark.asyncio

@@ -277,6 +277,12 @@ def test_sync_handlers_run_concurrently_up_to_their_threads_and_async_ones_too(c
     assert [text_of(a) for a in answers] == ["ok"] * 72, answers
 
 
+def test_a_negative_count_is_a_value_error() -> None:
+    for option in ("max_concurrent_calls", "max_frame_bytes", "page_size", "max_outbound_bytes"):
+        with pytest.raises(ValueError, match=f"{option} must be 0 or more, not -1"):
+            Server("counts", **{option: -1})
+
+
 def test_sync_handler_threads_is_checked() -> None:
     for refused in (0, 1025):
         with pytest.raises(ValueError, match="sync_handler_threads must be between 1 and 1024"):

@@ -21,6 +21,14 @@ logger = logging.getLogger("toolwire")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def check_counts(**counts: Optional[int]) -> None:
+    """Raises ValueError for a count or size option that is negative (rather than the
+    OverflowError the conversion to the engine's unsigned numbers would raise)."""
+    for name, value in counts.items():
+        if value is not None and value < 0:
+            raise ValueError(f"{name} must be 0 or more, not {value}")
+
+
 class ServerBase:
     """The engine's server and the loops of a `Server`."""
 

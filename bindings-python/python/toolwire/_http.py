@@ -15,7 +15,7 @@ import sys
 from typing import Any, Callable, Literal, Optional
 
 from . import _native
-from ._base import ServerBase, logger
+from ._base import ServerBase, check_counts, logger
 from ._loop import run as _run_on_new_loop
 
 
@@ -70,6 +70,12 @@ class HttpMixin(ServerBase):
         token (401 otherwise, pointing at the metadata that names `authorization_servers`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
         """
+        check_counts(
+            max_sessions=max_sessions,
+            max_sessions_per_client=max_sessions_per_client,
+            max_connections=max_connections,
+            max_sse_buffered_bytes=max_sse_buffered_bytes,
+        )
         timeouts = {
             "session_idle_timeout": _millis("session_idle_timeout", session_idle_timeout),
             "header_read_timeout": _millis("header_read_timeout", header_read_timeout),

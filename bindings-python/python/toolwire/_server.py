@@ -14,7 +14,7 @@ import sys
 from typing import Any, Callable, Literal, Optional, Union
 
 from . import _native
-from ._base import F, logger
+from ._base import F, check_counts, logger
 from ._catalog import CatalogMixin
 from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResult, call_result
 from ._context import Context
@@ -208,6 +208,17 @@ class Server(CatalogMixin, HttpMixin):
         modern_only: bool = False,
         sync_handler_threads: Optional[int] = None,
     ) -> None:
+        check_counts(
+            page_size=page_size,
+            max_concurrent_calls=max_concurrent_calls,
+            max_concurrent_calls_per_session=max_concurrent_calls_per_session,
+            max_concurrent_calls_per_principal=max_concurrent_calls_per_principal,
+            max_outbound_bytes=max_outbound_bytes,
+            max_frame_bytes=max_frame_bytes,
+            max_depth=max_depth,
+            cache_ttl_ms=cache_ttl_ms,
+            sync_handler_threads=sync_handler_threads,
+        )
         timeout_ms = None if default_tool_timeout is None else int(default_tool_timeout * 1000)
         native = _native.NativeServer(
             name,
