@@ -6,6 +6,7 @@
 //! measured over the same wall time as a fast one. The client runs on one thread, leaving the
 //! other core to the server.
 
+mod cold_start;
 mod conn;
 mod faults;
 mod http;
@@ -46,6 +47,10 @@ pub struct Plan {
     pub soak: Option<u64>,
     /// Faults mixed into load: this many calls against a demo run with `--fault-tools`.
     pub faults: Option<u64>,
+    /// `--cold-start N`: N spawns, each timed to its tools/list answer.
+    pub cold_start: Option<u64>,
+    /// With `--cold-start`: the command speaks no MCP; time it from spawn to exit.
+    pub bare: bool,
     pub calls_per_session: u64,
     /// Say on stderr when each timed phase starts and ends (for tools that sample the server
     /// during one phase, like bench/cost-per-call).
@@ -90,6 +95,9 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --faults N      N calls against a demo run with --fault-tools: of every ten, seven verified echoes
                   and one each of crash, malformed and hang, each of which must be answered with an
                   error (stdio also cancels a long sleep every 50 calls); the server must go on
+  --cold-start N  N fresh spawns of the server, each timed from spawn to the answer of tools/list
+                  (after initialize and initialized): median, p90, min in ms
+  --bare          with --cold-start: a command that speaks no MCP (python -c pass), timed to its exit
   --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
   --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
                   itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
@@ -110,6 +118,8 @@ fn parse_args() -> Result<Plan, String> {
         tasks: None,
         soak: None,
         faults: None,
+        cold_start: None,
+        bare: false,
         calls_per_session: 100,
         announce: false,
         sleep_ceiling: false,
@@ -139,6 +149,8 @@ fn parse_args() -> Result<Plan, String> {
             "--tasks" => plan.tasks = Some(number("--tasks")?.max(1)),
             "--soak" => plan.soak = Some(number("--soak")?.max(1)),
             "--faults" => plan.faults = Some(number("--faults")?.max(1)),
+            "--cold-start" => plan.cold_start = Some(number("--cold-start")?.max(1)),
+            "--bare" => plan.bare = true,
             "--calls-per-session" => plan.calls_per_session = number("--calls-per-session")?.max(1),
             "--" => {
                 plan.command = args.collect();
@@ -168,6 +180,12 @@ fn parse_args() -> Result<Plan, String> {
     }
     if plan.soak.is_some() && (plan.modern || plan.tasks.is_some() || plan.mrtr_tool.is_some()) {
         return Err("--soak goes with stdio or legacy --http only".into());
+    }
+    if plan.cold_start.is_some() && (plan.http || plan.soak.is_some() || plan.faults.is_some()) {
+        return Err("--cold-start goes with stdio only".into());
+    }
+    if plan.bare && plan.cold_start.is_none() {
+        return Err("--bare goes with --cold-start".into());
     }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());
@@ -206,6 +224,10 @@ fn main() -> ExitCode {
         runtime.block_on(http::run_all(&plan))
     } else if let Some(total) = plan.soak {
         runtime.block_on(tokio::task::LocalSet::new().run_until(soak::stdio(&plan, total)))
+    } else if let Some(runs) = plan.cold_start {
+        runtime.block_on(
+            tokio::task::LocalSet::new().run_until(cold_start::stdio(&plan, runs, plan.bare)),
+        )
     } else if let Some(total) = plan.faults {
         runtime.block_on(tokio::task::LocalSet::new().run_until(faults::stdio(&plan, total)))
     } else {
