@@ -16,7 +16,7 @@ use crate::Plan;
 use crate::conn::Conn;
 use crate::http::Client;
 use crate::proc_stats;
-use crate::scenarios::round;
+use crate::scenarios::{Until, closed_loop, round};
 
 /// What call `n` is: `None` for an echo, else the fault tool.
 fn fault_of(n: u64) -> Option<&'static str> {
@@ -77,18 +77,11 @@ pub async fn stdio(plan: &Plan, total: u64) -> Result<Value, String> {
     let conn = Rc::new(Conn::spawn_initialized(&plan.command).await?);
     let rss_before = proc_stats::rss_kib(conn.pid);
     let tally = Rc::new(RefCell::new(Tally::default()));
-    let next = Rc::new(Cell::new(0u64));
-    let start = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..plan.pipeline {
-        let (conn, tally, next) = (conn.clone(), tally.clone(), next.clone());
-        workers.push(tokio::task::spawn_local(async move {
-            loop {
-                let n = next.get();
-                if n >= total {
-                    return Ok::<_, String>(());
-                }
-                next.set(n + 1);
+    let (_, elapsed) = closed_loop(plan.pipeline, Until::Calls(total), {
+        let (conn, tally) = (conn.clone(), tally.clone());
+        move |n| {
+            let (conn, tally) = (conn.clone(), tally.clone());
+            async move {
                 if n % 50 == 25 {
                     conn.request_and_cancel(
                         "tools/call",
@@ -107,13 +100,11 @@ pub async fn stdio(plan: &Plan, total: u64) -> Result<Value, String> {
                         tally.borrow_mut().fault(tool, &answer.line)?;
                     }
                 }
+                Ok(())
             }
-        }));
-    }
-    for worker in workers {
-        worker.await.map_err(|e| e.to_string())??;
-    }
-    let elapsed = start.elapsed();
+        }
+    })
+    .await?;
     // Still serving after all of it.
     let (pong, _, _) = conn.request("ping", "{}").await?;
     if !pong.json()["result"].is_object() {

@@ -39,9 +39,15 @@ where
     F: Fn(u64) -> Fut + Clone + 'static,
     Fut: Future<Output = Result<(), String>> + 'static,
 {
-    closed_loop(plan.slow_concurrency, plan.phase / 2, call.clone()).await?;
+    closed_loop(
+        plan.slow_concurrency,
+        Until::Elapsed(plan.phase / 2),
+        call.clone(),
+    )
+    .await?;
     plan.announce("slow", "started");
-    let (calls, elapsed) = closed_loop(plan.slow_concurrency, plan.phase, call).await?;
+    let (calls, elapsed) =
+        closed_loop(plan.slow_concurrency, Until::Elapsed(plan.phase), call).await?;
     plan.announce("slow", "ended");
     let ideal = plan.slow_concurrency as f64 * 1000.0 / plan.slow_ms as f64;
     let rate = calls as f64 / elapsed.as_secs_f64();
@@ -185,10 +191,18 @@ pub(crate) fn latency_summary(mut latencies: Vec<Duration>, elapsed: Duration) -
     })
 }
 
-/// Runs `workers` loops of `call` until `phase` has passed; returns (calls, elapsed).
-async fn closed_loop<F, Fut>(
+/// When a closed loop ends: once a time has passed, or once this many calls were made.
+#[derive(Clone, Copy)]
+pub(crate) enum Until {
+    Elapsed(Duration),
+    Calls(u64),
+}
+
+/// Runs `workers` loops of `call`, each taking the next call number in turn, until `until`;
+/// returns (calls, elapsed). Fails with the first call that fails.
+pub(crate) async fn closed_loop<F, Fut>(
     workers: usize,
-    phase: Duration,
+    until: Until,
     call: F,
 ) -> Result<(u64, Duration), String>
 where
@@ -196,19 +210,24 @@ where
     Fut: Future<Output = Result<(), String>> + 'static,
 {
     let start = Instant::now();
-    let deadline = start + phase;
     let count = Rc::new(Cell::new(0u64));
     let mut tasks = Vec::with_capacity(workers);
     for _ in 0..workers {
         let count = count.clone();
         let call = call.clone();
         tasks.push(tokio::task::spawn_local(async move {
-            while Instant::now() < deadline {
+            loop {
                 let n = count.get();
+                let more = match until {
+                    Until::Elapsed(phase) => start.elapsed() < phase,
+                    Until::Calls(total) => n < total,
+                };
+                if !more {
+                    return Ok::<_, String>(());
+                }
                 count.set(n + 1);
                 call(n).await?;
             }
-            Ok::<_, String>(())
         }));
     }
     for task in tasks {
@@ -254,7 +273,7 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     plan.announce("pipelined", "started");
     let (calls, elapsed) = {
         let conn = conn.clone();
-        closed_loop(plan.pipeline, plan.phase, move |n| {
+        closed_loop(plan.pipeline, Until::Elapsed(plan.phase), move |n| {
             let conn = conn.clone();
             async move { echo(&conn, 2_000_000 + n).await.map(|_| ()) }
         })

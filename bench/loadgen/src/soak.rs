@@ -18,7 +18,7 @@ use crate::Plan;
 use crate::conn::Conn;
 use crate::http::Client;
 use crate::proc_stats;
-use crate::scenarios::round;
+use crate::scenarios::{Until, closed_loop, round};
 
 const SAMPLES: u64 = 40;
 /// The last quarter may grow by less than this, in percent.
@@ -91,27 +91,17 @@ fn finish(mut report: Value, samples: &Samples) -> Result<Value, String> {
 pub async fn stdio(plan: &Plan, total: u64) -> Result<Value, String> {
     let conn = Rc::new(Conn::spawn_initialized(&plan.command).await?);
     let samples = Rc::new(std::cell::RefCell::new(Samples::new(conn.pid, total)));
-    let next = Rc::new(Cell::new(0u64));
-    let start = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..plan.pipeline {
-        let (conn, samples, next) = (conn.clone(), samples.clone(), next.clone());
-        workers.push(tokio::task::spawn_local(async move {
-            loop {
-                let n = next.get();
-                if n >= total {
-                    return Ok::<_, String>(());
-                }
-                next.set(n + 1);
+    let (_, elapsed) = closed_loop(plan.pipeline, Until::Calls(total), {
+        let (conn, samples) = (conn.clone(), samples.clone());
+        move |n| {
+            let (conn, samples) = (conn.clone(), samples.clone());
+            async move {
                 crate::scenarios::echo(&conn, n).await?;
-                samples.borrow_mut().after(n + 1)?;
+                samples.borrow_mut().after(n + 1)
             }
-        }));
-    }
-    for worker in workers {
-        worker.await.map_err(|e| e.to_string())??;
-    }
-    let elapsed = start.elapsed();
+        }
+    })
+    .await?;
     let samples = Rc::try_unwrap(samples)
         .map_err(|_| "samples still shared")?
         .into_inner();
