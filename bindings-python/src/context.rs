@@ -9,7 +9,7 @@ use toolwire::{Context, LogLevel, RequestId, RequestOptions};
 
 use crate::convert::{to_json, to_py};
 use crate::errors::to_py_err;
-use crate::threads::run_python;
+use crate::threads::deliver_python;
 use toolwire::host::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
@@ -33,7 +33,7 @@ where
     let event_loop = event_loop.clone().unbind();
     runtime().spawn(async move {
         let outcome = work.await;
-        let delivered = run_python(move |py| {
+        let delivered = deliver_python(move |py| {
             let resolver = match outcome {
                 Ok(value) => to_py(py, &value).map(|v| Resolver {
                     future: target,

@@ -62,7 +62,7 @@ impl NativeServer {
         sync_handler_threads: Option<usize>,
     ) -> PyResult<Self> {
         if let Some(threads) = sync_handler_threads {
-            crate::threads::allow_threads(threads).map_err(PyValueError::new_err)?;
+            crate::threads::check_threads(threads).map_err(PyValueError::new_err)?;
         }
         let mut options = ServerOptions::default();
         if let Some(limit) = max_frame_bytes {
@@ -100,8 +100,13 @@ impl NativeServer {
         if let Some(title) = title {
             builder = builder.title(title);
         }
+        let server = builder.build().map_err(to_py_err)?;
+        // Raised once the server is sure to exist: a refused one leaves the process as it was.
+        if let Some(threads) = sync_handler_threads {
+            crate::threads::allow_threads(threads).map_err(PyValueError::new_err)?;
+        }
         Ok(NativeServer {
-            server: builder.build().map_err(to_py_err)?,
+            server,
             bridge: Arc::default(),
             stop: std::sync::Mutex::new(CancellationToken::new()),
         })

@@ -1,5 +1,5 @@
-//! The threads that run Python for the engine: sync tool handlers, resource, prompt and
-//! completion functions, and the hand-over of results to asyncio.
+//! The threads that run Python for the engine: sync tool handlers and resource, prompt and
+//! completion functions on one set, and the hand-over of results to asyncio on another.
 //!
 //! Each thread enters Python once and keeps its thread state for its whole life, leaving the
 //! GIL while it waits for work. A thread that entered Python per call (tokio's blocking pool)
@@ -7,11 +7,15 @@
 //! towards 512 threads under steady load (a new one whenever a call finds none idle), each
 //! keeping its stack and allocator caches: resident memory crept up over millions of calls.
 //! Here the number is bounded: a new thread starts only when work waits with none idle, up to
-//! the limit (by default Python's own for a `ThreadPoolExecutor`, min(32, CPUs + 4); a
-//! `Server(sync_handler_threads=N)` raises it for the process). Past it, work waits for a
-//! thread. The GIL lets one thread run Python at a time, so more threads help only handlers
-//! that wait on I/O with the GIL released; measured on 2 cores, 64 threads served a pipelined
-//! echo no faster than 6 and held 2.7 MiB more, still growing (glibc arenas and thread caches).
+//! the limit. For handlers that is Python's own for a `ThreadPoolExecutor`, min(32, CPUs + 4),
+//! and a `Server(sync_handler_threads=N)` raises it for the process; past it, work waits for a
+//! thread. The GIL lets one thread run Python at a time, so more threads help only handlers that
+//! wait on I/O with the GIL released; measured on 2 cores, 64 threads served a pipelined echo no
+//! faster than 6 and held 2.7 MiB more, still growing (glibc arenas and thread caches).
+//!
+//! Results for asyncio have threads of their own: handing one over never blocks, so a few
+//! suffice, and an `async def` handler awaiting a client's answer is never stuck behind sync
+//! handlers that hold every handler thread (one of them might be waiting for it).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,26 +27,13 @@ use pyo3::prelude::*;
 /// The most threads any server may ask for.
 pub(crate) const MAX_THREADS: usize = 1024;
 
-/// Python's default for a `ThreadPoolExecutor`: min(32, CPUs + 4).
-fn default_limit() -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    (cpus + 4).min(32)
-}
-
-/// Lets up to `threads` run Python work at once in this process (never fewer than before).
-pub(crate) fn allow_threads(wanted: usize) -> Result<(), String> {
-    if !(1..=MAX_THREADS).contains(&wanted) {
-        return Err(format!(
-            "sync_handler_threads must be between 1 and {MAX_THREADS}, not {wanted}"
-        ));
-    }
-    threads().limit.fetch_max(wanted, Ordering::AcqRel);
-    Ok(())
-}
+/// Threads that hand results over to asyncio.
+const DELIVERY_THREADS: usize = 2;
 
 type Job = Box<dyn FnOnce(Python<'_>) + Send>;
 
 struct Threads {
+    name: &'static str,
     sender: Mutex<Sender<Job>>,
     jobs: Mutex<Receiver<Job>>,
     /// Threads started (and not failed to start).
@@ -51,34 +42,78 @@ struct Threads {
     limit: AtomicUsize,
     /// Threads waiting for work.
     idle: AtomicUsize,
+    /// Threads started that have not yet come to wait for work: counted with the idle ones,
+    /// so that one job does not start a thread each time it is looked at before one is up.
+    starting: AtomicUsize,
     /// Work handed over and not yet taken by a thread.
     waiting: AtomicUsize,
 }
 
-fn threads() -> &'static Threads {
-    static THREADS: OnceLock<Threads> = OnceLock::new();
-    THREADS.get_or_init(|| {
-        let (sender, jobs) = channel();
-        Threads {
-            sender: Mutex::new(sender),
-            jobs: Mutex::new(jobs),
-            started: AtomicUsize::new(0),
-            limit: AtomicUsize::new(default_limit()),
-            idle: AtomicUsize::new(0),
-            waiting: AtomicUsize::new(0),
-        }
-    })
+/// Python's default for a `ThreadPoolExecutor`: min(32, CPUs + 4).
+fn default_limit() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cpus + 4).min(32)
 }
 
-/// Runs `work` on a Python thread; resolves to its result, or to why there is none.
+fn handler_threads() -> &'static Threads {
+    static THREADS: OnceLock<Threads> = OnceLock::new();
+    THREADS.get_or_init(|| Threads::new("toolwire-python", default_limit()))
+}
+
+fn delivery_threads() -> &'static Threads {
+    static THREADS: OnceLock<Threads> = OnceLock::new();
+    THREADS.get_or_init(|| Threads::new("toolwire-asyncio", DELIVERY_THREADS))
+}
+
+/// Lets up to `wanted` handlers run at once in this process (never fewer than before).
+pub(crate) fn allow_threads(wanted: usize) -> Result<(), String> {
+    check_threads(wanted)?;
+    let threads = handler_threads();
+    threads.limit.fetch_max(wanted, Ordering::AcqRel);
+    // Work may be waiting for a thread the old limit did not allow.
+    threads.start_for_waiting_work()
+}
+
+/// Whether `wanted` is a thread count a server may ask for.
+pub(crate) fn check_threads(wanted: usize) -> Result<(), String> {
+    if (1..=MAX_THREADS).contains(&wanted) {
+        Ok(())
+    } else {
+        Err(format!(
+            "sync_handler_threads must be between 1 and {MAX_THREADS}, not {wanted}"
+        ))
+    }
+}
+
+/// Runs a handler's `work` on a handler thread; resolves to its result, or to why there is
+/// none. Work whose caller has gone by the time a thread is free (a cancelled call) is skipped.
 pub(crate) async fn run_python<T, F>(work: F) -> Result<T, String>
 where
     T: Send + 'static,
     F: FnOnce(Python<'_>) -> T + Send + 'static,
 {
+    run_on(handler_threads(), work).await
+}
+
+/// Runs `work` (handing a result to asyncio: it must not block) on a delivery thread.
+pub(crate) async fn deliver_python<T, F>(work: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce(Python<'_>) -> T + Send + 'static,
+{
+    run_on(delivery_threads(), work).await
+}
+
+async fn run_on<T, F>(threads: &'static Threads, work: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce(Python<'_>) -> T + Send + 'static,
+{
     let (done, result) = tokio::sync::oneshot::channel();
-    threads().submit(Box::new(move |py| {
-        // The caller may have gone (a cancelled call): the result is then dropped.
+    threads.submit(Box::new(move |py| {
+        if done.is_closed() {
+            return;
+        }
         let _ = done.send(work(py));
     }))?;
     result
@@ -87,26 +122,49 @@ where
 }
 
 impl Threads {
+    fn new(name: &'static str, limit: usize) -> Self {
+        let (sender, jobs) = channel();
+        Threads {
+            name,
+            sender: Mutex::new(sender),
+            jobs: Mutex::new(jobs),
+            started: AtomicUsize::new(0),
+            limit: AtomicUsize::new(limit),
+            idle: AtomicUsize::new(0),
+            starting: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
     fn submit(&'static self, job: Job) -> Result<(), String> {
         self.waiting.fetch_add(1, Ordering::AcqRel);
-        let sent = lock(&self.sender).send(job);
-        if sent.is_err() {
+        if lock(&self.sender).send(job).is_err() {
             self.waiting.fetch_sub(1, Ordering::AcqRel);
             return Err("the Python threads are gone".to_owned());
         }
-        if self.waiting.load(Ordering::Acquire) > self.idle.load(Ordering::Acquire) {
-            self.start_one()?;
+        // A job left queued when this fails is skipped: its caller has gone by then.
+        self.start_for_waiting_work()
+    }
+
+    /// Starts threads while work waits with none idle, up to the limit. Fails only when there
+    /// is no thread at all to take the work.
+    fn start_for_waiting_work(&'static self) -> Result<(), String> {
+        while self.waiting.load(Ordering::Acquire)
+            > self.idle.load(Ordering::Acquire) + self.starting.load(Ordering::Acquire)
+        {
+            if !self.start_one()? {
+                break;
+            }
         }
         Ok(())
     }
 
-    /// One more thread, unless the limit is reached. Fails only when there is no thread at all
-    /// to take the work.
-    fn start_one(&'static self) -> Result<(), String> {
+    /// One more thread, unless the limit is reached (`Ok(false)`).
+    fn start_one(&'static self) -> Result<bool, String> {
         let mut started = self.started.load(Ordering::Acquire);
         loop {
             if started >= self.limit.load(Ordering::Acquire) {
-                return Ok(());
+                return Ok(false);
             }
             match self.started.compare_exchange(
                 started,
@@ -118,18 +176,20 @@ impl Threads {
                 Err(now) => started = now,
             }
         }
+        self.starting.fetch_add(1, Ordering::AcqRel);
         let spawned = std::thread::Builder::new()
-            .name("toolwire-python".into())
+            .name(self.name.into())
             .spawn(move || self.serve());
         match spawned {
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(true),
             Err(err) => {
+                self.starting.fetch_sub(1, Ordering::AcqRel);
                 let left = self.started.fetch_sub(1, Ordering::AcqRel) - 1;
                 tracing::error!("cannot start a thread for Python work: {err}");
                 if left == 0 {
                     return Err(format!("cannot start a thread for Python work: {err}"));
                 }
-                Ok(())
+                Ok(false)
             }
         }
     }
@@ -137,7 +197,8 @@ impl Threads {
     /// A thread's life: in Python throughout, without the GIL while it waits.
     fn serve(&self) {
         Python::attach(|py| {
-            while let Some(job) = py.detach(|| self.next_job()) {
+            let mut first = true;
+            while let Some(job) = py.detach(|| self.next_job(std::mem::take(&mut first))) {
                 // A panic in the work drops its result sender (the caller hears of it);
                 // the thread goes on.
                 let _ = std::panic::catch_unwind(AssertUnwindSafe(|| job(py)));
@@ -145,8 +206,11 @@ impl Threads {
         });
     }
 
-    fn next_job(&self) -> Option<Job> {
+    fn next_job(&self, first: bool) -> Option<Job> {
         self.idle.fetch_add(1, Ordering::AcqRel);
+        if first {
+            self.starting.fetch_sub(1, Ordering::AcqRel);
+        }
         let job = lock(&self.jobs).recv().ok();
         self.idle.fetch_sub(1, Ordering::AcqRel);
         if job.is_some() {

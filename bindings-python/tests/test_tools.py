@@ -281,10 +281,12 @@ def test_a_negative_count_is_a_value_error() -> None:
     for option in ("max_concurrent_calls", "max_frame_bytes", "page_size", "max_outbound_bytes"):
         with pytest.raises(ValueError, match=f"{option} must be 0 or more, not -1"):
             Server("counts", **{option: -1})
+    with pytest.raises(ValueError, match="default_tool_timeout must be 0 or more seconds"):
+        Server("counts", default_tool_timeout=-1)
 
 
 def test_sync_handler_threads_is_checked() -> None:
-    for refused in (0, 1025):
+    for refused in (-1, 0, 1025):
         with pytest.raises(ValueError, match="sync_handler_threads must be between 1 and 1024"):
             Server("threads", sync_handler_threads=refused)
 
@@ -585,6 +587,35 @@ def test_generic_request_to_the_client(client_for) -> None:
     assert request["method"] == "ping"
     client.send({"jsonrpc": "2.0", "id": request["id"], "result": {"pong": True}})
     assert result_of(client.recv())["structuredContent"] == {"pong": True}
+
+
+def test_an_async_handler_gets_its_answer_while_sync_handlers_hold_every_thread(client_for) -> None:
+    # More sync calls than there can be threads for them, each waiting for the async handler to
+    # have its answer from the client: were answers handed over on the same threads, none would
+    # come and nothing would end.
+    server = Server("t")
+    answered = threading.Event()
+
+    @server.tool()
+    def blocked() -> str:
+        assert answered.wait(timeout=20), "the async handler never got its answer"
+        return "ok"
+
+    @server.tool()
+    async def ping_client(ctx: Context) -> str:
+        await ctx.request("ping")
+        answered.set()
+        return "answered"
+
+    client = client_for(server)
+    for i in range(1, 41):
+        client.call(i, "blocked")
+    client.call(100, "ping_client")
+    request = client.recv()
+    assert request["method"] == "ping", request
+    client.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+    answers = {answer["id"]: text_of(answer) for answer in (client.recv() for _ in range(41))}
+    assert answers == {**{i: "ok" for i in range(1, 41)}, 100: "answered"}, answers
 
 
 @pytest.mark.parametrize("kind", ["sample", "elicit", "list_roots", "request"])

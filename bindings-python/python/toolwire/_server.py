@@ -184,7 +184,9 @@ class Server(CatalogMixin, HttpMixin):
         sync_handler_threads: Threads that may run plain `def` handlers at once. Process-wide:
             the largest any Server asks for (default min(32, CPUs + 4), as Python's
             `ThreadPoolExecutor`). A sync handler waiting on I/O holds its thread, so raise it
-            for many such calls at once, or write them `async def` (not bounded by it).
+            for many such calls at once, or write them `async def` (not bounded by it). As in
+            an executor, a thread's `threading.local` and context variables carry over from
+            one call to the next on it.
     """
 
     def __init__(
@@ -217,8 +219,11 @@ class Server(CatalogMixin, HttpMixin):
             max_frame_bytes=max_frame_bytes,
             max_depth=max_depth,
             cache_ttl_ms=cache_ttl_ms,
-            sync_handler_threads=sync_handler_threads,
         )
+        if sync_handler_threads is not None and not 1 <= sync_handler_threads <= 1024:
+            raise ValueError(f"sync_handler_threads must be between 1 and 1024, not {sync_handler_threads}")
+        if default_tool_timeout is not None and default_tool_timeout < 0:
+            raise ValueError(f"default_tool_timeout must be 0 or more seconds, not {default_tool_timeout}")
         timeout_ms = None if default_tool_timeout is None else int(default_tool_timeout * 1000)
         native = _native.NativeServer(
             name,
