@@ -33,14 +33,12 @@ impl Session {
         server: &Server,
         principal: Option<String>,
     ) -> Result<Session, Error> {
-        let shared = SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None)
-            .authenticated(principal);
-        shared
+        let session = Self::for_one_exchange(server, principal)?;
+        session
+            .shared
             .modern
             .store(true, std::sync::atomic::Ordering::Release);
-        Ok(Session {
-            shared: Arc::new(shared),
-        })
+        Ok(session)
     }
 
     /// A graceful end begins: long-lived answers (listen streams) close with their result.

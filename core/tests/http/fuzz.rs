@@ -19,7 +19,7 @@ use toolwire::transport::http::{HttpOptions, HttpServer};
 use toolwire::{Context, Server, Tool, ToolOutput};
 
 use super::rng::Rng;
-use super::support::{Conn, call, json_body};
+use super::support::{Conn, call, header, json_body};
 
 const BODIES: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"fuzz","version":"1"}}}"#,
@@ -548,7 +548,36 @@ fn fuzz_server() -> Server {
 /// A well-behaved client: a session, a call, its answer.
 async fn still_serving(server: &HttpServer) {
     let mut conn = Conn::open(server).await;
-    let session = conn.open_session(json!({})).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "still-serving", "version": "1"}}});
+    // The table (64) may be full of sessions whose streams the fuzzer hung up on: they are in
+    // use until a keep-alive comment finds the connection gone (the server's sse_keep_alive).
+    // The 503 then says Retry-After, and a client that honours it gets in.
+    let session = 'admitted: {
+        for attempt in 1.. {
+            let probe = conn.post(None, &initialize).await;
+            if probe.status() == hyper::StatusCode::OK {
+                let id = header(probe.headers(), "mcp-session-id").expect("a session id");
+                let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+                let reply = conn.post(Some(&id), &initialized).await;
+                assert_eq!(reply.status(), hyper::StatusCode::ACCEPTED);
+                break 'admitted id;
+            }
+            let status = probe.status();
+            let retry_after = header(probe.headers(), "retry-after");
+            let body = json_body(probe).await;
+            match retry_after.and_then(|s| s.parse::<u64>().ok()) {
+                Some(seconds)
+                    if status == hyper::StatusCode::SERVICE_UNAVAILABLE && attempt < 10 =>
+                {
+                    tokio::time::sleep(Duration::from_secs(seconds)).await;
+                }
+                _ => panic!("a new session was refused (attempt {attempt}): {status} {body}"),
+            }
+        }
+        unreachable!("the loop ends by admission or a panic")
+    };
     let reply = conn
         .post(Some(&session), &call(1, "echo", json!({"text": "alive"})))
         .await;
@@ -603,6 +632,8 @@ async fn the_request_path_answers_every_mutation_and_keeps_serving() {
     let mut options = HttpOptions::default();
     options.max_body_bytes = Some(4096);
     options.max_sessions = 64;
+    // A stream the fuzzer hung up on is found gone at the next keep-alive comment.
+    options.sse_keep_alive = Some(Duration::from_secs(1));
     // A body that never completes is cut off soon, not after the default 30 s.
     options.body_read_timeout = Some(Duration::from_secs(2));
     count_server_panics();

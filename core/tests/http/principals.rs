@@ -16,6 +16,24 @@ fn subjects(token: &str) -> Result<TokenInfo, AuthRejection> {
     }
 }
 
+/// The test server behind bearer tokens ("<subject>-token"), each principal allowed `limit`
+/// calls at once and no waiting room: a call past a limit is refused at once, which the test
+/// can see.
+async fn serve_with_tokens(limit: usize, stateless: bool) -> (HttpServer, Gate) {
+    let mut engine = ServerOptions::default();
+    engine.max_concurrent_calls_per_principal = limit;
+    engine.max_queued_calls = 0;
+    let (hold, gate) = gate();
+    let mut options = HttpOptions::default();
+    options.auth = Some(BearerAuth::new(subjects, "https://auth.example.com"));
+    options.stateless = stateless;
+    let server = test_server_with(hold, engine)
+        .serve_http("127.0.0.1:0", options)
+        .await
+        .expect("bind 127.0.0.1:0");
+    (server, gate)
+}
+
 /// A `held` call in `session`, on a connection of its own (its answer streams until the
 /// test lets it end), with its events.
 async fn start_held(server: &HttpServer, token: &str, session: &str, id: i64) -> (Conn, Events) {
@@ -41,17 +59,7 @@ fn text(answer: &Value) -> &str {
 
 #[tokio::test]
 async fn a_principals_calls_are_limited_together_over_its_sessions_and_requests() {
-    let mut engine = ServerOptions::default();
-    engine.max_concurrent_calls_per_principal = 2;
-    // No waiting room: a call past a limit is refused at once, which the test can see.
-    engine.max_queued_calls = 0;
-    let (hold, mut gate) = gate();
-    let mut options = HttpOptions::default();
-    options.auth = Some(BearerAuth::new(subjects, "https://auth.example.com"));
-    let server = test_server_with(hold, engine)
-        .serve_http("127.0.0.1:0", options)
-        .await
-        .expect("bind 127.0.0.1:0");
+    let (server, mut gate) = serve_with_tokens(2, false).await;
 
     // Alice runs two calls, one in each of two sessions: her limit.
     let mut alice = Conn::open_with_token(&server, "alice-token").await;
@@ -105,5 +113,31 @@ async fn a_principals_calls_are_limited_together_over_its_sessions_and_requests(
     }
     let answer = json_body(modern::post(&mut alice, &stateless, &[]).await).await;
     assert_eq!(text(&answer), "hi", "{answer}");
+    server.shutdown().await;
+}
+
+/// Stateless mode: each POST is a session of its own, so only the principal's limit holds a
+/// token holder back.
+#[tokio::test]
+async fn a_principals_stateless_requests_are_limited_together() {
+    let (server, mut gate) = serve_with_tokens(1, true).await;
+    let mut held = Conn::open_with_token(&server, "alice-token").await;
+    let reply = held.post(None, &call(1, "held", json!({}))).await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    gate.started().await;
+
+    let mut alice = Conn::open_with_token(&server, "alice-token").await;
+    let echo = call(2, "echo", json!({"text": "hi"}));
+    let refused = answer_of(alice.post(None, &echo).await).await;
+    assert!(
+        text(&refused).starts_with("Server busy: this principal already has 1 calls running"),
+        "{refused}"
+    );
+    let mut bob = Conn::open_with_token(&server, "bob-token").await;
+    assert_eq!(text(&answer_of(bob.post(None, &echo).await).await), "hi");
+
+    gate.release();
+    assert_eq!(text(&answer_of(reply).await), "released");
+    assert_eq!(text(&answer_of(alice.post(None, &echo).await).await), "hi");
     server.shutdown().await;
 }
