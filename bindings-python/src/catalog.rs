@@ -12,24 +12,31 @@ use toolwire::host::JsonCallback;
 
 use crate::convert::{to_json, to_py};
 use crate::handler::tool_error;
-use crate::threads::run_python;
+use crate::threads::{check_token_python, run_python};
 
 /// A Python function taking one dict and returning a JSON-like value; run on the Python
-/// threads (an `async def` is run on the serving loop by the Python wrapper).
+/// threads, a token check on those for token checks (an `async def` is run on the serving loop
+/// by the Python wrapper).
 pub(crate) struct PyJsonHandler {
     pub(crate) func: Arc<Py<PyAny>>,
+    /// A token check: it runs on threads of its own, never queued behind sync handlers.
+    pub(crate) token_check: bool,
 }
 
 #[async_trait]
 impl JsonCallback for PyJsonHandler {
     async fn call(&self, request: Value) -> Result<Value, ToolError> {
         let func = self.func.clone();
-        run_python(move |py| {
+        let work = move |py: Python<'_>| {
             let argument = to_py(py, &request).map_err(|e| tool_error(py, e))?;
             let result = func.call1(py, (argument,)).map_err(|e| tool_error(py, e))?;
             to_json(result.bind(py)).map_err(|e| tool_error(py, e))
-        })
-        .await
-        .unwrap_or_else(|why| Err(ToolError::new(format!("the handler failed: {why}"))))
+        };
+        let ran = if self.token_check {
+            check_token_python(work).await
+        } else {
+            run_python(work).await
+        };
+        ran.unwrap_or_else(|why| Err(ToolError::new(format!("the handler failed: {why}"))))
     }
 }

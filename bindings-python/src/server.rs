@@ -200,6 +200,7 @@ impl NativeServer {
     ) -> PyResult<()> {
         let handler = Arc::new(ViaJson(PyJsonHandler {
             func: Arc::new(func),
+            token_check: false,
         }));
         let definition = to_json(definition)?;
         if template {
@@ -220,6 +221,7 @@ impl NativeServer {
         let def = Prompt::from_json(to_json(definition)?).map_err(to_py_err)?;
         let handler = Arc::new(ViaJson(PyJsonHandler {
             func: Arc::new(func),
+            token_check: false,
         }));
         self.server.add_prompt_arc(def, handler).map_err(to_py_err)
     }
@@ -237,6 +239,7 @@ impl NativeServer {
         };
         let completer = Arc::new(ViaJson(PyJsonHandler {
             func: Arc::new(func),
+            token_check: false,
         }));
         self.server
             .set_completer_arc(reference, completer)
@@ -311,6 +314,7 @@ impl NativeServer {
             let mut auth = BearerAuth::new(
                 ViaJson(PyJsonHandler {
                     func: Arc::new(func),
+                    token_check: true,
                 }),
                 authorization_servers.first().cloned().unwrap_or_default(),
             );

@@ -15,7 +15,9 @@
 //!
 //! Results for asyncio have threads of their own: handing one over never blocks, so a few
 //! suffice, and an `async def` handler awaiting a client's answer is never stuck behind sync
-//! handlers that hold every handler thread (one of them might be waiting for it).
+//! handlers that hold every handler thread (one of them might be waiting for it). Token checks
+//! have theirs too (as many as handlers by default): a request is never kept from being
+//! authenticated because sync handlers wait on I/O.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -60,6 +62,11 @@ fn handler_threads() -> &'static Threads {
     THREADS.get_or_init(|| Threads::new("toolwire-python", default_limit()))
 }
 
+fn auth_threads() -> &'static Threads {
+    static THREADS: OnceLock<Threads> = OnceLock::new();
+    THREADS.get_or_init(|| Threads::new("toolwire-auth", default_limit()))
+}
+
 fn delivery_threads() -> &'static Threads {
     static THREADS: OnceLock<Threads> = OnceLock::new();
     THREADS.get_or_init(|| Threads::new("toolwire-asyncio", DELIVERY_THREADS))
@@ -93,6 +100,15 @@ where
     F: FnOnce(Python<'_>) -> T + Send + 'static,
 {
     run_on(handler_threads(), work).await
+}
+
+/// Runs a token check's `work` on a thread for token checks.
+pub(crate) async fn check_token_python<T, F>(work: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce(Python<'_>) -> T + Send + 'static,
+{
+    run_on(auth_threads(), work).await
 }
 
 /// Runs `work` (handing a result to asyncio: it must not block) on a delivery thread.

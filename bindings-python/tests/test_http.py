@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import urllib.error
 import urllib.request
 from typing import Any, Optional
@@ -133,6 +134,56 @@ async def test_token_validator_and_stateless_mode() -> None:
     finally:
         http.stop()
         await http.wait()
+
+
+async def test_token_checks_are_not_queued_behind_sync_handlers() -> None:
+    # Every handler thread (40: this server raises the process's limit to it) is held by a sync
+    # handler; a new request must still be authenticated and answered (by an async handler).
+    server = Server("auth-threads", sync_handler_threads=40)
+    started = threading.Semaphore(0)
+    release = threading.Event()
+
+    @server.tool()
+    def blocked() -> str:
+        started.release()
+        assert release.wait(timeout=30)
+        return "released"
+
+    @server.tool()
+    async def quick() -> str:
+        return "quick"
+
+    http = await server.serve_http(
+        "127.0.0.1", 0, stateless=True, token_validator=lambda t: {"subject": "ada"} if t == "good" else None
+    )
+    headers = {**HEADERS, "authorization": "Bearer good"}
+
+    def call(name: str, id_: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": {}}}
+
+    answers: list[str] = []
+
+    def blocked_call(id_: int) -> None:
+        request = urllib.request.Request(http.url, json.dumps(call("blocked", id_)).encode(), headers, method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answers.append(Reply(response.status, response.headers, response.read()).json())
+
+    callers = [threading.Thread(target=blocked_call, args=(i,)) for i in range(1, 41)]
+    try:
+        for caller in callers:
+            caller.start()
+        for _ in range(40):
+            assert await asyncio.to_thread(started.acquire, timeout=20), "a blocked call did not start"
+        reply = await fetch(http.url, "POST", call("quick", 100), headers)
+        assert reply.status_code == 200, reply.body
+        assert reply.json()["result"]["content"][0]["text"] == "quick"
+    finally:
+        release.set()
+        for caller in callers:
+            await asyncio.to_thread(caller.join)
+        http.stop()
+        await http.wait()
+    assert [a["result"]["content"][0]["text"] for a in answers] == ["released"] * 40
 
 
 @pytest.mark.asyncio
