@@ -4,17 +4,10 @@
 use hyper::StatusCode;
 use serde_json::{Value, json};
 use toolwire::ServerOptions;
-use toolwire::transport::http::{AuthRejection, BearerAuth, HttpOptions, HttpServer, TokenInfo};
+use toolwire::transport::http::{BearerAuth, HttpOptions, HttpServer};
 
 use super::modern;
 use super::support::*;
-
-fn subjects(token: &str) -> Result<TokenInfo, AuthRejection> {
-    match token.strip_suffix("-token") {
-        Some(subject) => Ok(TokenInfo::new(Some(subject.into()), Vec::new())),
-        None => Err(AuthRejection::invalid_token("unknown token")),
-    }
-}
 
 /// The test server behind bearer tokens ("<subject>-token"), each principal allowed `limit`
 /// calls at once and no waiting room: a call past a limit is refused at once, which the test

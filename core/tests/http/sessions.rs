@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hyper::{Method, StatusCode};
 use serde_json::json;
-use toolwire::transport::http::{AuthRejection, BearerAuth, HttpOptions, HttpServer, TokenInfo};
+use toolwire::transport::http::{BearerAuth, HttpOptions, HttpServer};
 
 use super::support::*;
 
@@ -160,13 +160,6 @@ async fn a_thousand_concurrent_sessions_lose_nothing() {
     match Arc::try_unwrap(server) {
         Ok(server) => server.shutdown().await,
         Err(_) => panic!("server handle still shared"),
-    }
-}
-
-fn subjects(token: &str) -> Result<TokenInfo, AuthRejection> {
-    match token.strip_suffix("-token") {
-        Some(subject) => Ok(TokenInfo::new(Some(subject.into()), Vec::new())),
-        None => Err(AuthRejection::invalid_token("unknown token")),
     }
 }
 

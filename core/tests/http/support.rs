@@ -12,7 +12,9 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};
-use toolwire::transport::http::{EventStore, HttpOptions, HttpServer, MemoryEventStore};
+use toolwire::transport::http::{
+    AuthRejection, EventStore, HttpOptions, HttpServer, MemoryEventStore, TokenInfo,
+};
 use toolwire::{Context, RequestOptions, Server, ServerOptions, Tool, ToolOutput};
 
 /// The test's side of the `held` and `poll` tools: their calls say when they have started,
@@ -164,6 +166,15 @@ impl Ended {
         tokio::time::timeout(Duration::from_secs(10), ended)
             .await
             .unwrap_or_else(|_| panic!("session {id} did not end within 10 s"));
+    }
+}
+
+/// A token check for tests: "<subject>-token" is a token of that subject, anything else is
+/// refused.
+pub(crate) fn subjects(token: &str) -> Result<TokenInfo, AuthRejection> {
+    match token.strip_suffix("-token") {
+        Some(subject) => Ok(TokenInfo::new(Some(subject.into()), Vec::new())),
+        None => Err(AuthRejection::invalid_token("unknown token")),
     }
 }
 
