@@ -1,13 +1,37 @@
 'use strict'
-// Loads the addon that `npm install` built (scripts/build.js).
+// Loads the native addon. In order:
+//   1. TOOLWIRE_NODE_ADDON, a path (tests and benchmarks pick a build with it);
+//   2. toolwire.node next to the package, built from source (`npm run build`, contributors);
+//   3. the prebuilt addon of this platform, the optional dependency @toolwire/<platform>
+//      (what `npm install toolwire` gives users: no Rust, no install script).
+const fs = require('node:fs')
 const path = require('node:path')
 
-const file = process.env.TOOLWIRE_NODE_ADDON || path.join(__dirname, '..', 'toolwire.node')
-try {
-  module.exports = require(file)
-} catch (err) {
-  err.message =
-    `toolwire: cannot load the native addon ${file} (build it with \`npm run build\` in ` +
-    `bindings-node, or reinstall the package): ${err.message}`
-  throw err
+const { platformName, missingPlatformError } = require('./platform')
+
+function load() {
+  const explicit = process.env.TOOLWIRE_NODE_ADDON
+  const local = path.join(__dirname, '..', 'toolwire.node')
+  const file = explicit || (fs.existsSync(local) ? local : null)
+  if (file) {
+    try {
+      return require(file)
+    } catch (err) {
+      err.message =
+        `toolwire: cannot load the native addon ${file} (rebuild it with \`npm run build\` in ` +
+        `bindings-node): ${err.message}`
+      throw err
+    }
+  }
+  const name = platformName()
+  try {
+    return require(`@toolwire/${name}`)
+  } catch (err) {
+    if (err && err.code === 'MODULE_NOT_FOUND' && String(err.message).includes(`@toolwire/${name}`)) {
+      throw missingPlatformError(name, err)
+    }
+    throw err
+  }
 }
+
+module.exports = load()

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict'
-// Builds the addon from source with cargo and puts it next to the package as toolwire.node.
-// Runs on `npm install` (the package ships no prebuilt binaries) and as `npm run build`.
+// Builds the addon from source with cargo and puts it next to the package as toolwire.node, which
+// lib/native.js loads before any prebuilt platform package: `npm run build`, for contributors.
+// (Users get the prebuilt addon of their platform: scripts/dist, bindings-node/scripts/pack.js.)
 // TOOLWIRE_NODE_PROFILE=debug builds a debug addon (faster to compile, slower to run).
 const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
