@@ -2,6 +2,8 @@
 # bindings-uniffi/swift/build-xcframework.sh — on a Mac with Xcode and rustup: builds the Rust
 # library for macOS and iOS, generates the Swift sources, and assembles ToolwireFFI.xcframework
 # next to Package.swift. Not run here (no Apple toolchain on Linux); see README.md.
+# Only build/include (the header and UniFFI's module map, with `use "Darwin"`) goes into the
+# XCFramework; build/linux, which ./generate writes too, is the Linux build's module (Package.swift).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
