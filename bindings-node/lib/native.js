@@ -1,13 +1,13 @@
 'use strict'
 // Loads the native addon. In order:
-//   1. TOOLWIRE_NODE_ADDON, a path (tests and benchmarks pick a build with it);
+//   1. TOOLWIRE_NODE_ADDON, a path (to try another build without copying it);
 //   2. toolwire.node next to the package, built from source (`npm run build`, contributors);
 //   3. the prebuilt addon of this platform, the optional dependency @toolwire/<platform>
 //      (what `npm install toolwire` gives users: no Rust, no install script).
 const fs = require('node:fs')
 const path = require('node:path')
 
-const { platformName, missingPlatformError } = require('./platform')
+const { platformName, missingPlatformError, unloadableAddonError } = require('./platform')
 
 function load() {
   const explicit = process.env.TOOLWIRE_NODE_ADDON
@@ -27,9 +27,12 @@ function load() {
   try {
     return require(`@toolwire/${name}`)
   } catch (err) {
-    if (err && err.code === 'MODULE_NOT_FOUND' && String(err.message).includes(`@toolwire/${name}`)) {
-      throw missingPlatformError(name, err)
+    // Only the package itself missing, not a file inside it (that is a broken install).
+    if (err?.code === 'MODULE_NOT_FOUND' && String(err.message).includes(`Cannot find module '@toolwire/${name}'`)) {
+      const fromSource = fs.existsSync(path.join(__dirname, '..', 'Cargo.toml'))
+      throw missingPlatformError(name, err, { fromSource })
     }
+    if (err?.code === 'ERR_DLOPEN_FAILED') throw unloadableAddonError(name, err)
     throw err
   }
 }

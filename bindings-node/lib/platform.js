@@ -6,9 +6,16 @@ const PLATFORMS = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'darwin
 
 function isMusl() {
   if (process.platform !== 'linux') return false
-  // glibc reports its version in Node's diagnostic report; musl has none.
-  const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null
-  return !report?.header?.glibcVersionRuntime
+  // musl's loader is named in its ldd; glibc reports its version in Node's diagnostic report.
+  try {
+    return require('node:fs').readFileSync('/usr/bin/ldd', 'utf8').includes('musl')
+  } catch {
+    // No readable ldd: ask the report (without its network section, slow with many sockets).
+  }
+  if (typeof process.report?.getReport !== 'function') return false
+  process.report.excludeNetwork = true
+  const header = process.report.getReport()?.header
+  return Boolean(header) && !header.glibcVersionRuntime
 }
 
 /** The name of this machine's platform package suffix, e.g. `linux-x64-gnu`. */
@@ -18,10 +25,13 @@ function platformName(platform = process.platform, arch = process.arch, musl = i
   return `${platform}-${arch}`
 }
 
-function missingPlatformError(name, cause) {
+function missingPlatformError(name, cause, { fromSource = false } = {}) {
   const pkg = `@toolwire/${name}`
   const known = PLATFORMS.includes(name)
-  const message = known
+  const message = fromSource
+    ? `toolwire: no native addon: this is a source checkout (bindings-node), where the addon is ` +
+      'built, not installed: run `npm run build` in bindings-node (needs a Rust toolchain).'
+    : known
     ? `toolwire: the prebuilt addon for this platform (${name}) is not installed: the optional ` +
       `dependency ${pkg} is missing. npm skips optional dependencies under --omit=optional (or ` +
       `--no-optional), and a lockfile written on another platform may lack it. Reinstall with ` +
@@ -34,4 +44,15 @@ function missingPlatformError(name, cause) {
   return err
 }
 
-module.exports = { PLATFORMS, platformName, missingPlatformError }
+/** The error when the platform package is there but its addon does not load (dlopen failed). */
+function unloadableAddonError(name, cause) {
+  const hint = name.endsWith('-gnu')
+    ? ' The linux-*-gnu addons need glibc 2.17 or later; on musl (Alpine), install on that ' +
+      'machine so npm picks @toolwire/linux-x64-musl.'
+    : ''
+  const err = new Error(`toolwire: the prebuilt addon @toolwire/${name} does not load on this machine: ${cause.message}.${hint}`, { cause })
+  err.code = 'TOOLWIRE_ADDON_UNLOADABLE'
+  return err
+}
+
+module.exports = { PLATFORMS, platformName, missingPlatformError, unloadableAddonError }

@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 const require = createRequire(import.meta.url)
-const { PLATFORMS, platformName, missingPlatformError } = require('../lib/platform.js')
+const { PLATFORMS, platformName, missingPlatformError, unloadableAddonError } = require('../lib/platform.js')
 const here = dirname(fileURLToPath(import.meta.url))
 
 test('each platform maps to its package name', () => {
@@ -34,6 +34,11 @@ test('a missing platform package is named, with the command that installs it', (
   const unknown = missingPlatformError('freebsd-x64')
   assert.match(unknown.message, /no prebuilt addon is published for this platform \(freebsd-x64/)
   assert.match(unknown.message, /npm run build/)
+  // In a source checkout the addon is built, not installed.
+  assert.match(missingPlatformError('linux-x64-gnu', undefined, { fromSource: true }).message, /npm run build/)
+  const unloadable = unloadableAddonError('linux-x64-gnu', new Error('GLIBC_2.17 not found'))
+  assert.equal(unloadable.code, 'TOOLWIRE_ADDON_UNLOADABLE')
+  assert.match(unloadable.message, /@toolwire\/linux-x64-gnu does not load.*GLIBC_2\.17 not found.*glibc 2\.17/)
 })
 
 test('loading with no local addon and no platform package fails with that error', () => {

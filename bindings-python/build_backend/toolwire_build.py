@@ -26,9 +26,10 @@ RUST_VERSION = "1.88"
 
 
 def _require_cargo() -> None:
-    cargo = os.environ.get("CARGO") or shutil.which("cargo")
-    if not cargo or not os.path.exists(cargo):
-        raise RuntimeError(NO_RUST.format(version=RUST_VERSION))
+    # CARGO may be a path or a name on PATH, as for cargo itself.
+    if not shutil.which(os.environ.get("CARGO") or "cargo"):
+        # The message, not a traceback: pip shows a hook's stderr.
+        raise SystemExit(NO_RUST.format(version=RUST_VERSION))
 
 
 def get_requires_for_build_wheel(config_settings=None):
@@ -43,6 +44,8 @@ def get_requires_for_build_editable(config_settings=None):
 
 
 def get_requires_for_build_sdist(config_settings=None):
+    # maturin reads the crate graph with cargo to write an sdist too.
+    _require_cargo()
     return _maturin.get_requires_for_build_sdist(config_settings)
 
 
@@ -62,4 +65,12 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 
 
 def build_sdist(sdist_directory, config_settings=None):
+    _require_cargo()
     return _maturin.build_sdist(sdist_directory, config_settings)
+
+
+if hasattr(_maturin, "prepare_metadata_for_build_editable"):
+
+    def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+        _require_cargo()
+        return _maturin.prepare_metadata_for_build_editable(metadata_directory, config_settings)
