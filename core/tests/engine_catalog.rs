@@ -135,3 +135,74 @@ async fn registration_errors_are_clear() {
     ));
     assert_eq!(server.tool_names(), vec!["dup"]);
 }
+
+/// A resource, prompt or completion handler that fails with a protocol error answers with its
+/// own JSON-RPC code (e.g. -32602 for arguments its schema refused), through a native handler
+/// and through the JSON calling convention the bindings use (`{"protocolError": …}`); any
+/// other failure stays -32603, and a malformed `protocolError` says so.
+#[tokio::test]
+async fn handler_protocol_errors_keep_their_code() {
+    use toolwire::host::{JsonCallback, ViaJson};
+    use toolwire::{Prompt, PromptArgument, PromptRequest, PromptResult};
+
+    struct Answers;
+    #[async_trait::async_trait]
+    impl JsonCallback for Answers {
+        async fn call(&self, request: Value) -> Result<Value, ToolError> {
+            Ok(match request["arguments"]["mode"].as_str() {
+                Some("bad") => {
+                    json!({"protocolError": {"code": -32602, "message": "mode: one of a, b"}})
+                }
+                Some("malformed") => json!({"protocolError": {"code": "x"}}),
+                _ => json!({"error": "plain failure"}),
+            })
+        }
+    }
+    let server = Server::builder("t", "1")
+        .prompt(
+            Prompt::new("native").argument(PromptArgument::new("mode", true)),
+            |_request: PromptRequest| async move {
+                Err::<PromptResult, _>(ToolError::protocol(
+                    -32602,
+                    "Invalid arguments for prompt native",
+                ))
+            },
+        )
+        .prompt(
+            Prompt::new("json").argument(PromptArgument::new("mode", true)),
+            ViaJson(Answers),
+        )
+        .build()
+        .unwrap();
+    let mut client = Client::initialized(&server).await;
+    let get = |name: &str, mode: &str| json!({"name": name, "arguments": {"mode": mode}});
+    let native = client
+        .request(json!(1), "prompts/get", get("native", "x"))
+        .await;
+    assert_eq!(native["error"]["code"], -32602, "{native}");
+    assert_eq!(
+        native["error"]["message"],
+        "Invalid arguments for prompt native"
+    );
+    let bad = client
+        .request(json!(2), "prompts/get", get("json", "bad"))
+        .await;
+    assert_eq!(
+        bad["error"],
+        json!({"code": -32602, "message": "mode: one of a, b"})
+    );
+    let plain = client
+        .request(json!(3), "prompts/get", get("json", "other"))
+        .await;
+    assert_eq!(plain["error"]["code"], -32603, "{plain}");
+    assert_eq!(
+        plain["error"]["message"],
+        "Prompt \"json\" failed: plain failure"
+    );
+    let malformed = client
+        .request(json!(4), "prompts/get", get("json", "malformed"))
+        .await;
+    assert_eq!(malformed["error"]["code"], -32603, "{malformed}");
+    let message = malformed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("protocolError"), "{malformed}");
+}

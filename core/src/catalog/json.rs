@@ -16,6 +16,7 @@ use crate::ToolError;
 ///
 /// An answer `{"notFound": message}` means what was asked for does not exist (a resource read
 /// then answers "not found"); `{"error": message}` is a failure with that message;
+/// `{"protocolError": {"code", "message"}}` answers the request with that JSON-RPC error;
 /// `{"inputRequired": {"inputRequests"?, "requestState"?}}` (a prompt or read in the
 /// 2026-07-28 era) asks the client for input first.
 #[async_trait]
@@ -44,10 +45,29 @@ impl<C: JsonCallback> ViaJson<C> {
         if let Some(message) = answer.get("error").and_then(Value::as_str) {
             return Err(ToolError::new(message));
         }
+        if let Some(failure) = answer.get("protocolError") {
+            return Err(protocol_error_from_json(failure));
+        }
         if let Some(asked) = answer.get("inputRequired") {
             return Err(input_required_from_json(asked)?.into());
         }
         Ok(answer)
+    }
+}
+
+/// `{"code": integer, "message": string}` as a [`ToolError::protocol`]; a malformed one is an
+/// internal error that says so rather than a code the host never chose.
+fn protocol_error_from_json(value: &Value) -> ToolError {
+    let code = value
+        .get("code")
+        .and_then(Value::as_i64)
+        .and_then(|code| i32::try_from(code).ok());
+    let message = value.get("message").and_then(Value::as_str);
+    match (code, message) {
+        (Some(code), Some(message)) => ToolError::protocol(code, message),
+        _ => ToolError::new(
+            "a \"protocolError\" answer needs an integer \"code\" and a string \"message\"",
+        ),
     }
 }
 

@@ -220,10 +220,7 @@ fn read(
                 answer_input(&session, responder, round.as_ref(), asked);
             }
             Err(err) if err.is_not_found() => responder.error(not_found(&uri, is_modern)),
-            Err(err) => responder.error(ErrorObject::internal(format!(
-                "Reading {uri} failed: {}",
-                err.message()
-            ))),
+            Err(err) => responder.error(handler_error(&err, || format!("Reading {uri} failed"))),
         }
     });
 }
@@ -304,10 +301,7 @@ fn get_prompt(
                 let asked = err.take_input_required().unwrap_or_default();
                 answer_input(&session, responder, round.as_ref(), asked);
             }
-            Err(err) => responder.error(ErrorObject::internal(format!(
-                "Prompt {name:?} failed: {}",
-                err.message()
-            ))),
+            Err(err) => responder.error(handler_error(&err, || format!("Prompt {name:?} failed"))),
         }
     });
 }
@@ -379,10 +373,17 @@ fn complete(session: &Arc<SessionShared>, responder: Responder, params: Option<V
     session.run_task(async move {
         match completer.complete(request).await {
             Ok(completion) => responder.result(&completion.to_json()),
-            Err(err) => responder.error(ErrorObject::internal(format!(
-                "Completion failed: {}",
-                err.message()
-            ))),
+            Err(err) => responder.error(handler_error(&err, || "Completion failed".to_owned())),
         }
     });
+}
+
+/// The JSON-RPC error for a failed resource, prompt or completion handler: its own code and
+/// message when it raised a protocol error (e.g. -32602 for arguments its schema refused),
+/// else -32603 with `what` before its message.
+fn handler_error(err: &crate::ToolError, what: impl FnOnce() -> String) -> ErrorObject {
+    match err.protocol_code() {
+        Some(code) => ErrorObject::new(ErrorCode(code), err.message().to_owned()),
+        None => ErrorObject::internal(format!("{}: {}", what(), err.message())),
+    }
 }
