@@ -12,6 +12,7 @@
 //! | [`ViaJson`], [`JsonCallback`] | a host callback that takes and returns JSON text, as a resource, prompt, completion or token handler |
 //! | [`json_number`] | a number written the same way by every language (`3`, not `3.0`) |
 //! | [`invalid_arguments_text`] | the text of an invalid-arguments result, for hosts that check arguments themselves |
+//! | [`invalid_prompt_arguments_text`] | the same for prompt arguments (a -32602 error's message) |
 //! | [`input_required_from_json`] | a host's `{inputRequests, requestState}` as an [`InputRequired`](crate::InputRequired) |
 //! | [`ModernSettings`] | the 2026-07-28 options as hosts give them (text and numbers), applied once for all |
 //! | [`HttpSettings`] | the Streamable HTTP options as hosts give them, read once for all (the token validator aside) |
@@ -28,7 +29,7 @@ use tokio::runtime::Runtime;
 
 pub use crate::catalog::json::{JsonCallback, ViaJson, input_required_from_json};
 pub use crate::dispatch::json_number;
-pub use crate::registry::invalid_arguments_text;
+pub use crate::registry::{invalid_arguments_text, invalid_prompt_arguments_text};
 pub use local::LocalExecutor;
 #[cfg(unix)]
 pub use stdio::{HostStdio, StdioWaker};

@@ -14,7 +14,7 @@ use crate::protocol::tool::valid_tool_name;
 use crate::protocol::{ProtocolVersion, Tool};
 use crate::{Error, ToolHandler};
 pub(crate) use schema::{CompiledSchema, describe_violations};
-pub use schema::{Violation, invalid_arguments_text};
+pub use schema::{Violation, invalid_arguments_text, invalid_prompt_arguments_text};
 
 /// A registered tool, ready to dispatch.
 pub(crate) struct RegisteredTool {

@@ -96,6 +96,15 @@ pub fn invalid_arguments_text(tool: &str, violations: &[Violation]) -> String {
     describe_violations(&format!("Invalid arguments for tool {tool:?}:"), violations)
 }
 
+/// The text of a JSON-RPC -32602 for prompt arguments a host's own schema refused (the
+/// engine checks only that required arguments are there and no unknown ones are).
+pub fn invalid_prompt_arguments_text(prompt: &str, violations: &[Violation]) -> String {
+    describe_violations(
+        &format!("Invalid arguments for prompt {prompt:?}:"),
+        violations,
+    )
+}
+
 pub(crate) fn describe_violations(headline: &str, violations: &[Violation]) -> String {
     let mut text = String::from(headline);
     for violation in violations.iter().take(MAX_LISTED_VIOLATIONS) {
