@@ -266,12 +266,39 @@ export interface PromptArgument {
   required?: boolean
 }
 
-export interface PromptConfig {
+export interface PromptConfig<A = undefined> {
   title?: string
   description?: string
+  /**
+   * The arguments as a zod raw shape (`{ language: z.string() }`), a zod object, or a JSON
+   * Schema object of string properties (`type`, `title`, `description`, `enum`, `pattern`,
+   * `minLength`, `maxLength`): they are declared from it and checked against it (refused ones
+   * answer JSON-RPC -32602). An `enum` or `completable()` argument is completed for you.
+   */
+  argsSchema?: A
+  /** The arguments listed by hand (not with `argsSchema`); only presence is checked. */
   arguments?: PromptArgument[]
   _meta?: Record<string, unknown>
 }
+
+/** What a prompt handler receives for an `argsSchema` (strings by name without a zod one). */
+export type PromptArgs<A> = [A] extends [undefined]
+  ? Record<string, string>
+  : A extends ZodLike | ZodRawShapeLike
+    ? InferArgs<A>
+    : Record<string, string>
+
+/** Suggests values for a prompt argument: `context.arguments` holds the others given so far. */
+export type CompleteArgument = (
+  value: string,
+  context: { arguments: Record<string, string> },
+) => Iterable<string> | Promise<Iterable<string>>
+
+/**
+ * Marks a prompt argument's zod schema as completed by `complete` (the TypeScript SDK's
+ * `completable`): `completion/complete` for that argument calls it. Returns the same schema.
+ */
+export declare function completable<S extends ZodLike>(schema: S, complete: CompleteArgument): S
 
 export interface PromptMessage {
   role: 'user' | 'assistant'
@@ -279,8 +306,8 @@ export interface PromptMessage {
 }
 export type PromptValue = string | ContentBlock | PromptMessage
 export type PromptReturn = PromptValue | PromptValue[] | { description?: string; messages: PromptValue[] }
-export type PromptHandler = (
-  args: Record<string, string>,
+export type PromptHandler<A = undefined> = (
+  args: PromptArgs<A>,
   round: Round,
 ) => PromptReturn | InputRequired | Promise<PromptReturn | InputRequired>
 
@@ -403,8 +430,8 @@ export declare class Server {
   /** Registers a resource, or a resource template when `uri` has `{variables}`. */
   resource(uri: string, config: ResourceConfig, handler: ResourceHandler): this
   resource(uri: string, handler: ResourceHandler): this
-  /** Registers a prompt. */
-  prompt(name: string, config: PromptConfig, handler: PromptHandler): this
+  /** Registers a prompt; throws a `TypeError` for an argsSchema it cannot check. */
+  prompt<A = undefined>(name: string, config: PromptConfig<A>, handler: PromptHandler<A>): this
   prompt(name: string, handler: PromptHandler): this
   /** Completes a prompt's arguments or a resource template's variables. */
   completion(target: { prompt: string } | { template: string }, complete: Completer): this

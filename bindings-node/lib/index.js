@@ -4,7 +4,7 @@
 
 const native = require('./native')
 const { ToolwireError, checkCounts, created, fromNative, unwrap } = require('./errors')
-const { compileSchema, pointer } = require('./schema')
+const { compileSchema, compilePromptArguments, completable, pointer } = require('./schema')
 
 const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
 
@@ -234,6 +234,7 @@ const TOOL_CONFIG_KEYS = new Set([
   'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
   'taskSupport',
 ])
+const PROMPT_CONFIG_KEYS = new Set(['title', 'description', 'arguments', 'argsSchema', '_meta'])
 
 class Server {
   #native
@@ -393,9 +394,13 @@ class Server {
   }
 
   /**
-   * Registers a prompt. `config.arguments` lists `{ name, description?, required? }`;
-   * `handler(args)` may return (or resolve to) a string (one user message), an array of messages
-   * (strings, content blocks, or `{ role, content }`), or `{ messages, description? }`.
+   * Registers a prompt. Its arguments come from `config.argsSchema` (a zod raw shape such as
+   * `{ language: z.string().describe('…') }`, a zod object, or a JSON Schema object of string
+   * properties), which also checks and parses them (refused ones answer -32602), or are listed
+   * in `config.arguments` as `{ name, title?, description?, required? }`. `handler(args, round)`
+   * may return (or resolve to) a string (one user message), an array of messages (strings,
+   * content blocks, or `{ role, content }`), or `{ messages, description? }`. Arguments made
+   * with `completable()` or with an enum are completed without a `completion()` of your own.
    */
   prompt(name, config, handler) {
     if (typeof config === 'function' && handler === undefined) {
@@ -405,18 +410,46 @@ class Server {
     if (typeof name !== 'string') throw new TypeError('toolwire: a prompt needs a string name')
     if (typeof handler !== 'function') throw new TypeError(`toolwire: prompt ${JSON.stringify(name)} needs a handler function`)
     config = config ?? {}
-    const definition = { name, arguments: (config.arguments ?? []).map((a) => ({ required: false, ...a })) }
+    for (const key of Object.keys(config)) {
+      if (!PROMPT_CONFIG_KEYS.has(key)) throw new TypeError(`toolwire: unknown prompt option ${JSON.stringify(key)} for prompt ${JSON.stringify(name)}`)
+    }
+    if (config.argsSchema !== undefined && config.arguments !== undefined) {
+      throw new TypeError(`toolwire: prompt ${JSON.stringify(name)}: give argsSchema or arguments, not both`)
+    }
+    const args =
+      config.argsSchema === undefined
+        ? { list: (config.arguments ?? []).map((a) => ({ required: false, ...a })), parse: null, completers: {} }
+        : compilePromptArguments(name, config.argsSchema)
+    const definition = { name, arguments: args.list }
     for (const key of ['title', 'description', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
+    const render = (request) => handler(request.arguments, roundOf(request))
+    const parsing = (request) => {
+      const refused = (issues) =>
+        new ProtocolError(-32602, native.invalidPromptArgumentsText(name, issues.map((issue) => ({ path: pointer(issue.path), message: issue.message }))))
+      const take = (parsed) => {
+        if (parsed.issues) throw refused(parsed.issues)
+        return handler(parsed.data, roundOf(request))
+      }
+      const parsed = args.parse(request.arguments)
+      return hasThen(parsed) ? parsed.then(take) : take(parsed)
+    }
     const failed = this.#native.addPrompt(
       JSON.stringify(definition),
-      jsonWrapper(
-        (request) => handler(request.arguments, roundOf(request)),
-        (value) => (value instanceof InputRequired ? { inputRequired: value.toJSON() } : promptResult(value)),
+      jsonWrapper(args.parse === null ? render : parsing, (value) =>
+        value instanceof InputRequired ? { inputRequired: value.toJSON() } : promptResult(value),
       ),
     )
     if (failed) throw fromNative(failed)
+    const completers = Object.entries(args.completers).filter(([, complete]) => complete !== null)
+    if (completers.length > 0) {
+      const byArgument = new Map(completers)
+      this.completion({ prompt: name }, (argument, value, context) => {
+        const complete = byArgument.get(argument)
+        return complete ? complete(value, { arguments: context }) : []
+      })
+    }
     return this
   }
 
@@ -687,7 +720,11 @@ class ResourceNotFound extends Error {
 function jsonWrapper(handler, shape) {
   const failure = (err) =>
     JSON.stringify(
-      err instanceof ResourceNotFound ? { notFound: err.message } : { error: err instanceof Error ? err.message : String(err) },
+      err instanceof ResourceNotFound
+        ? { notFound: err.message }
+        : err instanceof ProtocolError
+          ? { protocolError: { code: err.rpcCode, message: err.message } }
+          : { error: err instanceof Error ? err.message : String(err) },
     )
   return (token, requestJson) => {
     const request = JSON.parse(requestJson)
@@ -778,4 +815,5 @@ module.exports = {
   resourceLink,
   embeddedResource,
   LOG_LEVELS,
+  completable,
 }

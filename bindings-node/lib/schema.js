@@ -184,4 +184,116 @@ function parseShape(shape, value) {
   return pending.length ? Promise.all(pending).then(finish) : finish()
 }
 
-module.exports = { compileSchema, isZod, pointer }
+// completable(schema, complete): the completer of a prompt argument, kept beside the user's
+// schema rather than on it (their schema object stays as they made it).
+const COMPLETERS = new WeakMap()
+
+function completable(schema, complete) {
+  if (!isZod(schema)) throw new TypeError('toolwire: completable(schema, complete) needs a zod schema')
+  if (typeof complete !== 'function') throw new TypeError('toolwire: completable(schema, complete) needs a function')
+  COMPLETERS.set(schema, complete)
+  // zod 4's .describe()/.meta() make a clone sharing the definition: it stays completable.
+  if (isZod4(schema)) COMPLETERS.set(schema._zod.def, complete)
+  return schema
+}
+
+/** The completer of `field`, also through `.optional()`, `.default()` and the like. */
+function completerOf(field) {
+  for (let schema = field, depth = 0; schema && depth < 16; depth++) {
+    const def = isZod4(schema) ? schema._zod.def : schema._def
+    const complete = COMPLETERS.get(schema) ?? (def && COMPLETERS.get(def))
+    if (complete) return complete
+    schema = def && (def.innerType || def.schema || def.in)
+  }
+  return null
+}
+
+/** A zod object's shape (zod 3 or 4), or null for any other zod schema. */
+function zodObjectShape(schema) {
+  if (isZod4(schema)) return schema._zod.def.type === 'object' ? schema._zod.def.shape : null
+  if (schema._def.typeName !== 'ZodObject') return null
+  return typeof schema._def.shape === 'function' ? schema._def.shape() : schema._def.shape
+}
+
+// What a JSON Schema argsSchema may say of an argument (the engine passes prompt arguments as
+// strings and checks only presence): the rest would be a limit dropped without a word.
+const PROMPT_ARGUMENT_KEYWORDS = new Set(['type', 'title', 'description', 'enum', 'pattern', 'minLength', 'maxLength'])
+
+/**
+ * A prompt's `argsSchema` (a zod raw shape, a zod object, or a JSON Schema object whose
+ * properties are strings) as `{ list, parse, completers }`: the `arguments` the prompt declares,
+ * `parse(args)` giving `{ data }` or `{ issues }` (maybe as a Promise), and the completers by
+ * argument (from `completable()`, else from an `enum`).
+ */
+function compilePromptArguments(prompt, schema) {
+  const where = `toolwire: prompt ${JSON.stringify(prompt)}`
+  const shape = isRawShape(schema) ? schema : isZod(schema) ? zodObjectShape(schema) : null
+  if (isZod(schema) && shape === null) throw new TypeError(`${where}: argsSchema must be a zod object or a zod raw shape`)
+  const list = []
+  const completers = {}
+  if (shape !== null) {
+    for (const [name, field] of Object.entries(shape)) {
+      const json = zodToJson(field, 'input')
+      const optional = isZod4(field) ? zod4IsOptional(field, 'input') : field.isOptional()
+      list.push(promptArgument(name, json, !optional))
+      completers[name] = completerOf(field) ?? enumCompleter(json)
+    }
+    const parse = isRawShape(schema) ? (args) => parseShape(schema, args) : (args) => parseWith(schema, args)
+    return { list, parse, completers }
+  }
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema) || (schema.type !== undefined && schema.type !== 'object')) {
+    throw new TypeError(`${where}: argsSchema must be a zod raw shape, a zod object, or a JSON Schema of type "object"`)
+  }
+  const required = new Set(Array.isArray(schema.required) ? schema.required : [])
+  const checks = {}
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const unsupported = Object.keys(property ?? {}).find((key) => !PROMPT_ARGUMENT_KEYWORDS.has(key))
+    if (unsupported !== undefined) {
+      throw new TypeError(`${where}: argument ${JSON.stringify(name)}: "${unsupported}" is not checked for prompt arguments; use a zod schema`)
+    }
+    if (property.type !== undefined && property.type !== 'string') {
+      throw new TypeError(`${where}: argument ${JSON.stringify(name)}: prompt arguments are strings, not ${JSON.stringify(property.type)}`)
+    }
+    list.push(promptArgument(name, property, required.has(name)))
+    completers[name] = enumCompleter(property)
+    checks[name] = stringCheck(property)
+  }
+  const parse = (args) => {
+    const issues = []
+    for (const [name, value] of Object.entries(args)) {
+      const message = checks[name] && checks[name](value)
+      if (message) issues.push({ path: [name], message })
+    }
+    return issues.length ? { issues } : { data: args }
+  }
+  return { list, parse, completers }
+}
+
+function promptArgument(name, json, required) {
+  const argument = { name, required }
+  if (typeof json.title === 'string') argument.title = json.title
+  if (typeof json.description === 'string') argument.description = json.description
+  return argument
+}
+
+/** Completion from an `enum` of strings: the values that start with what was typed. */
+function enumCompleter(json) {
+  if (!Array.isArray(json.enum)) return null
+  const values = json.enum.filter((value) => typeof value === 'string')
+  return (typed) => values.filter((value) => value.startsWith(typed))
+}
+
+/** The checks a JSON Schema argument states, as a function giving the first failure's message. */
+function stringCheck(property) {
+  const pattern = typeof property.pattern === 'string' ? new RegExp(property.pattern, 'u') : null
+  return (value) => {
+    const length = [...value].length
+    if (Array.isArray(property.enum) && !property.enum.includes(value)) return `must be one of ${property.enum.map((v) => JSON.stringify(v)).join(', ')}`
+    if (pattern && !pattern.test(value)) return `must match ${property.pattern}`
+    if (property.minLength !== undefined && length < property.minLength) return `must be at least ${property.minLength} characters`
+    if (property.maxLength !== undefined && length > property.maxLength) return `must be at most ${property.maxLength} characters`
+    return null
+  }
+}
+
+module.exports = { compileSchema, compilePromptArguments, completable, isZod, pointer }

@@ -155,12 +155,22 @@ pub struct ArgumentIssue {
 /// schema check.
 #[napi_derive::napi]
 pub fn invalid_arguments_text(tool: String, issues: Vec<ArgumentIssue>) -> String {
-    let violations: Vec<toolwire::Violation> = issues
+    toolwire::host::invalid_arguments_text(&tool, &violations(issues))
+}
+
+/// The -32602 message for prompt arguments a zod schema refused, worded as the engine words
+/// tool arguments.
+#[napi_derive::napi]
+pub fn invalid_prompt_arguments_text(prompt: String, issues: Vec<ArgumentIssue>) -> String {
+    toolwire::host::invalid_prompt_arguments_text(&prompt, &violations(issues))
+}
+
+fn violations(issues: Vec<ArgumentIssue>) -> Vec<toolwire::Violation> {
+    issues
         .into_iter()
         .map(|issue| toolwire::Violation {
             path: issue.path,
             message: issue.message,
         })
-        .collect();
-    toolwire::host::invalid_arguments_text(&tool, &violations)
+        .collect()
 }

@@ -10,7 +10,7 @@ import { test } from 'node:test'
 const here = import.meta.dirname
 const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8')
 const section = readme.slice(readme.indexOf('\n## Node\n'))
-const example = section.match(/```ts\n([\s\S]*?)```/)[1]
+const [example, testExample] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
 const work = join(here, '.readme')
 
 test('the README example compiles under strict TypeScript and serves over stdio', async () => {
@@ -70,4 +70,22 @@ test('the README example compiles under strict TypeScript and serves over stdio'
   child.stdin.end()
   const [code] = await once(child, 'exit')
   assert.equal(code, 0)
+})
+
+test('the README test example compiles under strict TypeScript and passes under node --test', () => {
+  mkdirSync(work, { recursive: true })
+  writeFileSync(join(work, 'review.test.mts'), testExample)
+  writeFileSync(join(work, 'tsconfig.test.json'), JSON.stringify({
+    compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], rootDir: '.', outDir: '.' },
+    files: ['review.test.mts'],
+  }))
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  execFileSync(process.execPath, [tsc, '-p', join(work, 'tsconfig.test.json')], { stdio: 'inherit' })
+  // Throws (with the test's report) unless every test in it passed.
+  // A run of its own: without this, node:test in the child reports to this test run instead.
+  const env = { ...process.env }
+  delete env.NODE_TEST_CONTEXT
+  const report = execFileSync(process.execPath, ['--test', '--test-reporter=tap', join(work, 'review.test.mjs')], { encoding: 'utf8', env })
+  assert.match(report, /^# pass 1$/m)
+  assert.match(report, /^# fail 0$/m)
 })

@@ -2,7 +2,8 @@
 import { z } from 'zod'
 import { z as z3 } from 'zod3'
 
-import { ProtocolError, Server, ToolwireError, image, text, type CallToolResult, type Context } from 'toolwire'
+import { ProtocolError, Server, ToolwireError, completable, image, text, type CallToolResult, type Context } from 'toolwire'
+import { McpError, connect } from 'toolwire/testing'
 
 const server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Types only.' })
 
@@ -101,3 +102,35 @@ async function serveOverHttp(): Promise<string> {
   return http.url
 }
 void serveOverHttp
+
+// Prompt arguments from a zod shape are typed; completable() keeps the schema's type.
+server.prompt(
+  'review',
+  { argsSchema: { code: z.string(), language: completable(z.string(), (value) => ['rust'].filter((l) => l.startsWith(value))).optional() } },
+  ({ code, language }) => {
+    const c: string = code
+    const l: string | undefined = language
+    // @ts-expect-error `code` is a string
+    const wrong: number = code
+    return `${c} ${l ?? ''} ${wrong}`
+  },
+)
+server.prompt('plainArgs', { argsSchema: { type: 'object', properties: { city: { type: 'string' } } } }, (args) => args.city ?? '')
+
+// The test client.
+async function testClient(): Promise<void> {
+  const client = await connect(server, { protocolVersion: '2026-07-28', elicitation: async () => ({ action: 'decline' }) })
+  const tools = await client.listTools()
+  const result = await client.callTool('greet', { name: 'Ada' }, { onprogress: ({ progress, total }) => void [progress, total] })
+  const prompt = await client.getPrompt({ name: 'review', arguments: { code: 'x' } })
+  const completion = await client.complete({ type: 'ref/prompt', name: 'review' }, 'language', 'r')
+  const values: string[] = completion.values
+  void [tools, result, prompt, values]
+  try {
+    await client.request('tools/call', { name: 'nope' })
+  } catch (err) {
+    if (err instanceof McpError) void err.code
+  }
+  await client.close()
+}
+void testClient
