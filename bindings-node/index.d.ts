@@ -112,6 +112,8 @@ export type ToolReturn<O> =
 export interface Round {
   inputResponses: { [key: string]: any }
   requestState: string | null
+  /** What the server's `lifespan` gave (undefined without one). */
+  lifespanContext: any
 }
 
 /**
@@ -147,6 +149,8 @@ export interface RequestOptions {
 /** What a tool handler gets besides its arguments. */
 export declare class Context {
   private constructor()
+  /** What the server's `lifespan` gave (a database pool, a client…); undefined without one. */
+  readonly lifespanContext: any
   /** Aborts when the client cancels the call (AbortError) or its deadline passes (TimeoutError). */
   readonly signal: AbortSignal
   /** True once the call was cancelled or passed its deadline (or is over). */
@@ -214,6 +218,15 @@ export interface ServerOptions {
   maxDepth?: number
   /** Called with what a tool threw (default: the stack goes to stderr). */
   onToolError?: (error: unknown, toolName: string) => void
+  /**
+   * Set-up and clean-up around serving, whose value handlers reach as `ctx.lifespanContext`
+   * (resources and prompts: `round.lifespanContext`). An async function returning the value,
+   * or an async generator yielding it once (`try { yield pool } finally { await pool.end() }`:
+   * the `finally` runs at `close()`, or when `serveStdio()` ends at end of input with no HTTP
+   * server running). Started by the first serve, `connect()` or `start()`; calls wait for it.
+   */
+  lifespan?: (server: Server) => unknown
+
   /** 2026-07-28: how long clients may cache lists, reads and `server/discover` (default 0). */
   cacheTtlMs?: number
   /** 2026-07-28: who may share those cached answers (default 'private'). */
@@ -407,6 +420,8 @@ export declare class ResourceNotFound extends Error {
 export declare class Server {
   /** Throws a `ToolwireError` (code `ERR_INVALID_ARG_VALUE`) for a refused option, e.g. `maxConcurrentCalls: 0`. */
   constructor(options: ServerOptions)
+  /** Runs the `lifespan` (once; serving starts it too); rejects with its error. */
+  start(): Promise<void>
   /** Registers a tool; throws a `ToolwireError` (code `TOOLWIRE_REGISTRATION`) for a bad definition. */
   tool<I = undefined, O = undefined>(name: string, config: ToolConfig<I, O>, handler: ToolHandler<I, O>): this
   tool(name: string, handler: ToolHandler<undefined, undefined>): this
@@ -422,7 +437,7 @@ export declare class Server {
   serveStdio(): Promise<void>
   /**
    * Ends every transport this server serves: `serveStdio()` and every HTTP server `serveHttp()`
-   * started. Resolves once all of them have ended.
+   * started, then the `lifespan`. Resolves once all of them have ended.
    */
   close(): Promise<void>
   /** A session over a channel of your own: `send` gets each outbound JSON text. */

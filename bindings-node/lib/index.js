@@ -13,12 +13,19 @@ const CALL = Symbol('toolwire.call')
 /** What a tool handler gets besides its arguments. */
 class Context {
   #call
+  #lifespan
   #info = null
   #signal = null
   #ended = null
 
-  constructor(call) {
+  constructor(call, lifespan) {
     this.#call = call
+    this.#lifespan = lifespan
+  }
+
+  /** What the server's `lifespan` gave (a database pool, a client…); undefined without one. */
+  get lifespanContext() {
+    return this.#lifespan.value
   }
 
   get [CALL]() {
@@ -236,13 +243,76 @@ const TOOL_CONFIG_KEYS = new Set([
 ])
 const PROMPT_CONFIG_KEYS = new Set(['title', 'description', 'arguments', 'argsSchema', '_meta'])
 
+/**
+ * A server's `lifespan`: started once before its first serve (handlers wait for it), ended by
+ * `close()`. `value` is what handlers see; `pending` the start while it runs.
+ */
+class Lifespan {
+  constructor(factory) {
+    this.factory = factory
+    this.value = undefined
+    this.started = null // the start's Promise, once begun
+    this.pending = null // the same while it has not settled: calls wait for it
+    this.end = null // ends an async generator lifespan (its `finally` runs)
+  }
+
+  start(server) {
+    if (this.factory === undefined) return Promise.resolve()
+    if (this.started !== null) return this.started
+    this.started = (async () => {
+      const made = this.factory(server)
+      if (made !== null && typeof made === 'object' && typeof made.next === 'function' && typeof made.return === 'function') {
+        // `async function* lifespan(server) { …set up…; try { yield value } finally { …clean up… } }`
+        const step = await made.next()
+        if (step.done) throw new TypeError('toolwire: a lifespan generator must yield its value once')
+        this.value = step.value
+        this.end = () => made.return(undefined)
+      } else {
+        this.value = await made
+      }
+    })()
+    this.pending = this.started
+    this.started.then(
+      () => {
+        this.pending = null
+      },
+      () => {},
+    )
+    return this.started
+  }
+
+  /** Ends a started lifespan (its cleanup runs); a later serve starts it again. */
+  async stop() {
+    const started = this.started
+    if (started === null) return
+    const end = this.end
+    this.started = this.pending = this.end = null
+    this.value = undefined
+    try {
+      await started
+    } catch {
+      return // it never started: nothing to clean up
+    }
+    if (end !== null) await end()
+  }
+}
+
+/** The error a call gets while the server's lifespan failed to start. */
+function lifespanFailure(err) {
+  const message = err instanceof Error ? err.message : String(err)
+  return new Error(`the server's lifespan failed to start: ${message}`)
+}
+
 class Server {
   #native
   #onToolError
+  #lifespan
   /** The running `serveStdio()`s: `{ stop() }` each, whose Promise resolves once it has ended. */
   #stdio = new Set()
   /** The running HTTP servers this server started. */
   #http = new Set()
+  /** The sessions `connect()` opened and nobody ended yet: `{ shutdown() }` each. */
+  #connections = new Set()
 
   /**
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
@@ -252,13 +322,25 @@ class Server {
    */
   constructor(options) {
     if (options === null || typeof options !== 'object') throw new TypeError('toolwire: new Server({ name, version, ... })')
-    const { onToolError, ...init } = options
+    const { onToolError, lifespan, ...init } = options
     if (typeof init.name !== 'string' || typeof init.version !== 'string') {
       throw new TypeError('toolwire: a Server needs a string name and version')
+    }
+    if (lifespan !== undefined && typeof lifespan !== 'function') {
+      throw new TypeError('toolwire: lifespan must be a function (async, or an async generator that yields once)')
     }
     checkCounts(init)
     this.#native = created(native.createServer(init), native.NativeServer)
     this.#onToolError = onToolError ?? defaultToolErrorLog
+    this.#lifespan = new Lifespan(lifespan)
+  }
+
+  /**
+   * Runs the `lifespan` (once; `serveStdio()`, `serveHttp()` and `connect()` start it too) and
+   * resolves when it has, or rejects with its error. `close()` ends it.
+   */
+  start() {
+    return this.#lifespan.start(this)
   }
 
   /**
@@ -343,12 +425,25 @@ class Server {
       Promise.resolve(value).then(settle, (err) => fail(err, ctx)).then((json) => native.settleCall(ctx[CALL], json))
       return undefined
     }
-    if (parse === null) return (call, args) => run(JSON.parse(args), new Context(call))
+    const lifespan = this.#lifespan
+    // Until the lifespan has started, a call waits for it (and fails if it cannot start).
+    const later = (call, start) => {
+      lifespan.pending.then(start, (err) => fail(lifespanFailure(err), new Context(call, lifespan))).then((json) => {
+        if (json !== undefined) native.settleCall(call, json)
+      })
+      return undefined
+    }
+    if (parse === null) {
+      return (call, args) => {
+        if (lifespan.pending !== null) return later(call, () => run(JSON.parse(args), new Context(call, lifespan)))
+        return run(JSON.parse(args), new Context(call, lifespan))
+      }
+    }
     const invalid = (issues) =>
       errorResult(native.invalidArgumentsText(name, issues.map((issue) => ({ path: pointer(issue.path), message: issue.message }))))
-    return (call, args) => {
+    const parsing = (call, args) => {
       const parsed = parse(JSON.parse(args))
-      const ctx = new Context(call)
+      const ctx = new Context(call, lifespan)
       if (!hasThen(parsed)) return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
       // An async refinement: the arguments are known later, and so is the result.
       parsed.then(
@@ -361,8 +456,8 @@ class Server {
       )
       return undefined
     }
+    return (call, args) => (lifespan.pending !== null ? later(call, () => parsing(call, args)) : parsing(call, args))
   }
-
 
   /**
    * Registers a resource. A `uri` with `{variables}` is a resource template (RFC 6570: `{id}` is
@@ -383,7 +478,7 @@ class Server {
     for (const key of ['title', 'description', 'mimeType', 'annotations', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const wrapper = jsonWrapper((request) => handler(request.uri, request.variables, roundOf(request)), (value, request) =>
+    const wrapper = jsonWrapper(this.#afterLifespan((request) => handler(request.uri, request.variables, this.#roundOf(request))), (value, request) =>
       value instanceof InputRequired
         ? { inputRequired: value.toJSON() }
         : { contents: resourceContents(request.uri, value, config.mimeType) },
@@ -424,20 +519,20 @@ class Server {
     for (const key of ['title', 'description', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const render = (request) => handler(request.arguments, roundOf(request))
+    const render = (request) => handler(request.arguments, this.#roundOf(request))
     const parsing = (request) => {
       const refused = (issues) =>
         new ProtocolError(-32602, native.invalidPromptArgumentsText(name, issues.map((issue) => ({ path: pointer(issue.path), message: issue.message }))))
       const take = (parsed) => {
         if (parsed.issues) throw refused(parsed.issues)
-        return handler(parsed.data, roundOf(request))
+        return handler(parsed.data, this.#roundOf(request))
       }
       const parsed = args.parse(request.arguments)
       return hasThen(parsed) ? parsed.then(take) : take(parsed)
     }
     const failed = this.#native.addPrompt(
       JSON.stringify(definition),
-      jsonWrapper(args.parse === null ? render : parsing, (value) =>
+      jsonWrapper(this.#afterLifespan(args.parse === null ? render : parsing), (value) =>
         value instanceof InputRequired ? { inputRequired: value.toJSON() } : promptResult(value),
       ),
     )
@@ -463,12 +558,28 @@ class Server {
     if (kind === null) throw new TypeError('toolwire: completion({ prompt } or { template }, complete)')
     if (typeof complete !== 'function') throw new TypeError('toolwire: completion needs a function')
     const wrapper = jsonWrapper(
-      (request) => complete(request.argument, request.value, request.context),
+      this.#afterLifespan((request) => complete(request.argument, request.value, request.context)),
       (values) => ({ values: Array.from(values ?? [], String) }),
     )
     const failed = this.#native.setCompleter(kind, kind === 'prompt' ? target.prompt : target.template, wrapper)
     if (failed) throw fromNative(failed)
     return this
+  }
+
+  /** `handle(request)`, once the lifespan has started (a Promise until then). */
+  #afterLifespan(handle) {
+    const lifespan = this.#lifespan
+    return (request) =>
+      lifespan.pending === null ? handle(request) : lifespan.pending.then(() => handle(request), (err) => Promise.reject(lifespanFailure(err)))
+  }
+
+  /** A prompt's or resource's round: the 2026-07-28 MRTR answers and state, and the lifespan's value. */
+  #roundOf(request) {
+    return {
+      inputResponses: request.inputResponses ?? {},
+      requestState: request.requestState ?? null,
+      lifespanContext: this.#lifespan.value,
+    }
   }
 
   /** Unregisters a resource or template; returns whether it existed. */
@@ -496,6 +607,7 @@ class Server {
   async serveHttp(host = '127.0.0.1', port = 8000, options = {}) {
     const { tokenValidator, ...init } = options ?? {}
     checkCounts(init)
+    await this.start()
     let resolveClosed
     const closed = new Promise((resolve) => {
       resolveClosed = resolve
@@ -545,6 +657,13 @@ class Server {
     for (const signal of signals) process.once(signal, onSignal)
     const serving = {}
     this.#stdio.add(serving)
+    // Calls read before the lifespan has started wait for it; if it cannot start, serving ends
+    // and the returned Promise rejects with its error.
+    let lifespanError = null
+    this.start().catch((err) => {
+      lifespanError = err
+      serving.stop?.()
+    })
     const restore = () => {
       ended = true
       stdout.write = protocolWrite
@@ -571,7 +690,11 @@ class Server {
       }
       done = this.#serveStdioStreams(stdio, connection, write, restore, serving)
     }
-    return done
+    return done.then(async () => {
+      if (lifespanError !== null) throw lifespanError
+      // End of input with nothing else served: the lifespan ends with it (as close() ends it).
+      if (this.#stdio.size === 0 && this.#http.size === 0) await this.#lifespan.stop()
+    })
   }
 
   // A terminal or a file: Node's stream objects carry the bytes; `stdio` holds core's claim on
@@ -625,14 +748,17 @@ class Server {
 
   /**
    * Ends every transport this server serves: `serveStdio()` (reading stops, calls in flight
-   * finish, then its Promise resolves) and every HTTP server `serveHttp()` started (as their
-   * `close()`). Resolves once all of them have ended.
+   * finish, then its Promise resolves), every HTTP server `serveHttp()` started (as their
+   * `close()`) and every `connect()` session (as its `shutdown()`); then the `lifespan`.
+   * Resolves once all of them have ended.
    */
   close() {
     const ends = []
     for (const serving of this.#stdio) ends.push(serving.stop())
     for (const http of this.#http) ends.push(http.close())
-    return Promise.all(ends).then(() => undefined)
+    for (const connection of this.#connections) ends.push(connection.shutdown())
+    // The lifespan ends last: calls in flight may still use what it gave.
+    return Promise.all(ends).then(() => this.#lifespan.stop())
   }
 
   /**
@@ -641,28 +767,42 @@ class Server {
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
+    // Calls wait for the lifespan; a failed start is each call's error (await start() to see it).
+    this.start().catch(() => {})
     const connection = this.#native.connect(() => flush(connection.takeMessages()))
     const flush = (messages) => {
       for (const message of messages) send(message)
     }
-    return {
+    const open = this.#connections
+    let ending = null
+    const session = {
       /** Feeds one inbound JSON-RPC message (text or bytes). */
       handleFrame(message) {
         flush(connection.feedMessage(typeof message === 'string' ? Buffer.from(message) : message))
       },
       /** No more input: calls in flight finish (their answers are sent), then the session ends. */
-      async shutdown() {
-        await connection.shutdown()
-        flush(connection.takeMessages())
+      shutdown() {
+        ending ??= (async () => {
+          try {
+            await connection.shutdown()
+            flush(connection.takeMessages())
+          } finally {
+            open.delete(session)
+          }
+        })()
+        return ending
       },
       /** Ends at once: calls in flight are cancelled and nothing more is sent. */
       close() {
+        open.delete(session)
         connection.close()
       },
       get protocolVersion() {
         return connection.protocolVersion ?? null
       },
     }
+    open.add(session)
+    return session
   }
 }
 
@@ -745,11 +885,6 @@ function jsonWrapper(handler, shape) {
     Promise.resolve(value).then(answer, failure).then((json) => native.settleJson(token, json))
     return undefined
   }
-}
-
-/** A prompt's or resource's MRTR round (2026-07-28): what the client sent back. */
-function roundOf(request) {
-  return { inputResponses: request.inputResponses ?? {}, requestState: request.requestState ?? null }
 }
 
 function resourceContents(uri, value, mimeType) {

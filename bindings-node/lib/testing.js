@@ -30,8 +30,11 @@ class McpError extends Error {
  * A connected `TestClient`. Options: `protocolVersion`, `elicitation(params)` and
  * `sampling(params)` (sync or async; each one given is declared in the capabilities), `roots`
  * (what `roots/list` returns), `capabilities`, `clientInfo`, `timeoutMs` (per request, 30 s).
+ * The server's lifespan is started first; `server.close()` ends it.
  */
 async function connect(server, options = {}) {
+  // The server's lifespan first: a failure to start is connect's error. (`server.close()` ends it.)
+  await server.start()
   const client = new TestClient(server, options)
   try {
     await client.start()

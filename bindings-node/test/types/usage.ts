@@ -134,3 +134,22 @@ async function testClient(): Promise<void> {
   await client.close()
 }
 void testClient
+
+// A lifespan: an async generator (clean-up in finally) or an async function; handlers read its value.
+const pooled = new Server({
+  name: 'pooled',
+  version: '1',
+  async *lifespan() {
+    const pool = { end: async () => undefined }
+    try {
+      yield pool
+    } finally {
+      await pool.end()
+    }
+  },
+})
+pooled.tool('q', (_args, ctx) => String(ctx.lifespanContext))
+pooled.resource('db://x', (_uri, _vars, round) => String(round.lifespanContext))
+const started: Promise<void> = pooled.start()
+void started
+new Server({ name: 'plain', version: '1', lifespan: async () => ({ region: 'eu' }) })

@@ -1,0 +1,161 @@
+// The server's lifespan: set up once before serving, its value reached from tools
+// (ctx.lifespanContext), resources and prompts (round.lifespanContext); calls that arrive while
+// it starts wait for it; close() ends it after the calls in flight; a failed start is an error.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { test } from 'node:test'
+
+import { Server } from '../lib/index.mjs'
+import { connect } from '../lib/testing.mjs'
+import { Client } from './client.mjs'
+
+function pooledServer(events, gate = Promise.resolve()) {
+  return new Server({
+    name: 'pooled',
+    version: '1',
+    async *lifespan(server) {
+      await gate
+      events.push(`open for ${server.constructor.name}`)
+      const pool = { queries: 0, query: (sql) => `${sql} #${++pool.queries}` }
+      try {
+        yield pool
+      } finally {
+        events.push(`closed after ${pool.queries} queries`)
+      }
+    },
+  })
+    .tool('query', ({ sql }, ctx) => ctx.lifespanContext.query(sql))
+    .resource('db://stats', { name: 'stats' }, (_uri, _vars, round) => `queries so far: ${round.lifespanContext.queries}`)
+    .prompt('ask', (_args, round) => `pool has ${round.lifespanContext.queries} queries`)
+}
+
+test('the lifespan value reaches tools, resources and prompts; close() cleans up once', async () => {
+  const events = []
+  const server = pooledServer(events)
+  const first = await connect(server)
+  const second = await connect(server)
+  assert.equal((await first.callTool('query', { sql: 'select 1' })).content[0].text, 'select 1 #1')
+  assert.equal((await second.callTool('query', { sql: 'select 2' })).content[0].text, 'select 2 #2')
+  assert.equal((await first.readResource('db://stats')).contents[0].text, 'queries so far: 2')
+  assert.equal((await second.getPrompt('ask')).messages[0].content.text, 'pool has 2 queries')
+  await first.close()
+  await second.close()
+  assert.deepEqual(events, ['open for Server'])
+  await server.close()
+  assert.deepEqual(events, ['open for Server', 'closed after 2 queries'])
+  // A later serve starts it again.
+  const again = await connect(server)
+  assert.equal((await again.callTool('query', { sql: 'select 3' })).content[0].text, 'select 3 #1')
+  await again.close()
+  await server.close()
+  assert.equal(events.length, 4)
+})
+
+test('calls that arrive while the lifespan starts wait for it', async () => {
+  const events = []
+  let open
+  const server = pooledServer(events, new Promise((resolve) => (open = resolve)))
+  // A raw session: connect() starts the lifespan without waiting for it.
+  const client = new Client(server)
+  await client.initialize()
+  client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query', arguments: { sql: 'early' } } })
+  client.send({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'db://stats' } })
+  assert.deepEqual(events, [])
+  open()
+  const answers = [await client.recv(), await client.recv()].sort((a, b) => a.id - b.id)
+  assert.equal(answers[0].result.content[0].text, 'early #1')
+  assert.equal(answers[1].result.contents[0].text, 'queries so far: 1')
+  await server.close()
+  assert.deepEqual(events, ['open for Server', 'closed after 1 queries'])
+})
+
+test('close() lets calls in flight finish before the clean-up runs', async () => {
+  const events = []
+  let release
+  const server = pooledServer(events)
+  const http = await server.serveHttp('127.0.0.1', 0)
+  let started
+  const running = new Promise((resolve) => (started = resolve))
+  server.tool('slow', async (_args, ctx) => {
+    events.push('slow started')
+    started()
+    await new Promise((resolve) => (release = resolve))
+    return ctx.lifespanContext.query('late')
+  })
+  const client = await connect(server)
+  const call = client.callTool('slow')
+  await running
+  // close() ends the HTTP server and the test client's session (draining it), then the lifespan.
+  const closing = server.close()
+  release()
+  await closing
+  await http.closed
+  assert.equal((await call).content[0].text, 'late #1')
+  assert.deepEqual(events, ['open for Server', 'slow started', 'closed after 1 queries'])
+  await client.close()
+})
+
+test('a lifespan that fails to start: connect and serveHttp reject, calls answer an error', async () => {
+  const failing = () =>
+    new Server({
+      name: 'broken',
+      version: '1',
+      lifespan: async () => {
+        throw new Error('database unreachable')
+      },
+      onToolError: () => {},
+    }).tool('query', () => 'never')
+  await assert.rejects(connect(failing()), /database unreachable/)
+  await assert.rejects(failing().serveHttp('127.0.0.1', 0), /database unreachable/)
+  const client = new Client(failing())
+  await client.initialize()
+  client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query', arguments: {} } })
+  const answer = await client.recv()
+  assert.equal(answer.result.isError, true)
+  assert.equal(answer.result.content[0].text, "the server's lifespan failed to start: database unreachable")
+  assert.throws(() => new Server({ name: 'x', version: '1', lifespan: {} }), /lifespan must be a function/)
+})
+
+test('a plain async lifespan gives its value; no lifespan gives undefined', async () => {
+  const server = new Server({ name: 'plain', version: '1', lifespan: async () => ({ region: 'eu' }) })
+  server.tool('region', (_args, ctx) => ctx.lifespanContext.region)
+  const client = await connect(server)
+  assert.equal((await client.callTool('region')).content[0].text, 'eu')
+  await client.close()
+  await server.close()
+  const bare = new Server({ name: 'bare', version: '1' }).tool('value', (_args, ctx) => String(ctx.lifespanContext))
+  const other = await connect(bare)
+  assert.equal((await other.callTool('value')).content[0].text, 'undefined')
+  await other.close()
+})
+
+test('serveStdio: the lifespan runs around serving; a failed start ends serving with its error', async () => {
+  const script = (lifespan) => `
+    const { Server } = require(${JSON.stringify(new URL('../lib/index.js', import.meta.url).pathname)})
+    const server = new Server({ name: 's', version: '1', lifespan: ${lifespan} })
+    server.tool('value', (_args, ctx) => ctx.lifespanContext)
+    server.serveStdio().then(() => process.stderr.write('served\\n'), (err) => { process.stderr.write('failed: ' + err.message + '\\n'); process.exitCode = 3 })
+  `
+  const run = async (lifespan, input) => {
+    const child = spawn(process.execPath, ['-e', script(lifespan)], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
+    child.stdin.end(input.map((m) => JSON.stringify(m) + '\n').join(''))
+    const [code] = await once(child, 'exit')
+    return { code, stdout, stderr }
+  }
+  const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
+  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'value', arguments: {} } }
+  const good = await run("async function* () { try { yield 'pooled' } finally { process.stderr.write('cleaned\\n') } }", [init, call])
+  assert.equal(good.code, 0, good.stderr)
+  const answers = good.stdout.trim().split('\n').map((line) => JSON.parse(line))
+  assert.equal(answers.find((a) => a.id === 1).result.content[0].text, 'pooled')
+  // End of input ends the lifespan (its finally) before serveStdio resolves.
+  assert.match(good.stderr, /^cleaned\nserved$/m)
+  const bad = await run("async () => { throw new Error('no database') }", [init])
+  assert.equal(bad.code, 3, bad.stderr)
+  assert.match(bad.stderr, /failed: no database/)
+})
