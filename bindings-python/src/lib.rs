@@ -10,6 +10,7 @@ mod convert;
 mod errors;
 mod handler;
 mod http;
+mod logs;
 mod server;
 mod threads;
 
@@ -17,8 +18,9 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // The engine's own logs go to stderr when TOOLWIRE_LOG asks for them.
-    toolwire::logs::init_from_env(None);
+    // The engine's own logs: to stderr when TOOLWIRE_LOG asks for them, and to `logging`
+    // through the drain `toolwire._logs` empties.
+    logs::init();
     m.add_class::<server::NativeServer>()?;
     m.add_class::<server::NativeSession>()?;
     m.add_class::<server::StopSignal>()?;
@@ -27,6 +29,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bridge::LoopBridge>()?;
     m.add_class::<bridge::CallDone>()?;
     m.add_class::<http::NativeHttpServer>()?;
+    m.add_function(wrap_pyfunction!(logs::set_log_level, m)?)?;
+    m.add_function(wrap_pyfunction!(logs::next_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(logs::close_logs, m)?)?;
     errors::register(m)?;
     Ok(())
 }

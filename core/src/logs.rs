@@ -7,8 +7,8 @@
 //!   thread empties with [`LogDrain::recv_timeout`]. A queue, not a callback into the host:
 //!   an engine thread that took the host's lock (the GIL) to log would deadlock against a host
 //!   thread holding that lock while it waits for the engine. The queue holds [`CAPACITY`]
-//!   records; past that, records are dropped and counted, and the next record queued is
-//!   preceded by a warning saying how many were lost.
+//!   records of at most [`MAX_MESSAGE`] bytes each; past that, records are dropped and
+//!   counted, and the next record queued is preceded by a warning saying how many were lost.
 //!
 //! [`init_from_env`] installs the stderr path alone (binaries); [`init_with_drain`] installs
 //! both (bindings). The drain is off until [`set_max_level`] turns it on; off, an event costs
@@ -28,6 +28,9 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 /// How many records the drain holds before it drops new ones.
 pub const CAPACITY: usize = 1024;
+
+/// The longest message a record keeps (in bytes; a longer one is cut, and ends with `…`).
+pub const MAX_MESSAGE: usize = 16 * 1024;
 
 /// The target of the warning that announces dropped records.
 pub const DROPPED_TARGET: &str = "toolwire::logs";
@@ -300,16 +303,26 @@ impl Fields {
     fn finish(self) -> String {
         let Fields { mut message, rest } = self;
         if message.is_empty() {
-            return rest.trim_start().to_owned();
+            message = rest.trim_start().to_owned();
+        } else {
+            message.push_str(&rest);
         }
-        message.push_str(&rest);
+        if message.len() > MAX_MESSAGE {
+            let mut end = MAX_MESSAGE;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.push('…');
+        }
         message
     }
 }
 
 impl tracing::field::Visit for Fields {
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        if field.name() == "message" {
+        // A field named `message` beside the message (`message = %error.message`) is a field.
+        if field.name() == "message" && self.message.is_empty() {
             self.message.push_str(value);
         } else {
             let _ = write!(self.rest, " {}={}", field.name(), value);
@@ -317,7 +330,7 @@ impl tracing::field::Visit for Fields {
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
+        if field.name() == "message" && self.message.is_empty() {
             let _ = write!(self.message, "{value:?}");
         } else {
             let _ = write!(self.rest, " {}={:?}", field.name(), value);
@@ -431,6 +444,7 @@ mod tests {
             tracing::debug!(target: "toolwire::test", ?reason, "second");
             tracing::trace!(target: "toolwire::test", "too verbose");
             tracing::error!(target: "toolwire::test", only = true);
+            tracing::warn!(target: "toolwire::test", message = %reason, "the client said");
             tracing::info!("from this module");
         });
         let got: Vec<LogRecord> =
@@ -441,6 +455,7 @@ mod tests {
                 record(Level::Warn, "first code=7 reason=bad frame who=client"),
                 record(Level::Debug, "second reason=\"bad frame\""),
                 record(Level::Error, "only=true"),
+                record(Level::Warn, "the client said message=bad frame"),
                 LogRecord {
                     level: Level::Info,
                     target: module_path!().to_owned(),
@@ -571,6 +586,18 @@ mod tests {
                 message: "taken".to_owned(),
             })
         );
+    }
+
+    #[test]
+    fn long_messages_are_cut() {
+        let (drain, dispatch) = drain_of(16, Some(Level::Info));
+        let long = "é".repeat(MAX_MESSAGE);
+        tracing::dispatcher::with_default(&dispatch, || {
+            tracing::info!(target: "toolwire::test", "{long}");
+        });
+        let got = drain.take(1).pop().expect("the record");
+        assert!(got.message.len() <= MAX_MESSAGE + '…'.len_utf8());
+        assert!(got.message.starts_with("éé") && got.message.ends_with('…'));
     }
 
     #[test]

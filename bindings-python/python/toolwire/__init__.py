@@ -16,13 +16,14 @@ server.run()
 # docstring says what it holds and why it is apart). Each imports only modules above it
 # (right column), so there is no import cycle:
 #   _native   the Rust engine (PyO3 extension), its exceptions          -
+#   _logs     the engine's own logs into `logging` (a daemon thread)    _native
 #   _loop     the asyncio event loop toolwire serves on                 -
 #   _schema   JSON Schema from type hints; arguments back into types    -
 #   _content  content blocks, ToolResult, ToolError; values as results  -
 #   _context  Context: a tool call's way back to the client             _native
-#   _base     what Server's parts share (engine, loops); the logger     _native, _loop
+#   _base     what Server's parts share (engine, loops); the logger     _native, _loop, _logs
 #   _catalog  resources, prompts, completion (CatalogMixin)             _base
-#   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop
+#   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop, _logs
 #   _server   Server (tools, stdio; + the mixins), Session              all of the above
 
 from ._base import F as F

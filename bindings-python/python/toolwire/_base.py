@@ -13,7 +13,7 @@ import logging
 import threading
 from typing import Any, Callable, Optional, TypeVar
 
-from . import _native
+from . import _logs, _native
 from ._loop import new_event_loop
 
 logger = logging.getLogger("toolwire")
@@ -33,6 +33,8 @@ class ServerBase:
     """The engine's server and the loops of a `Server`."""
 
     def __init__(self, native: _native.NativeServer) -> None:
+        # The engine's logs: the level the `toolwire` logger has now.
+        _logs.follow_level()
         self._native = native
         self._background_loop: Optional[asyncio.AbstractEventLoop] = None
         # The loop `async def` resources, prompts and completers run on (the serving one).

@@ -14,7 +14,7 @@ import signal
 import sys
 from typing import Any, Callable, Literal, Optional
 
-from . import _native
+from . import _logs, _native
 from ._base import ServerBase, check_counts, logger
 from ._loop import run as _run_on_new_loop
 
@@ -81,6 +81,7 @@ class HttpMixin(ServerBase):
             "header_read_timeout": _millis("header_read_timeout", header_read_timeout),
             "body_read_timeout": _millis("body_read_timeout", body_read_timeout),
         }
+        _logs.follow_level()
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)

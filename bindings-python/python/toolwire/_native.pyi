@@ -185,3 +185,14 @@ class NativeServer:
         authorization_servers: list[str],
         resource_url: Optional[str],
     ) -> NativeHttpServer: ...
+
+# The engine's own logs (`toolwire._logs` drives these).
+def set_log_level(level: int) -> None:
+    """The engine produces what a logger at this effective `logging` level keeps."""
+
+def next_logs(timeout: float) -> Optional[list[tuple[int, str, str]]]:
+    """Up to 256 `(logging level, target, message)` records, waiting up to `timeout` seconds
+    (GIL released) for the first: `[]` when none came, `None` once closed and empty."""
+
+def close_logs() -> None:
+    """Ends the engine's logs for the process (at exit): `next_logs` returns what is left."""

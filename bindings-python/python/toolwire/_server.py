@@ -13,7 +13,7 @@ import inspect
 import sys
 from typing import Any, Callable, Literal, Optional, Union
 
-from . import _native
+from . import _logs, _native
 from ._base import F, check_counts, logger
 from ._catalog import CatalogMixin
 from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResult, call_result
@@ -361,6 +361,7 @@ class Server(CatalogMixin, HttpMixin):
         stdout carries the protocol only. Stdin is served once at a time in a process: while
         another serve (of any server) reads it, this raises `BusyError`.
         """
+        _logs.follow_level()
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
@@ -396,6 +397,7 @@ class Server(CatalogMixin, HttpMixin):
 
     def _bind_loop(self) -> tuple[asyncio.AbstractEventLoop, Any]:
         """Runs `async def` tools on the running loop, or on a private one."""
+        _logs.follow_level()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
