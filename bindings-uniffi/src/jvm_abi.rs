@@ -18,11 +18,19 @@
 //! Results (`toolwire_driver_next`, `toolwire_queue_complete`), little-endian: `u32 count`,
 //! then per result `u64 call_id, u8 kind, u32 length, length bytes`, where kind 0 is text,
 //! 1 structured JSON, 2 an error message (all UTF-8) and 3 a UniFFI-serialised `ToolResult`.
+//!
+//! The engine's own logs (`toolwire_logs_*`): the JVM side drains core's bounded log queue on a
+//! thread of its own into SLF4J (`EngineLogs.kt`); no engine thread calls into the JVM to log.
+//! Records (`toolwire_logs_next`), little-endian: `u32 count`, then per record `u8 level`
+//! (1 error … 5 trace), `u32 length, length bytes of target`, `u32 length, length bytes of
+//! message` (UTF-8).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+use toolwire::logs;
 
 use crate::UniFfiTag;
 use crate::context::CallContext;
@@ -325,6 +333,87 @@ pub extern "C" fn toolwire_call_context(call_id: u64) -> u64 {
     })
 }
 
+/// The most log records one `toolwire_logs_next` hands over.
+const LOG_BATCH: usize = 256;
+
+/// Log records from `toolwire_logs_next` that did not fit the caller's buffer (one thread
+/// drains the logs).
+fn logs_overflow() -> &'static Mutex<Option<Vec<u8>>> {
+    static OVERFLOW: OnceLock<Mutex<Option<Vec<u8>>>> = OnceLock::new();
+    OVERFLOW.get_or_init(Mutex::default)
+}
+
+/// Sets the most verbose level of the engine's logs the JVM takes: 1 error … 5 trace, any
+/// other number off.
+#[unsafe(no_mangle)]
+pub extern "C" fn toolwire_logs_level(level: i32) {
+    guarded((), || {
+        crate::runtime::init_logs();
+        let level = u8::try_from(level).ok().and_then(logs::Level::from_number);
+        logs::set_max_level(level);
+    });
+}
+
+/// Waits up to `timeout_ms` for the engine's log records and writes those waiting (encoded as
+/// the module says) into `output`. Returns the length written, 0 when none came in time,
+/// `ENDED` once the logs are closed and drained, or `-2 - n` when the records need `n` bytes:
+/// they are kept for the next call, which should not wait.
+///
+/// # Safety
+/// `output` must point to `output_capacity` writable bytes (or be null with capacity 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn toolwire_logs_next(
+    timeout_ms: u64,
+    output_data: *mut u8,
+    output_capacity: usize,
+) -> i64 {
+    // SAFETY: the caller guarantees the length.
+    let out = unsafe { output(output_data, output_capacity) };
+    guarded(ENDED, || {
+        crate::runtime::init_logs();
+        let kept = logs_overflow()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let encoded = match kept {
+            Some(encoded) => encoded,
+            None => {
+                let drain = logs::drain();
+                let Some(first) = drain.recv_timeout(Duration::from_millis(timeout_ms)) else {
+                    return if drain.is_closed() { ENDED } else { 0 };
+                };
+                let mut records = vec![first];
+                records.extend(drain.take(LOG_BATCH - 1));
+                encode_logs(&records)
+            }
+        };
+        hand_out(encoded, out, |kept| {
+            *logs_overflow().lock().unwrap_or_else(|e| e.into_inner()) = Some(kept);
+        })
+    })
+}
+
+/// Ends the engine's logs for the process (the JVM is shutting down): nothing more is
+/// queued, and `toolwire_logs_next` hands over what is left, then `ENDED`.
+#[unsafe(no_mangle)]
+pub extern "C" fn toolwire_logs_close() {
+    guarded((), || logs::drain().close());
+}
+
+fn encode_logs(records: &[logs::LogRecord]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+    for record in records {
+        out.push(record.level.number());
+        // Core bounds messages (16 KiB) and targets are module paths: both fit a u32.
+        for text in [&record.target, &record.message] {
+            out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            out.extend_from_slice(text.as_bytes());
+        }
+    }
+    out
+}
+
 fn hand_out(encoded: Vec<u8>, out: &mut [u8], keep: impl FnOnce(Vec<u8>)) -> i64 {
     if encoded.len() > out.len() {
         let needed = encoded.len() as i64;
@@ -419,6 +508,22 @@ fn take_u64(input: &mut &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_records_are_encoded_as_the_module_says() {
+        let record = logs::LogRecord {
+            level: logs::Level::Warn,
+            target: "toolwire::x".into(),
+            message: "héllo".into(),
+        };
+        let mut expected = 1u32.to_le_bytes().to_vec();
+        expected.push(2);
+        expected.extend_from_slice(&11u32.to_le_bytes());
+        expected.extend_from_slice(b"toolwire::x");
+        expected.extend_from_slice(&6u32.to_le_bytes());
+        expected.extend_from_slice("héllo".as_bytes());
+        assert_eq!(encode_logs(&[record]), expected);
+    }
 
     #[test]
     fn completions_round_trip_and_malformed_input_stops_cleanly() {

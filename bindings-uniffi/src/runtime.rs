@@ -2,12 +2,20 @@
 
 use tokio::runtime::Runtime;
 
-/// The engine's runtime (core's, shared by every server); the engine's logs go to stderr as
-/// `TOOLWIRE_LOG` says, set up on first use.
+/// The engine's runtime (core's, shared by every server); the engine's logs are set up on
+/// first use.
 pub(crate) fn runtime() -> &'static Runtime {
-    static LOGS: std::sync::Once = std::sync::Once::new();
-    LOGS.call_once(|| toolwire::logs::init_from_env(None));
+    init_logs();
     toolwire::host::runtime()
+}
+
+/// The engine's logs: to stderr as `TOOLWIRE_LOG` says, and into the drain the Kotlin wrapper
+/// empties into SLF4J (off until it sets a level; see `jvm_abi`). Once per process.
+pub(crate) fn init_logs() {
+    static LOGS: std::sync::Once = std::sync::Once::new();
+    LOGS.call_once(|| {
+        toolwire::logs::init_with_drain(None);
+    });
 }
 
 /// Runs `future` on the engine's runtime and waits for it from whatever executor polls the

@@ -10,6 +10,9 @@ internal class PendingCall(val callId: Long, val toolKey: Int, val argumentsJson
 /** What a thread takes at once: calls to run, and ids of calls taken earlier that were cancelled. */
 internal class Work(val calls: List<PendingCall>, val cancelled: List<Long>)
 
+/** One of the engine's log records: its level (1 error … 5 trace), target and message. */
+internal class EngineLogRecord(val level: Int, val target: String, val message: String)
+
 /** A call's result, handed back. */
 internal class Completion(val callId: Long, val result: ToolResult)
 
@@ -49,6 +52,12 @@ internal object NativeLink {
     @JvmStatic private external fun toolwire_queue_complete(input: ByteBuffer, inputLen: Long)
 
     @JvmStatic private external fun toolwire_call_context(callId: Long): Long
+
+    @JvmStatic private external fun toolwire_logs_level(level: Int)
+
+    @JvmStatic private external fun toolwire_logs_next(timeoutMs: Long, output: ByteBuffer, outputCapacity: Long): Long
+
+    @JvmStatic private external fun toolwire_logs_close()
 
     private const val ENDED = -1L
     private const val TEXT: Byte = 0
@@ -152,6 +161,44 @@ internal object NativeLink {
         val handle = toolwire_call_context(callId)
         return if (handle == 0L) null else FfiConverterTypeCallContext.lift(handle)
     }
+
+    /** The most verbose level of the engine's logs to hand over: 1 error … 5 trace, 0 none. */
+    fun logsLevel(level: Int) = toolwire_logs_level(level)
+
+    /**
+     * The engine's log records waiting, after up to [timeoutMs] for the first: empty when none
+     * came, null once the logs are closed and drained. One thread calls it.
+     */
+    fun nextLogs(timeoutMs: Long): List<EngineLogRecord>? {
+        var output = logsBuffer
+        output.clear()
+        var written = toolwire_logs_next(timeoutMs, output, output.capacity().toLong())
+        while (written <= -2L) {
+            output = direct((-2L - written).toInt())
+            logsBuffer = output
+            written = toolwire_logs_next(0, output, output.capacity().toLong())
+        }
+        if (written == ENDED) return null
+        if (written <= 0L) return emptyList()
+        output.limit(written.toInt())
+        val count = output.getInt()
+        return List(count) {
+            val level = output.get().toInt()
+            val target = utf8(output)
+            EngineLogRecord(level, target, utf8(output))
+        }
+    }
+
+    private var logsBuffer = direct(64 * 1024)
+
+    private fun utf8(buffer: ByteBuffer): String {
+        val bytes = ByteArray(buffer.getInt())
+        buffer.get(bytes)
+        return String(bytes, Charsets.UTF_8)
+    }
+
+    /** Ends the engine's logs for the process: [nextLogs] hands over what is left, then null. */
+    fun closeLogs() = toolwire_logs_close()
 
     private fun direct(capacity: Int): ByteBuffer = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN)
 

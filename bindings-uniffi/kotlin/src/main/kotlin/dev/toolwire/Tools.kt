@@ -18,7 +18,10 @@ package dev.toolwire
 fun Server.tool(
     definition: ToolDefinition,
     handler: suspend (context: CallContext, argumentsJson: String) -> ToolResult,
-) = NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Suspending(handler)))
+) {
+    EngineLogs.start()
+    NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Suspending(handler)))
+}
 
 /**
  * Registers a tool whose handler is a plain blocking lambda. Each call runs on
@@ -27,7 +30,10 @@ fun Server.tool(
 fun Server.blockingTool(
     definition: ToolDefinition,
     handler: (context: CallContext, argumentsJson: String) -> ToolResult,
-) = NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Blocking(handler)))
+) {
+    EngineLogs.start()
+    NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Blocking(handler)))
+}
 
 /**
  * Serves stdin/stdout on the calling thread until stdin ends, [Server.stop] is called or the
@@ -37,6 +43,7 @@ fun Server.blockingTool(
  * [ToolwireException.Busy] while stdin is already served in this process.
  */
 fun Server.runStdio() {
+    EngineLogs.start()
     val driver = NativeLink.openStdio(this)
     val stdout = System.out
     System.setOut(System.err)
@@ -155,6 +162,7 @@ fun Server.runHttp(
     validator: BearerTokenValidator? = null,
     onListening: (url: String) -> Unit = {},
 ) {
+    EngineLogs.start()
     val http = serveHttp(host, port, options, validator)
     try {
         servingUntilShutdown("toolwire-http-shutdown", stop = http::stop) {
