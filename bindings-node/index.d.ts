@@ -488,3 +488,23 @@ export declare function audio(data: string | Uint8Array, mimeType: string): Audi
 export declare function resourceLink(uri: string, name: string, extra?: Partial<Omit<ResourceLink, 'type' | 'uri' | 'name'>>): ResourceLink
 export declare function embeddedResource(resource: EmbeddedResource['resource']): EmbeddedResource
 export declare const LOG_LEVELS: readonly LogLevel[]
+
+/** The engine's own log levels, most severe first. */
+export type EngineLogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
+export declare const ENGINE_LOG_LEVELS: readonly EngineLogLevel[]
+
+/** One of the engine's own log records. */
+export interface EngineLogRecord {
+  level: EngineLogLevel
+  /** The Rust module it comes from, `toolwire::…`. */
+  target: string
+  message: string
+}
+
+/**
+ * Routes the engine's own logs (not what tools send the client with `ctx.log`) to `handler`,
+ * for `level` ('info' by default) and more severe, on the JS thread, in order; `null` stops.
+ * Bounded: a handler that falls behind loses records, and the next one says how many.
+ * `DEBUG=toolwire` writes them to stderr.
+ */
+export declare function onEngineLog(handler: ((record: EngineLogRecord) => void) | null, options?: { level?: EngineLogLevel }): void

@@ -15,6 +15,7 @@ mod errors;
 mod handler;
 mod http;
 mod js_thread;
+mod logs;
 mod runtime;
 mod server;
 mod stdio;
@@ -23,8 +24,9 @@ mod stdio;
 #[napi_derive::module_init]
 fn init() {
     runtime::install();
-    // The engine's own logs go to stderr when TOOLWIRE_LOG asks for them.
-    toolwire::logs::init_from_env(None);
+    // The engine's own logs go to stderr when TOOLWIRE_LOG asks for them, and to the handler
+    // `onEngineLog` sets (off until then).
+    toolwire::logs::init_with_drain(None);
 }
 
 // The engine allocates a little per call (frames, JSON values); glibc's malloc and free were
