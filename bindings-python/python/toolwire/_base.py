@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Callable, Optional, TypeVar
 
 from . import _logs, _native
@@ -29,16 +30,91 @@ def check_counts(**counts: Optional[int]) -> None:
             raise ValueError(f"{name} must be 0 or more, not {value}")
 
 
+class Lifespan:
+    """A server's lifespan: the user's async context manager, entered once before serving and
+    exited when the last serve that entered it ends. Its value is what handlers read as
+    `ctx.lifespan_context` (and a `Round`'s `lifespan_context`)."""
+
+    def __init__(self, factory: Optional[Callable[[Any], AbstractAsyncContextManager[Any]]]) -> None:
+        if factory is not None and not callable(factory):
+            raise TypeError("lifespan must be a callable returning an async context manager")
+        self.factory = factory
+        self.value: Any = None
+        self._users = 0
+        self._manager: Optional[AbstractAsyncContextManager[Any]] = None
+        # While it is being entered: the entry, which a concurrent serve awaits too.
+        self._entering: Optional[asyncio.Future[None]] = None
+
+    async def enter(self, server: Any) -> None:
+        if self.factory is None:
+            return
+        self._users += 1
+        if self._entering is not None:
+            try:
+                await asyncio.shield(self._entering)
+            except BaseException:
+                self._users -= 1
+                raise
+            return
+        if self._users > 1:
+            return
+        self._entering = asyncio.get_running_loop().create_future()
+        try:
+            manager = self.factory(server)
+            if not hasattr(manager, "__aenter__"):
+                raise TypeError(
+                    "lifespan(server) must return an async context manager "
+                    "(decorate an async generator with @contextlib.asynccontextmanager)"
+                )
+            self.value = await manager.__aenter__()
+            self._manager = manager
+        except BaseException as exc:
+            self._users -= 1
+            self._entering.set_exception(exc)
+            self._entering.exception()  # retrieved: a failure nobody else awaited is not logged
+            raise
+        finally:
+            entering, self._entering = self._entering, None
+            if not entering.done():
+                entering.set_result(None)
+
+    async def exit(self) -> None:
+        if self.factory is None or self._users == 0:
+            return
+        self._users -= 1
+        if self._users > 0 or self._manager is None:
+            return
+        manager, self._manager = self._manager, None
+        try:
+            await manager.__aexit__(None, None, None)
+        finally:
+            self.value = None
+
+
 class ServerBase:
     """The engine's server and the loops of a `Server`."""
 
-    def __init__(self, native: _native.NativeServer) -> None:
+    def __init__(
+        self,
+        native: _native.NativeServer,
+        lifespan: Optional[Callable[[Any], AbstractAsyncContextManager[Any]]] = None,
+    ) -> None:
         # The engine's logs: the level the `toolwire` logger has now.
         _logs.follow_level()
         self._native = native
         self._background_loop: Optional[asyncio.AbstractEventLoop] = None
         # The loop `async def` resources, prompts and completers run on (the serving one).
         self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._lifespan = Lifespan(lifespan)
+
+    async def __aenter__(self) -> Any:
+        """`async with server:` enters the lifespan (serving does too, for as long as it
+        serves); a transport of your own (`session()`) serves inside such a block."""
+        await self._lifespan.enter(self)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._lifespan.exit()
 
     def _private_loop(self) -> asyncio.AbstractEventLoop:
         if self._background_loop is None or self._background_loop.is_closed():

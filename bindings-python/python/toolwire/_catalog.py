@@ -95,7 +95,7 @@ class CatalogMixin(ServerBase):
             if "uri" in parameters:
                 kwargs["uri"] = request["uri"]
             if round_param:
-                kwargs[round_param] = _round_of(request)
+                kwargs[round_param] = _round_of(request, self._lifespan.value)
             try:
                 value = self._call(fn, **kwargs)
             except ResourceNotFound as exc:
@@ -161,7 +161,7 @@ class CatalogMixin(ServerBase):
                 if param not in kwargs:
                     kwargs[param] = make()
             if round_param:
-                kwargs[round_param] = _round_of(request)
+                kwargs[round_param] = _round_of(request, self._lifespan.value)
             try:
                 value = self._call(fn, **kwargs)
                 if isinstance(value, InputRequired):
@@ -226,8 +226,8 @@ def _round_parameter(fn: Callable[..., Any]) -> Optional[str]:
     return next((name for name, hint in hints.items() if hint is Round), None)
 
 
-def _round_of(request: dict[str, Any]) -> Round:
-    return Round(request.get("inputResponses") or {}, request.get("requestState"))
+def _round_of(request: dict[str, Any], lifespan_context: Any) -> Round:
+    return Round(request.get("inputResponses") or {}, request.get("requestState"), lifespan_context)
 
 
 def _first_paragraph(fn: Callable[..., Any]) -> Optional[str]:

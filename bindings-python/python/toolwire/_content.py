@@ -65,14 +65,22 @@ class InputRequired:
 
 
 class Round:
-    """2026-07-28 MRTR, for prompts and resources: what the client sent back. Declare a parameter
-    annotated `Round` to receive it (tools read the same from their `Context`)."""
+    """What a prompt or resource gets besides its arguments: the 2026-07-28 MRTR answers the
+    client sent back, and the server's lifespan value. Declare a parameter annotated `Round` to
+    receive it (tools read the same from their `Context`)."""
 
-    __slots__ = ("input_responses", "request_state")
+    __slots__ = ("input_responses", "lifespan_context", "request_state")
 
-    def __init__(self, input_responses: Optional[dict[str, Any]] = None, request_state: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        input_responses: Optional[dict[str, Any]] = None,
+        request_state: Optional[str] = None,
+        lifespan_context: Any = None,
+    ) -> None:
         self.input_responses: dict[str, Any] = input_responses or {}
         self.request_state = request_state
+        #: What the server's `lifespan` yielded (None without one).
+        self.lifespan_context = lifespan_context
 
     def __repr__(self) -> str:
         return f"Round({list(self.input_responses)}, state={self.request_state is not None})"

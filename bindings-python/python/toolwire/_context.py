@@ -62,8 +62,21 @@ class _CancelledWaiter:
 class Context:
     """What a tool gets besides its arguments: annotate a parameter with `Context` to receive it."""
 
-    def __init__(self, native: _native.NativeContext) -> None:
+    __slots__ = ("_native", "_lifespan")
+
+    def __init__(self, native: _native.NativeContext, lifespan: Any = None) -> None:
         self._native = native
+        self._lifespan = lifespan
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the server's `lifespan` yielded (a database pool, a client...); None without one."""
+        return None if self._lifespan is None else self._lifespan.value
+
+    @property
+    def request_context(self) -> RequestContext:
+        """The official SDK's spelling: `ctx.request_context.lifespan_context` works as there."""
+        return RequestContext(self.lifespan_context, self.request_id)
 
     @property
     def request_id(self) -> Union[int, str]:
@@ -202,3 +215,14 @@ class Context:
 
 def _millis(timeout: Optional[float]) -> Optional[int]:
     return None if timeout is None else int(timeout * 1000)
+
+
+class RequestContext:
+    """`ctx.request_context`, as the official Python SDK names it: the lifespan's value and the
+    request's id."""
+
+    __slots__ = ("lifespan_context", "request_id")
+
+    def __init__(self, lifespan_context: Any, request_id: Union[int, str]) -> None:
+        self.lifespan_context = lifespan_context
+        self.request_id = request_id

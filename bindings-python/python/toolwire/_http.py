@@ -12,6 +12,7 @@ import contextlib
 import math
 import signal
 import sys
+from collections.abc import Awaitable
 from typing import Any, Callable, Literal, Optional
 
 from . import _logs, _native
@@ -82,6 +83,8 @@ class HttpMixin(ServerBase):
             "body_read_timeout": _millis("body_read_timeout", body_read_timeout),
         }
         _logs.follow_level()
+        # The lifespan first: a failure to start is this call's; `wait()` exits it again.
+        await self._lifespan.enter(self)
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
@@ -111,9 +114,10 @@ class HttpMixin(ServerBase):
             )
         except BaseException:
             loop.remove_reader(bridge.fileno())
+            await self._lifespan.exit()
             raise
         logger.info("serving MCP at %s", native.url)
-        return HttpServer(native, loop, bridge)
+        return HttpServer(native, loop, bridge, self._lifespan.exit)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serves Streamable HTTP until Ctrl-C or SIGTERM (blocking; runs its own asyncio loop).
@@ -137,10 +141,18 @@ class HttpMixin(ServerBase):
 class HttpServer:
     """A running Streamable HTTP server (from `await Server.serve_http(...)`)."""
 
-    def __init__(self, native: _native.NativeHttpServer, loop: asyncio.AbstractEventLoop, bridge: Any) -> None:
+    def __init__(
+        self,
+        native: _native.NativeHttpServer,
+        loop: asyncio.AbstractEventLoop,
+        bridge: Any,
+        release: Callable[[], Awaitable[None]],
+    ) -> None:
         self._native = native
         self._loop = loop
         self._bridge = bridge
+        # Ends this serve's hold on the server's lifespan, once it has stopped.
+        self._release: Optional[Callable[[], Awaitable[None]]] = release
 
     @property
     def url(self) -> str:
@@ -152,7 +164,8 @@ class HttpServer:
         self._native.stop()
 
     async def wait(self) -> None:
-        """Until the server stopped; cancelling this stops it (calls in flight still drain)."""
+        """Until the server stopped; cancelling this stops it (calls in flight still drain).
+        Then the server's lifespan ends, unless another serve still holds it."""
         waiting = self._loop.run_in_executor(None, self._native.wait)
         try:
             await asyncio.shield(waiting)
@@ -163,6 +176,9 @@ class HttpServer:
             raise
         finally:
             self._loop.remove_reader(self._bridge.fileno())
+            release, self._release = self._release, None
+            if release is not None:
+                await release()
 
 
 def _millis(name: str, seconds: Optional[float]) -> Optional[int]:

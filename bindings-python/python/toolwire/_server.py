@@ -40,6 +40,7 @@ def _wrap(
     params: dict[str, Any],
     renamed: Optional[dict[str, str]] = None,
     defaults: Optional[dict[str, Callable[[], Any]]] = None,
+    lifespan: Any = None,
 ) -> tuple[Callable[..., Any], bool]:
     """The engine's calling convention around `fn`: `(native_ctx, arguments) -> returned value`
     (Python types converted, see `call_result`), or for
@@ -62,7 +63,7 @@ def _wrap(
             if name not in kwargs:
                 kwargs[name] = make()
         if context_param:
-            kwargs[context_param] = Context(native_ctx)
+            kwargs[context_param] = Context(native_ctx, lifespan)
         return kwargs
 
     def failed(exc: BaseException) -> None:
@@ -187,6 +188,13 @@ class Server(CatalogMixin, HttpMixin):
             for many such calls at once, or write them `async def` (not bounded by it). As in
             an executor, a thread's `threading.local` and context variables carry over from
             one call to the next on it.
+        lifespan: Set-up and clean-up around serving, as in the official SDK: a function of the
+            server returning an async context manager (an `@asynccontextmanager` generator)
+            whose value tools read as `ctx.lifespan_context` (or
+            `ctx.request_context.lifespan_context`), and resources and prompts as a `Round`'s
+            `lifespan_context`. Entered before serving starts (`run`, `run_async`,
+            `serve_http`, `testing.connect`, `async with server:`), once however many of them
+            run, and exited when the last one ends, after its calls in flight.
     """
 
     def __init__(
@@ -209,6 +217,7 @@ class Server(CatalogMixin, HttpMixin):
         request_state_keys: Optional[list[str]] = None,
         modern_only: bool = False,
         sync_handler_threads: Optional[int] = None,
+        lifespan: Optional[Callable[[Server], contextlib.AbstractAsyncContextManager[Any]]] = None,
     ) -> None:
         check_counts(
             page_size=page_size,
@@ -244,7 +253,10 @@ class Server(CatalogMixin, HttpMixin):
             modern_only,
             sync_handler_threads,
         )
-        super().__init__(native)
+        super().__init__(native, lifespan)
+        #: The name and version sent to clients.
+        self.name = name
+        self.version = version
 
     def tool(
         self,
@@ -331,7 +343,7 @@ class Server(CatalogMixin, HttpMixin):
         if task_support != "never":
             definition["taskSupport"] = task_support
         renamed = signature.renamed if input_schema is None else {}
-        invoke, is_async = _wrap(fn, signature.context_param, params, renamed, signature.defaults)
+        invoke, is_async = _wrap(fn, signature.context_param, params, renamed, signature.defaults, self._lifespan)
         timeout_ms = None if timeout is None else int(timeout * 1000)
         self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
 
@@ -362,6 +374,10 @@ class Server(CatalogMixin, HttpMixin):
         another serve (of any server) reads it, this raises `BusyError`.
         """
         _logs.follow_level()
+        async with self:  # the lifespan, around serving
+            await self._serve_stdio()
+
+    async def _serve_stdio(self) -> None:
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)

@@ -61,21 +61,24 @@ async def connect(
     `elicitation(params)` and `sampling(params)` (sync or async) answer the server's
     `elicitation/create` and `sampling/createMessage`; `roots` is what `roots/list` returns.
     Each one given is declared in the client's capabilities (merged with `capabilities`).
+    The server's `lifespan` is entered first and exited after the session ends.
     """
-    client = TestClient(
-        server.session(),
-        protocol_version=protocol_version,
-        elicitation=elicitation,
-        sampling=sampling,
-        roots=roots,
-        capabilities=capabilities,
-        client_info=client_info or {"name": "toolwire-test-client", "version": "1.0"},
-    )
-    await client._start()
-    try:
-        yield client
-    finally:
-        await client._close()
+    # The server's lifespan around the session (its value reaches the handlers; exited at the end).
+    async with server:
+        client = TestClient(
+            server.session(),
+            protocol_version=protocol_version,
+            elicitation=elicitation,
+            sampling=sampling,
+            roots=roots,
+            capabilities=capabilities,
+            client_info=client_info or {"name": "toolwire-test-client", "version": "1.0"},
+        )
+        await client._start()
+        try:
+            yield client
+        finally:
+            await client._close()
 
 
 class TestClient:
