@@ -555,12 +555,15 @@ def test_progress_from_sync_and_async_tools_and_wants_progress(client_for) -> No
         first = ctx.progress(1, 2)  # no await in a sync tool
         again = ctx.progress(1, 2)  # not greater: not sent
         alias = ctx.report_progress(2, 2)
-        return f"{ctx.wants_progress} {bool(first)} {bool(again)} {alias}"
+        return f"{ctx.wants_progress} {bool(first)} {bool(again)} {bool(alias)}"
 
     @server.tool()
     async def async_work(ctx: Context) -> str:
         sent = await ctx.progress(1)
-        return f"{ctx.wants_progress} {sent}"
+        # The official SDK's spellings are awaited: so are ours.
+        alias = await ctx.report_progress(2)
+        logged = await ctx.info("working")
+        return f"{ctx.wants_progress} {sent} {alias} {logged}"
 
     client = client_for(server)
     client.call(1, "sync_work", meta={"progressToken": "s"})
@@ -569,7 +572,10 @@ def test_progress_from_sync_and_async_tools_and_wants_progress(client_for) -> No
     assert text_of(answer) == "True True False True"
     client.call(2, "async_work", meta={"progressToken": "a"})
     assert client.recv()["params"] == {"progressToken": "a", "progress": 1}
-    assert text_of(client.recv()) == "True True"
+    assert client.recv()["params"] == {"progressToken": "a", "progress": 2}
+    log = client.recv()
+    assert log["params"] == {"level": "info", "data": "working"}, log
+    assert text_of(client.recv()) == "True True True True"
     client.call(3, "sync_work")
     assert text_of(client.recv()) == "False False False False"
 

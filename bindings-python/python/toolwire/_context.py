@@ -15,7 +15,7 @@ from . import _native
 
 
 class Sent:
-    """What `ctx.progress(...)` returns: whether the report was sent, usable both ways.
+    """What `ctx.progress(...)` and `ctx.log(...)` return: whether it was sent, usable both ways.
 
     A sync tool calls `ctx.progress(...)` and may test the result (`if ctx.progress(...):`);
     an `async def` tool may `await ctx.progress(...)` (done at once) and gets the bool.
@@ -144,15 +144,17 @@ class Context:
         """
         return Sent(self._native.progress(progress, total, message))
 
-    def report_progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> bool:
-        """The FastMCP name of `progress`: sends progress; returns whether it was sent."""
-        return self._native.progress(progress, total, message)
+    def report_progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> Sent:
+        """The official SDK's name of `progress`, awaitable as there (`await
+        ctx.report_progress(1, 3)`) and callable from sync tools; says whether it was sent."""
+        return Sent(self._native.progress(progress, total, message))
 
-    def log(self, level: str, data: Any, logger: Optional[str] = None) -> bool:
-        """Sends `notifications/message` if `level` passes the client's level."""
-        return self._native.log(level, data, logger)
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> Sent:
+        """Sends `notifications/message` if `level` passes the client's level; says whether it
+        was sent. Awaitable too, as the official SDK's `await ctx.log(...)` is."""
+        return Sent(self._native.log(level, data, logger))
 
-    def debug(self, data: Any) -> bool:
+    def debug(self, data: Any) -> Sent:
         return self.log("debug", data)
 
     def close_sse_stream(self) -> None:
@@ -161,13 +163,13 @@ class Context:
         gets what was sent meanwhile. No effect on stdio."""
         self._native.close_sse_stream()
 
-    def info(self, data: Any) -> bool:
+    def info(self, data: Any) -> Sent:
         return self.log("info", data)
 
-    def warning(self, data: Any) -> bool:
+    def warning(self, data: Any) -> Sent:
         return self.log("warning", data)
 
-    def error(self, data: Any) -> bool:
+    def error(self, data: Any) -> Sent:
         return self.log("error", data)
 
     async def sample(self, params: dict[str, Any], timeout: Optional[float] = None) -> dict[str, Any]:
