@@ -47,14 +47,14 @@ class CatalogHttpTest {
         return server
     }
 
-    private fun TestClient.request(id: Int, method: String, params: String = "{}"): JsonObject {
+    private fun RawClient.request(id: Int, method: String, params: String = "{}"): JsonObject {
         send("""{"jsonrpc":"2.0","id":$id,"method":"$method","params":$params}""")
         return recvObject()
     }
 
     @Test
     fun `resources read, missing ones are -32002, failures -32603`() {
-        TestClient(catalogServer()).use { client ->
+        RawClient(catalogServer()).use { client ->
             val caps = client.initialize().getValue("capabilities").jsonObject
             assertEquals(json("""{"subscribe":true,"listChanged":true}"""), caps.getValue("resources"))
             assertEquals("{}", caps.getValue("completions").toString())
@@ -79,7 +79,7 @@ class CatalogHttpTest {
 
     @Test
     fun `prompts render, check arguments and complete`() {
-        TestClient(catalogServer()).use { client ->
+        RawClient(catalogServer()).use { client ->
             client.initialize()
             val got = client.request(1, "prompts/get", """{"name":"greet","arguments":{"name":"Ada"}}""")
             assertEquals(

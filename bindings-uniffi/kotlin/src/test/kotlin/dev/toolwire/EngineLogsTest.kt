@@ -27,7 +27,7 @@ class EngineLogsTest {
         val server = Server("logs", "1.0")
         // Registering a tool with the wrapper starts the routing and reads the level.
         server.blockingTool(ToolDefinition(name = "noop")) { _, _ -> ToolResult.Text("ok") }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.send(CLIENT_ERROR)
             val record = CapturedLogs.await(10_000, ::isClientError)
@@ -43,7 +43,7 @@ class EngineLogsTest {
         CapturedLogs.threshold = Level.WARN
         EngineLogs.start()
         CapturedLogs.clear()
-        TestClient(Server("quiet", "1.0")).use { client ->
+        RawClient(Server("quiet", "1.0")).use { client ->
             client.initialize()
             client.send(BOGUS)
             client.send(CLIENT_ERROR)
@@ -55,7 +55,7 @@ class EngineLogsTest {
         CapturedLogs.threshold = Level.DEBUG
         EngineLogs.start()
         CapturedLogs.clear()
-        TestClient(Server("chatty", "1.0")).use { client ->
+        RawClient(Server("chatty", "1.0")).use { client ->
             client.initialize()
             client.send(BOGUS)
             client.send(CLIENT_ERROR)

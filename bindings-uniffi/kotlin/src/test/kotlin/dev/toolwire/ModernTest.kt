@@ -60,13 +60,13 @@ class ModernTest {
         return server
     }
 
-    private fun TestClient.modernCall(id: Int, name: String, extra: String = "", metaJson: String = "$meta}"): JsonObject {
+    private fun RawClient.modernCall(id: Int, name: String, extra: String = "", metaJson: String = "$meta}"): JsonObject {
         send("""{"jsonrpc":"2.0","id":$id,"method":"tools/call","params":{"name":"$name","arguments":{},"_meta":$metaJson$extra}}""")
         return recvObject()
     }
 
     @Test
-    fun `a tool returns InputRequired and reads its verified state`() = TestClient(server()).use { client ->
+    fun `a tool returns InputRequired and reads its verified state`() = RawClient(server()).use { client ->
         val first = client.modernCall(1, "stateful").getValue("result").jsonObject
         assertEquals("input_required", first["resultType"]!!.jsonPrimitive.content)
         val state = first["requestState"]!!.jsonPrimitive.content
@@ -80,7 +80,7 @@ class ModernTest {
     @Test
     fun `elicit is replayed each round and signals with a CancellationException`() {
         val signals = mutableListOf<Throwable>()
-        TestClient(server(signals)).use { client ->
+        RawClient(server(signals)).use { client ->
             val first = client.modernCall(1, "greet").getValue("result").jsonObject
             assertEquals("input_required", first["resultType"]!!.jsonPrimitive.content)
             assertTrue(signals.single() is kotlin.coroutines.cancellation.CancellationException)
@@ -93,7 +93,7 @@ class ModernTest {
     private val sampled = """{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}"""
 
     @Test
-    fun `askAll asks every question in one round`() = TestClient(server()).use { client ->
+    fun `askAll asks every question in one round`() = RawClient(server()).use { client ->
         val asked = client.modernCall(1, "pair").getValue("result").jsonObject["inputRequests"]!!.jsonObject
         val methods = asked.mapValues { it.value.jsonObject["method"]!!.jsonPrimitive.content }
         assertEquals(listOf("elicitation/create", "sampling/createMessage"), methods.values.sorted())
@@ -106,7 +106,7 @@ class ModernTest {
     }
 
     @Test
-    fun `askAll sends one question after the other in a session`() = TestClient(server()).use { client ->
+    fun `askAll sends one question after the other in a session`() = RawClient(server()).use { client ->
         client.initialize(capabilities = """{"elicitation":{},"sampling":{}}""")
         client.call(1, "pair", "{}")
         val first = client.recvObject()
@@ -120,7 +120,7 @@ class ModernTest {
     }
 
     @Test
-    fun `a prompt throws InputRequired and reads its round`() = TestClient(server()).use { client ->
+    fun `a prompt throws InputRequired and reads its round`() = RawClient(server()).use { client ->
         client.send("""{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"ask","_meta":$meta}}}""")
         val first = client.recvObject().getValue("result").jsonObject
         assertEquals("elicitation/create", first["inputRequests"]!!.jsonObject["ctx"]!!.jsonObject["method"]!!.jsonPrimitive.content)
@@ -130,7 +130,7 @@ class ModernTest {
     }
 
     @Test
-    fun `the trace context reaches the tool`() = TestClient(server()).use { client ->
+    fun `the trace context reaches the tool`() = RawClient(server()).use { client ->
         val traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
         val answer = client.modernCall(1, "trace", metaJson = """$meta,"traceparent":"$traceparent"}""")
         assertEquals(traceparent, answer["result"]!!.jsonObject["content"]!!.jsonArray[0].jsonObject["text"]!!.jsonPrimitive.content)

@@ -42,7 +42,7 @@ class PrivateLinkTest {
                 metaJson = """{"trace":"t1"}""",
             )
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             for ((id, name) in listOf("text", "structured", "error", "content").withIndex()) client.call(id + 1, name, "{}")
             val byId = (1..4).map { client.recvObject() }.associateBy { it.getValue("id").jsonPrimitive.int }
@@ -63,7 +63,7 @@ class PrivateLinkTest {
         val server = server()
         server.tool(ToolDefinition(name = "len")) { _, args -> ToolResult.Text(args.length.toString()) }
         val big = "x".repeat(600_000)
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.call(1, "len", """{"s":"$big"}""")
             assertEquals((big.length + 8).toString(), client.recvObject().firstText())
@@ -99,7 +99,7 @@ class PrivateLinkTest {
                 ToolResult.Text("timed out")
             }
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize(capabilities = """{"roots":{}}""")
             client.call(1, "roots", "{}")
             val request = client.recvObject()
@@ -136,7 +136,7 @@ class PrivateLinkTest {
                 ToolResult.Text("timed out")
             }
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize(capabilities = """{"sampling":{},"elicitation":{}}""")
             for ((id, pair) in listOf("sample" to "sampling/createMessage", "elicit" to "elicitation/create").withIndex()) {
                 client.call(id + 1, pair.first, "{}")
@@ -159,7 +159,7 @@ class PrivateLinkTest {
         server.blockingTool(ToolDefinition(name = "blocking")) { _, _ ->
             throw java.util.concurrent.CancellationException("gave up")
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             for ((id, name) in listOf("at-once", "later", "blocking").withIndex()) {
                 client.call(id + 1, name, "{}")
@@ -209,7 +209,7 @@ class PrivateLinkTest {
                 },
             )
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.call(7, "id", "{}")
             assertEquals("number 7", client.recvObject().firstText())
@@ -225,7 +225,7 @@ class PrivateLinkTest {
             val info = context.clientInfo()
             ToolResult.Text("${info?.description} ${info?.websiteUrl} ${Json.parseToJsonElement(context.clientInfoJson()).jsonObject["icons"]}")
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.send(
                 """{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},""" +
                     """"clientInfo":{"name":"c","version":"1","description":"a client","websiteUrl":"https://c.example","icons":[{"src":"https://c.example/i.png"}]}}}""",

@@ -31,7 +31,7 @@ private fun readmeServer(): Server {
 class ReadmeExampleTest {
     @Test
     fun `the README example serves`() {
-        TestClient(readmeServer()).use { client ->
+        RawClient(readmeServer()).use { client ->
             client.initialize()
             client.call(1, "forecast", """{"city":"Paris"}""", meta = """{"progressToken":1}""")
             val progress = client.recvObject()

@@ -33,13 +33,13 @@ class TasksTest {
         return server
     }
 
-    private fun TestClient.request(id: Int, method: String, params: String, extension: Boolean = true): JsonObject {
+    private fun RawClient.request(id: Int, method: String, params: String, extension: Boolean = true): JsonObject {
         send("""{"jsonrpc":"2.0","id":$id,"method":"$method","params":{$params,"_meta":${meta(extension)}}}""")
         return recvObject()
     }
 
     /** Polls until the task reaches [status] or ends (each poll answered in turn), for up to 10 s. */
-    private fun TestClient.waitFor(task: String, status: String): JsonObject {
+    private fun RawClient.waitFor(task: String, status: String): JsonObject {
         val deadline = System.nanoTime() + 10_000_000_000L
         var id = 100
         while (System.nanoTime() < deadline) {
@@ -50,7 +50,7 @@ class TasksTest {
     }
 
     @Test
-    fun `a question inside a task waits for tasks update`() = TestClient(server()).use { client ->
+    fun `a question inside a task waits for tasks update`() = RawClient(server()).use { client ->
         val created = client.request(1, "tools/call", """"name":"confirm","arguments":{}""").getValue("result").jsonObject
         assertEquals("task", created["resultType"]!!.jsonPrimitive.content)
         val task = created["taskId"]!!.jsonPrimitive.content
@@ -65,7 +65,7 @@ class TasksTest {
 
     @Test
     fun `a protocol error fails the task and is a JSON-RPC error outside one`() {
-        TestClient(server()).use { client ->
+        RawClient(server()).use { client ->
             val created = client.request(1, "tools/call", """"name":"broken","arguments":{}""").getValue("result").jsonObject
             val failed = client.waitFor(created["taskId"]!!.jsonPrimitive.content, "failed")
             assertEquals("-32603", failed["error"]!!.jsonObject["code"].toString())
@@ -73,7 +73,7 @@ class TasksTest {
             val refused = client.request(2, "tools/call", """"name":"broken","arguments":{}""", extension = false)
             assertEquals("-32021", refused["error"]!!.jsonObject["code"].toString())
         }
-        TestClient(server()).use { legacy ->
+        RawClient(server()).use { legacy ->
             legacy.initialize()
             legacy.call(3, "broken", "{}")
             val answer = legacy.recvObject()

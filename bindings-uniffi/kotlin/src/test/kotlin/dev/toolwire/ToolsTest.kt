@@ -46,7 +46,7 @@ class ToolsTest {
             Thread.sleep(20)
             ToolResult.Text("on ${Thread.currentThread().name}")
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.call(1, "plain", """{"text":"hi"}""")
             assertEquals("""plain {"text":"hi"}""", client.recvObject().firstText())
@@ -84,7 +84,7 @@ class ToolsTest {
             )
         }
         server.tool(ToolDefinition(name = "soft-error")) { _, _ -> ToolResult.Error("no such city") }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.call(1, "stats", "{}")
             val stats = client.recvObject().result()
@@ -127,7 +127,7 @@ class ToolsTest {
             },
         )
         server.tool(ToolDefinition(name = "ok")) { _, _ -> ToolResult.Text("still here") }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             val expected = mapOf(
                 "throws" to "bad input, sorry",
@@ -157,7 +157,7 @@ class ToolsTest {
             runs.incrementAndGet()
             ToolResult.Text("ran")
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.call(1, "echo", """{"text":5}""")
             val answer = client.recvObject()
@@ -203,7 +203,7 @@ class ToolsTest {
             withTimeout(10_000) { allStarted.await() }
             ToolResult.Text(args)
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             for (i in 1..100) client.call(i, "wait", """{"i":$i}""")
             val answers = (1..100).map { client.recvObject() }
@@ -230,7 +230,7 @@ class ToolsTest {
                 throw e
             }
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.call(7, "forever", "{}")
             assertTrue(started.await(5, TimeUnit.SECONDS))
@@ -257,7 +257,7 @@ class ToolsTest {
             context.cancelled()
             ToolResult.Text("unreachable in practice")
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.call(1, "slow-blocking", "{}")
             val answer = client.recvObject()
@@ -281,7 +281,7 @@ class ToolsTest {
             assertTrue(context.logJson(LogLevel.ERROR, """{"code":7}"""))
             ToolResult.Text("done")
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             client.send("""{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}""")
             assertEquals(1, client.recvObject().getValue("id").jsonPrimitive.int)
@@ -308,7 +308,7 @@ class ToolsTest {
                     "|" + context.clientCapabilitiesJson(),
             )
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize("2025-06-18", """{"roots":{}}""")
             client.send("""{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"name":"who","arguments":{}}}""")
             assertEquals("""abc|who|2025-06-18|kotlin-test|1.0|{"roots":{}}""", client.recvObject().firstText())
@@ -341,7 +341,7 @@ class ToolsTest {
                 ToolResult.Text("capability: ${e.detail}")
             }
         }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize(capabilities = """{"elicitation":{}}""")
             client.call(1, "ask", "{}")
             val request = client.recvObject()
@@ -364,7 +364,7 @@ class ToolsTest {
     fun `tools added and removed while connected notify the client`() {
         val server = server()
         server.tool(ToolDefinition(name = "first")) { _, _ -> ToolResult.Text("1") }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             server.tool(ToolDefinition(name = "second")) { _, _ -> ToolResult.Text("2") }
             val notice = client.recvObject()
@@ -382,8 +382,8 @@ class ToolsTest {
     fun `sessions are independent and a closed connection ends`() {
         val server = server()
         server.tool(ToolDefinition(name = "echo", inputSchemaJson = TEXT_ARG)) { _, args -> ToolResult.Text(args) }
-        val a = TestClient(server)
-        val b = TestClient(server)
+        val a = RawClient(server)
+        val b = RawClient(server)
         a.initialize("2025-03-26")
         b.send("""{"jsonrpc":"2.0","id":1,"method":"tools/list"}""")
         val refused = b.recvObject()
@@ -400,7 +400,7 @@ class ToolsTest {
         val server = Server("configured", "2.0", "Use me well.", ServerConfig(title = "Configured", pageSize = 1u))
         server.tool(ToolDefinition(name = "a")) { _, _ -> ToolResult.Text("") }
         server.tool(ToolDefinition(name = "b", annotations = ToolAnnotations(readOnlyHint = true))) { _, _ -> ToolResult.Text("") }
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             val result = client.initialize()
             assertEquals("Use me well.", result.getValue("instructions").jsonPrimitive.content)
             assertEquals("Configured", result.getValue("serverInfo").jsonObject.getValue("title").jsonPrimitive.content)
@@ -448,7 +448,7 @@ class ForeignTraitLoadTest {
                 override fun call(context: CallContext, argumentsJson: String): ToolResult = ToolResult.Text(argumentsJson)
             },
         )
-        TestClient(server).use { client ->
+        RawClient(server).use { client ->
             client.initialize()
             val total = 20_000
             var sent = 0

@@ -48,7 +48,7 @@ class VectorsTest {
             maxDepth = options["maxDepth"]?.jsonPrimitive?.int?.toUInt(),
         )
         val captured = Captured()
-        TestClient(build(vector, config)).use { client ->
+        RawClient(build(vector, config)).use { client ->
             vector["initialize"]?.jsonPrimitive?.content?.let { version ->
                 val caps = vector["clientCapabilities"]?.toString() ?: "{}"
                 val result = client.initialize(version, caps)

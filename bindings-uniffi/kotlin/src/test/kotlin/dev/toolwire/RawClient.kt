@@ -9,8 +9,8 @@ import kotlinx.serialization.json.jsonObject
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.fail
 
-/** A minimal MCP client over [Server.connect]: send JSON texts, read outbound frames. */
-class TestClient(server: Server) : AutoCloseable {
+/** A raw MCP client over [Server.connect]: send JSON texts, read outbound frames (the typed one is [dev.toolwire.testing.TestClient]). */
+class RawClient(server: Server) : AutoCloseable {
     val connection: Connection = server.connect()
 
     fun send(json: String) = connection.handleFrame(json)
