@@ -10,6 +10,10 @@ internal class QueuedCallContext(private val callId: Long) : CallContext(NoHandl
     @Volatile
     private var fetched = false
 
+    /** The lifespan of the tool's server, when it has one (`context.lifespanContext<T>()`). */
+    @Volatile
+    var lifespan: Lifespan? = null
+
     private val real: CallContext? by lazy {
         fetched = true
         NativeLink.callContext(callId)

@@ -20,7 +20,16 @@ fun Server.tool(
     handler: suspend (context: CallContext, argumentsJson: String) -> ToolResult,
 ) {
     EngineLogs.start()
-    NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Suspending(handler)))
+    val lifespan = Lifespan.of(this)
+    val body: suspend (CallContext, String) -> ToolResult = { context, argumentsJson ->
+        if (lifespan.hooks == null) {
+            handler(context, argumentsJson)
+        } else {
+            (context as? QueuedCallContext)?.lifespan = lifespan
+            lifespan.around { handler(context, argumentsJson) }
+        }
+    }
+    NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Suspending(body)))
 }
 
 /**
@@ -32,7 +41,12 @@ fun Server.blockingTool(
     handler: (context: CallContext, argumentsJson: String) -> ToolResult,
 ) {
     EngineLogs.start()
-    NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Blocking(handler)))
+    val lifespan = Lifespan.of(this)
+    val body: (CallContext, String) -> ToolResult = { context, argumentsJson ->
+        (context as? QueuedCallContext)?.lifespan = lifespan
+        lifespan.aroundBlocking { handler(context, argumentsJson) }
+    }
+    NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Blocking(body)))
 }
 
 /**
@@ -40,11 +54,23 @@ fun Server.blockingTool(
  * JVM shuts down, then returns once the calls in flight have finished. Handlers registered
  * with [tool] start on this thread, so a tool that answers at once costs no thread hop.
  * `System.out` is pointed at `System.err` meanwhile: stdout belongs to the protocol. Throws
- * [ToolwireException.Busy] while stdin is already served in this process.
+ * [ToolwireException.Busy] while stdin is already served in this process. The server's
+ * [lifespan] starts first (its failure is thrown here) and stops after serving has ended.
  */
 fun Server.runStdio() {
     EngineLogs.start()
-    val driver = NativeLink.openStdio(this)
+    val lifespan = Lifespan.of(this)
+    // The lifespan first: a failure to start is this call's exception, before stdin is read.
+    kotlinx.coroutines.runBlocking { lifespan.acquire() }
+    try {
+        runStdioLoop(this)
+    } finally {
+        kotlinx.coroutines.runBlocking { lifespan.release() }
+    }
+}
+
+private fun runStdioLoop(server: Server) {
+    val driver = NativeLink.openStdio(server)
     val stdout = System.out
     System.setOut(System.err)
     try {
@@ -116,9 +142,13 @@ class InputRequiredException(message: String) : kotlin.coroutines.cancellation.C
 fun Server.resource(
     definition: ResourceDefinition,
     read: suspend Round.(uri: String, variables: Map<String, String>) -> List<ResourceContent>,
-) = resource(definition, object : ResourceReader {
-    override suspend fun read(uri: String, variables: Map<String, String>, round: Round) = round.read(uri, variables)
-})
+) {
+    val lifespan = Lifespan.of(this)
+    resource(definition, object : ResourceReader {
+        override suspend fun read(uri: String, variables: Map<String, String>, round: Round) =
+            lifespan.around { round.read(uri, variables) }
+    })
+}
 
 /**
  * Registers a prompt rendered by a suspending lambda from its (checked) arguments; its
@@ -127,9 +157,13 @@ fun Server.resource(
 fun Server.prompt(
     definition: PromptDefinition,
     render: suspend Round.(arguments: Map<String, String>) -> PromptRendering,
-) = prompt(definition, object : PromptRenderer {
-    override suspend fun render(arguments: Map<String, String>, round: Round) = round.render(arguments)
-})
+) {
+    val lifespan = Lifespan.of(this)
+    prompt(definition, object : PromptRenderer {
+        override suspend fun render(arguments: Map<String, String>, round: Round) =
+            lifespan.around { round.render(arguments) }
+    })
+}
 
 /** Completes the arguments of the prompt [promptName]. */
 fun Server.promptCompletion(
@@ -153,7 +187,8 @@ private fun completer(
 /**
  * Serves Streamable HTTP at `http://host:port/mcp` on the calling thread until the JVM shuts
  * down (SIGTERM, Ctrl-C) or the returned server is stopped elsewhere; [onListening] gets the
- * URL once the port is bound. Handlers registered with [tool] run as they do for stdio.
+ * URL once the port is bound. Handlers registered with [tool] run as they do for stdio. The
+ * server's [lifespan] starts first and stops after serving has ended.
  */
 fun Server.runHttp(
     host: String = "127.0.0.1",
@@ -163,7 +198,24 @@ fun Server.runHttp(
     onListening: (url: String) -> Unit = {},
 ) {
     EngineLogs.start()
-    val http = serveHttp(host, port, options, validator)
+    val lifespan = Lifespan.of(this)
+    kotlinx.coroutines.runBlocking { lifespan.acquire() }
+    try {
+        serveHttpUntilShutdown(this, host, port, options, validator, onListening)
+    } finally {
+        kotlinx.coroutines.runBlocking { lifespan.release() }
+    }
+}
+
+private fun serveHttpUntilShutdown(
+    server: Server,
+    host: String,
+    port: UShort,
+    options: HttpServerOptions?,
+    validator: BearerTokenValidator?,
+    onListening: (url: String) -> Unit,
+) {
+    val http = server.serveHttp(host, port, options, validator)
     try {
         servingUntilShutdown("toolwire-http-shutdown", stop = http::stop) {
             onListening(http.url())

@@ -4,6 +4,7 @@
 package dev.toolwire.testing
 
 import dev.toolwire.Connection
+import dev.toolwire.Lifespan
 import dev.toolwire.Server
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
@@ -81,6 +82,7 @@ typealias ProgressListener = (progress: Double, total: Double?, message: String?
  * coroutine (`runBlocking` in a JUnit test included).
  */
 class TestClient private constructor(
+    private val lifespan: Lifespan,
     private val connection: Connection,
     /** The protocol version this client speaks. */
     val protocolVersion: String,
@@ -128,7 +130,9 @@ class TestClient private constructor(
          * 2026-07-28) before it returns. [elicitation] and [sampling] answer the server's
          * `elicitation/create` and `sampling/createMessage` (throw [McpError] to answer with an
          * error); [roots] is what `roots/list` returns. Each one given is declared in the
-         * capabilities (merged under [capabilities]). [timeoutMs] bounds each request.
+         * capabilities (merged under [capabilities]). [timeoutMs] bounds each request. The
+         * server's lifespan ([dev.toolwire.lifespan]) starts first (its failure is thrown here)
+         * and is let go of at [shutdown].
          */
         suspend fun connect(
             server: Server,
@@ -145,7 +149,11 @@ class TestClient private constructor(
             if (sampling != null) declared["sampling"] = JsonObject(emptyMap())
             if (roots != null) declared["roots"] = buildJsonObject { put("listChanged", JsonPrimitive(false)) }
             capabilities?.let { declared.putAll(it) }
+            // The server's lifespan first: a failure to start is connect's exception.
+            val lifespan = Lifespan.of(server)
+            lifespan.acquire()
             val client = TestClient(
+                lifespan,
                 server.connect(),
                 protocolVersion,
                 elicitation,
@@ -205,6 +213,8 @@ class TestClient private constructor(
             pending.clear()
             scope.cancel()
             connection.destroy()
+            // The lifespan stops if no other serve holds it (after the calls in flight).
+            lifespan.release()
         }
     }
 
