@@ -108,7 +108,7 @@ export type ToolReturn<O> =
   | null
   | undefined
 
-/** 2026-07-28 MRTR, for prompts and resources: what the client sent back. */
+/** 2026-07-28 MRTR, for prompts and resources: what the client sent back (a `Context` has it all). */
 export interface Round {
   inputResponses: { [key: string]: any }
   requestState: string | null
@@ -260,7 +260,8 @@ export type ResourceValue =
 export type ResourceHandler = (
   uri: string,
   variables: Record<string, string>,
-  round: Round,
+  /** The request's context (a tool's: progress, log, signal, client info, lifespanContext) and its 2026-07-28 round. */
+  ctx: Context,
 ) => ResourceValue | ResourceValue[] | InputRequired | Promise<ResourceValue | ResourceValue[] | InputRequired>
 
 export interface ResourceConfig {
@@ -321,13 +322,17 @@ export type PromptValue = string | ContentBlock | PromptMessage
 export type PromptReturn = PromptValue | PromptValue[] | { description?: string; messages: PromptValue[] }
 export type PromptHandler<A = undefined> = (
   args: PromptArgs<A>,
-  round: Round,
+  /** The request's context (a tool's: progress, log, signal, client info, lifespanContext) and its 2026-07-28 round. */
+  ctx: Context,
 ) => PromptReturn | InputRequired | Promise<PromptReturn | InputRequired>
 
 export type Completer = (
   argument: string,
   value: string,
+  /** The other arguments given so far. */
   context: Record<string, string>,
+  /** The request's context, as a tool's. */
+  ctx: Context,
 ) => Iterable<string> | Promise<Iterable<string>>
 
 export interface TokenInfo {

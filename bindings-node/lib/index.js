@@ -168,6 +168,28 @@ class Context {
 }
 
 /**
+ * What a resource, prompt or completion handler gets last: a `Context` (progress, log, signal,
+ * client info, `lifespanContext`) whose `inputResponses` and `requestState` are the request's
+ * own 2026-07-28 round.
+ */
+class RequestContext extends Context {
+  #request
+
+  constructor(call, lifespan, request) {
+    super(call, lifespan)
+    this.#request = request
+  }
+
+  get inputResponses() {
+    return this.#request.inputResponses ?? {}
+  }
+
+  get requestState() {
+    return this.#request.requestState ?? null
+  }
+}
+
+/**
  * A handler's returned value as JSON text for the engine (text crosses cheaply), which turns
  * it into the result by the rule every language shares (core's `ToolOutput::from_returned`).
  * A top-level BigInt becomes its decimal string; one deeper down throws, like a cycle.
@@ -478,7 +500,7 @@ class Server {
     for (const key of ['title', 'description', 'mimeType', 'annotations', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const wrapper = jsonWrapper(this.#afterLifespan((request) => handler(request.uri, request.variables, this.#roundOf(request))), (value, request) =>
+    const wrapper = jsonWrapper(this.#afterLifespan((request, call) => handler(request.uri, request.variables, this.#requestContext(request, call))), (value, request) =>
       value instanceof InputRequired
         ? { inputRequired: value.toJSON() }
         : { contents: resourceContents(request.uri, value, config.mimeType) },
@@ -519,13 +541,13 @@ class Server {
     for (const key of ['title', 'description', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const render = (request) => handler(request.arguments, this.#roundOf(request))
-    const parsing = (request) => {
+    const render = (request, call) => handler(request.arguments, this.#requestContext(request, call))
+    const parsing = (request, call) => {
       const refused = (issues) =>
         new ProtocolError(-32602, native.invalidPromptArgumentsText(name, issues.map((issue) => ({ path: pointer(issue.path), message: issue.message }))))
       const take = (parsed) => {
         if (parsed.issues) throw refused(parsed.issues)
-        return handler(parsed.data, this.#roundOf(request))
+        return handler(parsed.data, this.#requestContext(request, call))
       }
       const parsed = args.parse(request.arguments)
       return hasThen(parsed) ? parsed.then(take) : take(parsed)
@@ -558,7 +580,7 @@ class Server {
     if (kind === null) throw new TypeError('toolwire: completion({ prompt } or { template }, complete)')
     if (typeof complete !== 'function') throw new TypeError('toolwire: completion needs a function')
     const wrapper = jsonWrapper(
-      this.#afterLifespan((request) => complete(request.argument, request.value, request.context)),
+      this.#afterLifespan((request, call) => complete(request.argument, request.value, request.context, this.#requestContext(request, call))),
       (values) => ({ values: Array.from(values ?? [], String) }),
     )
     const failed = this.#native.setCompleter(kind, kind === 'prompt' ? target.prompt : target.template, wrapper)
@@ -566,20 +588,21 @@ class Server {
     return this
   }
 
-  /** `handle(request)`, once the lifespan has started (a Promise until then). */
+  /** `handle(request, call)`, once the lifespan has started (a Promise until then). */
   #afterLifespan(handle) {
     const lifespan = this.#lifespan
-    return (request) =>
-      lifespan.pending === null ? handle(request) : lifespan.pending.then(() => handle(request), (err) => Promise.reject(lifespanFailure(err)))
+    return (request, call) =>
+      lifespan.pending === null
+        ? handle(request, call)
+        : lifespan.pending.then(() => handle(request, call), (err) => Promise.reject(lifespanFailure(err)))
   }
 
-  /** A prompt's or resource's round: the 2026-07-28 MRTR answers and state, and the lifespan's value. */
-  #roundOf(request) {
-    return {
-      inputResponses: request.inputResponses ?? {},
-      requestState: request.requestState ?? null,
-      lifespanContext: this.#lifespan.value,
-    }
+  /**
+   * A resource read's, prompt's or completion's context: a tool's (progress, log, signal,
+   * client info, the lifespan's value), whose 2026-07-28 round is the request's.
+   */
+  #requestContext(request, call) {
+    return new RequestContext(call, this.#lifespan, request)
   }
 
   /** Unregisters a resource or template; returns whether it existed. */
@@ -866,7 +889,7 @@ function jsonWrapper(handler, shape) {
           ? { protocolError: { code: err.rpcCode, message: err.message } }
           : { error: err instanceof Error ? err.message : String(err) },
     )
-  return (token, requestJson) => {
+  return (token, requestJson, call) => {
     const request = JSON.parse(requestJson)
     const answer = (value) => {
       try {
@@ -877,7 +900,7 @@ function jsonWrapper(handler, shape) {
     }
     let value
     try {
-      value = handler(request)
+      value = handler(request, call)
     } catch (err) {
       return failure(err)
     }

@@ -1,7 +1,7 @@
 //! Resources, prompts, completers and token validators whose code is JavaScript, as core's
 //! `JsonCallback` (core's `ViaJson` decides the request and answer shapes).
 //!
-//! The JS layer's wrapper takes `(token, requestJson)` and returns the answer as JSON text, or
+//! The JS layer's wrapper takes `(token, requestJson, call)` and returns the answer as JSON text, or
 //! nothing and later calls `settleJson(token, json)` when a Promise settles. On the JS thread
 //! it is called directly; from the runtime's threads (HTTP sessions) through a threadsafe
 //! function.
@@ -16,13 +16,15 @@ use napi::{Env, JsValue, Status};
 use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::oneshot;
-use toolwire::ToolError;
 use toolwire::host::JsonCallback;
+use toolwire::{Context, ToolError};
 
+use crate::context::CallHandle;
 use crate::js_thread;
 
-/// `(token, requestJson)`.
-pub(crate) type JsonArgs = FnArgs<(u32, String)>;
+/// `(token, requestJson, call)`: `call` numbers the request's context (a resource read's,
+/// prompt's or completion's; see `context.rs`), absent for a token check.
+pub(crate) type JsonArgs = FnArgs<(u32, String, Option<u32>)>;
 type Remote = ThreadsafeFunction<JsonArgs, Unknown<'static>, JsonArgs, Status, false, true>;
 
 pub(crate) struct JsJsonHandler {
@@ -90,6 +92,27 @@ impl JsJsonHandler {
 #[async_trait]
 impl JsonCallback for JsJsonHandler {
     async fn call(&self, request: Value) -> Result<Value, ToolError> {
+        self.call_with_context(request, None).await
+    }
+
+    async fn call_with_context(
+        &self,
+        request: Value,
+        context: Option<Context>,
+    ) -> Result<Value, ToolError> {
+        // The context lives while the handler runs; JavaScript holds its number.
+        let mut handle = context.map(CallHandle::register);
+        let call = handle.as_ref().map(CallHandle::id);
+        let answer = self.answer(request, call).await;
+        if let Some(handle) = handle.as_mut() {
+            handle.finish();
+        }
+        answer
+    }
+}
+
+impl JsJsonHandler {
+    async fn answer(&self, request: Value, call: Option<u32>) -> Result<Value, ToolError> {
         let token = {
             let mut pending = pending();
             let mut token = pending.next;
@@ -103,13 +126,13 @@ impl JsonCallback for JsJsonHandler {
         let returned = match js_thread::current_env() {
             Some(env) => js_thread::in_handle_scope(&env, || {
                 let func = self.func.borrow_back(&env)?;
-                let value = func.call(FnArgs::from((token, request)))?;
+                let value = func.call(FnArgs::from((token, request, call)))?;
                 read_returned(&env, token, value)
             }),
             None => {
                 let (tx, rx) = oneshot::channel();
                 let status = self.remote.call_with_return_value(
-                    FnArgs::from((token, request)),
+                    FnArgs::from((token, request, call)),
                     ThreadsafeFunctionCallMode::NonBlocking,
                     move |value, env| {
                         let _ = tx.send(value.and_then(|value| read_returned(&env, token, value)));

@@ -100,7 +100,8 @@ pub fn set_engine_log_handler(
             .spawn(pump)
             .map(drop);
     });
-    started.map_err(|err| napi::Error::from_reason(format!("cannot start the log thread: {err}")))?;
+    started
+        .map_err(|err| napi::Error::from_reason(format!("cannot start the log thread: {err}")))?;
     logs::set_max_level(Some(level));
     Ok(())
 }

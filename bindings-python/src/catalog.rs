@@ -7,9 +7,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use pyo3::prelude::*;
 use serde_json::Value;
-use toolwire::ToolError;
 use toolwire::host::JsonCallback;
+use toolwire::{Context, ToolError};
 
+use crate::context::NativeContext;
 use crate::convert::{to_json, to_py};
 use crate::handler::tool_error;
 use crate::threads::{check_token_python, run_python};
@@ -26,10 +27,28 @@ pub(crate) struct PyJsonHandler {
 #[async_trait]
 impl JsonCallback for PyJsonHandler {
     async fn call(&self, request: Value) -> Result<Value, ToolError> {
+        self.call_with_context(request, None).await
+    }
+
+    /// The function gets the request and, for a resource, prompt or completion, the
+    /// request's `NativeContext` (the Python layer hands a `Context` to a parameter asking).
+    async fn call_with_context(
+        &self,
+        request: Value,
+        context: Option<Context>,
+    ) -> Result<Value, ToolError> {
         let func = self.func.clone();
         let work = move |py: Python<'_>| {
             let argument = to_py(py, &request).map_err(|e| tool_error(py, e))?;
-            let result = func.call1(py, (argument,)).map_err(|e| tool_error(py, e))?;
+            let result = match context {
+                Some(ctx) => {
+                    let ctx =
+                        Py::new(py, NativeContext::new(ctx)).map_err(|e| tool_error(py, e))?;
+                    func.call1(py, (argument, ctx))
+                }
+                None => func.call1(py, (argument,)),
+            }
+            .map_err(|e| tool_error(py, e))?;
             to_json(result.bind(py)).map_err(|e| tool_error(py, e))
         };
         let ran = if self.token_check {

@@ -206,3 +206,107 @@ async fn handler_protocol_errors_keep_their_code() {
     let message = malformed["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("protocolError"), "{malformed}");
 }
+
+/// Resource reads, prompts and completions get a context as tools do: the client's info,
+/// progress to the request's token, and cancellation (`notifications/cancelled` reaches the
+/// handler, and the request is then not answered).
+#[tokio::test]
+async fn resources_prompts_and_completions_get_a_context() {
+    use toolwire::{
+        Completion, CompletionRequest, Prompt, PromptArgument, PromptMessage, PromptRequest,
+        PromptResult, Reference, Resource, ResourceContents, ResourceRequest,
+    };
+    let reached = std::sync::Arc::new(tokio::sync::Notify::new());
+    let reached_by_read = reached.clone();
+    let server = Server::builder("t", "1")
+        .prompt(
+            Prompt::new("hello").argument(PromptArgument::new("who", false)),
+            |request: PromptRequest| async move {
+                let ctx = request.ctx.expect("a context");
+                ctx.progress(1.0, Some(2.0), Some("half"));
+                let client = ctx
+                    .client_info()
+                    .map(|c| c.name.clone())
+                    .unwrap_or_default();
+                Ok(PromptResult::new(vec![PromptMessage::user(
+                    toolwire::Content::text(format!("hello from {client} ({})", ctx.tool_name())),
+                )]))
+            },
+        )
+        .resource(
+            Resource::new("memo://slow", "slow"),
+            move |request: ResourceRequest| {
+                // Dropped with the handler: a cancelled read's handler is dropped, as a tool's.
+                let dropped = NotifyOnDrop(reached_by_read.clone());
+                async move {
+                    let _dropped = dropped;
+                    let ctx = request.ctx.expect("a context");
+                    ctx.cancelled().await;
+                    Ok(vec![ResourceContents::text(
+                        "memo://slow",
+                        None,
+                        "too late",
+                    )])
+                }
+            },
+        )
+        .completer(
+            Reference::Prompt("hello".into()),
+            |request: CompletionRequest| async move {
+                let ctx = request.ctx.expect("a context");
+                Ok(Completion::new(vec![format!(
+                    "{}:{}",
+                    ctx.tool_name(),
+                    request.value
+                )]))
+            },
+        )
+        .build()
+        .unwrap();
+    let mut client = Client::initialized(&server).await;
+
+    let params = json!({"name": "hello", "arguments": {}, "_meta": {"progressToken": "p"}});
+    client.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": params}));
+    let progress = client.recv().await.unwrap();
+    assert_eq!(
+        progress["params"],
+        json!({"progressToken": "p", "progress": 1, "total": 2, "message": "half"})
+    );
+    let answer = client.recv().await.unwrap();
+    assert_eq!(
+        answer["result"]["messages"][0]["content"]["text"],
+        "hello from vector-runner (hello)"
+    );
+
+    // The cancel reaches the read's handler (it is dropped), and the read is not answered.
+    let read = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "memo://slow"}});
+    client.send(&read);
+    client.send(&common::cancel(2));
+    reached.notified().await;
+
+    let completion = client
+        .request(
+            json!(4),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "hello"}, "argument": {"name": "who", "value": "a"}}),
+        )
+        .await;
+    assert_eq!(
+        completion["result"]["completion"]["values"],
+        json!(["who:a"])
+    );
+    let rest = client.finish().await;
+    assert!(
+        !rest.iter().any(|frame| frame.contains("too late")),
+        "{rest:?}"
+    );
+}
+
+/// Notifies when dropped.
+struct NotifyOnDrop(std::sync::Arc<tokio::sync::Notify>);
+
+impl Drop for NotifyOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}

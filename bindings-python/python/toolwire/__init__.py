@@ -20,9 +20,9 @@ server.run()
 #   _loop     the asyncio event loop toolwire serves on                 -
 #   _schema   JSON Schema from type hints; arguments back into types    -
 #   _content  content blocks, ToolResult, ToolError; values as results  -
-#   _context  Context: a tool call's way back to the client             _native
+#   _context  Context: a request's way back to the client                _native
 #   _base     what Server's parts share (engine, loops); the logger     _native, _loop, _logs
-#   _catalog  resources, prompts, completion (CatalogMixin)             _base
+#   _catalog  resources, prompts, completion (CatalogMixin)             _native, _base, _content, _context
 #   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop, _logs
 #   _server   Server (tools, stdio; + the mixins), Session              all of the above
 

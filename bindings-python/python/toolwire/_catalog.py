@@ -13,8 +13,10 @@ import inspect
 import typing
 from typing import Any, Callable, Optional
 
+from . import _native
 from ._base import F, ServerBase, logger
 from ._content import InputRequired, Round
+from ._context import Context
 from ._native import RegistrationError
 from ._schema import _field_has_default, _field_info, parse_docstring
 
@@ -87,15 +89,19 @@ class CatalogMixin(ServerBase):
             if value is not None:
                 definition[key] = value
         round_param = _round_parameter(fn)
-        parameters = {k: p for k, p in inspect.signature(fn).parameters.items() if k != round_param}
+        context_param = _context_parameter(fn)
+        special = (round_param, context_param)
+        parameters = {k: p for k, p in inspect.signature(fn).parameters.items() if k not in special}
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
-        def invoke(request: dict[str, Any]) -> Any:
+        def invoke(request: dict[str, Any], native_ctx: Optional[_native.NativeContext] = None) -> Any:
             kwargs = {k: v for k, v in request["variables"].items() if takes_any or k in parameters}
             if "uri" in parameters:
                 kwargs["uri"] = request["uri"]
             if round_param:
                 kwargs[round_param] = _round_of(request, self._lifespan.value)
+            if context_param:
+                kwargs[context_param] = Context(native_ctx, self._lifespan)
             try:
                 value = self._call(fn, **kwargs)
             except ResourceNotFound as exc:
@@ -152,9 +158,10 @@ class CatalogMixin(ServerBase):
                 definition[key] = value
 
         round_param = _round_parameter(fn)
+        context_param = _context_parameter(fn)
         fills = _prompt_field_defaults(fn)
 
-        def invoke(request: dict[str, Any]) -> Any:
+        def invoke(request: dict[str, Any], native_ctx: Optional[_native.NativeContext] = None) -> Any:
             kwargs = dict(request["arguments"])
             for param, make in fills.items():
                 # A `Field(...)` default: Python would pass the Field itself.
@@ -162,6 +169,8 @@ class CatalogMixin(ServerBase):
                     kwargs[param] = make()
             if round_param:
                 kwargs[round_param] = _round_of(request, self._lifespan.value)
+            if context_param:
+                kwargs[context_param] = Context(native_ctx, self._lifespan)
             try:
                 value = self._call(fn, **kwargs)
                 if isinstance(value, InputRequired):
@@ -175,13 +184,17 @@ class CatalogMixin(ServerBase):
 
     def completion(self, *, prompt: Optional[str] = None, template: Optional[str] = None) -> Callable[[F], F]:
         """Registers the decorated `fn(argument, value, context) -> list[str]` (sync or async) as
-        the completer of a prompt's arguments or a resource template's variables."""
+        the completer of a prompt's arguments or a resource template's variables (`context`:
+        the other arguments given so far; a parameter annotated `Context` gets the request's)."""
         if (prompt is None) == (template is None):
             raise ValueError("give exactly one of prompt= and template=")
 
         def register(fn: F) -> F:
-            def invoke(request: dict[str, Any]) -> Any:
-                values = self._call(fn, request["argument"], request["value"], request["context"])
+            context_param = _context_parameter(fn)
+
+            def invoke(request: dict[str, Any], native_ctx: Optional[_native.NativeContext] = None) -> Any:
+                extra = {context_param: Context(native_ctx, self._lifespan)} if context_param else {}
+                values = self._call(fn, request["argument"], request["value"], request["context"], **extra)
                 return {"values": [str(v) for v in values]}
 
             if prompt is not None:
@@ -226,6 +239,18 @@ def _round_parameter(fn: Callable[..., Any]) -> Optional[str]:
     return next((name for name, hint in hints.items() if hint is Round), None)
 
 
+def _context_parameter(fn: Callable[..., Any]) -> Optional[str]:
+    """The parameter annotated `Context`, if any: it gets the request's context, as a tool's."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except NameError:
+        hints = {}
+    return next(
+        (name for name, hint in hints.items() if isinstance(hint, type) and issubclass(hint, Context)),
+        None,
+    )
+
+
 def _round_of(request: dict[str, Any], lifespan_context: Any) -> Round:
     return Round(request.get("inputResponses") or {}, request.get("requestState"), lifespan_context)
 
@@ -243,11 +268,11 @@ def _prompt_arguments(fn: Callable[..., Any], given: dict[str, dict[str, str]]) 
         hints = typing.get_type_hints(fn, include_extras=True)
     except NameError:
         hints = {}
-    round_param = _round_parameter(fn)
+    special = (_round_parameter(fn), _context_parameter(fn))
     params = [
         p
         for p in inspect.signature(fn).parameters.values()
-        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY) and p.name != round_param
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY) and p.name not in special
     ]
     unknown = set(given) - {p.name for p in params}
     if unknown:

@@ -60,7 +60,9 @@ class _CancelledWaiter:
 
 
 class Context:
-    """What a tool gets besides its arguments: annotate a parameter with `Context` to receive it."""
+    """What a tool gets besides its arguments: annotate a parameter with `Context` to receive it.
+    Resources, prompts and completers get one the same way (progress, logging, cancellation,
+    client info, the lifespan's value); `tool_name` is then the URI, prompt or argument."""
 
     __slots__ = ("_native", "_lifespan")
 

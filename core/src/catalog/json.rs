@@ -23,6 +23,18 @@ use crate::ToolError;
 pub trait JsonCallback: Send + Sync + 'static {
     /// Calls the function.
     async fn call(&self, request: Value) -> Result<Value, ToolError>;
+
+    /// Calls the function with the request's context (a resource read's, prompt's or
+    /// completion's: progress, logging, cancellation, client info), for hosts whose functions
+    /// take one. By default the context is not passed on.
+    async fn call_with_context(
+        &self,
+        request: Value,
+        context: Option<crate::Context>,
+    ) -> Result<Value, ToolError> {
+        let _ = context;
+        self.call(request).await
+    }
 }
 
 /// A [`JsonCallback`] as a [`ResourceHandler`], [`PromptHandler`] or [`Completer`] (and a
@@ -37,8 +49,12 @@ pub trait JsonCallback: Send + Sync + 'static {
 pub struct ViaJson<C>(pub C);
 
 impl<C: JsonCallback> ViaJson<C> {
-    pub(crate) async fn answer(&self, request: Value) -> Result<Value, ToolError> {
-        let answer = self.0.call(request).await?;
+    pub(crate) async fn answer(
+        &self,
+        request: Value,
+        context: Option<crate::Context>,
+    ) -> Result<Value, ToolError> {
+        let answer = self.0.call_with_context(request, context).await?;
         if let Some(message) = answer.get("notFound").and_then(Value::as_str) {
             return Err(ToolError::not_found(message));
         }
@@ -122,11 +138,14 @@ fn with_round(
 impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
     async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
         let answer = self
-            .answer(with_round(
-                json!({"uri": request.uri, "variables": request.variables}),
-                &request.input_responses,
-                request.request_state.as_ref(),
-            ))
+            .answer(
+                with_round(
+                    json!({"uri": request.uri, "variables": request.variables}),
+                    &request.input_responses,
+                    request.request_state.as_ref(),
+                ),
+                request.ctx,
+            )
             .await?;
         let Some(Value::Array(items)) = answer.get("contents") else {
             return Err(ToolError::new("the resource handler returned no contents"));
@@ -142,11 +161,14 @@ impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
 impl<C: JsonCallback> PromptHandler for ViaJson<C> {
     async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
         let answer = self
-            .answer(with_round(
-                json!({"name": request.name, "arguments": request.arguments}),
-                &request.input_responses,
-                request.request_state.as_ref(),
-            ))
+            .answer(
+                with_round(
+                    json!({"name": request.name, "arguments": request.arguments}),
+                    &request.input_responses,
+                    request.request_state.as_ref(),
+                ),
+                request.ctx,
+            )
             .await?;
         PromptResult::from_json(answer).map_err(ToolError::new)
     }
@@ -160,8 +182,11 @@ impl<C: JsonCallback> Completer for ViaJson<C> {
             Reference::ResourceTemplate(uri) => json!({"type": "ref/resource", "uri": uri}),
         };
         let answer = self
-            .answer(json!({"ref": reference, "argument": request.argument,
-                "value": request.value, "context": request.context}))
+            .answer(
+                json!({"ref": reference, "argument": request.argument,
+                "value": request.value, "context": request.context}),
+                request.ctx,
+            )
             .await?;
         let values = answer
             .get("values")

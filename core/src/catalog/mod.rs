@@ -32,6 +32,10 @@ pub struct ResourceRequest {
     pub input_responses: serde_json::Map<String, serde_json::Value>,
     /// 2026-07-28 MRTR: the state an earlier round returned, verified.
     pub request_state: Option<String>,
+    /// The request's context: progress (when the client asked for it), logging, cancellation
+    /// (`notifications/cancelled` for this request) and the client's info, as a tool's.
+    /// `None` when the request did not come from a client session.
+    pub ctx: Option<crate::Context>,
 }
 
 /// Reads a resource (or any resource of a template).
@@ -68,6 +72,10 @@ pub struct PromptRequest {
     pub input_responses: serde_json::Map<String, serde_json::Value>,
     /// 2026-07-28 MRTR: the state an earlier round returned, verified.
     pub request_state: Option<String>,
+    /// The request's context: progress (when the client asked for it), logging, cancellation
+    /// (`notifications/cancelled` for this request) and the client's info, as a tool's.
+    /// `None` when the request did not come from a client session.
+    pub ctx: Option<crate::Context>,
 }
 
 /// Renders a prompt. An error answers `-32603` with its message.
@@ -111,6 +119,10 @@ pub struct CompletionRequest {
     pub value: String,
     /// Other arguments already resolved (`context.arguments`).
     pub context: BTreeMap<String, String>,
+    /// The request's context: progress (when the client asked for it), logging, cancellation
+    /// (`notifications/cancelled` for this request) and the client's info, as a tool's.
+    /// `None` when the request did not come from a client session.
+    pub ctx: Option<crate::Context>,
 }
 
 /// Suggests values for the arguments of one prompt or template.

@@ -79,17 +79,10 @@ pub(crate) fn start(
             declared
         }
     };
-    let progress_token = params
-        .get("_meta")
-        .and_then(|meta| meta.get("progressToken"))
-        .filter(|token| token.is_string() || token.is_i64() || token.is_u64())
-        .cloned();
+    let progress_token = progress_token(params.get("_meta"));
     let Some((serial, cancel)) = session.register_call(responder.id()) else {
-        let message = format!(
-            "Invalid request: id {} is already used by a request in flight",
-            responder.id()
-        );
-        return responder.error(ErrorObject::invalid_request(message));
+        let error = id_in_flight(responder.id());
+        return responder.error(error);
     };
     if may_be_task && let Some(call) = &mut modern {
         call.task = Some(LiveTask::new(&session.server.tasks, cancel.clone()));
@@ -113,6 +106,20 @@ pub(crate) fn start(
         version,
     );
     session.run_task(task);
+}
+
+/// A request's `_meta.progressToken`, when it is one (a string or an integer).
+pub(crate) fn progress_token(meta: Option<&Value>) -> Option<Value> {
+    meta.and_then(|meta| meta.get("progressToken"))
+        .filter(|token| token.is_string() || token.is_i64() || token.is_u64())
+        .cloned()
+}
+
+/// The error for a request whose id another request in flight has.
+pub(crate) fn id_in_flight(id: &RequestId) -> ErrorObject {
+    ErrorObject::invalid_request(format!(
+        "Invalid request: id {id} is already used by a request in flight"
+    ))
 }
 
 /// A 2026-07-28 call's round: out of line, so the legacy path stays small enough to inline.

@@ -2,18 +2,21 @@
 //! subscriptions, rendering prompts, completing arguments.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::SessionShared;
+use super::call::{id_in_flight, progress_token};
+use super::context::{CallState, Context};
 use super::method::{Family, Method};
 use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::protocol::ProtocolVersion;
-use crate::wire::{ErrorCode, ErrorObject};
+use crate::wire::{ErrorCode, ErrorObject, RequestId};
 
 pub(crate) fn handle(
     session: &Arc<SessionShared>,
@@ -201,23 +204,30 @@ fn read(
         Ok(round) => round,
         Err(error) => return responder.error(error),
     };
+    let live = match LiveRequest::open(session, &responder, params.as_ref(), &uri, round) {
+        Ok(live) => live,
+        Err(error) => return responder.error(error),
+    };
     let session = session.clone();
     let task_session = session.clone();
     task_session.run_task(async move {
+        let (input_responses, request_state) = live.answers();
         let request = ResourceRequest {
             uri: uri.clone(),
             variables,
-            input_responses: round
-                .as_ref()
-                .map(|m| m.round.responses.clone())
-                .unwrap_or_default(),
-            request_state: round.as_ref().and_then(|m| m.round.carried.user.clone()),
+            input_responses,
+            request_state,
+            ctx: Some(live.context()),
         };
-        match handler.read(request).await {
+        let read = live.run(handler.read(request)).await;
+        let (true, Some(read)) = (live.finish(&session, responder.id()), read) else {
+            return responder.suppress();
+        };
+        match read {
             Ok(contents) => responder.result(&json!({ "contents": contents })),
             Err(mut err) if err.input_required().is_some() => {
                 let asked = err.take_input_required().unwrap_or_default();
-                answer_input(&session, responder, round.as_ref(), asked);
+                answer_input(&session, responder, live.round(), asked);
             }
             Err(err) if err.is_not_found() => responder.error(not_found(&uri, is_modern)),
             Err(err) => responder.error(handler_error(&err, || format!("Reading {uri} failed"))),
@@ -280,26 +290,30 @@ fn get_prompt(
         Ok(round) => round,
         Err(error) => return responder.error(error),
     };
+    let live = match LiveRequest::open(session, &responder, params.as_ref(), &name, round) {
+        Ok(live) => live,
+        Err(error) => return responder.error(error),
+    };
     let task_session = session.clone();
     let session = session.clone();
     task_session.run_task(async move {
-        match prompt
-            .handler
-            .get(PromptRequest {
-                name: name.clone(),
-                arguments,
-                input_responses: round
-                    .as_ref()
-                    .map(|m| m.round.responses.clone())
-                    .unwrap_or_default(),
-                request_state: round.as_ref().and_then(|m| m.round.carried.user.clone()),
-            })
-            .await
-        {
+        let (input_responses, request_state) = live.answers();
+        let request = PromptRequest {
+            name: name.clone(),
+            arguments,
+            input_responses,
+            request_state,
+            ctx: Some(live.context()),
+        };
+        let rendered = live.run(prompt.handler.get(request)).await;
+        let (true, Some(rendered)) = (live.finish(&session, responder.id()), rendered) else {
+            return responder.suppress();
+        };
+        match rendered {
             Ok(result) => responder.result(&result.to_json()),
             Err(mut err) if err.input_required().is_some() => {
                 let asked = err.take_input_required().unwrap_or_default();
-                answer_input(&session, responder, round.as_ref(), asked);
+                answer_input(&session, responder, live.round(), asked);
             }
             Err(err) => responder.error(handler_error(&err, || format!("Prompt {name:?} failed"))),
         }
@@ -364,14 +378,25 @@ fn complete(session: &Arc<SessionShared>, responder: Responder, params: Option<V
     let Some(completer) = catalog.completer(&reference) else {
         return responder.result(&catalog::Completion::default().to_json());
     };
+    let live = match LiveRequest::open(session, &responder, Some(&params), argument, None) {
+        Ok(live) => live,
+        Err(error) => return responder.error(error),
+    };
     let request = CompletionRequest {
         reference,
         argument: argument.to_owned(),
         value: value.to_owned(),
         context,
+        ctx: Some(live.context()),
     };
-    session.run_task(async move {
-        match completer.complete(request).await {
+    let task_session = session.clone();
+    let session = session.clone();
+    task_session.run_task(async move {
+        let completed = live.run(completer.complete(request)).await;
+        let (true, Some(completed)) = (live.finish(&session, responder.id()), completed) else {
+            return responder.suppress();
+        };
+        match completed {
             Ok(completion) => responder.result(&completion.to_json()),
             Err(err) => responder.error(handler_error(&err, || "Completion failed".to_owned())),
         }
@@ -385,5 +410,72 @@ fn handler_error(err: &crate::ToolError, what: impl FnOnce() -> String) -> Error
     match err.protocol_code() {
         Some(code) => ErrorObject::new(ErrorCode(code), err.message().to_owned()),
         None => ErrorObject::internal(format!("{}: {}", what(), err.message())),
+    }
+}
+
+/// A resource read, prompt or completion in flight, with the [`Context`] its handler gets:
+/// registered like a tool call, so `notifications/cancelled` reaches it (its handler is then
+/// dropped and it gets no answer) and another request cannot take its id meanwhile.
+struct LiveRequest {
+    call: Arc<CallState>,
+    serial: u64,
+}
+
+impl LiveRequest {
+    /// `name` is what the context calls the handler's name (a URI, a prompt, an argument).
+    /// A 2026-07-28 request's `round` goes to the context (its client info, capabilities and
+    /// answers are the request's own).
+    fn open(
+        session: &Arc<SessionShared>,
+        responder: &Responder,
+        params: Option<&Value>,
+        name: &str,
+        round: Option<ModernRound>,
+    ) -> Result<Self, ErrorObject> {
+        let Some((serial, cancel)) = session.register_call(responder.id()) else {
+            return Err(id_in_flight(responder.id()));
+        };
+        let call = CallState::new(
+            session.clone(),
+            responder.out().stream().cloned(),
+            responder.id().clone(),
+            name.to_owned(),
+            progress_token(params.and_then(|p| p.get("_meta"))),
+            cancel,
+            round.map(Box::new),
+        );
+        Ok(LiveRequest { call, serial })
+    }
+
+    fn round(&self) -> Option<&ModernRound> {
+        self.call.modern.as_deref()
+    }
+
+    /// 2026-07-28 MRTR: what the client answered this round, and the state it carried back.
+    fn answers(&self) -> (serde_json::Map<String, Value>, Option<String>) {
+        match self.round() {
+            Some(m) => (m.round.responses.clone(), m.round.carried.user.clone()),
+            None => Default::default(),
+        }
+    }
+
+    fn context(&self) -> Context {
+        Context::from_state(self.call.clone())
+    }
+
+    /// Runs the handler's `work` until it is done or the request is cancelled (then the work
+    /// is dropped, as a cancelled tool call's is, and there is nothing to answer).
+    async fn run<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            biased;
+            () = self.call.cancel.for_call() => None,
+            done = work => Some(done),
+        }
+    }
+
+    /// Ends it; false when it was cancelled meanwhile (then it gets no answer).
+    fn finish(&self, session: &SessionShared, id: &RequestId) -> bool {
+        self.call.finish();
+        session.finish_call(id, self.serial)
     }
 }

@@ -200,7 +200,7 @@ impl BearerAuth {
 #[async_trait]
 impl<C: JsonCallback> TokenValidator for ViaJson<C> {
     async fn validate(&self, token: &str) -> Result<TokenInfo, AuthRejection> {
-        let verdict = match self.answer(json!({"token": token})).await {
+        let verdict = match self.answer(json!({"token": token}), None).await {
             Ok(verdict) => verdict,
             Err(err) => {
                 tracing::warn!(error = %err, "the token validator failed; refusing the token");
