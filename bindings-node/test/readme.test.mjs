@@ -13,15 +13,21 @@ const section = readme.slice(readme.indexOf('\n## Node\n'))
 const [example, testExample] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
 const work = join(here, '.readme')
 
-test('the README example compiles under strict TypeScript and serves over stdio', async () => {
+/** Writes `source` as `<name>.mts` in the work folder and compiles it with tsc, strict, to `<name>.mjs`. */
+function compile(name, source) {
   mkdirSync(work, { recursive: true })
-  writeFileSync(join(work, 'readme.mts'), example)
-  writeFileSync(join(work, 'tsconfig.json'), JSON.stringify({
+  writeFileSync(join(work, `${name}.mts`), source)
+  const config = join(work, `tsconfig.${name}.json`)
+  writeFileSync(config, JSON.stringify({
     compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], rootDir: '.', outDir: '.' },
-    files: ['readme.mts'],
+    files: [`${name}.mts`],
   }))
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
-  execFileSync(process.execPath, [tsc, '-p', work], { stdio: 'inherit' })
+  execFileSync(process.execPath, [tsc, '-p', config], { stdio: 'inherit' })
+}
+
+test('the README example compiles under strict TypeScript and serves over stdio', async () => {
+  compile('readme', example)
 
   const child = spawn(process.execPath, [join(work, 'readme.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] })
   let buffered = ''
@@ -73,14 +79,7 @@ test('the README example compiles under strict TypeScript and serves over stdio'
 })
 
 test('the README test example compiles under strict TypeScript and passes under node --test', () => {
-  mkdirSync(work, { recursive: true })
-  writeFileSync(join(work, 'review.test.mts'), testExample)
-  writeFileSync(join(work, 'tsconfig.test.json'), JSON.stringify({
-    compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], rootDir: '.', outDir: '.' },
-    files: ['review.test.mts'],
-  }))
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
-  execFileSync(process.execPath, [tsc, '-p', join(work, 'tsconfig.test.json')], { stdio: 'inherit' })
+  compile('review.test', testExample)
   // Throws (with the test's report) unless every test in it passed.
   // A run of its own: without this, node:test in the child reports to this test run instead.
   const env = { ...process.env }
