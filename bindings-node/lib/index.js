@@ -538,6 +538,7 @@ class Server {
         ? { list: (config.arguments ?? []).map((a) => ({ required: false, ...a })), parse: null, completers: {} }
         : compilePromptArguments(name, config.argsSchema)
     const definition = { name, arguments: args.list }
+    if (args.argumentsSchema !== undefined) definition.argumentsSchema = args.argumentsSchema
     for (const key of ['title', 'description', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }

@@ -215,15 +215,12 @@ function zodObjectShape(schema) {
   return typeof schema._def.shape === 'function' ? schema._def.shape() : schema._def.shape
 }
 
-// What a JSON Schema argsSchema may say of an argument (the engine passes prompt arguments as
-// strings and checks only presence): the rest would be a limit dropped without a word.
-const PROMPT_ARGUMENT_KEYWORDS = new Set(['type', 'title', 'description', 'enum', 'pattern', 'minLength', 'maxLength'])
-
 /**
  * A prompt's `argsSchema` (a zod raw shape, a zod object, or a JSON Schema object whose
- * properties are strings) as `{ list, parse, completers }`: the `arguments` the prompt declares,
- * `parse(args)` giving `{ data }` or `{ issues }` (maybe as a Promise), and the completers by
- * argument (from `completable()`, else from an `enum`).
+ * properties are strings) as `{ list, parse, completers, argumentsSchema? }`: the `arguments`
+ * the prompt declares; for zod, `parse(args)` giving `{ data }` or `{ issues }` (maybe as a
+ * Promise) and the completers by argument (from `completable()`, else from an `enum`); for
+ * JSON Schema, the schema the engine checks and completes from (`parse` is null).
  */
 function compilePromptArguments(prompt, schema) {
   const where = `toolwire: prompt ${JSON.stringify(prompt)}`
@@ -244,29 +241,16 @@ function compilePromptArguments(prompt, schema) {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema) || (schema.type !== undefined && schema.type !== 'object')) {
     throw new TypeError(`${where}: argsSchema must be a zod raw shape, a zod object, or a JSON Schema of type "object"`)
   }
+  // The engine checks these arguments against the schema (as it checks a tool's) and
+  // completes an argument's enum: only the list is made here.
   const required = new Set(Array.isArray(schema.required) ? schema.required : [])
-  const checks = {}
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    const unsupported = Object.keys(property ?? {}).find((key) => !PROMPT_ARGUMENT_KEYWORDS.has(key))
-    if (unsupported !== undefined) {
-      throw new TypeError(`${where}: argument ${JSON.stringify(name)}: "${unsupported}" is not checked for prompt arguments; use a zod schema`)
-    }
-    if (property.type !== undefined && property.type !== 'string') {
+    if (property?.type !== undefined && property.type !== 'string') {
       throw new TypeError(`${where}: argument ${JSON.stringify(name)}: prompt arguments are strings, not ${JSON.stringify(property.type)}`)
     }
-    list.push(promptArgument(name, property, required.has(name)))
-    completers[name] = enumCompleter(property)
-    checks[name] = stringCheck(property)
+    list.push(promptArgument(name, property ?? {}, required.has(name)))
   }
-  const parse = (args) => {
-    const issues = []
-    for (const [name, value] of Object.entries(args)) {
-      const message = checks[name] && checks[name](value)
-      if (message) issues.push({ path: [name], message })
-    }
-    return issues.length ? { issues } : { data: args }
-  }
-  return { list, parse, completers }
+  return { list, parse: null, completers: {}, argumentsSchema: { type: 'object', ...schema } }
 }
 
 function promptArgument(name, json, required) {
@@ -281,19 +265,6 @@ function enumCompleter(json) {
   if (!Array.isArray(json.enum)) return null
   const values = json.enum.filter((value) => typeof value === 'string')
   return (typed) => values.filter((value) => value.startsWith(typed))
-}
-
-/** The checks a JSON Schema argument states, as a function giving the first failure's message. */
-function stringCheck(property) {
-  const pattern = typeof property.pattern === 'string' ? new RegExp(property.pattern, 'u') : null
-  return (value) => {
-    const length = [...value].length
-    if (Array.isArray(property.enum) && !property.enum.includes(value)) return `must be one of ${property.enum.map((v) => JSON.stringify(v)).join(', ')}`
-    if (pattern && !pattern.test(value)) return `must match ${property.pattern}`
-    if (property.minLength !== undefined && length < property.minLength) return `must be at least ${property.minLength} characters`
-    if (property.maxLength !== undefined && length > property.maxLength) return `must be at most ${property.maxLength} characters`
-    return null
-  }
 }
 
 module.exports = { compileSchema, compilePromptArguments, completable, isZod, pointer }

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from typing import Annotated
+import enum
+from typing import Annotated, Literal
 
 import pytest
+from annotated_types import MinLen
 from conftest import Client
 from toolwire import Image, RegistrationError, ResourceNotFound, Server
 
@@ -212,3 +214,59 @@ def test_prompt_arguments_from_pydantic_fields() -> None:
     )
     messages = client.recv()["result"]["messages"]
     assert messages == [{"role": "user", "content": {"type": "text", "text": "Hello Ada (plain)"}}]
+
+
+class Style(enum.Enum):
+    short = "short"
+    long = "long"
+
+
+async def test_prompt_arguments_are_checked_converted_and_completed_from_their_annotations() -> None:
+    from toolwire.testing import McpError, connect
+
+    server = Server("t")
+    seen: list[tuple[str, str, Style]] = []
+
+    @server.prompt()
+    def trip(city: Annotated[str, MinLen(2)], unit: Literal["C", "F"] = "C", style: Style = Style.short) -> str:
+        seen.append((city, unit, style))
+        return f"{city} {unit} {style.value}"
+
+    async with connect(server) as client:
+        with pytest.raises(McpError) as refused:
+            await client.get_prompt("trip", {"city": "O", "unit": "K", "style": "medium"})
+        assert refused.value.code == -32602
+        assert refused.value.message.startswith('Invalid arguments for prompt "trip":')
+        for pointer in ("/city", "/unit", "/style"):
+            assert f"at {pointer}:" in refused.value.message
+        assert seen == [], "a refused render does not reach the function"
+
+        rendered = await client.get_prompt("trip", {"city": "Oslo", "unit": "F", "style": "long"})
+        assert rendered["messages"][0]["content"]["text"] == "Oslo F long"
+        assert seen == [("Oslo", "F", Style.long)], "an Enum argument arrives as its member"
+
+        ref = {"type": "ref/prompt", "name": "trip"}
+        assert (await client.complete(ref, "unit", ""))["values"] == ["C", "F"]
+        assert (await client.complete(ref, "style", "l"))["values"] == ["long"]
+        assert (await client.complete(ref, "city", "O"))["values"] == []
+
+    @server.completion(prompt="trip")
+    def cities(argument: str, value: str, context: dict[str, str]) -> list[str]:
+        return ["Oslo", "Paris"] if argument == "city" else []
+
+    async with connect(server) as client:
+        # A completer of the user's own answers instead.
+        assert (await client.complete({"type": "ref/prompt", "name": "trip"}, "city", ""))["values"] == [
+            "Oslo",
+            "Paris",
+        ]
+
+
+def test_a_prompt_argument_that_is_not_a_string_is_refused_at_registration() -> None:
+    server = Server("t")
+
+    def plan(city: str, days: int = 3) -> str:
+        return f"{days} days in {city}"
+
+    with pytest.raises(RegistrationError, match=r"prompt 'plan': argument 'days' is annotated <class 'int'>"):
+        server.add_prompt(plan)

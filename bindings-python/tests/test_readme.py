@@ -1,19 +1,25 @@
-"""The README's Python example runs and does what the README says."""
+"""The README's Python examples run and do what the README says: the server, and its test run
+by pytest as a user runs it."""
 
 from __future__ import annotations
 
 import re
 import runpy
+import subprocess
+import sys
 
 from conftest import ROOT, Client
 
 
+def readme_python_blocks() -> list[str]:
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(blocks) == 2, "the README has a Python server and its test"
+    return blocks
+
+
 def test_readme_example(tmp_path) -> None:
-    readme = (ROOT / "README.md").read_text()
-    example = re.search(r"```python\n(.*?)```", readme, re.S)
-    assert example, "the README has a Python example"
-    path = tmp_path / "example.py"
-    path.write_text(example.group(1))
+    path = tmp_path / "weather.py"
+    path.write_text(readme_python_blocks()[0])
     server = runpy.run_path(str(path), run_name="readme_example")["server"]
     client = Client(server)
     client.initialize()
@@ -33,4 +39,36 @@ def test_readme_example(tmp_path) -> None:
     client.call(3, "shout", {"text": "hi"})
     assert answer(3)["result"]["content"][0]["text"] == "HI"
     client.call(4, "forecast", {"city": "Paris", "days": 9})
-    assert answer(4)["result"] == {"content": [{"type": "text", "text": "at most 7 days"}], "isError": True}
+    refused = answer(4)["result"]
+    assert refused["isError"] is True and "/days" in refused["content"][0]["text"]
+    client.call(5, "forecast", {"city": "Atlantis"})
+    assert answer(5)["result"] == {"content": [{"type": "text", "text": "no station in Atlantis"}], "isError": True}
+
+
+def test_readme_test_passes_under_pytest(tmp_path) -> None:
+    server, test = readme_python_blocks()
+    (tmp_path / "weather.py").write_text(server)
+    (tmp_path / "test_weather.py").write_text(test)
+    # A fresh pytest in the README's own folder, strict asyncio mode (pytest-asyncio's default),
+    # none of this suite's configuration.
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            "/dev/null",
+            "--rootdir",
+            str(tmp_path),
+            "test_weather.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout

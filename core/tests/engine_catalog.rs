@@ -310,3 +310,120 @@ impl Drop for NotifyOnDrop {
         self.0.notify_one();
     }
 }
+
+/// A prompt's `argumentsSchema`: arguments read from it, checked before the handler runs
+/// (-32602 naming each one), an `enum` completing its argument with no completer, and a schema
+/// that names an unlisted argument refused at registration.
+#[tokio::test]
+async fn prompt_arguments_schema_checks_and_completes() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "minLength": 2, "description": "Where"},
+            "unit": {"$ref": "#/$defs/Unit"},
+        },
+        "required": ["city"],
+        "$defs": {"Unit": {"type": "string", "enum": ["C", "F", "K"]}},
+    });
+    let rendered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = rendered.clone();
+    let server = Server::builder("t", "1").build().unwrap();
+    server
+        .add_prompt(
+            toolwire::Prompt::new("trip").arguments_schema(schema.clone()),
+            move |request: toolwire::PromptRequest| {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    Ok::<_, ToolError>(toolwire::PromptResult::new(vec![
+                        toolwire::PromptMessage::user(toolwire::Content::text(format!(
+                            "{:?}",
+                            request.arguments
+                        ))),
+                    ]))
+                }
+            },
+        )
+        .unwrap();
+    let mut client = Client::initialized(&server).await;
+    let listed = client.request(json!(1), "prompts/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["prompts"],
+        json!([{"name": "trip", "arguments": [
+            {"name": "city", "description": "Where", "required": true},
+            {"name": "unit", "required": false},
+        ]}]),
+        "arguments come from the schema, which is never listed"
+    );
+    let refused = client
+        .request(
+            json!(2),
+            "prompts/get",
+            json!({"name": "trip", "arguments": {"city": "O", "unit": "X"}}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Invalid arguments for prompt \"trip\":")
+            && message.contains("at /city")
+            && message.contains("at /unit"),
+        "{message}"
+    );
+    assert_eq!(rendered.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let ok = client
+        .request(
+            json!(3),
+            "prompts/get",
+            json!({"name": "trip", "arguments": {"city": "Oslo", "unit": "K"}}),
+        )
+        .await;
+    assert!(ok["result"]["messages"].is_array(), "{ok}");
+    let completed = client
+        .request(
+            json!(4),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "trip"}, "argument": {"name": "unit", "value": ""}}),
+        )
+        .await;
+    assert_eq!(
+        completed["result"]["completion"],
+        json!({"values": ["C", "F", "K"], "hasMore": false})
+    );
+    let none = client
+        .request(
+            json!(5),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "trip"}, "argument": {"name": "city", "value": "O"}}),
+        )
+        .await;
+    assert_eq!(none["result"]["completion"]["values"], json!([]));
+
+    let unlisted = server
+        .add_prompt(
+            toolwire::Prompt::new("other")
+                .argument(toolwire::PromptArgument::new("city", true))
+                .arguments_schema(schema),
+            |_request: toolwire::PromptRequest| async {
+                Ok::<_, ToolError>(toolwire::PromptResult::new(vec![]))
+            },
+        )
+        .unwrap_err();
+    assert!(
+        unlisted
+            .to_string()
+            .contains("\"unit\" is not one of the prompt's arguments"),
+        "{unlisted}"
+    );
+    let not_object = server
+        .add_prompt(
+            toolwire::Prompt::new("bad").arguments_schema(json!({"type": "string"})),
+            |_request: toolwire::PromptRequest| async {
+                Ok::<_, ToolError>(toolwire::PromptResult::new(vec![]))
+            },
+        )
+        .unwrap_err();
+    assert!(
+        not_object.to_string().contains("argumentsSchema"),
+        "{not_object}"
+    );
+}

@@ -18,7 +18,7 @@ from ._base import F, ServerBase, logger
 from ._content import InputRequired, Round
 from ._context import Context
 from ._native import RegistrationError
-from ._schema import _field_has_default, _field_info, parse_docstring
+from ._schema import _field_has_default, _field_info, analyse, converter, parse_docstring
 
 
 class ResourceNotFound(Exception):
@@ -151,7 +151,11 @@ class CatalogMixin(ServerBase):
         arguments: Optional[dict[str, dict[str, str]]] = None,
     ) -> None:
         """Registers `fn` as a prompt (see `prompt`)."""
-        definition: dict[str, Any] = {"name": name or fn.__name__, "arguments": _prompt_arguments(fn, arguments or {})}
+        prompt_name = name or fn.__name__
+        definition: dict[str, Any] = {"name": prompt_name, "arguments": _prompt_arguments(fn, arguments or {})}
+        schema, conversions = _prompt_schema(fn, prompt_name)
+        if schema is not None:
+            definition["argumentsSchema"] = schema
         described = description or _first_paragraph(fn)
         for key, value in (("title", title), ("description", described), ("_meta", meta)):
             if value is not None:
@@ -162,7 +166,11 @@ class CatalogMixin(ServerBase):
         fills = _prompt_field_defaults(fn)
 
         def invoke(request: dict[str, Any], native_ctx: Optional[_native.NativeContext] = None) -> Any:
-            kwargs = dict(request["arguments"])
+            # Checked by the engine against `argumentsSchema`; here only made the declared type.
+            kwargs = {
+                key: (conversions[key](value) if key in conversions else value)
+                for key, value in request["arguments"].items()
+            }
             for param, make in fills.items():
                 # A `Field(...)` default: Python would pass the Field itself.
                 if param not in kwargs:
@@ -301,6 +309,47 @@ def _prompt_arguments(fn: Callable[..., Any], given: dict[str, dict[str, str]]) 
             entry["required"] = p.default is inspect.Parameter.empty
         result.append(entry)
     return result
+
+
+def _prompt_schema(
+    fn: Callable[..., Any], prompt: str
+) -> tuple[Optional[dict[str, Any]], dict[str, Callable[[Any], Any]]]:
+    """The JSON Schema the engine checks a prompt's arguments against (from the annotations:
+    `Literal`, `Enum`, pydantic `Field(min_length=…, pattern=…)`, `annotated_types`; an enum
+    also completes its argument), and per argument the conversion to its declared type. Prompt
+    arguments are strings on the wire: another type is refused here, naming the parameter."""
+    try:
+        signature = analyse(fn, (Context, Round))
+    except TypeError as err:
+        raise RegistrationError(f"prompt {prompt!r}: {err}") from err
+    schema = signature.input_schema
+    for argument, property_schema in schema.get("properties", {}).items():
+        if not _string_schema(property_schema, schema):
+            raise RegistrationError(
+                f"prompt {prompt!r}: argument {argument!r} is annotated {signature.params[argument]!r}, "
+                "but prompt arguments are strings (annotate it str, a Literal of strings or a str Enum)"
+            )
+    conversions = {
+        argument: convert for argument, tp in signature.params.items() if (convert := converter(tp)) is not None
+    }
+    checked = any(set(p) - {"description", "title", "default", "type"} for p in schema.get("properties", {}).values())
+    return (schema if checked else None), conversions
+
+
+def _string_schema(schema: dict[str, Any], root: dict[str, Any]) -> bool:
+    """Whether every value `schema` allows is a string (or null, for an Optional argument)."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return _string_schema(root.get("$defs", {}).get(name, {}), root)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        return all(_string_schema(option, root) for option in options)
+    if "enum" in schema:
+        return all(isinstance(value, str) for value in schema["enum"])
+    if "const" in schema:
+        return isinstance(schema["const"], str)
+    kind = schema.get("type")
+    return kind in (None, "string", "null") or (isinstance(kind, list) and set(kind) <= {"string", "null"})
 
 
 def _prompt_field(param: inspect.Parameter, hint: Any) -> Any:

@@ -325,7 +325,9 @@ class Signature:
     defaults: dict[str, Callable[[], Any]] = dataclasses.field(default_factory=dict)
 
 
-def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type, ...] = ()) -> Signature:
+def analyse(
+    fn: Callable[..., Any], context_type: Union[type, tuple[type, ...]], result_types: tuple[type, ...] = ()
+) -> Signature:
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except NameError as err:
@@ -344,7 +346,7 @@ def analyse(fn: Callable[..., Any], context_type: type, result_types: tuple[type
     fn_name = getattr(fn, "__name__", repr(fn))
     for name, param in inspect.signature(fn).parameters.items():
         annotation = hints.get(name, param.annotation)
-        if annotation is context_type or (isinstance(annotation, type) and issubclass(annotation, context_type)):
+        if isinstance(annotation, type) and issubclass(annotation, context_type):
             context_param = name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):

@@ -262,6 +262,12 @@ pub struct Prompt {
     /// `_meta`.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// A JSON Schema object whose properties are the arguments (strings): the engine checks
+    /// `prompts/get` against it before the handler runs (refused: -32602 naming each argument),
+    /// and an argument's `enum` completes it when no completer is set. With no `arguments`,
+    /// they are read from it (name, title, description, required). Never sent to clients.
+    #[serde(default, rename = "argumentsSchema", skip_serializing)]
+    pub arguments_schema: Option<Value>,
 }
 
 impl Prompt {
@@ -273,6 +279,7 @@ impl Prompt {
             description: None,
             arguments: Vec::new(),
             meta: None,
+            arguments_schema: None,
         }
     }
 
@@ -293,6 +300,12 @@ impl Prompt {
     /// Adds an argument.
     pub fn argument(mut self, argument: PromptArgument) -> Self {
         self.arguments.push(argument);
+        self
+    }
+
+    /// Checks the arguments against a JSON Schema object (see [`Prompt::arguments_schema`]).
+    pub fn arguments_schema(mut self, schema: Value) -> Self {
+        self.arguments_schema = Some(schema);
         self
     }
 

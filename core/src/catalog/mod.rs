@@ -3,6 +3,7 @@
 
 mod defs;
 pub(crate) mod json;
+mod prompt_args;
 mod template;
 
 use std::collections::{BTreeMap, HashMap};
@@ -15,6 +16,7 @@ pub use defs::{
     Completion, Prompt, PromptArgument, PromptMessage, PromptResult, Resource, ResourceContents,
     ResourceTemplate, Role,
 };
+pub(crate) use prompt_args::PromptArguments;
 pub(crate) use template::UriPattern;
 
 use crate::changes::{Change, ChangeBus};
@@ -157,6 +159,8 @@ pub(crate) struct RegisteredTemplate {
 pub(crate) struct RegisteredPrompt {
     pub(crate) def: Prompt,
     pub(crate) handler: Arc<dyn PromptHandler>,
+    /// Its `argumentsSchema`, compiled.
+    pub(crate) checks: Option<PromptArguments>,
 }
 
 /// Which list a change touched.
@@ -272,7 +276,7 @@ impl Catalog {
 
     pub(crate) fn add_prompt(
         &self,
-        def: Prompt,
+        mut def: Prompt,
         handler: Arc<dyn PromptHandler>,
     ) -> Result<(), Error> {
         if def.name.is_empty() {
@@ -281,10 +285,15 @@ impl Catalog {
                 message: "a prompt needs a name".into(),
             });
         }
+        let checks = PromptArguments::compile(&mut def)?;
         insert(
             &self.prompts,
             def.name.clone(),
-            RegisteredPrompt { def, handler },
+            RegisteredPrompt {
+                def,
+                handler,
+                checks,
+            },
             "prompt",
         )?;
         self.changed(Kind::Prompts);
@@ -321,12 +330,19 @@ impl Catalog {
             .cloned()
     }
 
+    /// Whether `completion/complete` has anything to offer: a completer, or a prompt argument
+    /// with an `enum`.
     pub(crate) fn has_completers(&self) -> bool {
         !self
             .completers
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .is_empty()
+            || snapshot(&self.prompts).values().any(|p| {
+                p.checks
+                    .as_ref()
+                    .is_some_and(PromptArguments::completes_any)
+            })
     }
 
     pub(crate) fn remove_resource(&self, uri: &str) -> bool {

@@ -280,6 +280,14 @@ fn get_prompt(
             "Invalid params: prompt {name:?} takes no argument {unknown:?}"
         )));
     }
+    if let Some(checks) = &prompt.checks {
+        let violations = checks.violations(&arguments);
+        if !violations.is_empty() {
+            return responder.error(ErrorObject::invalid_params(
+                crate::registry::invalid_prompt_arguments_text(&name, &violations),
+            ));
+        }
+    }
     let binding = Binding::new(
         "prompts/get",
         &name,
@@ -374,9 +382,17 @@ fn complete(session: &Arc<SessionShared>, responder: Responder, params: Option<V
         }
         Some(true) => {}
     }
-    // Nothing to suggest is an empty list, not an error.
+    // Nothing to suggest is an empty list, not an error; with no completer, a prompt
+    // argument's `enum` is what there is to suggest.
     let Some(completer) = catalog.completer(&reference) else {
-        return responder.result(&catalog::Completion::default().to_json());
+        let from_enum = match &reference {
+            Reference::Prompt(name) => catalog::snapshot(&catalog.prompts)
+                .get(name)
+                .and_then(|p| p.checks.as_ref()?.complete(argument, value)),
+            Reference::ResourceTemplate(_) => None,
+        };
+        let completion = from_enum.map(catalog::Completion::new).unwrap_or_default();
+        return responder.result(&completion.to_json());
     };
     let live = match LiveRequest::open(session, &responder, Some(&params), argument, None) {
         Ok(live) => live,

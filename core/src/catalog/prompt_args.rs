@@ -1,0 +1,144 @@
+//! A prompt's `argumentsSchema`, compiled at registration: the check `prompts/get` runs before
+//! the handler, and the values an argument's `enum` offers for completion.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::{Prompt, PromptArgument};
+use crate::Error;
+use crate::registry::{CompiledSchema, Violation};
+
+pub(crate) struct PromptArguments {
+    schema: CompiledSchema,
+    /// Per argument, the strings its `enum` (or `const`) allows: what completion offers.
+    choices: BTreeMap<String, Vec<String>>,
+}
+
+impl PromptArguments {
+    /// Compiles `def`'s schema, if it has one; fills `def.arguments` from it when none were
+    /// listed, and refuses a schema that names arguments the list does not (a client could
+    /// not know to send them).
+    pub(crate) fn compile(def: &mut Prompt) -> Result<Option<Self>, Error> {
+        let Some(schema) = def.arguments_schema.as_ref() else {
+            return Ok(None);
+        };
+        let name = def.name.clone();
+        let invalid = |message: String| Error::InvalidDefinition {
+            kind: "prompt",
+            message: format!("prompt {name:?}: argumentsSchema: {message}"),
+        };
+        let Some(object) = schema.as_object() else {
+            return Err(invalid("must be a JSON Schema object".into()));
+        };
+        if object.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(invalid("the root must have \"type\": \"object\"".into()));
+        }
+        let empty = Map::new();
+        let properties = match object.get("properties") {
+            None => &empty,
+            Some(Value::Object(properties)) => properties,
+            Some(_) => return Err(invalid("\"properties\" must be an object".into())),
+        };
+        let required: Vec<&str> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if def.arguments.is_empty() {
+            def.arguments = properties
+                .iter()
+                .map(|(argument, property)| {
+                    let text =
+                        |key: &str| property.get(key).and_then(Value::as_str).map(str::to_owned);
+                    let mut listed =
+                        PromptArgument::new(argument, required.contains(&argument.as_str()));
+                    listed.title = text("title");
+                    listed.description = text("description");
+                    listed
+                })
+                .collect();
+        } else if let Some(unlisted) = properties
+            .keys()
+            .find(|property| !def.arguments.iter().any(|a| &a.name == *property))
+        {
+            return Err(invalid(format!(
+                "{unlisted:?} is not one of the prompt's arguments"
+            )));
+        }
+        let compiled = CompiledSchema::compile(schema, &def.name, "inputSchema")
+            .map_err(|err| invalid(schema_message(err)))?;
+        let choices = properties
+            .iter()
+            .filter_map(|(argument, property)| {
+                let values = string_choices(resolve(schema, property));
+                (!values.is_empty()).then(|| (argument.clone(), values))
+            })
+            .collect();
+        Ok(Some(PromptArguments {
+            schema: compiled,
+            choices,
+        }))
+    }
+
+    /// What is wrong with `arguments`, each at `/name`; empty when they meet the schema.
+    pub(crate) fn violations(&self, arguments: &BTreeMap<String, String>) -> Vec<Violation> {
+        let instance = Value::Object(
+            arguments
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect(),
+        );
+        self.schema.violations(&instance)
+    }
+
+    /// The `enum` values of `argument` that start with `typed`; `None` when it has no `enum`.
+    pub(crate) fn complete(&self, argument: &str, typed: &str) -> Option<Vec<String>> {
+        let values = self.choices.get(argument)?;
+        Some(
+            values
+                .iter()
+                .filter(|value| value.starts_with(typed))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    pub(crate) fn completes_any(&self) -> bool {
+        !self.choices.is_empty()
+    }
+}
+
+fn schema_message(err: Error) -> String {
+    match err {
+        Error::InvalidSchema { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
+/// A property's schema with a local `$ref` (`#/$defs/…`, `#/definitions/…`) followed once, as
+/// hosts write an enum type defined once and referred to.
+fn resolve<'a>(root: &'a Value, property: &'a Value) -> &'a Value {
+    match property.get("$ref").and_then(Value::as_str) {
+        Some(reference) => reference
+            .strip_prefix('#')
+            .and_then(|pointer| root.pointer(pointer))
+            .unwrap_or(property),
+        None => property,
+    }
+}
+
+/// The strings an `enum` or `const` allows; empty when there is no list.
+fn string_choices(property: &Value) -> Vec<String> {
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        return values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+    }
+    if let Some(value) = property.get("const").and_then(Value::as_str) {
+        return vec![value.to_owned()];
+    }
+    Vec::new()
+}
