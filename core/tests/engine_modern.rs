@@ -731,3 +731,53 @@ async fn servers_sharing_a_change_bus_hear_each_others_updates() {
         "registration before build publishes nothing; the update once"
     );
 }
+
+/// A 2026-07-28 completion's context is the request's own (its client info), and a completer
+/// cannot ask the client for input (only tools, prompts and reads may answer input_required).
+#[tokio::test]
+async fn a_completion_has_the_requests_client_info_and_cannot_ask_for_input() {
+    use toolwire::{Completion, CompletionRequest, PromptArgument, Reference};
+    let server = Server::builder("modern", "1")
+        .prompt(
+            Prompt::new("p").argument(PromptArgument::new("who", false)),
+            |_request: PromptRequest| async { Ok(PromptResult::new(vec![])) },
+        )
+        .completer(
+            Reference::Prompt("p".into()),
+            |request: CompletionRequest| async move {
+                let ctx = request.ctx.expect("a context");
+                if request.value == "ask" {
+                    ctx.elicit(name_question(), RequestOptions::default())
+                        .await?;
+                }
+                let client = ctx.client_info().map(|c| c.name.clone());
+                Ok(Completion::new(vec![client.unwrap_or_default()]))
+            },
+        )
+        .build()
+        .unwrap();
+    let mut client = Client::new(&server);
+    let complete = |id: i64, value: &str| {
+        let mut meta = meta(json!({"elicitation": {}}));
+        meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "phone", "version": "2"});
+        json!({"jsonrpc": "2.0", "id": id, "method": "completion/complete", "params": {
+            "ref": {"type": "ref/prompt", "name": "p"},
+            "argument": {"name": "who", "value": value},
+            "_meta": meta}})
+    };
+    let named = answer(&mut client, complete(1, "a")).await;
+    assert_eq!(
+        named["result"]["completion"]["values"],
+        json!(["phone"]),
+        "{named}"
+    );
+    let asked = answer(&mut client, complete(2, "ask")).await;
+    assert_eq!(asked["error"]["code"], -32603, "{asked}");
+    assert!(
+        asked["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot ask the client for input"),
+        "{asked}"
+    );
+}

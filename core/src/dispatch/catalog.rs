@@ -89,7 +89,7 @@ pub(crate) fn handle(
             responder.result(&json!({}));
         }
         Method::PromptsGet => get_prompt(session, responder, params, modern),
-        Method::CompletionComplete => complete(session, responder, params),
+        Method::CompletionComplete => complete(session, responder, params, modern),
         // Routed elsewhere by the router; never offered here.
         Method::Initialize
         | Method::Ping
@@ -328,7 +328,12 @@ fn get_prompt(
     });
 }
 
-fn complete(session: &Arc<SessionShared>, responder: Responder, params: Option<Value>) {
+fn complete(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: Option<Value>,
+    modern: Option<Arc<Envelope>>,
+) {
     let params = params.unwrap_or(Value::Null);
     let reference = match (
         params.pointer("/ref/type").and_then(Value::as_str),
@@ -394,7 +399,17 @@ fn complete(session: &Arc<SessionShared>, responder: Responder, params: Option<V
         let completion = from_enum.map(catalog::Completion::new).unwrap_or_default();
         return responder.result(&completion.to_json());
     };
-    let live = match LiveRequest::open(session, &responder, Some(&params), argument, None) {
+    // 2026-07-28: the request's own client info and capabilities reach the completer's context.
+    let round = modern.map(|envelope| {
+        let binding = Binding::new(
+            "completion/complete",
+            argument,
+            &Value::Null,
+            session.principal.as_deref(),
+        );
+        ModernRound::without_input(envelope, binding)
+    });
+    let live = match LiveRequest::open(session, &responder, Some(&params), argument, round) {
         Ok(live) => live,
         Err(error) => return responder.error(error),
     };
@@ -414,6 +429,11 @@ fn complete(session: &Arc<SessionShared>, responder: Responder, params: Option<V
         };
         match completed {
             Ok(completion) => responder.result(&completion.to_json()),
+            // The 2026-07-28 spec lets only tools, prompts and reads answer input_required.
+            Err(err) if err.input_required().is_some() || live.asked_for_input() => responder
+                .error(ErrorObject::internal(
+                    "Completion failed: completion/complete cannot ask the client for input",
+                )),
             Err(err) => responder.error(handler_error(&err, || "Completion failed".to_owned())),
         }
     });
@@ -477,6 +497,12 @@ impl LiveRequest {
 
     fn context(&self) -> Context {
         Context::from_state(self.call.clone())
+    }
+
+    /// Whether the handler asked the client something this 2026-07-28 round (`ctx.elicit` & co.).
+    fn asked_for_input(&self) -> bool {
+        self.round()
+            .is_some_and(|m| !m.round.pending().requests.is_empty())
     }
 
     /// Runs the handler's `work` until it is done or the request is cancelled (then the work

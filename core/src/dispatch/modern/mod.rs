@@ -306,6 +306,18 @@ impl ModernRound {
         })
     }
 
+    /// The round of a request that cannot ask for input (`completion/complete`: only tools,
+    /// prompts and reads may answer `input_required`): its envelope, for the context's client
+    /// info and capabilities, and nothing carried.
+    pub(crate) fn without_input(envelope: Arc<Envelope>, binding: Binding) -> Self {
+        ModernRound {
+            envelope,
+            round: Round::default(),
+            binding,
+            task: None,
+        }
+    }
+
     /// Answers `input_required`: the questions the handler asked (those the client can take on
     /// this request) and the sealed state of the next round.
     pub(crate) fn answer_input_required(
