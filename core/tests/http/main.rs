@@ -9,6 +9,7 @@ mod framing;
 mod fuzz;
 mod modern;
 mod modes;
+mod mount;
 mod principals;
 mod refusals;
 #[path = "../common/rng.rs"]

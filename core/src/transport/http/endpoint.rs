@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use hyper::body::Incoming;
+use bytes::Bytes;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,18 @@ use crate::protocol::ProtocolVersion;
 use crate::wire::{Frame, Inbound, error_frame, parse_frame};
 use crate::{Server, Session};
 
+/// A request body the endpoint can read: hyper's own, or any `http_body` a host's server gives.
+pub(crate) trait RequestBody:
+    hyper::body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
+{
+}
+
+impl<B> RequestBody for B where
+    B: hyper::body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+{
+}
+
 pub(crate) struct Endpoint {
     server: Server,
     options: HttpOptions,
@@ -41,6 +53,8 @@ pub(crate) struct Endpoint {
     sessions: SessionTable,
     max_body: usize,
     stop: CancellationToken,
+    /// Mounted in a host's web server, which routed the request here: the path is not matched.
+    mounted: bool,
 }
 
 /// One keep-alive connection's own state. Each request holds a clone of this, a count only
@@ -62,7 +76,7 @@ impl Connection {
         })
     }
 
-    pub(crate) async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Reply {
+    pub(crate) async fn handle<B: RequestBody>(self: Arc<Self>, request: Request<B>) -> Reply {
         self.endpoint.handle(&self, request).await
     }
 
@@ -90,11 +104,28 @@ impl Endpoint {
         local_addr: SocketAddr,
         stop: CancellationToken,
     ) -> Arc<Self> {
-        let guard = Guard::new(
-            &options.allowed_hosts,
-            &options.allowed_origins,
-            local_addr.ip().is_loopback(),
-        );
+        let loopback = local_addr.ip().is_loopback();
+        Endpoint::build(server, options, loopback, stop, false)
+    }
+
+    /// The endpoint of [`super::HttpEndpoint`]: no bound address to derive the Host guard from,
+    /// so only loopback names pass unless `allowed_hosts` names the app's.
+    pub(crate) fn mounted(
+        server: Server,
+        options: HttpOptions,
+        stop: CancellationToken,
+    ) -> Arc<Self> {
+        Endpoint::build(server, options, true, stop, true)
+    }
+
+    fn build(
+        server: Server,
+        options: HttpOptions,
+        loopback: bool,
+        stop: CancellationToken,
+        mounted: bool,
+    ) -> Arc<Self> {
+        let guard = Guard::new(&options.allowed_hosts, &options.allowed_origins, loopback);
         let max_body = options
             .max_body_bytes
             .unwrap_or(server.inner.limits.max_frame_bytes);
@@ -105,10 +136,11 @@ impl Endpoint {
             sessions: SessionTable::default(),
             max_body,
             stop,
+            mounted,
         })
     }
 
-    async fn handle(&self, connection: &Connection, request: Request<Incoming>) -> Reply {
+    async fn handle<B: RequestBody>(&self, connection: &Connection, request: Request<B>) -> Reply {
         let headers = request.headers();
         if let Some(why) = ambiguous_framing(headers) {
             tracing::debug!(why, "refused a request framed ambiguously");
@@ -144,7 +176,7 @@ impl Endpoint {
                 method_not_allowed("GET")
             };
         }
-        if path != self.options.path {
+        if !self.mounted && path != self.options.path {
             return refusal(StatusCode::NOT_FOUND, "Not Found");
         }
         let owner = match &self.options.auth {
@@ -173,7 +205,7 @@ impl Endpoint {
     async fn post(
         &self,
         connection: &Connection,
-        request: Request<Incoming>,
+        request: Request<impl RequestBody>,
         owner: Option<String>,
     ) -> Reply {
         let (parts, body) = request.into_parts();
@@ -431,7 +463,7 @@ impl Endpoint {
         )
     }
 
-    fn get(&self, request: &Request<Incoming>, owner: Option<String>) -> Reply {
+    fn get<B>(&self, request: &Request<B>, owner: Option<String>) -> Reply {
         let headers = request.headers();
         if !accepts(headers, "text/event-stream") {
             return refusal(
@@ -514,7 +546,7 @@ impl Endpoint {
         true
     }
 
-    fn delete(&self, request: &Request<Incoming>, owner: Option<String>) -> Reply {
+    fn delete<B>(&self, request: &Request<B>, owner: Option<String>) -> Reply {
         let headers = request.headers();
         let Some(id) = text_header(headers, &SESSION_HEADER) else {
             return refusal(

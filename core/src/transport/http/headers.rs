@@ -7,8 +7,6 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::StatusCode;
-use hyper::body::Body as _;
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName};
 
 use super::replies::{Reply, refusal};
@@ -85,7 +83,11 @@ pub(super) fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersi
 
 /// The whole body, refused past `limit` bytes (at once when its declared length is). A body
 /// of one frame, as most are, comes back as that frame's bytes (`Collected::to_bytes`).
-pub(super) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
+pub(super) async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Reply>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let too_large = || {
         refusal(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -20,6 +20,7 @@ mod guard;
 mod headers;
 mod in_place;
 mod modern;
+mod mount;
 mod replies;
 mod sessions;
 mod sse;
@@ -39,6 +40,7 @@ use tokio_util::task::TaskTracker;
 
 pub use auth::{AuthRejection, BearerAuth, TokenInfo, TokenValidator};
 pub use events::{EventStore, MemoryEventStore};
+pub use mount::{BodyAborted, ChannelBody, HttpBody, HttpEndpoint, RequestBodySender};
 
 use crate::{Error, Server};
 

@@ -1,0 +1,244 @@
+//! The endpoint mounted in a web server of the host's own (`Server::http_endpoint`): the same
+//! answers as `serve_http`'s, whatever path the app routed, a Host guard that stays loopback-only
+//! unless told the app's names, request bodies fed chunk by chunk with their limit, a
+//! 2026-07-28 request cancelled when its response is dropped, and sessions ended by shutdown.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+use toolwire::transport::http::{HttpBody, HttpEndpoint, HttpOptions};
+use toolwire::{Context, Server, Tool, ToolOutput};
+
+use super::support::{gate, test_server};
+
+const PV: &str = "io.modelcontextprotocol/protocolVersion";
+const CC: &str = "io.modelcontextprotocol/clientCapabilities";
+
+fn post(path: &str, host: &str, session: Option<&str>, body: &Value) -> Request<Full<Bytes>> {
+    let mut request = Request::post(path)
+        .header("host", host)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    request
+        .body(Full::new(Bytes::from(body.to_string())))
+        .expect("request")
+}
+
+async fn json_of(response: Response<HttpBody>) -> Value {
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    serde_json::from_slice(&bytes).expect("JSON body")
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "mount-test", "version": "1"}}})
+}
+
+#[tokio::test]
+async fn a_mounted_endpoint_serves_sessions_on_whatever_path_the_app_routed() {
+    let (hold, _gate) = gate();
+    let server = test_server(hold);
+    let endpoint = server
+        .http_endpoint(HttpOptions::default())
+        .expect("in a runtime");
+    let opened = endpoint
+        .handle(
+            post("/apps/weather/mcp", "localhost:8000", None, &initialize()),
+            None,
+        )
+        .await;
+    assert_eq!(opened.status(), StatusCode::OK);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    assert_eq!(
+        json_of(opened).await["result"]["serverInfo"]["name"],
+        "http-test"
+    );
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let accepted = endpoint
+        .handle(post("/", "localhost", Some(&session), &initialized), None)
+        .await;
+    assert_eq!(accepted.status(), StatusCode::ACCEPTED);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "mounted"}}});
+    let answer = json_of(
+        endpoint
+            .handle(post("/x", "127.0.0.1:9", Some(&session), &call), None)
+            .await,
+    )
+    .await;
+    assert_eq!(answer["result"]["content"][0]["text"], "mounted");
+
+    endpoint.shutdown().await;
+    let gone = endpoint
+        .handle(post("/x", "localhost", Some(&session), &call), None)
+        .await;
+    assert_eq!(
+        gone.status(),
+        StatusCode::NOT_FOUND,
+        "shutdown ended the session"
+    );
+}
+
+#[tokio::test]
+async fn the_host_guard_stays_loopback_only_unless_the_apps_names_are_allowed() {
+    let (hold, _gate) = gate();
+    let server = test_server(hold);
+    let strict = server
+        .http_endpoint(HttpOptions::default())
+        .expect("runtime");
+    let refused = strict
+        .handle(post("/mcp", "mcp.example.com", None, &initialize()), None)
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+
+    let mut options = HttpOptions::default();
+    options.allowed_hosts = vec!["mcp.example.com".into()];
+    let named = server.http_endpoint(options).expect("runtime");
+    let served = named
+        .handle(post("/mcp", "mcp.example.com", None, &initialize()), None)
+        .await;
+    assert_eq!(served.status(), StatusCode::OK);
+    let other = named
+        .handle(post("/mcp", "evil.example.net", None, &initialize()), None)
+        .await;
+    assert_eq!(other.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn a_body_fed_in_chunks_is_read_with_its_limit() {
+    let (hold, _gate) = gate();
+    let server = test_server(hold);
+    let mut options = HttpOptions::default();
+    options.max_body_bytes = Some(256);
+    let endpoint = Arc::new(server.http_endpoint(options).expect("runtime"));
+    let headers: [(&[u8], &[u8]); 3] = [
+        (b"host", b"localhost"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+    ];
+
+    let body = initialize().to_string();
+    let (request, sender) = HttpEndpoint::request("POST", "/mcp", headers).expect("request");
+    let answering = tokio::spawn({
+        let endpoint = endpoint.clone();
+        async move { endpoint.handle(request, None).await }
+    });
+    for chunk in body.as_bytes().chunks(7) {
+        assert!(sender.send(Bytes::copy_from_slice(chunk)).await);
+    }
+    drop(sender);
+    let answer = answering.await.expect("answered");
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert_eq!(
+        json_of(answer).await["result"]["serverInfo"]["name"],
+        "http-test"
+    );
+
+    let (request, sender) = HttpEndpoint::request("POST", "/mcp", headers).expect("request");
+    let answering = tokio::spawn({
+        let endpoint = endpoint.clone();
+        async move { endpoint.handle(request, None).await }
+    });
+    // Past the limit the endpoint stops reading and answers 413; the sender learns it.
+    let mut refused_at = None;
+    for n in 0..100 {
+        if !sender.send(Bytes::from_static(b"0123456789")).await {
+            refused_at = Some(n);
+            break;
+        }
+    }
+    assert!(refused_at.is_some(), "the endpoint stopped taking the body");
+    assert_eq!(
+        answering.await.expect("answered").status(),
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+
+    let (request, sender) = HttpEndpoint::request("POST", "/mcp", headers).expect("request");
+    let answering = tokio::spawn({
+        let endpoint = endpoint.clone();
+        async move { endpoint.handle(request, None).await }
+    });
+    assert!(sender.send(Bytes::from_static(b"{\"jsonrpc\"")).await);
+    sender.abort().await;
+    assert_eq!(
+        answering.await.expect("answered").status(),
+        StatusCode::BAD_REQUEST
+    );
+
+    let bad = HttpEndpoint::request("POST", "/mcp", [(&b"bad header"[..], &b"x"[..])]);
+    assert!(
+        bad.is_err_and(|e| e.to_string().contains("bad HTTP header name")),
+        "a bad header is refused"
+    );
+}
+
+/// Dropping a 2026-07-28 request's response is the client hanging up: its handler is dropped.
+#[tokio::test]
+async fn dropping_a_modern_response_cancels_the_request() {
+    struct SignalOnDrop(Arc<Notify>);
+    impl Drop for SignalOnDrop {
+        fn drop(&mut self) {
+            self.0.notify_one();
+        }
+    }
+    let started = Arc::new(Notify::new());
+    let dropped = Arc::new(Notify::new());
+    let server = Server::builder("mount", "1")
+        .tool(Tool::new("wait"), {
+            let (started, dropped) = (started.clone(), dropped.clone());
+            move |ctx: Context, _args: Value| {
+                let guard = SignalOnDrop(dropped.clone());
+                let started = started.clone();
+                async move {
+                    let _guard = guard;
+                    ctx.progress(1.0, None, None);
+                    started.notify_one();
+                    std::future::pending::<()>().await;
+                    Ok(ToolOutput::text("never"))
+                }
+            }
+        })
+        .build()
+        .expect("server");
+    let endpoint = server
+        .http_endpoint(HttpOptions::default())
+        .expect("runtime");
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "wait", "arguments": {},
+        "_meta": {PV: "2026-07-28", CC: {}, "progressToken": "p"}}});
+    let request = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "wait")
+        .body(Full::new(Bytes::from(call.to_string())))
+        .expect("request");
+    let response = endpoint.handle(request, None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    started.notified().await;
+    let first = body.next_chunk().await.expect("the progress event");
+    assert!(String::from_utf8_lossy(&first).contains("notifications/progress"));
+    drop(body);
+    dropped.notified().await;
+}
