@@ -9,6 +9,7 @@ use toolwire::{
     PromptResult, Resource, ResourceContents, ResourceRequest, ResourceTemplate, ToolError,
 };
 
+use crate::context::CallContext;
 use crate::errors::ToolwireError;
 use crate::result::ContentBlock;
 
@@ -59,10 +60,13 @@ pub struct ResourceContent {
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait ResourceReader: Send + Sync {
-    /// The contents of `uri`. `round` is what the client sent back to an earlier round's
+    /// The contents of `uri`. `context` is the read's, as a tool call's: progress (to the
+    /// request's token), logging, cancellation (a cancelled read is not answered), the
+    /// client's info. `round` is what the client sent back to an earlier round's
     /// `ToolwireError.InputRequired` (2026-07-28).
     async fn read(
         &self,
+        context: Arc<CallContext>,
         uri: String,
         variables: HashMap<String, String>,
         round: Round,
@@ -133,10 +137,12 @@ pub struct PromptRendering {
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait PromptRenderer: Send + Sync {
-    /// The messages for `arguments`. `round` is what the client sent back to an earlier
-    /// round's `ToolwireError.InputRequired` (2026-07-28).
+    /// The messages for `arguments`. `context` is the request's, as for a resource read.
+    /// `round` is what the client sent back to an earlier round's
+    /// `ToolwireError.InputRequired` (2026-07-28).
     async fn render(
         &self,
+        context: Arc<CallContext>,
         arguments: HashMap<String, String>,
         round: Round,
     ) -> Result<PromptRendering, ToolwireError>;
@@ -146,13 +152,15 @@ pub trait PromptRenderer: Send + Sync {
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait ArgumentCompleter: Send + Sync {
-    /// Suggestions for `argument` whose partial value is `value`, best first; `context` holds
-    /// arguments already chosen.
+    /// Suggestions for `argument` whose partial value is `value`, best first; `others` holds
+    /// the arguments already chosen (the request's `context.arguments`). `context` is the
+    /// request's, as for a resource read.
     async fn complete(
         &self,
+        context: Arc<CallContext>,
         argument: String,
         value: String,
-        context: HashMap<String, String>,
+        others: HashMap<String, String>,
     ) -> Result<Vec<String>, ToolwireError>;
 }
 
@@ -210,6 +218,13 @@ fn failure(err: ToolwireError) -> ToolError {
     err.into_tool_error()
 }
 
+/// The handler's `CallContext`. Core gives one to every request of a client session, the only
+/// requests this binding's servers serve; a request without one is refused, not a panic.
+fn call_context(ctx: Option<toolwire::Context>) -> Result<Arc<CallContext>, ToolError> {
+    ctx.map(CallContext::new)
+        .ok_or_else(|| ToolError::new("this request has no context (not from a client session)"))
+}
+
 /// 2026-07-28 MRTR, for prompts and resources: what the client sent back this round.
 #[derive(Clone, Debug, Default, uniffi::Record)]
 pub struct Round {
@@ -236,11 +251,12 @@ pub(crate) struct ForeignResource {
 #[async_trait::async_trait]
 impl toolwire::ResourceHandler for ForeignResource {
     async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
+        let context = call_context(request.ctx)?;
         let round = Round::of(&request.input_responses, request.request_state);
         let variables = request.variables.into_iter().collect();
         let contents = self
             .reader
-            .read(request.uri, variables, round)
+            .read(context, request.uri, variables, round)
             .await
             .map_err(failure)?;
         contents
@@ -264,10 +280,11 @@ pub(crate) struct ForeignPrompt(pub(crate) Arc<dyn PromptRenderer>);
 #[async_trait::async_trait]
 impl toolwire::PromptHandler for ForeignPrompt {
     async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
+        let context = call_context(request.ctx)?;
         let round = Round::of(&request.input_responses, request.request_state);
         let rendering = self
             .0
-            .render(request.arguments.into_iter().collect(), round)
+            .render(context, request.arguments.into_iter().collect(), round)
             .await
             .map_err(failure)?;
         let mut messages = Vec::with_capacity(rendering.messages.len());
@@ -289,13 +306,15 @@ pub(crate) struct ForeignCompleter(pub(crate) Arc<dyn ArgumentCompleter>);
 #[async_trait::async_trait]
 impl toolwire::Completer for ForeignCompleter {
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
-        let context: BTreeMap<String, String> = request.context;
+        let context = call_context(request.ctx)?;
+        let others: BTreeMap<String, String> = request.context;
         let values = self
             .0
             .complete(
+                context,
                 request.argument,
                 request.value,
-                context.into_iter().collect(),
+                others.into_iter().collect(),
             )
             .await
             .map_err(failure)?;

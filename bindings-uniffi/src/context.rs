@@ -9,8 +9,9 @@ use toolwire::{Context, RequestOptions};
 use crate::errors::{ToolwireError, invalid_json};
 use crate::runtime::on_runtime;
 
-/// The context of one tool call: progress, logging, cancellation, the client's identity, and
-/// requests back to the client (sampling, elicitation, roots).
+/// The context of one request (a tool call, a resource read, a prompt, a completion):
+/// progress, logging, cancellation, the client's identity, and requests back to the client
+/// (sampling, elicitation, roots).
 #[derive(uniffi::Object)]
 pub struct CallContext {
     context: Context,
@@ -132,7 +133,8 @@ pub struct TraceContext {
 
 #[uniffi::export]
 impl CallContext {
-    /// The id of the `tools/call` request.
+    /// The id of the request (`tools/call`, `resources/read`, `prompts/get`,
+    /// `completion/complete`).
     pub fn request_id(&self) -> RequestId {
         match self.context.request_id() {
             toolwire::RequestId::Number(value) => RequestId::Number { value: *value },
@@ -142,7 +144,8 @@ impl CallContext {
         }
     }
 
-    /// The name of the tool being called.
+    /// The name of the tool being called; for a resource read the URI read, for a prompt its
+    /// name, for a completion the argument completed.
     pub fn tool_name(&self) -> String {
         self.context.tool_name().to_owned()
     }

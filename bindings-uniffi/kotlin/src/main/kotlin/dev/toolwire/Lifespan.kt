@@ -18,9 +18,9 @@ import kotlin.coroutines.coroutineContext
 /**
  * Sets the server's lifespan, as the official SDKs' `lifespan`: [start] makes a value (a
  * connection pool, a client…) before the first call is handled, handlers read it with
- * `context.lifespanContext<T>()` (tools) or `lifespanContext<T>()` (resources and prompts), and
- * [stop] gets it back once serving has ended and the calls in flight have finished (by default
- * an `AutoCloseable` value is closed).
+ * `context.lifespanContext<T>()` (tools) or `lifespanContext<T>()` (resources, prompts and
+ * completions: their receiver's), and [stop] gets it back once serving has ended and the
+ * calls in flight have finished (by default an `AutoCloseable` value is closed).
  *
  * ```kotlin
  * server.lifespan(start = { Database.connect(url) }, stop = { it.close() })
@@ -56,15 +56,21 @@ suspend fun Server.endLifespan() = Lifespan.of(this).release()
 
 /**
  * The value of the server's lifespan, started if it was not (see [Server.lifespan]). Throws
- * [IllegalStateException] when the tool's server has no lifespan, or its value is not a [T].
- * (Tools registered with `server.tool { }` or `blockingTool { }`: the wrapper's context.)
+ * [IllegalStateException] when the handler's server has no lifespan, or its value is not a [T].
+ * (Handlers registered with the wrapper: `server.tool { }`, `blockingTool { }`, and the
+ * [RequestContext] of `resource { }`, `prompt { }`, `promptCompletion { }`,
+ * `templateCompletion { }`.)
  */
 inline fun <reified T> CallContext.lifespanContext(): T {
     val value = Lifespan.valueFor(this)
     return value as? T ?: throw IllegalStateException("the lifespan's value is ${value?.javaClass?.name ?: "null"}, not ${T::class.java.name}")
 }
 
-/** The value of the server's lifespan in a resource or prompt handler registered with the wrapper. */
+/**
+ * The value of the server's lifespan in a resource, prompt or completion handler registered with
+ * the wrapper (and in the suspending code it calls); inside such a lambda, the receiver's
+ * [CallContext.lifespanContext] is the same value.
+ */
 suspend inline fun <reified T> lifespanContext(): T {
     val value = Lifespan.valueHere()
     return value as? T ?: throw IllegalStateException("the lifespan's value is ${value?.javaClass?.name ?: "null"}, not ${T::class.java.name}")
@@ -174,15 +180,16 @@ internal class Lifespan private constructor() {
 
         fun valueFor(context: CallContext): Any? {
             val lifespan = (context as? QueuedCallContext)?.lifespan
+                ?: (context as? RequestContext)?.lifespan
                 ?: throw IllegalStateException(
-                    "this call has no lifespan: set one with server.lifespan(start, stop) (tools registered with the wrapper's server.tool { } or blockingTool { })",
+                    "this call has no lifespan: set one with server.lifespan(start, stop) (handlers registered with the wrapper: server.tool { }, blockingTool { }, resource { }, prompt { }, promptCompletion { }, templateCompletion { })",
                 )
             return lifespan.current()
         }
 
         suspend fun valueHere(): Any? {
             val element = coroutineContext[Element]
-                ?: throw IllegalStateException("no lifespan here: set one with server.lifespan(start, stop) (resources and prompts registered with the wrapper)")
+                ?: throw IllegalStateException("no lifespan here: set one with server.lifespan(start, stop) (resources, prompts and completions registered with the wrapper)")
             return element.lifespan.current()
         }
     }

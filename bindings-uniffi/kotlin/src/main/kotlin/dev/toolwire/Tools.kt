@@ -136,52 +136,63 @@ class InputRequiredException(message: String) : kotlin.coroutines.cancellation.C
 /**
  * Registers a resource (a fixed URI) or a resource template (a URI with `{variables}`) read by
  * a suspending lambda; throw [ToolwireException.NotFound] for a URI that does not exist. The
- * lambda's receiver is the 2026-07-28 [Round]: what the client sent back to an earlier
- * [ToolwireException.InputRequired].
+ * lambda's receiver is the read's [RequestContext], a [CallContext] as a tool's (progress, log,
+ * cancellation, client info, `lifespanContext<T>()`), with the 2026-07-28 round's
+ * `inputResponsesJson` and `requestState` (what the client sent back to an earlier
+ * [ToolwireException.InputRequired]). A read the client cancels is not answered, and its
+ * coroutine is cancelled.
  */
 fun Server.resource(
     definition: ResourceDefinition,
-    read: suspend Round.(uri: String, variables: Map<String, String>) -> List<ResourceContent>,
+    read: suspend RequestContext.(uri: String, variables: Map<String, String>) -> List<ResourceContent>,
 ) {
     val lifespan = Lifespan.of(this)
     resource(definition, object : ResourceReader {
-        override suspend fun read(uri: String, variables: Map<String, String>, round: Round) =
-            lifespan.around { round.read(uri, variables) }
+        override suspend fun read(context: CallContext, uri: String, variables: Map<String, String>, round: Round) =
+            RequestContext.run(context, round, lifespan) { read(uri, variables) }
     })
 }
 
 /**
  * Registers a prompt rendered by a suspending lambda from its (checked) arguments; its
- * receiver is the 2026-07-28 [Round], as for [resource].
+ * receiver is the request's [RequestContext], as for [resource].
  */
 fun Server.prompt(
     definition: PromptDefinition,
-    render: suspend Round.(arguments: Map<String, String>) -> PromptRendering,
+    render: suspend RequestContext.(arguments: Map<String, String>) -> PromptRendering,
 ) {
     val lifespan = Lifespan.of(this)
     prompt(definition, object : PromptRenderer {
-        override suspend fun render(arguments: Map<String, String>, round: Round) =
-            lifespan.around { round.render(arguments) }
+        override suspend fun render(context: CallContext, arguments: Map<String, String>, round: Round) =
+            RequestContext.run(context, round, lifespan) { render(arguments) }
     })
 }
 
-/** Completes the arguments of the prompt [promptName]. */
+/**
+ * Completes the arguments of the prompt [promptName]: suggestions for [argument] from its
+ * partial `value`, `others` being the arguments already chosen. The lambda's receiver is the
+ * request's [RequestContext], as for [resource].
+ */
 fun Server.promptCompletion(
     promptName: String,
-    complete: suspend (argument: String, value: String, context: Map<String, String>) -> List<String>,
-) = promptCompletion(promptName, completer(complete))
+    complete: suspend RequestContext.(argument: String, value: String, others: Map<String, String>) -> List<String>,
+) = promptCompletion(promptName, completer(Lifespan.of(this), complete))
 
-/** Completes the variables of the resource template [uriTemplate]. */
+/** Completes the variables of the resource template [uriTemplate], as [promptCompletion]. */
 fun Server.templateCompletion(
     uriTemplate: String,
-    complete: suspend (argument: String, value: String, context: Map<String, String>) -> List<String>,
-) = templateCompletion(uriTemplate, completer(complete))
+    complete: suspend RequestContext.(argument: String, value: String, others: Map<String, String>) -> List<String>,
+) = templateCompletion(uriTemplate, completer(Lifespan.of(this), complete))
+
+/** A completion has no round of its own. */
+private val noRound = Round("{}", null)
 
 private fun completer(
-    complete: suspend (String, String, Map<String, String>) -> List<String>,
+    lifespan: Lifespan,
+    complete: suspend RequestContext.(String, String, Map<String, String>) -> List<String>,
 ) = object : ArgumentCompleter {
-    override suspend fun complete(argument: String, value: String, context: Map<String, String>) =
-        complete(argument, value, context)
+    override suspend fun complete(context: CallContext, argument: String, value: String, others: Map<String, String>) =
+        RequestContext.run(context, noRound, lifespan) { complete(argument, value, others) }
 }
 
 /**

@@ -1,10 +1,16 @@
 package dev.toolwire
 
+import dev.toolwire.testing.TestClient
+import kotlinx.coroutines.runBlocking
+import kotlinx.serialization.Serializable
+import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import java.io.File
 
 /** The server of bindings-uniffi/README.md's Kotlin example, up to `runStdio()`. */
 private fun readmeServer(): Server {
@@ -28,7 +34,69 @@ private fun readmeServer(): Server {
     return server
 }
 
+/**
+ * The example of the top-level README.md's "Kotlin and Swift" section, up to `runStdio()` (in an
+ * object: its classes' names are taken in this package by TypedToolsTest).
+ */
+internal object TopReadme {
+    @Serializable
+    data class ForecastArgs(@Description("City name") val city: String, @Minimum(1.0) @Maximum(7.0) val days: Int = 3)
+    @Serializable
+    data class Forecast(val city: String, val temperatures: List<Double>)
+
+    fun server(): Server {
+        val server = Server("weather", "1.0.0", "Ask for one city at a time.")
+        server.tool("forecast", description = "Daily forecast for a city.") { context, args: ForecastArgs ->
+            context.progress(1.0, args.days.toDouble(), "fetching")   // a suspending lambda; a throw is an isError result
+            Forecast(args.city, List(args.days) { 20.0 + it })       // structuredContent, described by an outputSchema
+        }
+        return server
+    }
+}
+
 class ReadmeExampleTest {
+    /** The server the README's test example tests. */
+    private val server = TopReadme.server()
+
+    // The top-level README's test example, as written there.
+    @Test
+    fun forecast() = runBlocking {
+        TestClient.connect(server).use { client ->
+            val result = client.callTool("forecast", """{"city":"Oslo","days":2}""")
+            assertEquals(Json.parseToJsonElement("""{"city":"Oslo","temperatures":[20.0,21.0]}"""), result["structuredContent"])
+        }
+    }
+
+    /**
+     * The examples above are copies of the READMEs' Kotlin blocks (up to `server.runStdio()`,
+     * inside `fun main()` if there is one): each block's paragraphs (split at blank lines) must
+     * appear here line by line, in order, indentation aside.
+     */
+    @Test
+    fun `the copies here are the READMEs' text`() {
+        val root = File(System.getProperty("toolwire.root") ?: "../..")
+        val top = File(root, "README.md").readText().substringAfter("\n## Kotlin and Swift\n").substringBefore("\n## ")
+        val binding = File(root, "bindings-uniffi/README.md").readText()
+        val blocks = kotlinBlocks(top) + kotlinBlocks(binding).take(1)
+        assertEquals(3, blocks.size, "the top-level README's server and test, bindings-uniffi/README.md's server")
+        val here = lines(File(root, "bindings-uniffi/kotlin/src/test/kotlin/dev/toolwire/ReadmeExampleTest.kt").readText())
+        for (block in blocks) {
+            var body = block.lines()
+            body.indexOfFirst { it.startsWith("fun main()") }.takeIf { it >= 0 }?.let { body = body.drop(it + 1) }
+            body = body.takeWhile { !it.trim().startsWith("server.runStdio()") }
+            for (paragraph in body.joinToString("\n").split(Regex("\n\\s*\n")).map(::lines).filter { it.isNotEmpty() }) {
+                assertTrue(
+                    here.windowed(paragraph.size).any { it == paragraph },
+                    "not copied in ReadmeExampleTest.kt as written in the README:\n${paragraph.joinToString("\n")}",
+                )
+            }
+        }
+    }
+
+    private fun kotlinBlocks(markdown: String) = Regex("```kotlin\n([\\s\\S]*?)```").findAll(markdown).map { it.groupValues[1] }.toList()
+
+    private fun lines(text: String) = text.lines().map { it.trim() }.filter { it.isNotEmpty() }
+
     @Test
     fun `the README example serves`() {
         RawClient(readmeServer()).use { client ->

@@ -378,17 +378,27 @@ class TestClient private constructor(
         arguments: JsonObject = JsonObject(emptyMap()),
         onProgress: ProgressListener? = null,
     ): JsonObject {
-        val token = onProgress?.let { "progress-${nextId.getAndIncrement()}" }
         val params = buildJsonObject {
             put("name", JsonPrimitive(name))
             put("arguments", arguments)
-            if (token != null) put("_meta", buildJsonObject { put("progressToken", JsonPrimitive(token)) })
         }
-        if (token != null) progress[token] = onProgress
+        return progressing("tools/call", params, onProgress)
+    }
+
+    /** [rounds], with a `progressToken` whose notifications go to [onProgress] when one is given. */
+    private suspend fun progressing(method: String, params: JsonObject, onProgress: ProgressListener?): JsonObject {
+        if (onProgress == null) return rounds(method, params)
+        val token = "progress-${nextId.getAndIncrement()}"
+        val fields = LinkedHashMap<String, JsonElement>(params)
+        fields["_meta"] = buildJsonObject {
+            (params["_meta"] as? JsonObject)?.forEach { (key, value) -> put(key, value) }
+            put("progressToken", JsonPrimitive(token))
+        }
+        progress[token] = onProgress
         try {
-            return rounds("tools/call", params)
+            return rounds(method, JsonObject(fields))
         } finally {
-            if (token != null) progress.remove(token)
+            progress.remove(token)
         }
     }
 
@@ -402,21 +412,22 @@ class TestClient private constructor(
     /** Every resource template, all pages. */
     suspend fun listResourceTemplates(): List<JsonObject> = list("resources/templates/list", "resourceTemplates")
 
-    /** The `ReadResourceResult` (`contents`). */
-    suspend fun readResource(uri: String): JsonObject =
-        rounds("resources/read", buildJsonObject { put("uri", JsonPrimitive(uri)) })
+    /** The `ReadResourceResult` (`contents`); [onProgress] receives the read's progress notifications. */
+    suspend fun readResource(uri: String, onProgress: ProgressListener? = null): JsonObject =
+        progressing("resources/read", buildJsonObject { put("uri", JsonPrimitive(uri)) }, onProgress)
 
     /** Every prompt, all pages. */
     suspend fun listPrompts(): List<JsonObject> = list("prompts/list", "prompts")
 
-    /** The `GetPromptResult` (`messages`). */
-    suspend fun getPrompt(name: String, arguments: Map<String, String> = emptyMap()): JsonObject =
-        rounds(
+    /** The `GetPromptResult` (`messages`); [onProgress] receives the prompt's progress notifications. */
+    suspend fun getPrompt(name: String, arguments: Map<String, String> = emptyMap(), onProgress: ProgressListener? = null): JsonObject =
+        progressing(
             "prompts/get",
             buildJsonObject {
                 put("name", JsonPrimitive(name))
                 put("arguments", JsonObject(arguments.mapValues { JsonPrimitive(it.value) }))
             },
+            onProgress,
         )
 
     /**
