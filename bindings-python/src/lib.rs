@@ -11,6 +11,7 @@ mod errors;
 mod handler;
 mod http;
 mod logs;
+mod mount;
 mod server;
 mod threads;
 
@@ -29,6 +30,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bridge::LoopBridge>()?;
     m.add_class::<bridge::CallDone>()?;
     m.add_class::<http::NativeHttpServer>()?;
+    m.add_class::<mount::NativeHttpEndpoint>()?;
+    m.add_class::<mount::NativeExchange>()?;
     m.add_function(wrap_pyfunction!(logs::set_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(logs::next_logs, m)?)?;
     m.add_function(wrap_pyfunction!(logs::close_logs, m)?)?;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use toolwire::host::{HttpSettings, ViaJson};
-use toolwire::transport::http::{BearerAuth, ResponseMode};
+use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
 use toolwire::{
     CancellationToken, Outbound, Prompt, Reference, Resource, ResourceTemplate, Server,
     ServerOptions, Session, Tool,
@@ -18,6 +18,7 @@ use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{BridgeSlot, PyToolHandler};
 use crate::http::NativeHttpServer;
+use crate::mount::NativeHttpEndpoint;
 use toolwire::host::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
@@ -288,15 +289,10 @@ impl NativeServer {
         authorization_servers: Vec<String>,
         resource_url: Option<String>,
     ) -> PyResult<NativeHttpServer> {
-        let response_mode = response_mode
-            .as_deref()
-            .map(ResponseMode::parse)
-            .transpose()
-            .map_err(to_py_err)?;
-        let mut options = HttpSettings {
+        let settings = HttpSettings {
             path: Some(path.clone()),
             stateless,
-            response_mode,
+            response_mode: None,
             json_response,
             allowed_hosts,
             allowed_origins,
@@ -307,21 +303,14 @@ impl NativeServer {
             body_read_timeout_ms,
             max_connections,
             max_sse_buffered_bytes,
-        }
-        .into_options()
-        .map_err(to_py_err)?;
-        if let Some(func) = token_validator {
-            let mut auth = BearerAuth::new(
-                ViaJson(PyJsonHandler {
-                    func: Arc::new(func),
-                    token_check: true,
-                }),
-                authorization_servers.first().cloned().unwrap_or_default(),
-            );
-            auth.authorization_servers = authorization_servers;
-            auth.resource = resource_url;
-            options.auth = Some(auth);
-        }
+        };
+        let options = http_options(
+            settings,
+            response_mode,
+            token_validator,
+            authorization_servers,
+            resource_url,
+        )?;
         self.set_loop(Some(bridge.handle()));
         let address = if host.contains(':') {
             format!("[{host}]:{port}")
@@ -343,6 +332,66 @@ impl NativeServer {
         })
     }
 
+    /// Streamable HTTP for an app of the caller's own (the ASGI app): answers requests it is
+    /// handed; `async def` tools run on the bridge's loop. Options as for `serve_http`, less
+    /// the listener's.
+    #[pyo3(signature = (bridge, path, stateless, response_mode, json_response, allowed_hosts,
+                        allowed_origins, max_sessions, max_sessions_per_client, session_idle_timeout_ms,
+                        body_read_timeout_ms, max_sse_buffered_bytes, token_validator,
+                        authorization_servers, resource_url))]
+    #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
+    fn http_endpoint(
+        &self,
+        py: Python<'_>,
+        bridge: &LoopBridge,
+        path: String,
+        stateless: bool,
+        response_mode: Option<String>,
+        json_response: bool,
+        allowed_hosts: Vec<String>,
+        allowed_origins: Vec<String>,
+        max_sessions: Option<usize>,
+        max_sessions_per_client: Option<usize>,
+        session_idle_timeout_ms: Option<u64>,
+        body_read_timeout_ms: Option<u64>,
+        max_sse_buffered_bytes: Option<usize>,
+        token_validator: Option<Py<PyAny>>,
+        authorization_servers: Vec<String>,
+        resource_url: Option<String>,
+    ) -> PyResult<NativeHttpEndpoint> {
+        let settings = HttpSettings {
+            path: Some(path),
+            stateless,
+            response_mode: None,
+            json_response,
+            allowed_hosts,
+            allowed_origins,
+            max_sessions,
+            max_sessions_per_client,
+            session_idle_timeout_ms,
+            header_read_timeout_ms: None,
+            body_read_timeout_ms,
+            max_connections: None,
+            max_sse_buffered_bytes,
+        };
+        let options = http_options(
+            settings,
+            response_mode,
+            token_validator,
+            authorization_servers,
+            resource_url,
+        )?;
+        self.set_loop(Some(bridge.handle()));
+        let server = self.server.clone();
+        let endpoint = py.detach(|| {
+            let _entered = runtime().enter();
+            server.http_endpoint(options)
+        });
+        Ok(NativeHttpEndpoint {
+            endpoint: Arc::new(endpoint.map_err(to_py_err)?),
+        })
+    }
+
     /// From now on, `async def` tools run on this bridge's loop.
     fn use_bridge(&self, bridge: &LoopBridge) {
         self.set_loop(Some(bridge.handle()));
@@ -357,6 +406,35 @@ impl NativeServer {
             outbound: tokio::sync::Mutex::new(outbound),
         }
     }
+}
+
+/// The endpoint's options from the Python keywords (shared by `serve_http` and the ASGI app).
+fn http_options(
+    mut settings: HttpSettings,
+    response_mode: Option<String>,
+    token_validator: Option<Py<PyAny>>,
+    authorization_servers: Vec<String>,
+    resource_url: Option<String>,
+) -> PyResult<HttpOptions> {
+    settings.response_mode = response_mode
+        .as_deref()
+        .map(ResponseMode::parse)
+        .transpose()
+        .map_err(to_py_err)?;
+    let mut options = settings.into_options().map_err(to_py_err)?;
+    if let Some(func) = token_validator {
+        let mut auth = BearerAuth::new(
+            ViaJson(PyJsonHandler {
+                func: Arc::new(func),
+                token_check: true,
+            }),
+            authorization_servers.first().cloned().unwrap_or_default(),
+        );
+        auth.authorization_servers = authorization_servers;
+        auth.resource = resource_url;
+        options.auth = Some(auth);
+    }
+    Ok(options)
 }
 
 impl NativeServer {

@@ -23,9 +23,11 @@ server.run()
 #   _context  Context: a request's way back to the client                _native
 #   _base     what Server's parts share (engine, loops); the logger     _native, _loop, _logs
 #   _catalog  resources, prompts, completion (CatalogMixin)             _native, _base, _content, _context
-#   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop, _logs
+#   _asgi     the HTTP endpoint as an ASGI app (AsgiApp)                 _native, _base, _logs
+#   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop, _logs, _asgi
 #   _server   Server (tools, stdio; + the mixins), Session              all of the above
 
+from ._asgi import AsgiApp
 from ._base import F as F
 from ._base import logger as logger
 from ._catalog import ResourceNotFound
@@ -58,6 +60,7 @@ from ._schema import analyse, converter  # noqa: F401 (importable from here befo
 from ._server import Server, Session, TaskSupport
 
 __all__ = [
+    "AsgiApp",
     "Audio",
     "BusyError",
     "HttpServer",

@@ -16,6 +16,7 @@ from collections.abc import Awaitable
 from typing import Any, Callable, Literal, Optional
 
 from . import _logs, _native
+from ._asgi import AsgiApp
 from ._base import ServerBase, check_counts, logger
 from ._loop import run as _run_on_new_loop
 
@@ -118,6 +119,57 @@ class HttpMixin(ServerBase):
             raise
         logger.info("serving MCP at %s", native.url)
         return HttpServer(native, loop, bridge, self._lifespan.exit)
+
+    def asgi_app(
+        self,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        response_mode: Optional[Literal["auto", "json", "sse"]] = None,
+        json_response: bool = False,
+        allowed_hosts: Optional[list[str]] = None,
+        allowed_origins: Optional[list[str]] = None,
+        max_sessions: Optional[int] = None,
+        max_sessions_per_client: Optional[int] = None,
+        session_idle_timeout: Optional[float] = None,
+        body_read_timeout: Optional[float] = None,
+        max_sse_buffered_bytes: Optional[int] = None,
+        token_validator: Optional[Callable[[str], Optional[dict[str, Any]]]] = None,
+        authorization_servers: Optional[list[str]] = None,
+        resource_url: Optional[str] = None,
+    ) -> AsgiApp:
+        """The Streamable HTTP endpoint as an ASGI application, to mount in Starlette or FastAPI
+        (`app.mount("/mcp", server.asgi_app())`) or to run with any ASGI server: the same
+        endpoint as `serve_http`, answering on whatever path it is mounted at, streaming its
+        answers; a client hanging up ends its response (and cancels a 2026-07-28 request).
+
+        Options as for `serve_http`, less the listener's (connections and head timeouts are the
+        ASGI server's). The Host guard has no bound address to go by: unless `allowed_hosts`
+        names the app's host names (`"mcp.example.com"`, `"mcp.example.com:443"`), only
+        loopback names pass. `path` names the endpoint in OAuth metadata; it is not matched.
+        """
+        check_counts(
+            max_sessions=max_sessions,
+            max_sessions_per_client=max_sessions_per_client,
+            max_sse_buffered_bytes=max_sse_buffered_bytes,
+        )
+        options = {
+            "path": path,
+            "stateless": stateless,
+            "response_mode": response_mode,
+            "json_response": json_response,
+            "allowed_hosts": list(allowed_hosts or []),
+            "allowed_origins": list(allowed_origins or []),
+            "max_sessions": max_sessions,
+            "max_sessions_per_client": max_sessions_per_client,
+            "session_idle_timeout_ms": _millis("session_idle_timeout", session_idle_timeout),
+            "body_read_timeout_ms": _millis("body_read_timeout", body_read_timeout),
+            "max_sse_buffered_bytes": max_sse_buffered_bytes,
+            "token_validator": None if token_validator is None else _token_check(token_validator),
+            "authorization_servers": list(authorization_servers or []),
+            "resource_url": resource_url,
+        }
+        return AsgiApp(self, options)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serves Streamable HTTP until Ctrl-C or SIGTERM (blocking; runs its own asyncio loop).

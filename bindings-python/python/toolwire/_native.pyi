@@ -105,6 +105,28 @@ class NativeHttpServer:
     def wait(self) -> None:
         """Blocks until the server stopped and its sessions ended."""
 
+class NativeHttpEndpoint:
+    """The Streamable HTTP endpoint of an app of the host's own (the ASGI app)."""
+
+    def exchange(
+        self, method: str, target: str, headers: list[tuple[bytes, bytes]], peer: Optional[str]
+    ) -> NativeExchange:
+        """Starts answering one request; its body follows through the exchange."""
+    def shutdown(self) -> None:
+        """Ends every session (calls in flight finish first); blocks."""
+
+class NativeExchange:
+    """One request being answered; each `settle(value)` is called from the engine's thread."""
+
+    def send_body(self, chunk: bytes, settle: Callable[[bool], None]) -> None: ...
+    def end_body(self) -> None: ...
+    def abort_body(self) -> None: ...
+    def response(self, settle: Callable[[Any], None]) -> None:
+        """`settle((status, [(name, value), ...]))`; `settle(None)` if the client hung up first."""
+    def next_chunk(self, settle: Callable[[Optional[bytes]], None]) -> None: ...
+    def close(self) -> None:
+        """The client hung up."""
+
 class StopSignal:
     """Ends one serve (`serve_stdio`'s `stop`) from any thread."""
 
@@ -185,6 +207,24 @@ class NativeServer:
         authorization_servers: list[str],
         resource_url: Optional[str],
     ) -> NativeHttpServer: ...
+    def http_endpoint(
+        self,
+        bridge: LoopBridge,
+        path: str,
+        stateless: bool,
+        response_mode: Optional[str],
+        json_response: bool,
+        allowed_hosts: list[str],
+        allowed_origins: list[str],
+        max_sessions: Optional[int],
+        max_sessions_per_client: Optional[int],
+        session_idle_timeout_ms: Optional[int],
+        body_read_timeout_ms: Optional[int],
+        max_sse_buffered_bytes: Optional[int],
+        token_validator: Optional[Callable[[dict[str, Any]], Any]],
+        authorization_servers: list[str],
+        resource_url: Optional[str],
+    ) -> NativeHttpEndpoint: ...
 
 # The engine's own logs (`toolwire._logs` drives these).
 def set_log_level(level: int) -> None:

@@ -40,7 +40,9 @@ use tokio_util::task::TaskTracker;
 
 pub use auth::{AuthRejection, BearerAuth, TokenInfo, TokenValidator};
 pub use events::{EventStore, MemoryEventStore};
-pub use mount::{BodyAborted, ChannelBody, HttpBody, HttpEndpoint, RequestBodySender};
+pub use mount::{
+    BodyAborted, ChannelBody, HttpBody, HttpEndpoint, HttpResponse, RequestBodySender,
+};
 
 use crate::{Error, Server};
 

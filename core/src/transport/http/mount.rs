@@ -127,6 +127,9 @@ impl Drop for HttpEndpoint {
     }
 }
 
+/// What [`HttpEndpoint::handle`] answers.
+pub type HttpResponse = Response<HttpBody>;
+
 /// The response body of a mounted endpoint: a complete JSON body, or an SSE stream that goes
 /// on while the exchange does. An `http_body::Body` (for hyper, axum and the like), or read
 /// chunk by chunk with [`next_chunk`](Self::next_chunk).
@@ -168,7 +171,9 @@ impl hyper::body::Body for HttpBody {
 }
 
 /// The request body a host feeds: [`send`](Self::send) each chunk as it arrives, then drop the
-/// sender (the body ends), or [`abort`](Self::abort) if the client went away mid-body.
+/// sender and its clones (the body ends), or [`abort`](Self::abort) if the client went away
+/// mid-body.
+#[derive(Clone)]
 pub struct RequestBodySender {
     tx: mpsc::Sender<Result<Bytes, BodyAborted>>,
 }

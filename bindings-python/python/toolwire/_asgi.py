@@ -1,0 +1,187 @@
+"""`AsgiApp`: the server's Streamable HTTP endpoint as an ASGI application, to mount in Starlette,
+FastAPI or any ASGI server (`server.asgi_app()`).
+
+The engine answers every request (sessions, SSE, resumption, the 2026-07-28 exchanges, the Host
+and Origin guard, tokens, limits); this module only moves ASGI messages to and from it: the head
+and body chunks in, the response head and body chunks out, and the client's hanging up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, Callable, Optional
+
+from . import _logs, _native
+from ._base import ServerBase, logger
+
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+
+
+class AsgiApp:
+    """An ASGI application answering MCP's Streamable HTTP on whatever path it is mounted at.
+
+    It starts on the first request (or at the ASGI lifespan's startup, when the server runs it
+    directly): the server's lifespan is entered then, and `async def` tools run on that loop.
+    `await app.aclose()` (or leaving `async with app:`) ends its sessions and that hold on the
+    lifespan; an ASGI lifespan shutdown does the same. Mounted in Starlette or FastAPI, whose
+    mounts do not pass lifespan events on, put `async with app:` in the parent app's lifespan.
+    """
+
+    def __init__(self, server: ServerBase, options: dict[str, Any]) -> None:
+        self._server = server
+        self._options = options
+        self._endpoint: Optional[_native.NativeHttpEndpoint] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._bridge: Any = None
+        self._starting: Optional[asyncio.Lock] = None
+
+    async def __aenter__(self) -> AsgiApp:
+        await self._start()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+    async def _start(self) -> _native.NativeHttpEndpoint:
+        if self._endpoint is not None:
+            return self._endpoint
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._endpoint is not None:
+                return self._endpoint
+            _logs.follow_level()
+            server = self._server
+            await server._lifespan.enter(server)
+            loop = asyncio.get_running_loop()
+            bridge = server._native.bridge(loop)
+            loop.add_reader(bridge.fileno(), bridge.drain)
+            server._loop = loop
+            try:
+                self._endpoint = server._native.http_endpoint(bridge, **self._options)
+            except BaseException:
+                loop.remove_reader(bridge.fileno())
+                await server._lifespan.exit()
+                raise
+            self._loop, self._bridge = loop, bridge
+            return self._endpoint
+
+    async def aclose(self) -> None:
+        """Ends every session (their calls in flight finish first), then this app's hold on the
+        server's lifespan. A request after it starts the app again."""
+        endpoint, self._endpoint = self._endpoint, None
+        if endpoint is None or self._loop is None:
+            return
+        await self._loop.run_in_executor(None, endpoint.shutdown)
+        self._loop.remove_reader(self._bridge.fileno())
+        await self._server._lifespan.exit()
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "http":
+            await self._http(scope, receive, send)
+        else:
+            # A WebSocket, say: MCP has no such transport.
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self._start()
+                except Exception as err:
+                    await send({"type": "lifespan.startup.failed", "message": str(err)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        endpoint = await self._start()
+        loop = asyncio.get_running_loop()
+        target = scope["path"]
+        if scope.get("query_string"):
+            target += "?" + scope["query_string"].decode("latin-1")
+        client = scope.get("client")
+        exchange = endpoint.exchange(
+            scope["method"],
+            target,
+            [(bytes(name), bytes(value)) for name, value in scope.get("headers", [])],
+            client[0] if client else None,
+        )
+        hung_up = asyncio.Event()
+
+        def outcome() -> tuple[asyncio.Future[Any], Callable[[Any], None]]:
+            future = loop.create_future()
+
+            def settle(value: Any) -> None:  # called from the engine's thread
+                loop.call_soon_threadsafe(_resolve, future, value)
+
+            return future, settle
+
+        async def read_body() -> None:
+            # The body, chunk by chunk (the engine bounds it and waits for room); then the
+            # client's hanging up, which ends the response (and cancels a 2026-07-28 request).
+            reading = True
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    if reading:
+                        exchange.abort_body()
+                    hung_up.set()
+                    exchange.close()
+                    return
+                if not reading:
+                    continue
+                chunk = message.get("body", b"")
+                if chunk:
+                    taken, settle = outcome()
+                    exchange.send_body(chunk, settle)
+                    if not await taken:
+                        reading = False  # answered already (too large, refused)
+                if not message.get("more_body", False) and reading:
+                    reading = False
+                    exchange.end_body()
+
+        reader = asyncio.create_task(read_body())
+        try:
+            head, settle = outcome()
+            exchange.response(settle)
+            started = await head
+            if started is None:
+                return  # the client hung up before the answer began
+            status, headers = started
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            while True:
+                next_chunk, settle = outcome()
+                exchange.next_chunk(settle)
+                chunk = await next_chunk
+                if chunk is None:
+                    break
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if not hung_up.is_set():
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            # The ASGI server could not write to a client that went away.
+            logger.debug("an MCP client went away mid-response", exc_info=True)
+        finally:
+            exchange.close()
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+
+
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if future.done():
+        return
+    if isinstance(value, BaseException):
+        future.set_exception(value)
+    else:
+        future.set_result(value)

@@ -1,0 +1,187 @@
+"""`server.asgi_app()` inside a FastAPI app that serves its own routes too, run by uvicorn, and
+driven by the official MCP Python SDK client in both protocol eras: the app's routes and the MCP
+endpoint side by side, the server's lifespan entered through the app's, the Host guard safe by
+default, and a 2026-07-28 client hanging up cancelling its call."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from mcp import Client
+from toolwire import Context, Server
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def weather_server(events: dict[str, asyncio.Event]) -> Server:
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[dict[str, str]]:
+        events["lifespan_entered"].set()
+        try:
+            yield {"station": "Blindern"}
+        finally:
+            events["lifespan_exited"].set()
+
+    server = Server("weather", "1.0", lifespan=lifespan)
+
+    @server.tool()
+    async def forecast(city: str, ctx: Context) -> str:
+        """Forecast for a city."""
+        await ctx.report_progress(1, 2, "fetching")
+        return f"{city}: sunny (station {ctx.lifespan_context['station']})"
+
+    @server.tool()
+    async def wait_forever(ctx: Context, report: bool = False) -> str:
+        if report:
+            await ctx.report_progress(1, None, "started")  # the answer becomes a stream
+        events["waiting"].set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            events["cancelled"].set()
+            raise
+        return "never"
+
+    return server
+
+
+@contextlib.asynccontextmanager
+async def served(app: Any) -> AsyncIterator[str]:
+    """`app` under uvicorn on a socket bound here (so its port is known before serving)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    started = asyncio.Event()
+
+    async def watched(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        async def send_and_watch(message: dict[str, Any]) -> None:
+            await send(message)
+            if message["type"] == "lifespan.startup.complete":
+                started.set()
+
+        await app(scope, receive, send_and_watch if scope["type"] == "lifespan" else send)
+
+    server = uvicorn.Server(uvicorn.Config(watched, log_level="warning", lifespan="on"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    starting = asyncio.create_task(started.wait())
+    await asyncio.wait([serving, starting], return_when=asyncio.FIRST_COMPLETED)
+    assert started.is_set(), "uvicorn started the app"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
+def fastapi_app(server: Server) -> FastAPI:
+    mcp_app = server.asgi_app()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Starlette does not pass lifespan events to what it mounts: the app's lifespan holds it.
+        async with mcp_app:
+            yield
+
+    app = FastAPI(lifespan=lifespan)
+
+    @app.get("/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    app.add_route("/mcp", mcp_app, methods=["GET", "POST", "DELETE"])
+    app.mount("/v2", mcp_app)
+    return app
+
+
+def new_events() -> dict[str, asyncio.Event]:
+    return {name: asyncio.Event() for name in ("lifespan_entered", "lifespan_exited", "waiting", "cancelled")}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_official_client_talks_to_the_mounted_endpoint(mode: str) -> None:
+    events = new_events()
+    app = fastapi_app(weather_server(events))
+    async with served(app) as base:
+        assert events["lifespan_entered"].is_set(), "the app's lifespan entered the server's"
+        async with httpx2.AsyncClient() as http:
+            health = await http.get(f"{base}/health")
+            assert health.json() == {"status": "ok"}
+        for url in (f"{base}/mcp", f"{base}/v2/"):
+            async with Client(url, mode=mode) as client:
+                assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+                tools = {tool.name for tool in (await client.list_tools()).tools}
+                assert tools == {"forecast", "wait_forever"}
+                progress: list[float] = []
+
+                async def on_progress(value: float, total: float | None, message: str | None, seen=progress) -> None:
+                    seen.append(value)
+
+                result = await client.call_tool("forecast", {"city": "Oslo"}, progress_callback=on_progress)
+                assert result.content[0].text == "Oslo: sunny (station Blindern)"
+                assert progress == [1]
+    assert events["lifespan_exited"].is_set(), "the app's shutdown exited the server's lifespan"
+
+
+async def test_the_host_guard_is_loopback_only_unless_told() -> None:
+    server = weather_server(new_events())
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    headers = {"accept": "application/json, text/event-stream", "host": "mcp.example.com"}
+    async with served(server.asgi_app()) as base, httpx2.AsyncClient() as http:
+        refused = await http.post(f"{base}/mcp", json=initialize, headers=headers)
+        assert refused.status_code == 403
+    async with served(server.asgi_app(allowed_hosts=["mcp.example.com"])) as base, httpx2.AsyncClient() as http:
+        accepted = await http.post(f"{base}/mcp", json=initialize, headers=headers)
+        assert accepted.status_code == 200
+        assert accepted.json()["result"]["serverInfo"]["name"] == "weather"
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["mid-stream", "before-the-head"])
+async def test_a_modern_client_hanging_up_cancels_its_call(streaming: bool) -> None:
+    events = new_events()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "wait_forever",
+            "arguments": {"report": streaming},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "progressToken": "p",
+            },
+        },
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "wait_forever",
+    }
+    async with served(weather_server(events).asgi_app()) as base, httpx2.AsyncClient() as http:
+        request = http.build_request("POST", f"{base}/mcp", json=call, headers=headers)
+        sending = asyncio.create_task(http.send(request, stream=True))
+        await events["waiting"].wait()
+        if streaming:
+            response = await sending
+            assert response.status_code == 200
+            await response.aclose()  # mid-stream: the client hangs up
+        else:
+            sending.cancel()  # no head yet: the client gives up waiting and hangs up
+            with contextlib.suppress(asyncio.CancelledError):
+                await sending
+        await asyncio.wait_for(events["cancelled"].wait(), 10)
