@@ -25,6 +25,7 @@ pub use catalog::{
     ResourceRequest, ResourceTemplate, Role,
 };
 pub use changes::{Change, ChangeBus, ChangeFeed, LocalChangeBus};
+pub use dispatch::middleware::{Middleware, Outcome, RequestInfo, Verdict};
 pub use dispatch::modern::{CacheScope, InputRequired, StateKeys, TraceContext};
 pub use dispatch::{
     Context, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,

@@ -18,6 +18,7 @@ mod context;
 mod exchange;
 mod lifecycle;
 mod method;
+pub(crate) mod middleware;
 pub(crate) mod modern;
 mod paging;
 mod peer;

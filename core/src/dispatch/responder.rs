@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::middleware::Observer;
 use super::modern::ModernStamp;
 use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_with};
 
@@ -355,6 +356,8 @@ pub(crate) struct Responder {
     done: bool,
     /// A modern request's: what its result must carry, and whether with cache hints.
     stamp: Option<(Arc<ModernStamp>, bool)>,
+    /// The middlewares that hear how it ended, when there are any.
+    observer: Option<Box<Observer>>,
 }
 
 impl Responder {
@@ -365,7 +368,22 @@ impl Responder {
             target,
             done: false,
             stamp: None,
+            observer: None,
         }
+    }
+
+    /// The middlewares' `after` hears how this request ends.
+    pub(crate) fn observed(mut self, observer: Observer) -> Self {
+        self.observer = Some(Box::new(observer));
+        self
+    }
+
+    /// The middlewares' `after` hears that one of them refused it.
+    pub(crate) fn refused(mut self) -> Self {
+        if let Some(observer) = &mut self.observer {
+            observer.mark_refused();
+        }
+        self
     }
 
     /// Results get `resultType`, the server's identity and, if `cached`, the cache hints.
@@ -479,6 +497,9 @@ impl Responder {
 
     fn deliver(&mut self, frame: Option<String>) {
         self.done = true;
+        if let Some(observer) = self.observer.take() {
+            observer.finish(frame.as_deref());
+        }
         match &self.target {
             ReplyTarget::Direct => self.out.answer(frame),
             ReplyTarget::Batch(collector) => collector.complete(frame),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::method::Method;
+use super::middleware::{Middleware, Observer, RequestInfo, Verdict, decide};
 use super::modern::EraChoice;
 use super::paging::write_page;
 use super::responder::{BatchCollector, OutboundSender, ReplyTarget, Responder};
@@ -31,6 +32,11 @@ impl SessionShared {
         match message {
             Inbound::Request { id, method, params } => {
                 let responder = Responder::new(out.clone(), id, target);
+                if method != "initialize"
+                    && let Some(middlewares) = self.server.middleware.current()
+                {
+                    return self.through_middleware(middlewares, responder, method, params);
+                }
                 self.handle_request(responder, &method, params);
             }
             Inbound::Notification { method, params } => self.handle_notification(&method, params),
@@ -100,6 +106,51 @@ impl SessionShared {
                 Err(_) => {}
             }
         }
+    }
+
+    /// The request past the middlewares' `before` (inline when none of them awaits, so the
+    /// session's order holds), then handled; their `after` hears how it ended.
+    fn through_middleware(
+        self: &Arc<Self>,
+        middlewares: Arc<[Arc<dyn Middleware>]>,
+        responder: Responder,
+        method: String,
+        params: Option<Value>,
+    ) {
+        let modern = matches!(self.era_for(&method, params.as_ref()), EraChoice::Modern);
+        let version = if modern {
+            Some(ProtocolVersion::V2026_07_28)
+        } else {
+            self.negotiated.get().map(|n| n.version)
+        };
+        let request = Arc::new(RequestInfo::new(
+            &method,
+            params.as_ref(),
+            responder.id(),
+            self.principal.as_deref(),
+            version,
+        ));
+        let responder = responder.observed(Observer::new(middlewares.clone(), request.clone()));
+        let session = self.clone();
+        self.run_task(async move {
+            match decide(&middlewares, &request).await {
+                Verdict::Continue => session.handle_request(responder, &method, params),
+                Verdict::Refuse(error) => responder.refused().error(error),
+                Verdict::ToolError(text) if method == "tools/call" => {
+                    let responder = responder.refused();
+                    let responder = if modern {
+                        responder.stamped(session.server.modern_stamp.clone(), false)
+                    } else {
+                        responder
+                    };
+                    responder.result(&json!({
+                        "content": [{"type": "text", "text": text}],
+                        "isError": true,
+                    }));
+                }
+                Verdict::ToolError(text) => responder.refused().error(ErrorObject::internal(text)),
+            }
+        });
     }
 
     fn handle_request(self: &Arc<Self>, responder: Responder, method: &str, params: Option<Value>) {

@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::middleware::Middleware;
 use super::modern::{CacheScope, Listeners, ModernStamp, Sealer, StateKeys};
 use crate::catalog::{
     Catalog, Completer, Prompt, PromptHandler, Reference, Resource, ResourceHandler,
@@ -163,6 +164,8 @@ pub(crate) struct ServerInner {
     pub(crate) changes: Arc<dyn ChangeBus>,
     /// Tool calls that outlive their request (the tasks extension).
     pub(crate) tasks: Arc<Tasks>,
+    /// The host's rules in front of every request.
+    pub(crate) middleware: super::middleware::Chain,
 }
 
 impl ServerInner {
@@ -267,7 +270,19 @@ impl Server {
             catalog: Vec::new(),
             changes: None,
             task_store: None,
+            middleware: Vec::new(),
         }
+    }
+
+    /// Puts `middleware` in front of every request from now on, after those added before it
+    /// (see [`Middleware`]).
+    pub fn add_middleware(&self, middleware: impl Middleware) {
+        self.inner.middleware.add(Arc::new(middleware));
+    }
+
+    /// [`add_middleware`](Self::add_middleware) for a middleware behind an `Arc`.
+    pub fn add_middleware_arc(&self, middleware: Arc<dyn Middleware>) {
+        self.inner.middleware.add(middleware);
     }
 
     /// Registers a tool while serving; initialized sessions get one coalesced
@@ -400,6 +415,7 @@ pub struct ServerBuilder {
     catalog: Vec<Registration>,
     changes: Option<Arc<dyn ChangeBus>>,
     task_store: Option<Arc<dyn TaskStore>>,
+    middleware: Vec<Arc<dyn Middleware>>,
 }
 
 /// A catalog entry given to the builder, registered in `build`.
@@ -482,6 +498,13 @@ impl ServerBuilder {
     pub fn prompt(mut self, prompt: Prompt, handler: impl PromptHandler) -> Self {
         self.catalog
             .push(Registration::Prompt(prompt, Arc::new(handler)));
+        self
+    }
+
+    /// Puts `middleware` in front of every request (after those added before it; see
+    /// [`Middleware`]).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
         self
     }
 
@@ -603,8 +626,12 @@ impl ServerBuilder {
             listeners: Arc::new(Listeners::new(options.max_listen_streams)),
             changes,
             tasks,
+            middleware: super::middleware::Chain::default(),
             options,
         };
+        for middleware in self.middleware {
+            inner.middleware.add(middleware);
+        }
         inner.modern_stamp = Arc::new(ModernStamp::new(
             inner.modern_server_info(),
             inner.options.cache_ttl_ms,

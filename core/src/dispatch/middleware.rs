@@ -1,0 +1,231 @@
+//! Middleware: a rule of the host's own in front of every inbound request (an allow-list by
+//! principal, a rate limit), and a look at each outcome (an audit log, timings).
+//!
+//! `before` runs before the request is handled and may refuse it; `after` hears how it ended
+//! and how long it took. Middlewares run in the order they were added; the first refusal
+//! answers. A middleware that finishes at once (no awaiting) keeps the session's order of
+//! handling; one that awaits lets later requests go ahead meanwhile, as concurrent requests
+//! may anyway. `initialize` passes no middleware: the session must exist before calls do.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::protocol::ProtocolVersion;
+use crate::wire::{ErrorObject, RequestId};
+
+/// What a middleware sees of an inbound request.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RequestInfo {
+    /// The JSON-RPC method, e.g. `"tools/call"`.
+    pub method: String,
+    /// What the request names: the tool or prompt (`params.name`) or the resource
+    /// (`params.uri`), when it has one.
+    pub name: Option<String>,
+    /// The arguments of a `tools/call` or `prompts/get`.
+    pub arguments: Option<Value>,
+    /// Who is calling: the bearer token's subject, when tokens are required.
+    pub principal: Option<String>,
+    /// The protocol version the request is served in (`None` in a session not yet initialized).
+    pub protocol_version: Option<ProtocolVersion>,
+    /// The request's id.
+    pub request_id: RequestId,
+}
+
+impl RequestInfo {
+    pub(crate) fn new(
+        method: &str,
+        params: Option<&Value>,
+        request_id: &RequestId,
+        principal: Option<&str>,
+        protocol_version: Option<ProtocolVersion>,
+    ) -> Self {
+        let text = |key: &str| {
+            params
+                .and_then(|p| p.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let arguments = match method {
+            "tools/call" | "prompts/get" => params.and_then(|p| p.get("arguments")).cloned(),
+            _ => None,
+        };
+        RequestInfo {
+            method: method.to_owned(),
+            name: text("name").or_else(|| text("uri")),
+            arguments,
+            principal: principal.map(str::to_owned),
+            protocol_version,
+            request_id: request_id.clone(),
+        }
+    }
+}
+
+/// What `before` decides.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Handle the request (the next middleware decides first, if any).
+    Continue,
+    /// Answer with this JSON-RPC error instead.
+    Refuse(ErrorObject),
+    /// Answer a `tools/call` with an `isError` result of this text instead, for the model to
+    /// read. (Another method gets it as a -32603 error.)
+    ToolError(String),
+}
+
+/// How a request ended, as `after` hears it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// A result.
+    Result,
+    /// A `tools/call` result with `isError: true`.
+    ToolError,
+    /// A JSON-RPC error with this code.
+    Error(i64),
+    /// No answer: the client cancelled it, or its session ended first.
+    Cancelled,
+    /// A middleware's `before` refused it (with an error or an `isError` result).
+    Refused,
+}
+
+/// A rule in front of every inbound request, and a look at how each ended.
+#[async_trait]
+pub trait Middleware: Send + Sync + 'static {
+    /// Decides whether the request is handled. The default lets everything through.
+    async fn before(&self, request: &RequestInfo) -> Verdict {
+        let _ = request;
+        Verdict::Continue
+    }
+
+    /// Hears how a request that reached `before` ended, and how long it took from its
+    /// arrival to its answer. It runs where the answer is sent: keep it short.
+    fn after(&self, request: &RequestInfo, outcome: &Outcome, elapsed: Duration) {
+        let _ = (request, outcome, elapsed);
+    }
+}
+
+/// The server's middlewares, in order; read on every request once any is set.
+#[derive(Default)]
+pub(crate) struct Chain {
+    any: AtomicBool,
+    middlewares: RwLock<Arc<[Arc<dyn Middleware>]>>,
+}
+
+impl Chain {
+    pub(crate) fn add(&self, middleware: Arc<dyn Middleware>) {
+        let mut slot = self.middlewares.write().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<_> = slot.iter().cloned().collect();
+        all.push(middleware);
+        *slot = all.into();
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// The middlewares now, or `None` (one atomic load) when there are none.
+    pub(crate) fn current(&self) -> Option<Arc<[Arc<dyn Middleware>]>> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(
+            self.middlewares
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        )
+    }
+}
+
+/// Runs `before` of each in turn; the first that does not continue decides.
+pub(crate) async fn decide(middlewares: &[Arc<dyn Middleware>], request: &RequestInfo) -> Verdict {
+    for middleware in middlewares {
+        match middleware.before(request).await {
+            Verdict::Continue => {}
+            other => return other,
+        }
+    }
+    Verdict::Continue
+}
+
+/// Carried by a request's responder: tells every middleware how it ended.
+pub(crate) struct Observer {
+    middlewares: Arc<[Arc<dyn Middleware>]>,
+    request: Arc<RequestInfo>,
+    started: Instant,
+    refused: bool,
+}
+
+impl Observer {
+    pub(crate) fn new(middlewares: Arc<[Arc<dyn Middleware>]>, request: Arc<RequestInfo>) -> Self {
+        Observer {
+            middlewares,
+            request,
+            started: Instant::now(),
+            refused: false,
+        }
+    }
+
+    pub(crate) fn mark_refused(&mut self) {
+        self.refused = true;
+    }
+
+    /// `frame` is the answer sent (`None`: none).
+    pub(crate) fn finish(self, frame: Option<&str>) {
+        let outcome = if self.refused {
+            Outcome::Refused
+        } else {
+            classify(frame)
+        };
+        let elapsed = self.started.elapsed();
+        for middleware in self.middlewares.iter() {
+            middleware.after(&self.request, &outcome, elapsed);
+        }
+    }
+}
+
+/// The outcome an answer frame says: read only when a middleware listens.
+fn classify(frame: Option<&str>) -> Outcome {
+    let Some(frame) = frame else {
+        return Outcome::Cancelled;
+    };
+    let Ok(answer) = serde_json::from_str::<Value>(frame) else {
+        return Outcome::Result;
+    };
+    if let Some(error) = answer.get("error") {
+        return Outcome::Error(error.get("code").and_then(Value::as_i64).unwrap_or(0));
+    }
+    if answer.pointer("/result/isError") == Some(&Value::Bool(true)) {
+        return Outcome::ToolError;
+    }
+    Outcome::Result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_classified() {
+        assert_eq!(classify(None), Outcome::Cancelled);
+        assert_eq!(
+            classify(Some(
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#
+            )),
+            Outcome::Error(-32602)
+        );
+        assert_eq!(
+            classify(Some(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#
+            )),
+            Outcome::ToolError
+        );
+        assert_eq!(
+            classify(Some(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#)),
+            Outcome::Result
+        );
+    }
+}
