@@ -11,6 +11,7 @@ mod errors;
 mod handler;
 mod http;
 mod logs;
+mod middleware;
 mod mount;
 mod server;
 mod threads;

@@ -18,6 +18,7 @@ use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{BridgeSlot, PyToolHandler};
 use crate::http::NativeHttpServer;
+use crate::middleware::PyMiddleware;
 use crate::mount::NativeHttpEndpoint;
 use toolwire::host::runtime;
 
@@ -225,6 +226,18 @@ impl NativeServer {
             token_check: false,
         }));
         self.server.add_prompt_arc(def, handler).map_err(to_py_err)
+    }
+
+    /// Puts a middleware in front of every request: `before(request) -> verdict` (on the
+    /// Python threads) and `after(outcome)` (where the answer is sent; keep it quick).
+    fn add_middleware(&self, before: Py<PyAny>, after: Py<PyAny>) {
+        self.server.add_middleware(PyMiddleware {
+            before: PyJsonHandler {
+                func: Arc::new(before),
+                token_check: false,
+            },
+            after: Arc::new(after),
+        });
     }
 
     /// Completes arguments of a prompt (`kind` "prompt") or template ("template").

@@ -207,6 +207,9 @@ class NativeServer:
         authorization_servers: list[str],
         resource_url: Optional[str],
     ) -> NativeHttpServer: ...
+    def add_middleware(self, before: Callable[[dict[str, Any]], Any], after: Callable[[dict[str, Any]], None]) -> None:
+        """`before(request) -> {"continue": True} | {"refuse": {...}} | {"toolError": text}`;
+        `after({"kind", "code"?, "elapsed", "sequence"})`."""
     def http_endpoint(
         self,
         bridge: LoopBridge,

@@ -20,6 +20,7 @@ from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResul
 from ._context import Context
 from ._http import HttpMixin
 from ._loop import run as _run_on_new_loop
+from ._middleware import Around, Middleware
 from ._schema import analyse, converter
 
 #: Whether a tool may run as a task (the tasks extension): "never" (default), "optional" or
@@ -257,6 +258,17 @@ class Server(CatalogMixin, HttpMixin):
         #: The name and version sent to clients.
         self.name = name
         self.version = version
+
+    def middleware(self, fn: Middleware) -> Middleware:
+        """Puts `async def fn(request, call_next)` around every request but `initialize`, after
+        the middlewares added before it. Before `await call_next()` it decides: raise
+        `ProtocolError(code, message)` to answer with that JSON-RPC error, or `ToolError(text)` to
+        answer a `tools/call` with an `isError` result; `call_next()` returns the `Outcome` (kind,
+        code, elapsed seconds) once the answer is sent. It runs on the serving loop; a middleware
+        that raises anything else refuses the request (-32603) and is logged."""
+        around = Around(fn, self)
+        self._native.add_middleware(around.before, around.after)
+        return fn
 
     def tool(
         self,

@@ -7,7 +7,7 @@
 //! handling; one that awaits lets later requests go ahead meanwhile, as concurrent requests
 //! may anyway. `initialize` passes no middleware: the session must exist before calls do.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -34,7 +34,13 @@ pub struct RequestInfo {
     pub protocol_version: Option<ProtocolVersion>,
     /// The request's id.
     pub request_id: RequestId,
+    /// A number no other request of this process has: `before` and `after` of one request
+    /// (and an audit log's lines) match by it.
+    pub sequence: u64,
 }
+
+/// Numbers the requests that pass middleware.
+static SEQUENCE: AtomicU64 = AtomicU64::new(1);
 
 impl RequestInfo {
     pub(crate) fn new(
@@ -61,7 +67,34 @@ impl RequestInfo {
             principal: principal.map(str::to_owned),
             protocol_version,
             request_id: request_id.clone(),
+            sequence: SEQUENCE.fetch_add(1, Ordering::Relaxed),
         }
+    }
+
+    /// As bindings hand it to host code: `{"method", "name"?, "arguments"?, "principal"?,
+    /// "protocolVersion"?, "requestId", "sequence"}`.
+    pub fn to_json(&self) -> Value {
+        let mut json = serde_json::json!({
+            "method": self.method,
+            "requestId": self.request_id.to_json(),
+            "sequence": self.sequence,
+        });
+        let optional = [
+            ("name", self.name.clone().map(Value::String)),
+            ("arguments", self.arguments.clone()),
+            ("principal", self.principal.clone().map(Value::String)),
+            (
+                "protocolVersion",
+                self.protocol_version
+                    .map(|v| Value::String(v.as_str().to_owned())),
+            ),
+        ];
+        for (key, value) in optional {
+            if let Some(value) = value {
+                json[key] = value;
+            }
+        }
+        json
     }
 }
 
@@ -78,6 +111,38 @@ pub enum Verdict {
     ToolError(String),
 }
 
+impl Verdict {
+    /// A host's verdict as bindings carry it: `{"continue": true}`, `{"refuse": {"code",
+    /// "message", "data"?}}` or `{"toolError": "text"}`. Anything else is a mistake of the
+    /// host's middleware, said in the `Err`.
+    pub fn from_json(value: &Value) -> Result<Verdict, String> {
+        if value.get("continue") == Some(&Value::Bool(true)) {
+            return Ok(Verdict::Continue);
+        }
+        if let Some(text) = value.get("toolError") {
+            return text
+                .as_str()
+                .map(|text| Verdict::ToolError(text.to_owned()))
+                .ok_or_else(|| "\"toolError\" must be a string".to_owned());
+        }
+        if let Some(refusal) = value.get("refuse") {
+            let code = refusal.get("code").and_then(Value::as_i64);
+            let message = refusal.get("message").and_then(Value::as_str);
+            let (Some(code), Some(message)) = (code, message) else {
+                return Err("\"refuse\" needs an integer \"code\" and a string \"message\"".into());
+            };
+            let code = i32::try_from(code)
+                .map_err(|_| format!("error code {code} is not a 32-bit integer"))?;
+            let mut error = ErrorObject::new(crate::wire::ErrorCode(code), message.to_owned());
+            if let Some(data) = refusal.get("data") {
+                error = error.with_data(data.clone());
+            }
+            return Ok(Verdict::Refuse(error));
+        }
+        Err(format!("not a middleware verdict: {value}"))
+    }
+}
+
 /// How a request ended, as `after` hears it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -92,6 +157,20 @@ pub enum Outcome {
     Cancelled,
     /// A middleware's `before` refused it (with an error or an `isError` result).
     Refused,
+}
+
+impl Outcome {
+    /// As bindings hand it to host code: `{"kind": "result" | "toolError" | "error" |
+    /// "cancelled" | "refused", "code"?: n}`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Outcome::Result => serde_json::json!({"kind": "result"}),
+            Outcome::ToolError => serde_json::json!({"kind": "toolError"}),
+            Outcome::Error(code) => serde_json::json!({"kind": "error", "code": code}),
+            Outcome::Cancelled => serde_json::json!({"kind": "cancelled"}),
+            Outcome::Refused => serde_json::json!({"kind": "refused"}),
+        }
+    }
 }
 
 /// A rule in front of every inbound request, and a look at how each ended.
@@ -227,5 +306,34 @@ mod tests {
             classify(Some(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#)),
             Outcome::Result
         );
+    }
+
+    #[test]
+    fn verdicts_are_read_from_json_and_mistakes_named() {
+        assert!(matches!(
+            Verdict::from_json(&serde_json::json!({"continue": true})),
+            Ok(Verdict::Continue)
+        ));
+        assert!(matches!(
+            Verdict::from_json(&serde_json::json!({"toolError": "no"})),
+            Ok(Verdict::ToolError(text)) if text == "no"
+        ));
+        let Ok(Verdict::Refuse(error)) = Verdict::from_json(
+            &serde_json::json!({"refuse": {"code": -32001, "message": "Forbidden", "data": 1}}),
+        ) else {
+            panic!("a refusal");
+        };
+        assert_eq!(
+            (error.code.0, error.message.as_ref()),
+            (-32001, "Forbidden")
+        );
+        for bad in [
+            serde_json::json!({"refuse": {"code": "x", "message": "m"}}),
+            serde_json::json!({"refuse": {"code": 1_i64 << 40, "message": "m"}}),
+            serde_json::json!({"toolError": 3}),
+            serde_json::json!(null),
+        ] {
+            assert!(Verdict::from_json(&bad).is_err(), "{bad}");
+        }
     }
 }
