@@ -93,7 +93,7 @@ impl NativeExchange {
     /// The client went away before the body was complete.
     fn abort_body(&self) {
         if let Some(sender) = lock(&self.sender).take() {
-            runtime().spawn(sender.abort());
+            sender.abort();
         }
     }
 
@@ -107,6 +107,7 @@ impl NativeExchange {
             return;
         };
         let body = self.body.clone();
+        let hung_up = self.hung_up.clone();
         runtime().spawn(async move {
             let response = match answering.await {
                 Ok(response) => response,
@@ -122,7 +123,17 @@ impl NativeExchange {
                 }
             };
             let (head, response_body) = response.into_parts();
-            *body.lock().await = Some(response_body);
+            {
+                let mut slot = body.lock().await;
+                if hung_up.is_cancelled() {
+                    // The client went away meanwhile: the body (and a 2026-07-28 request with
+                    // it) goes now, not when this exchange is freed.
+                    drop(response_body);
+                    settle_with(&settle, |py| Ok(py.None()));
+                    return;
+                }
+                *slot = Some(response_body);
+            }
             settle_with(&settle, |py| {
                 let headers: Vec<(Py<PyBytes>, Py<PyBytes>)> = head
                     .headers

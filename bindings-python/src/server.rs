@@ -228,14 +228,11 @@ impl NativeServer {
         self.server.add_prompt_arc(def, handler).map_err(to_py_err)
     }
 
-    /// Puts a middleware in front of every request: `before(request) -> verdict` (on the
-    /// Python threads) and `after(outcome)` (where the answer is sent; keep it quick).
+    /// Puts a middleware in front of every request: `before(request, decide)` starts it and
+    /// returns at once (`decide(verdict)` follows), `after(outcome)` once the answer is out.
     fn add_middleware(&self, before: Py<PyAny>, after: Py<PyAny>) {
         self.server.add_middleware(PyMiddleware {
-            before: PyJsonHandler {
-                func: Arc::new(before),
-                token_check: false,
-            },
+            before: Arc::new(before),
             after: Arc::new(after),
         });
     }

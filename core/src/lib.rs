@@ -13,6 +13,10 @@ pub mod host;
 mod limiter;
 #[cfg(feature = "env-logs")]
 pub mod logs;
+/// Middleware: the host's rules in front of every request ([`Middleware`]) and what they see.
+pub mod middleware {
+    pub use crate::dispatch::middleware::{Middleware, Outcome, RequestInfo, Verdict};
+}
 pub mod protocol;
 mod registry;
 pub mod tasks;
@@ -25,7 +29,7 @@ pub use catalog::{
     ResourceRequest, ResourceTemplate, Role,
 };
 pub use changes::{Change, ChangeBus, ChangeFeed, LocalChangeBus};
-pub use dispatch::middleware::{Middleware, Outcome, RequestInfo, Verdict};
+pub use dispatch::middleware::Middleware;
 pub use dispatch::modern::{CacheScope, InputRequired, StateKeys, TraceContext};
 pub use dispatch::{
     Context, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,

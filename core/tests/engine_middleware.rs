@@ -11,10 +11,8 @@ use async_trait::async_trait;
 use common::Client;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use toolwire::{
-    Context, ErrorCode, ErrorObject, Middleware, Outcome, RequestInfo, Server, Tool, ToolError,
-    ToolOutput, Verdict,
-};
+use toolwire::middleware::{Middleware, Outcome, RequestInfo, Verdict};
+use toolwire::{Context, ErrorCode, ErrorObject, Server, Tool, ToolError, ToolOutput};
 
 /// What `before` saw: the method, the name, the protocol version.
 type Seen = (String, Option<String>, Option<String>);
@@ -24,6 +22,21 @@ type Seen = (String, Option<String>, Option<String>);
 struct Gatekeeper {
     seen: Mutex<Vec<Seen>>,
     outcomes: Mutex<Vec<(String, Outcome)>>,
+    heard: Notify,
+}
+
+impl Gatekeeper {
+    /// The outcomes once `count` were heard (`after` runs once the answer is out).
+    async fn outcomes(&self, count: usize) -> Vec<(String, Outcome)> {
+        loop {
+            let heard = self.heard.notified();
+            let outcomes = self.outcomes.lock().unwrap().clone();
+            if outcomes.len() >= count {
+                return outcomes;
+            }
+            heard.await;
+        }
+    }
 }
 
 #[async_trait]
@@ -53,10 +66,15 @@ impl Middleware for Gatekeeper {
             .lock()
             .unwrap()
             .push((request.method.clone(), outcome.clone()));
+        self.heard.notify_waiters();
     }
 }
 
 fn server() -> Server {
+    server_with(toolwire::ServerOptions::default())
+}
+
+fn server_with(options: toolwire::ServerOptions) -> Server {
     let echo = |_ctx: Context, args: Value| async move {
         Ok::<_, ToolError>(ToolOutput::text(
             args["text"].as_str().unwrap_or("").to_owned(),
@@ -64,6 +82,7 @@ fn server() -> Server {
     };
     let fail = |_ctx: Context, _args: Value| async { Err::<ToolOutput, _>(ToolError::new("no")) };
     Server::builder("mw", "1")
+        .options(options)
         .tool(Tool::new("echo"), echo)
         .tool(Tool::new("secret"), echo)
         .tool(Tool::new("risky"), echo)
@@ -116,7 +135,7 @@ async fn before_refuses_and_after_hears_every_outcome() {
     assert_eq!(risky_modern["result"]["isError"], true);
     assert_eq!(risky_modern["result"]["resultType"], "complete");
 
-    let outcomes = gate.outcomes.lock().unwrap().clone();
+    let outcomes = gate.outcomes(6).await;
     assert_eq!(
         outcomes,
         vec![
@@ -124,7 +143,7 @@ async fn before_refuses_and_after_hears_every_outcome() {
             ("tools/call".into(), Outcome::Refused),
             ("tools/call".into(), Outcome::Refused),
             ("tools/call".into(), Outcome::ToolError),
-            ("tools/call".into(), Outcome::Error(-32602)),
+            ("tools/call".into(), Outcome::Error(ErrorCode(-32602))),
             ("tools/call".into(), Outcome::Refused),
         ]
     );
@@ -144,31 +163,53 @@ async fn before_refuses_and_after_hears_every_outcome() {
     assert_eq!(seen[5].2.as_deref(), Some("2026-07-28"));
 }
 
-/// A middleware that awaits (a rate limit waiting for a slot): the request waits with it,
-/// and a cancelled request is heard as such.
+/// A middleware that awaits (a rate limit waiting for a slot): the request waits with it, and
+/// only it; a cancel reaches a request still waiting (no answer, heard as cancelled), and so
+/// does the session's end.
 #[tokio::test]
 async fn a_middleware_that_awaits_holds_its_request() {
     struct Slot {
         open: Notify,
         outcomes: Mutex<Vec<Outcome>>,
+        heard: Notify,
     }
     #[async_trait]
     impl Middleware for Slot {
         async fn before(&self, request: &RequestInfo) -> Verdict {
-            if request.name.as_deref() == Some("echo") {
-                self.open.notified().await;
+            match request.name.as_deref() {
+                Some("echo") => self.open.notified().await,
+                Some("stuck") => std::future::pending().await,
+                _ => {}
             }
             Verdict::Continue
         }
         fn after(&self, _request: &RequestInfo, outcome: &Outcome, _elapsed: Duration) {
             self.outcomes.lock().unwrap().push(outcome.clone());
+            self.heard.notify_waiters();
         }
     }
-    let server = server();
+    // The stuck request below waits out the drain: a short one.
+    let mut options = toolwire::ServerOptions::default();
+    options.drain_timeout = Duration::from_millis(50);
+    let server = server_with(options);
     let slot = Arc::new(Slot {
         open: Notify::new(),
         outcomes: Mutex::new(Vec::new()),
+        heard: Notify::new(),
     });
+    let outcomes = |count: usize| {
+        let slot = slot.clone();
+        async move {
+            loop {
+                let heard = slot.heard.notified();
+                let outcomes = slot.outcomes.lock().unwrap().clone();
+                if outcomes.len() >= count {
+                    return outcomes;
+                }
+                heard.await;
+            }
+        }
+    };
     server.add_middleware_arc(slot.clone());
     let mut client = Client::initialized(&server).await;
     client.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -180,8 +221,26 @@ async fn a_middleware_that_awaits_holds_its_request() {
     let late = client.recv().await.expect("the held call's answer");
     assert_eq!(late["id"], 1);
     assert_eq!(late["result"]["content"][0]["text"], "late");
+    assert_eq!(outcomes(2).await, vec![Outcome::Result, Outcome::Result]);
+
+    // Cancelled while it waits in `before`: no answer, and heard as cancelled.
+    client.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "stuck", "arguments": {}}}));
+    client.send(&common::cancel(3));
+    assert_eq!(outcomes(3).await[2], Outcome::Cancelled);
+    let ping = client.request(json!(4), "ping", json!({})).await;
     assert_eq!(
-        *slot.outcomes.lock().unwrap(),
-        vec![Outcome::Result, Outcome::Result]
+        ping["id"], 4,
+        "no answer for the cancelled request came first"
     );
+
+    // The session's end reaches a request stuck there: shutdown completes (after the drain).
+    client.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "stuck", "arguments": {}}}));
+    let rest = client.finish().await;
+    assert!(
+        !rest.iter().any(|frame| frame.contains(r#""id":5"#)),
+        "the stuck request got no answer: {rest:?}"
+    );
+    assert_eq!(outcomes(5).await[4], Outcome::Cancelled);
 }

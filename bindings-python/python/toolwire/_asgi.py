@@ -71,12 +71,17 @@ class AsgiApp:
     async def aclose(self) -> None:
         """Ends every session (their calls in flight finish first), then this app's hold on the
         server's lifespan. A request after it starts the app again."""
-        endpoint, self._endpoint = self._endpoint, None
-        if endpoint is None or self._loop is None:
-            return
-        await self._loop.run_in_executor(None, endpoint.shutdown)
-        self._loop.remove_reader(self._bridge.fileno())
-        await self._server._lifespan.exit()
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        # Held throughout: a request meanwhile waits, then starts the app afresh.
+        async with self._starting:
+            endpoint, loop, bridge = self._endpoint, self._loop, self._bridge
+            if endpoint is None or loop is None:
+                return
+            self._endpoint = None  # new requests wait for the lock, then start afresh
+            await loop.run_in_executor(None, endpoint.shutdown)
+            loop.remove_reader(bridge.fileno())
+            await self._server._lifespan.exit()
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -106,16 +111,24 @@ class AsgiApp:
     async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         endpoint = await self._start()
         loop = asyncio.get_running_loop()
-        target = scope["path"]
+        # As it came on the wire (percent-encoded), which the engine's request can carry.
+        target = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
         if scope.get("query_string"):
             target += "?" + scope["query_string"].decode("latin-1")
         client = scope.get("client")
-        exchange = endpoint.exchange(
-            scope["method"],
-            target,
-            [(bytes(name), bytes(value)) for name, value in scope.get("headers", [])],
-            client[0] if client else None,
-        )
+        try:
+            exchange = endpoint.exchange(
+                scope["method"],
+                target,
+                [(bytes(name), bytes(value)) for name, value in scope.get("headers", [])],
+                client[0] if client else None,
+            )
+        except ValueError as err:
+            # Not an HTTP request the engine can read (a bad header or target).
+            body = str(err).encode()
+            await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": body})
+            return
         hung_up = asyncio.Event()
 
         def outcome() -> tuple[asyncio.Future[Any], Callable[[Any], None]]:

@@ -51,9 +51,10 @@ class Request:
 class Outcome:
     """How a request ended."""
 
-    kind: Literal["result", "tool_error", "error", "cancelled", "refused"]
-    """A result; an `isError` tool result; a JSON-RPC error (`code`); no answer (cancelled, or
-    its session ended); or refused by a middleware."""
+    kind: Literal["result", "tool_error", "input_required", "task_created", "error", "cancelled", "refused"]
+    """A result; an `isError` tool result; a 2026-07-28 round asking the client first; a task
+    created for the call; a JSON-RPC error (`code`); no answer (cancelled, or its session
+    ended); or refused by a middleware."""
     code: Optional[int]
     elapsed: float
     """Seconds from the request's arrival to its answer."""
@@ -62,7 +63,14 @@ class Outcome:
 CallNext = Callable[[], Awaitable[Outcome]]
 Middleware = Callable[[Request, CallNext], Awaitable[Any]]
 
-_KINDS = {"result": "result", "toolError": "tool_error", "error": "error", "cancelled": "cancelled"}
+_KINDS = {
+    "result": "result",
+    "toolError": "tool_error",
+    "inputRequired": "input_required",
+    "taskCreated": "task_created",
+    "error": "error",
+    "cancelled": "cancelled",
+}
 
 
 class Around:
@@ -79,9 +87,22 @@ class Around:
         # Requests past `before`, by sequence: their `call_next()` waits for the outcome.
         self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Outcome]]] = {}
 
-    def before(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The engine's `before`, on a Python thread: the middleware runs on the serving loop."""
-        return self._server._call(self._before, request)
+    def before(self, request: dict[str, Any], decide: Callable[[dict[str, Any]], None]) -> None:
+        """The engine's `before`: starts the middleware on the serving loop and returns; the
+        verdict goes to `decide` (no thread waits for it)."""
+        loop = self._server._loop or self._server._private_loop()
+
+        def start() -> None:
+            task = loop.create_task(self._before(request))
+            task.add_done_callback(lambda done: decide(self._verdict_of(done)))
+
+        loop.call_soon_threadsafe(start)
+
+    def _verdict_of(self, done: asyncio.Task[dict[str, Any]]) -> dict[str, Any]:
+        if not done.cancelled() and done.exception() is None:
+            return done.result()
+        logger.error("middleware %s could not run", self._name, exc_info=None if done.cancelled() else done.exception())
+        return {"refuse": {"code": -32603, "message": f"Internal error: middleware {self._name} failed"}}
 
     async def _before(self, raw: dict[str, Any]) -> dict[str, Any]:
         request = Request(

@@ -207,9 +207,14 @@ class NativeServer:
         authorization_servers: list[str],
         resource_url: Optional[str],
     ) -> NativeHttpServer: ...
-    def add_middleware(self, before: Callable[[dict[str, Any]], Any], after: Callable[[dict[str, Any]], None]) -> None:
-        """`before(request) -> {"continue": True} | {"refuse": {...}} | {"toolError": text}`;
-        `after({"kind", "code"?, "elapsed", "sequence"})`."""
+    def add_middleware(
+        self,
+        before: Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None],
+        after: Callable[[dict[str, Any]], None],
+    ) -> None:
+        """`before(request, decide)` returns at once; `decide({"continue": True} | {"refuse":
+        {...}} | {"toolError": text})` follows. `after({"kind", "code"?, "elapsed", "sequence"})`."""
+
     def http_endpoint(
         self,
         bridge: LoopBridge,
@@ -239,3 +244,8 @@ def next_logs(timeout: float) -> Optional[list[tuple[int, str, str]]]:
 
 def close_logs() -> None:
     """Ends the engine's logs for the process (at exit): `next_logs` returns what is left."""
+
+class Decide:
+    """The verdict callable a middleware's `before` gets (called once)."""
+
+    def __call__(self, verdict: dict[str, Any]) -> None: ...

@@ -58,12 +58,46 @@ impl PromptArguments {
                     listed
                 })
                 .collect();
-        } else if let Some(unlisted) = properties
-            .keys()
-            .find(|property| !def.arguments.iter().any(|a| &a.name == *property))
+        } else {
+            if let Some(unlisted) = properties
+                .keys()
+                .find(|property| !def.arguments.iter().any(|a| &a.name == *property))
+            {
+                return Err(invalid(format!(
+                    "{unlisted:?} is not one of the prompt's arguments"
+                )));
+            }
+            // Listed optional but required by the schema (or the reverse) would be refused at
+            // call time for what the listing lets a client leave out.
+            if let Some(differs) = def
+                .arguments
+                .iter()
+                .find(|a| a.required != required.contains(&a.name.as_str()))
+            {
+                return Err(invalid(format!(
+                    "argument {:?} is {} in the list but {} in the schema",
+                    differs.name,
+                    if differs.required {
+                        "required"
+                    } else {
+                        "optional"
+                    },
+                    if differs.required {
+                        "optional"
+                    } else {
+                        "required"
+                    },
+                )));
+            }
+        }
+        // Every argument arrives as a string: a schema allowing nothing else is the only one
+        // a client can meet.
+        if let Some((argument, _)) = properties
+            .iter()
+            .find(|(_, property)| !allows_only_strings(schema, property, 0))
         {
             return Err(invalid(format!(
-                "{unlisted:?} is not one of the prompt's arguments"
+                "argument {argument:?} must be a string (prompt arguments are strings)"
             )));
         }
         let compiled = CompiledSchema::compile(schema, &def.name, "inputSchema")
@@ -125,6 +159,37 @@ fn resolve<'a>(root: &'a Value, property: &'a Value) -> &'a Value {
             .and_then(|pointer| root.pointer(pointer))
             .unwrap_or(property),
         None => property,
+    }
+}
+
+/// Whether `property` allows strings only (or null, for an argument left out): a `type` of
+/// "string", an `enum`/`const` of strings, no type at all, or `anyOf`/`oneOf` of such; a
+/// local `$ref` is followed (a few levels: a cycle is refused).
+fn allows_only_strings(root: &Value, property: &Value, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let property = resolve(root, property);
+    if let Some(options) = property
+        .get("anyOf")
+        .or_else(|| property.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        return options
+            .iter()
+            .all(|option| allows_only_strings(root, option, depth + 1));
+    }
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        return values.iter().all(|v| v.is_string() || v.is_null());
+    }
+    if let Some(value) = property.get("const") {
+        return value.is_string();
+    }
+    let string_or_null = |kind: &Value| matches!(kind.as_str(), Some("string" | "null"));
+    match property.get("type") {
+        None => true,
+        Some(Value::Array(kinds)) => kinds.iter().all(string_or_null),
+        Some(kind) => string_or_null(kind),
     }
 }
 

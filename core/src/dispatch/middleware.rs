@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::protocol::ProtocolVersion;
-use crate::wire::{ErrorObject, RequestId};
+use crate::wire::{ErrorCode, ErrorObject, RequestId};
 
 /// What a middleware sees of an inbound request.
 #[derive(Clone, Debug)]
@@ -133,7 +133,7 @@ impl Verdict {
             };
             let code = i32::try_from(code)
                 .map_err(|_| format!("error code {code} is not a 32-bit integer"))?;
-            let mut error = ErrorObject::new(crate::wire::ErrorCode(code), message.to_owned());
+            let mut error = ErrorObject::new(ErrorCode(code), message.to_owned());
             if let Some(data) = refusal.get("data") {
                 error = error.with_data(data.clone());
             }
@@ -151,8 +151,12 @@ pub enum Outcome {
     Result,
     /// A `tools/call` result with `isError: true`.
     ToolError,
+    /// 2026-07-28: a round that asks the client for input first (the request comes again).
+    InputRequired,
+    /// A task was created for the call (the tasks extension); its result comes later.
+    TaskCreated,
     /// A JSON-RPC error with this code.
-    Error(i64),
+    Error(ErrorCode),
     /// No answer: the client cancelled it, or its session ended first.
     Cancelled,
     /// A middleware's `before` refused it (with an error or an `isError` result).
@@ -161,12 +165,14 @@ pub enum Outcome {
 
 impl Outcome {
     /// As bindings hand it to host code: `{"kind": "result" | "toolError" | "error" |
-    /// "cancelled" | "refused", "code"?: n}`.
+    /// "inputRequired" | "taskCreated" | "cancelled" | "refused", "code"?: n}`.
     pub fn to_json(&self) -> Value {
         match self {
             Outcome::Result => serde_json::json!({"kind": "result"}),
             Outcome::ToolError => serde_json::json!({"kind": "toolError"}),
-            Outcome::Error(code) => serde_json::json!({"kind": "error", "code": code}),
+            Outcome::InputRequired => serde_json::json!({"kind": "inputRequired"}),
+            Outcome::TaskCreated => serde_json::json!({"kind": "taskCreated"}),
+            Outcome::Error(code) => serde_json::json!({"kind": "error", "code": code.0}),
             Outcome::Cancelled => serde_json::json!({"kind": "cancelled"}),
             Outcome::Refused => serde_json::json!({"kind": "refused"}),
         }
@@ -230,12 +236,35 @@ pub(crate) async fn decide(middlewares: &[Arc<dyn Middleware>], request: &Reques
     Verdict::Continue
 }
 
+/// A request waiting for a middleware that awaits: counted against `max_queued_calls`, the
+/// bound every waiting call shares, while it waits.
+pub(crate) struct WaitingSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl WaitingSlot {
+    pub(crate) fn take(server: &crate::dispatch::server::ServerInner) -> Option<Self> {
+        let waiting = server.queued_calls.clone();
+        let before = waiting.fetch_add(1, Ordering::AcqRel);
+        if before >= server.options.max_queued_calls {
+            waiting.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(WaitingSlot(waiting))
+    }
+}
+
+impl Drop for WaitingSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Carried by a request's responder: tells every middleware how it ended.
 pub(crate) struct Observer {
     middlewares: Arc<[Arc<dyn Middleware>]>,
     request: Arc<RequestInfo>,
     started: Instant,
     refused: bool,
+    error: Option<ErrorCode>,
 }
 
 impl Observer {
@@ -245,6 +274,7 @@ impl Observer {
             request,
             started: Instant::now(),
             refused: false,
+            error: None,
         }
     }
 
@@ -252,35 +282,53 @@ impl Observer {
         self.refused = true;
     }
 
-    /// `frame` is the answer sent (`None`: none).
-    pub(crate) fn finish(self, frame: Option<&str>) {
-        let outcome = if self.refused {
-            Outcome::Refused
-        } else {
-            classify(frame)
-        };
+    /// The request is answered with an error of this code.
+    pub(crate) fn mark_error(&mut self, code: ErrorCode) {
+        self.error = Some(code);
+    }
+
+    /// How it ended, from what was marked and the answer `frame` (`None`: no answer). Read
+    /// before the frame is sent; told to the middlewares after.
+    pub(crate) fn outcome(&self, frame: Option<&str>) -> Outcome {
+        if self.refused {
+            return Outcome::Refused;
+        }
+        if let Some(code) = self.error {
+            return Outcome::Error(code);
+        }
+        classify(frame)
+    }
+
+    /// Tells every middleware; a middleware's panic is caught (the answer is out already).
+    pub(crate) fn finish(self, outcome: Outcome) {
         let elapsed = self.started.elapsed();
         for middleware in self.middlewares.iter() {
-            middleware.after(&self.request, &outcome, elapsed);
+            let heard = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                middleware.after(&self.request, &outcome, elapsed);
+            }));
+            if heard.is_err() {
+                tracing::error!(method = %self.request.method, "a middleware's after panicked");
+            }
         }
     }
 }
 
-/// The outcome an answer frame says: read only when a middleware listens.
+/// The outcome a result frame says, by a scan of the engine's own compact JSON (no parse:
+/// answers can be megabytes). Errors are marked where they are sent.
 fn classify(frame: Option<&str>) -> Outcome {
     let Some(frame) = frame else {
         return Outcome::Cancelled;
     };
-    let Ok(answer) = serde_json::from_str::<Value>(frame) else {
-        return Outcome::Result;
-    };
-    if let Some(error) = answer.get("error") {
-        return Outcome::Error(error.get("code").and_then(Value::as_i64).unwrap_or(0));
+    let has = |needle: &str| memchr::memmem::find(frame.as_bytes(), needle.as_bytes()).is_some();
+    if has(r#""resultType":"input_required""#) {
+        Outcome::InputRequired
+    } else if has(r#""resultType":"task""#) {
+        Outcome::TaskCreated
+    } else if has(r#""isError":true"#) {
+        Outcome::ToolError
+    } else {
+        Outcome::Result
     }
-    if answer.pointer("/result/isError") == Some(&Value::Bool(true)) {
-        return Outcome::ToolError;
-    }
-    Outcome::Result
 }
 
 #[cfg(test)]
@@ -292,9 +340,15 @@ mod tests {
         assert_eq!(classify(None), Outcome::Cancelled);
         assert_eq!(
             classify(Some(
-                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}"#
             )),
-            Outcome::Error(-32602)
+            Outcome::InputRequired
+        );
+        assert_eq!(
+            classify(Some(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","task":{}}}"#
+            )),
+            Outcome::TaskCreated
         );
         assert_eq!(
             classify(Some(

@@ -486,6 +486,9 @@ impl Responder {
     }
 
     pub(crate) fn error(mut self, error: ErrorObject) {
+        if let Some(observer) = &mut self.observer {
+            observer.mark_error(error.code);
+        }
         let frame = error_frame(Some(&self.id), &error);
         self.deliver(Some(frame));
     }
@@ -497,12 +500,17 @@ impl Responder {
 
     fn deliver(&mut self, frame: Option<String>) {
         self.done = true;
-        if let Some(observer) = self.observer.take() {
-            observer.finish(frame.as_deref());
-        }
+        let observed = self
+            .observer
+            .take()
+            .map(|observer| (observer.outcome(frame.as_deref()), observer));
         match &self.target {
             ReplyTarget::Direct => self.out.answer(frame),
             ReplyTarget::Batch(collector) => collector.complete(frame),
+        }
+        // After the answer is out: what a middleware does then cannot hold it up or lose it.
+        if let Some((outcome, observer)) = observed {
+            observer.finish(outcome);
         }
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::method::Method;
-use super::middleware::{Middleware, Observer, RequestInfo, Verdict, decide};
+use super::middleware::{Middleware, Observer, RequestInfo, Verdict, WaitingSlot, decide};
 use super::modern::EraChoice;
 use super::paging::write_page;
 use super::responder::{BatchCollector, OutboundSender, ReplyTarget, Responder};
@@ -32,7 +32,9 @@ impl SessionShared {
         match message {
             Inbound::Request { id, method, params } => {
                 let responder = Responder::new(out.clone(), id, target);
+                // The session (initialize) and discovery come before any rule of the host's.
                 if method != "initialize"
+                    && method != "server/discover"
                     && let Some(middlewares) = self.server.middleware.current()
                 {
                     return self.through_middleware(middlewares, responder, method, params);
@@ -131,26 +133,68 @@ impl SessionShared {
             version,
         ));
         let responder = responder.observed(Observer::new(middlewares.clone(), request.clone()));
+        let mut deciding = Box::pin(async move { decide(&middlewares, &request).await });
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if let std::task::Poll::Ready(verdict) = deciding.as_mut().poll(&mut cx) {
+            // Decided at once (no middleware awaited): handled now, in the session's order.
+            return self.after_verdict(verdict, responder, &method, params, modern);
+        }
+        // A middleware awaits. Meanwhile the request counts as waiting, against the bound all
+        // waiting calls share, and is in flight, so a cancel or the session's end reaches it.
+        let Some(waiting) = WaitingSlot::take(&self.server) else {
+            let busy = ErrorObject::new(
+                crate::wire::ErrorCode(-32000),
+                "Server busy: too many requests wait for middleware; retry later".to_owned(),
+            );
+            return responder.error(busy);
+        };
+        let id = responder.id().clone();
+        let Some((serial, cancel)) = self.register_call(&id) else {
+            return responder.error(call::id_in_flight(&id));
+        };
         let session = self.clone();
         self.run_task(async move {
-            match decide(&middlewares, &request).await {
-                Verdict::Continue => session.handle_request(responder, &method, params),
-                Verdict::Refuse(error) => responder.refused().error(error),
-                Verdict::ToolError(text) if method == "tools/call" => {
-                    let responder = responder.refused();
-                    let responder = if modern {
-                        responder.stamped(session.server.modern_stamp.clone(), false)
-                    } else {
-                        responder
-                    };
-                    responder.result(&json!({
-                        "content": [{"type": "text", "text": text}],
-                        "isError": true,
-                    }));
+            let verdict = tokio::select! {
+                biased;
+                () = cancel.for_call() => None,
+                verdict = deciding => Some(verdict),
+            };
+            drop(waiting);
+            match (session.finish_call(&id, serial), verdict) {
+                (true, Some(verdict)) => {
+                    session.after_verdict(verdict, responder, &method, params, modern);
                 }
-                Verdict::ToolError(text) => responder.refused().error(ErrorObject::internal(text)),
+                // Cancelled by the client or the session's end: no answer.
+                _ => responder.suppress(),
             }
         });
+    }
+
+    fn after_verdict(
+        self: &Arc<Self>,
+        verdict: Verdict,
+        responder: Responder,
+        method: &str,
+        params: Option<Value>,
+        modern: bool,
+    ) {
+        match verdict {
+            Verdict::Continue => self.handle_request(responder, method, params),
+            Verdict::Refuse(error) => responder.refused().error(error),
+            Verdict::ToolError(text) if method == "tools/call" => {
+                let responder = responder.refused();
+                let responder = if modern {
+                    responder.stamped(self.server.modern_stamp.clone(), false)
+                } else {
+                    responder
+                };
+                responder.result(&json!({
+                    "content": [{"type": "text", "text": text}],
+                    "isError": true,
+                }));
+            }
+            Verdict::ToolError(text) => responder.refused().error(ErrorObject::internal(text)),
+        }
     }
 
     fn handle_request(self: &Arc<Self>, responder: Responder, method: &str, params: Option<Value>) {

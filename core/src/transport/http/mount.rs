@@ -28,9 +28,12 @@ use crate::{Error, Server};
 ///
 /// The Host guard has no bound address to go by: unless [`HttpOptions::allowed_hosts`] names
 /// the app's host names, only loopback names pass (`localhost`, `127.0.0.1`, `[::1]`), so a
-/// mounted endpoint is never open to DNS rebinding by default. [`HttpOptions::path`] is not
-/// matched (the app routed the request here); it names the endpoint in the OAuth protected
-/// resource metadata.
+/// mounted endpoint is never open to DNS rebinding by default; likewise browsers' `Origin`
+/// (set [`HttpOptions::allowed_origins`] for the app's own pages). [`HttpOptions::path`] is
+/// not matched (the app routed the request here); it names the endpoint in the OAuth protected
+/// resource metadata, whose path (`/.well-known/oauth-protected-resource` + the path) the app
+/// must route here too when tokens are required. Without a peer address, every client counts
+/// as one for `max_sessions_per_client`: pass the client's (behind a proxy, the forwarded one).
 pub struct HttpEndpoint {
     endpoint: Arc<Endpoint>,
     stop: CancellationToken,
@@ -77,8 +80,10 @@ impl HttpEndpoint {
 
     /// Builds the request [`handle`](Self::handle) takes from what a host's server gives:
     /// the method, the request target (path and query), the header fields, and a body the
-    /// host feeds chunk by chunk (see [`RequestBodySender`]). Header names and values are
-    /// checked here; a bad one is [`Error::InvalidArgument`] naming it.
+    /// host feeds chunk by chunk (see [`RequestBodySender`]) *while* `handle` runs: a few
+    /// chunks wait at most, so feeding the whole body before calling `handle` would wait for
+    /// ever. Header names and values are checked here; a bad one is [`Error::InvalidArgument`]
+    /// naming it.
     pub fn request<'a>(
         method: &str,
         target: &str,
@@ -185,9 +190,11 @@ impl RequestBodySender {
         self.tx.send(Ok(chunk)).await.is_ok()
     }
 
-    /// The body will not be complete: the endpoint answers 400 instead of reading on.
-    pub async fn abort(self) {
-        let _ = self.tx.send(Err(BodyAborted)).await;
+    /// The body will not be complete: the endpoint answers 400 instead of reading on. Never
+    /// waits: with no room for the word, the body just ends there (and is refused as the
+    /// incomplete JSON it is).
+    pub fn abort(self) {
+        let _ = self.tx.try_send(Err(BodyAborted));
     }
 }
 
