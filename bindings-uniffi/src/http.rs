@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use toolwire::CancellationToken;
 use toolwire::host::HttpSettings;
 use toolwire::transport::http::{
-    AuthRejection, BearerAuth, ResponseMode, TokenInfo, TokenValidator,
+    AuthRejection, BearerAuth, HttpOptions, ResponseMode, TokenInfo, TokenValidator,
 };
 
 use crate::errors::ToolwireError;
@@ -153,6 +153,59 @@ impl TokenValidator for ForeignValidator {
     }
 }
 
+/// The options the listener's server and a mounted endpoint share.
+pub(crate) struct EndpointSettings {
+    pub(crate) path: Option<String>,
+    pub(crate) stateless: bool,
+    pub(crate) response_mode: Option<HttpResponseMode>,
+    pub(crate) json_response: bool,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) max_sessions: Option<u32>,
+    pub(crate) max_sessions_per_client: Option<u32>,
+    pub(crate) session_idle_timeout_ms: Option<u64>,
+    pub(crate) body_read_timeout_ms: Option<u64>,
+    pub(crate) max_sse_buffered_bytes: Option<u32>,
+}
+
+/// Core's settings from the shared options (no listener limits).
+pub(crate) fn endpoint_settings(options: EndpointSettings) -> HttpSettings {
+    HttpSettings {
+        path: options.path,
+        stateless: options.stateless,
+        response_mode: options.response_mode.map(ResponseMode::from),
+        json_response: options.json_response,
+        allowed_hosts: options.allowed_hosts,
+        allowed_origins: options.allowed_origins,
+        max_sessions: options.max_sessions.map(|limit| limit as usize),
+        max_sessions_per_client: options.max_sessions_per_client.map(|limit| limit as usize),
+        session_idle_timeout_ms: options.session_idle_timeout_ms,
+        header_read_timeout_ms: None,
+        body_read_timeout_ms: options.body_read_timeout_ms,
+        max_connections: None,
+        max_sse_buffered_bytes: options.max_sse_buffered_bytes.map(|bytes| bytes as usize),
+    }
+}
+
+/// Requires a bearer token `validator` accepts on every request, when there is one.
+pub(crate) fn with_validator(
+    mut http: HttpOptions,
+    validator: Option<Arc<dyn BearerTokenValidator>>,
+    authorization_servers: Vec<String>,
+    resource_url: Option<String>,
+) -> HttpOptions {
+    if let Some(validator) = validator {
+        let mut auth = BearerAuth::new(
+            ForeignValidator(validator),
+            authorization_servers.first().cloned().unwrap_or_default(),
+        );
+        auth.authorization_servers = authorization_servers;
+        auth.resource = resource_url;
+        http.auth = Some(auth);
+    }
+    http
+}
+
 /// A running Streamable HTTP server.
 #[derive(uniffi::Object)]
 pub struct HttpServer {
@@ -169,32 +222,29 @@ impl HttpServer {
         options: HttpServerOptions,
         validator: Option<Arc<dyn BearerTokenValidator>>,
     ) -> Result<Arc<Self>, ToolwireError> {
-        let mut http = HttpSettings {
-            path: options.path,
-            stateless: options.stateless,
-            response_mode: options.response_mode.map(ResponseMode::from),
-            json_response: options.json_response,
-            allowed_hosts: options.allowed_hosts,
-            allowed_origins: options.allowed_origins,
-            max_sessions: options.max_sessions.map(|limit| limit as usize),
-            max_sessions_per_client: options.max_sessions_per_client.map(|limit| limit as usize),
-            session_idle_timeout_ms: options.session_idle_timeout_ms,
+        let http = HttpSettings {
             header_read_timeout_ms: options.header_read_timeout_ms,
-            body_read_timeout_ms: options.body_read_timeout_ms,
             max_connections: options.max_connections.map(|limit| limit as usize),
-            max_sse_buffered_bytes: options.max_sse_buffered_bytes.map(|bytes| bytes as usize),
-        }
-        .into_options()?;
-        if let Some(validator) = validator {
-            let servers = options.authorization_servers;
-            let mut auth = BearerAuth::new(
-                ForeignValidator(validator),
-                servers.first().cloned().unwrap_or_default(),
-            );
-            auth.authorization_servers = servers;
-            auth.resource = options.resource_url;
-            http.auth = Some(auth);
-        }
+            ..endpoint_settings(EndpointSettings {
+                path: options.path,
+                stateless: options.stateless,
+                response_mode: options.response_mode,
+                json_response: options.json_response,
+                allowed_hosts: options.allowed_hosts,
+                allowed_origins: options.allowed_origins,
+                max_sessions: options.max_sessions,
+                max_sessions_per_client: options.max_sessions_per_client,
+                session_idle_timeout_ms: options.session_idle_timeout_ms,
+                body_read_timeout_ms: options.body_read_timeout_ms,
+                max_sse_buffered_bytes: options.max_sse_buffered_bytes,
+            })
+        };
+        let http = with_validator(
+            http.into_options()?,
+            validator,
+            options.authorization_servers,
+            options.resource_url,
+        );
         let path = http.path.clone();
         let address = if host.contains(':') {
             format!("[{host}]:{port}")

@@ -16,6 +16,7 @@ mod errors;
 mod handler;
 mod http;
 mod jvm_abi;
+mod mount;
 mod queue;
 mod result;
 mod runtime;
@@ -32,6 +33,7 @@ pub use definition::{Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefin
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
 pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant, TokenVerdict};
+pub use mount::{HttpEndpoint, HttpEndpointOptions, HttpExchange, HttpHeader, HttpResponseHead};
 pub use result::{ContentBlock, ToolResult};
 pub use server::Server;
 

@@ -14,6 +14,7 @@ use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
 use crate::http::{BearerTokenValidator, HttpServer, HttpServerOptions};
+use crate::mount::{HttpEndpoint, HttpEndpointOptions};
 use crate::runtime::{on_runtime, runtime};
 
 /// An MCP server: tools registered from host code, served over stdio or a channel of the
@@ -217,6 +218,19 @@ impl Server {
         )?;
         self.track(http.stop_token());
         Ok(http)
+    }
+
+    /// Streamable HTTP inside a web server of the app's own (Kotlin: the Ktor route
+    /// `mcp(path, server)`): an endpoint that answers the requests the app hands it. Options
+    /// as `serve_http`'s less the listener's; with a validator every request needs a bearer
+    /// token it accepts. `stop()` does not end it: its `shutdown()` does.
+    #[uniffi::method(default(options = None, validator = None))]
+    pub fn http_endpoint(
+        &self,
+        options: Option<HttpEndpointOptions>,
+        validator: Option<Arc<dyn BearerTokenValidator>>,
+    ) -> Result<Arc<HttpEndpoint>, ToolwireError> {
+        HttpEndpoint::start(&self.server, options.unwrap_or_default(), validator)
     }
 
     /// A session over a channel of the app's own: feed it inbound messages, take its

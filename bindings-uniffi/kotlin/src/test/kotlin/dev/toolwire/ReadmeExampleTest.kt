@@ -1,6 +1,12 @@
 package dev.toolwire
 
+import dev.toolwire.ktor.mcp
 import dev.toolwire.testing.TestClient
+import io.ktor.server.cio.CIO
+import io.ktor.server.engine.embeddedServer
+import io.ktor.server.response.respondText
+import io.ktor.server.routing.get
+import io.ktor.server.routing.routing
 import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.Serializable
 import kotlinx.serialization.json.Json
@@ -52,6 +58,19 @@ internal object TopReadme {
         }
         return server
     }
+
+    /**
+     * The README's Ktor example, as written there (compiled, not run: it serves port 8080 until
+     * the JVM ends; `ktor.KtorMountTest` runs the same route on a free port).
+     */
+    fun ktorApp(server: Server) {
+        embeddedServer(CIO, port = 8080) {
+            routing {
+                get("/health") { call.respondText("ok") }
+                mcp("/mcp", server, HttpEndpointOptions(allowedHosts = listOf("api.example.com")))
+            }
+        }.start(wait = true)
+    }
 }
 
 class ReadmeExampleTest {
@@ -78,7 +97,7 @@ class ReadmeExampleTest {
         val top = File(root, "README.md").readText().substringAfter("\n## Kotlin and Swift\n").substringBefore("\n## ")
         val binding = File(root, "bindings-uniffi/README.md").readText()
         val blocks = kotlinBlocks(top) + kotlinBlocks(binding).take(1)
-        assertEquals(3, blocks.size, "the top-level README's server and test, bindings-uniffi/README.md's server")
+        assertEquals(4, blocks.size, "the top-level README's server, test and Ktor app, bindings-uniffi/README.md's server")
         val here = lines(File(root, "bindings-uniffi/kotlin/src/test/kotlin/dev/toolwire/ReadmeExampleTest.kt").readText())
         for (block in blocks) {
             var body = block.lines()

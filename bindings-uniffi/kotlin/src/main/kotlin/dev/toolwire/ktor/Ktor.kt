@@ -1,0 +1,227 @@
+// The server's Streamable HTTP endpoint inside a Ktor 3 app: `routing { mcp("/mcp", server) }`.
+//
+// The engine answers every request (sessions, SSE, resumption, the 2026-07-28 exchanges, the
+// Host and Origin guard, tokens, limits); this file only moves Ktor's request head and body
+// chunks to it, and the response head and body chunks back, and tells it when the client hung
+// up. Ktor is an optional dependency of the toolwire jar: only an app that calls this needs it.
+package dev.toolwire.ktor
+
+import dev.toolwire.BearerTokenValidator
+import dev.toolwire.EngineLogs
+import dev.toolwire.HttpEndpoint
+import dev.toolwire.HttpEndpointOptions
+import dev.toolwire.HttpExchange
+import dev.toolwire.HttpHeader
+import dev.toolwire.HttpResponseHead
+import dev.toolwire.Lifespan
+import dev.toolwire.Server
+import dev.toolwire.ToolwireException
+import dev.toolwire.detail
+import io.ktor.http.ContentType
+import io.ktor.http.HttpHeaders
+import io.ktor.http.HttpStatusCode
+import io.ktor.server.application.ApplicationCall
+import io.ktor.server.application.ApplicationStopPreparing
+import io.ktor.server.application.ApplicationStopped
+import io.ktor.server.application.install
+import io.ktor.server.http.HttpRequestCloseHandlerKey
+import io.ktor.server.http.HttpRequestLifecycle
+import io.ktor.server.plugins.origin
+import io.ktor.server.request.httpMethod
+import io.ktor.server.request.httpVersion
+import io.ktor.server.request.receiveChannel
+import io.ktor.server.request.uri
+import io.ktor.server.response.respondBytesWriter
+import io.ktor.server.response.respondText
+import io.ktor.server.routing.Route
+import io.ktor.server.routing.application
+import io.ktor.server.routing.route
+import io.ktor.utils.io.InternalAPI
+import io.ktor.utils.io.readAvailable
+import io.ktor.utils.io.writeFully
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.sync.Mutex
+import kotlinx.coroutines.sync.withLock
+import kotlin.coroutines.cancellation.CancellationException
+
+/**
+ * Answers MCP's Streamable HTTP at [path] of this route, as the official Kotlin SDK's `mcp`:
+ *
+ * ```kotlin
+ * embeddedServer(CIO, port = 8080) {
+ *     routing {
+ *         get("/health") { call.respondText("ok") }
+ *         mcp("/mcp", server, HttpEndpointOptions(allowedHosts = listOf("api.example.com")))
+ *     }
+ * }.start(wait = true)
+ * ```
+ *
+ * Every method at [path] goes to the engine (POST, GET and DELETE; others get its 405). The
+ * options are [dev.toolwire.Server.serveHttp]'s less the listener's (connections and head
+ * timeouts are Ktor's); unless `allowedHosts` names the app's host names (with their port, as
+ * the `Host` header carries it, or without it for any port), only loopback `Host` values pass,
+ * so the endpoint is never open to DNS rebinding by default. With a [validator] every request
+ * needs a bearer token it accepts. The client's address is `call.request.origin.remoteAddress`
+ * (behind a proxy, install Ktor's `XForwardedHeaders` to make it the client's).
+ *
+ * A client that hangs up ends its response (Ktor's `HttpRequestLifecycle` with
+ * `cancelCallOnClose` is installed on this route for it, so Ktor 3.4 or later is needed; on a
+ * connection whose request is its last, `Connection: close` or HTTP/1.0, the hang-up is noticed
+ * at the next write, at most the SSE keep-alive's 15 s): a 2026-07-28 request is then
+ * cancelled; an earlier era's call goes on and the client may resume its stream.
+ *
+ * It starts on the first request: the server's [dev.toolwire.lifespan] starts then (its failure
+ * is that request's 500). It ends when the application stops (at `ApplicationStopPreparing`, so
+ * open SSE streams do not hold up a graceful stop, and again at `ApplicationStopped`), or with
+ * the returned [McpRoute.close]: the sessions end after their calls in flight, then the
+ * lifespan. Tools registered with `server.tool { }` run as they do for `runHttp`.
+ */
+fun Route.mcp(
+    path: String,
+    server: Server,
+    options: HttpEndpointOptions? = null,
+    validator: BearerTokenValidator? = null,
+): McpRoute {
+    val mount = McpRoute(server, options, validator)
+    val monitor = application.monitor
+    monitor.subscribe(ApplicationStopPreparing) { runBlocking { mount.close() } }
+    monitor.subscribe(ApplicationStopped) { runBlocking { mount.close() } }
+    route(path) {
+        install(HttpRequestLifecycle) { cancelCallOnClose = true }
+        handle { mount.answer(call) }
+    }
+    return mount
+}
+
+/** The MCP endpoint [mcp] mounted: [close] ends it before the application stops. */
+class McpRoute internal constructor(
+    private val server: Server,
+    private val options: HttpEndpointOptions?,
+    private val validator: BearerTokenValidator?,
+) {
+    private val starting = Mutex()
+
+    @Volatile
+    private var endpoint: HttpEndpoint? = null
+
+    /**
+     * Ends every session (their calls in flight finish first, each within the server's drain
+     * time), then this route's hold on the server's lifespan. A request after it starts the
+     * endpoint again, with new sessions.
+     */
+    suspend fun close() {
+        val ending = starting.withLock { endpoint.also { endpoint = null } } ?: return
+        ending.shutdown()
+        Lifespan.of(server).release()
+    }
+
+    private suspend fun start(): HttpEndpoint {
+        endpoint?.let { return it }
+        return starting.withLock {
+            endpoint ?: run {
+                EngineLogs.start()
+                val lifespan = Lifespan.of(server)
+                lifespan.acquire()
+                try {
+                    server.httpEndpoint(options, validator)
+                } catch (e: Throwable) {
+                    lifespan.release()
+                    throw e
+                }
+            }.also { endpoint = it }
+        }
+    }
+
+    @OptIn(InternalAPI::class)
+    internal suspend fun answer(call: ApplicationCall) {
+        val endpoint = start()
+        val request = call.request
+        if (lastOnItsConnection(call)) {
+            // Ktor's CIO engine reports the connection of a last request (`Connection: close`,
+            // HTTP/1.0) closed once the request is read, which would cancel this call at once:
+            // there, a hang-up is noticed at the next write instead.
+            call.attributes.remove(HttpRequestCloseHandlerKey)
+        }
+        val headers = ArrayList<HttpHeader>()
+        request.headers.forEach { name, values -> values.forEach { headers.add(HttpHeader(name, it)) } }
+        val exchange = try {
+            endpoint.exchange(request.httpMethod.value, request.uri, headers, request.origin.remoteAddress)
+        } catch (e: ToolwireException.InvalidArgument) {
+            call.respondText(e.detail, status = HttpStatusCode.BadRequest)
+            return
+        }
+        try {
+            coroutineScope {
+                val feeding = launch { feed(call, exchange) }
+                try {
+                    // Null: the client hung up before the answer began.
+                    val head = exchange.response() ?: return@coroutineScope
+                    respond(call, exchange, head)
+                } finally {
+                    // The answer is complete (or refused the rest of the body, e.g. 413).
+                    feeding.cancel()
+                }
+            }
+        } finally {
+            // A finished answer loses nothing; one still streaming is the client hanging up
+            // (the write failed or the call was cancelled).
+            exchange.hangUp()
+            exchange.close()
+        }
+    }
+
+    private fun lastOnItsConnection(call: ApplicationCall): Boolean {
+        val options = call.request.headers.getAll(HttpHeaders.Connection).orEmpty()
+            .flatMap { it.split(',') }.map { it.trim().lowercase() }
+        return "close" in options || (call.request.httpVersion == "HTTP/1.0" && "keep-alive" !in options)
+    }
+
+    /** The request body, chunk by chunk; suspends while the engine has not taken the last. */
+    private suspend fun feed(call: ApplicationCall, exchange: HttpExchange) {
+        try {
+            val body = call.receiveChannel()
+            val buffer = ByteArray(CHUNK_BYTES)
+            while (true) {
+                val read = body.readAvailable(buffer, 0, buffer.size)
+                if (read < 0) break
+                // False: the engine answered already (too large, refused): read no more.
+                if (read > 0 && !exchange.sendBody(buffer.copyOf(read))) return
+            }
+            exchange.endBody()
+        } catch (e: CancellationException) {
+            exchange.abortBody()
+            throw e
+        } catch (e: Exception) {
+            // The client went away mid-body: the engine answers 400 to nobody.
+            exchange.abortBody()
+        }
+    }
+
+    private suspend fun respond(call: ApplicationCall, exchange: HttpExchange, head: HttpResponseHead) {
+        var contentType: ContentType? = null
+        var contentLength: Long? = null
+        for (field in head.headers) {
+            when (field.name.lowercase()) {
+                // Ktor sets these itself, from the arguments of respondBytesWriter.
+                "content-type" -> contentType = ContentType.parse(field.value)
+                "content-length" -> contentLength = field.value.toLongOrNull()
+                "transfer-encoding" -> {}
+                else -> call.response.headers.append(field.name, field.value, safeOnly = false)
+            }
+        }
+        call.respondBytesWriter(contentType, HttpStatusCode.fromValue(head.status.toInt()), contentLength) {
+            while (true) {
+                val chunk = exchange.nextChunk() ?: break
+                writeFully(chunk)
+                // Each chunk now: an SSE event must not wait in a buffer.
+                flush()
+            }
+        }
+    }
+
+    private companion object {
+        const val CHUNK_BYTES = 16 * 1024
+    }
+}

@@ -1,0 +1,289 @@
+//! `HttpEndpoint` and `HttpExchange`: core's mountable Streamable HTTP endpoint, for a web
+//! server of the app's own (the Kotlin wrapper's Ktor route, `Ktor.kt`). Only types are
+//! converted here: the request head and body chunks in, the response head and body chunks out,
+//! and the client's hanging up.
+
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::task::{AbortHandle, JoinHandle};
+use toolwire::CancellationToken;
+use toolwire::transport::http::{HttpBody, HttpResponse, RequestBodySender};
+
+use crate::errors::ToolwireError;
+use crate::http::{
+    BearerTokenValidator, EndpointSettings, HttpResponseMode, endpoint_settings, with_validator,
+};
+use crate::runtime::{on_runtime, runtime};
+
+/// Settings of `Server.httpEndpoint`: those of `serveHttp` less the listener's (the app's web
+/// server owns connections and head timeouts). Unless `allowed_hosts` names the app's host
+/// names, only loopback `Host` values pass; `path` is not matched (the app routes requests
+/// here), it names the endpoint in the protected-resource metadata.
+#[derive(Clone, Debug, Default, uniffi::Record)]
+pub struct HttpEndpointOptions {
+    /// The endpoint's path, for the protected-resource metadata (default `/mcp`).
+    #[uniffi(default = None)]
+    pub path: Option<String>,
+    /// No sessions: each POST stands alone; requests to the client fail at once.
+    #[uniffi(default = false)]
+    pub stateless: bool,
+    /// How requests are answered (default `AUTO`).
+    #[uniffi(default = None)]
+    pub response_mode: Option<HttpResponseMode>,
+    /// The official SDKs' name for the `JSON` response mode.
+    #[uniffi(default = false)]
+    pub json_response: bool,
+    /// Accepted `Host` values (empty: loopback names only).
+    #[uniffi(default = [])]
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values (empty: the default rule).
+    #[uniffi(default = [])]
+    pub allowed_origins: Vec<String>,
+    /// Live sessions at most (default 10,000), as for `serveHttp`.
+    #[uniffi(default = None)]
+    pub max_sessions: Option<u32>,
+    /// Live sessions one client may hold (default 1,000), as for `serveHttp`.
+    #[uniffi(default = None)]
+    pub max_sessions_per_client: Option<u32>,
+    /// Idle sessions end after this many milliseconds (default 1 hour; 0: never).
+    #[uniffi(default = None)]
+    pub session_idle_timeout_ms: Option<u64>,
+    /// Milliseconds a client may take to send a request's body, then 408 (default 30 s; 0: no
+    /// limit).
+    #[uniffi(default = None)]
+    pub body_read_timeout_ms: Option<u64>,
+    /// Bytes that may wait for one slow SSE reader (default 1 MiB), as for `serveHttp`.
+    #[uniffi(default = None)]
+    pub max_sse_buffered_bytes: Option<u32>,
+    /// The authorization servers named in the protected-resource metadata (with a validator).
+    #[uniffi(default = [])]
+    pub authorization_servers: Vec<String>,
+    /// This server's canonical URL (the tokens' audience).
+    #[uniffi(default = None)]
+    pub resource_url: Option<String>,
+}
+
+/// One header field of a request or a response.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct HttpHeader {
+    /// The field name.
+    pub name: String,
+    /// The field value.
+    pub value: String,
+}
+
+/// A response's status and header fields; its body follows through `nextChunk`.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct HttpResponseHead {
+    /// The status code.
+    pub status: u16,
+    /// The header fields, in order (a name may repeat).
+    pub headers: Vec<HttpHeader>,
+}
+
+/// Streamable HTTP answered inside a web server of the app's own: hand it each request routed
+/// to the MCP path (`exchange`) and send back what the exchange answers. Sessions, SSE and
+/// resumption, the 2026-07-28 exchanges, the Host/Origin guard, tokens and limits are the
+/// engine's, as for `serveHttp`.
+#[derive(uniffi::Object)]
+pub struct HttpEndpoint {
+    endpoint: Arc<toolwire::transport::http::HttpEndpoint>,
+}
+
+impl HttpEndpoint {
+    pub(crate) fn start(
+        server: &toolwire::Server,
+        options: HttpEndpointOptions,
+        validator: Option<Arc<dyn BearerTokenValidator>>,
+    ) -> Result<Arc<Self>, ToolwireError> {
+        let http = endpoint_settings(EndpointSettings {
+            path: options.path,
+            stateless: options.stateless,
+            response_mode: options.response_mode,
+            json_response: options.json_response,
+            allowed_hosts: options.allowed_hosts,
+            allowed_origins: options.allowed_origins,
+            max_sessions: options.max_sessions,
+            max_sessions_per_client: options.max_sessions_per_client,
+            session_idle_timeout_ms: options.session_idle_timeout_ms,
+            body_read_timeout_ms: options.body_read_timeout_ms,
+            max_sse_buffered_bytes: options.max_sse_buffered_bytes,
+        });
+        let http = with_validator(
+            http.into_options()?,
+            validator,
+            options.authorization_servers,
+            options.resource_url,
+        );
+        let endpoint = {
+            let _entered = runtime().enter();
+            server.http_endpoint(http)?
+        };
+        Ok(Arc::new(HttpEndpoint {
+            endpoint: Arc::new(endpoint),
+        }))
+    }
+}
+
+#[uniffi::export]
+impl HttpEndpoint {
+    /// Starts answering one request: its method, target (path and query), header fields and
+    /// the client's address (an IP address; `null`/`nil` when unknown). The body follows
+    /// through the exchange's `sendBody`; a bad method or header is `InvalidArgument`.
+    #[uniffi::method(default(peer = None))]
+    pub fn exchange(
+        &self,
+        method: String,
+        target: String,
+        headers: Vec<HttpHeader>,
+        peer: Option<String>,
+    ) -> Result<Arc<HttpExchange>, ToolwireError> {
+        let fields = headers
+            .iter()
+            .map(|field| (field.name.as_bytes(), field.value.as_bytes()));
+        let (request, sender) =
+            toolwire::transport::http::HttpEndpoint::request(&method, &target, fields)?;
+        let peer = peer.and_then(|peer| peer.parse::<IpAddr>().ok());
+        let endpoint = self.endpoint.clone();
+        let answering = runtime().spawn(async move { endpoint.handle(request, peer).await });
+        Ok(Arc::new(HttpExchange {
+            sender: Mutex::new(Some(sender)),
+            stop_answering: answering.abort_handle(),
+            answering: Mutex::new(Some(answering)),
+            body: Arc::new(tokio::sync::Mutex::new(None)),
+            hung_up: CancellationToken::new(),
+        }))
+    }
+
+    /// Ends every session (their calls in flight finish first, each within the server's drain
+    /// time). Requests answered afterwards find no session.
+    pub async fn shutdown(&self) {
+        let endpoint = self.endpoint.clone();
+        let _ = on_runtime(async move { endpoint.shutdown().await }).await;
+    }
+}
+
+/// One request being answered by an `HttpEndpoint`: the body goes in chunk by chunk, the
+/// response head and body chunks come out. `hangUp()` when the client went away.
+#[derive(uniffi::Object)]
+pub struct HttpExchange {
+    sender: Mutex<Option<RequestBodySender>>,
+    answering: Mutex<Option<JoinHandle<HttpResponse>>>,
+    /// Drops the answering task (the hang-up before the response head).
+    stop_answering: AbortHandle,
+    body: Arc<tokio::sync::Mutex<Option<HttpBody>>>,
+    /// The client went away: chunks still awaited come back as the end.
+    hung_up: CancellationToken,
+}
+
+#[uniffi::export]
+impl HttpExchange {
+    /// Hands over one chunk of the request body, suspending while the engine has not taken
+    /// the ones before (backpressure); false when it reads no more of the body (it answered
+    /// already, e.g. 413), or after `endBody`/`abortBody`.
+    pub async fn send_body(&self, chunk: Vec<u8>) -> bool {
+        let sender = lock(&self.sender).clone();
+        match sender {
+            // The channel needs no reactor: awaited here, cancelled with the caller.
+            Some(sender) => sender.send(chunk.into()).await,
+            None => false,
+        }
+    }
+
+    /// The request body is complete.
+    pub fn end_body(&self) {
+        lock(&self.sender).take();
+    }
+
+    /// The client went away before the request body was complete (the engine answers 400).
+    pub fn abort_body(&self) {
+        if let Some(sender) = lock(&self.sender).take() {
+            runtime().spawn(sender.abort());
+        }
+    }
+
+    /// The response's status and header fields, once ready; `null`/`nil` when the client hung
+    /// up first. Taken once (a second call is `InvalidArgument`).
+    pub async fn response(&self) -> Result<Option<HttpResponseHead>, ToolwireError> {
+        let Some(answering) = lock(&self.answering).take() else {
+            return Err(ToolwireError::InvalidArgument {
+                detail: "the response was taken already".into(),
+            });
+        };
+        let response = match answering.await {
+            Ok(response) => response,
+            // The client hung up first: nobody waits for the head.
+            Err(err) if err.is_cancelled() => return Ok(None),
+            Err(err) => {
+                return Err(ToolwireError::Internal {
+                    detail: format!("the endpoint failed: {err}"),
+                });
+            }
+        };
+        let (head, body) = response.into_parts();
+        *self.body.lock().await = Some(body);
+        let headers = head
+            .headers
+            .iter()
+            .map(|(name, value)| HttpHeader {
+                name: name.as_str().to_owned(),
+                value: String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            })
+            .collect();
+        Ok(Some(HttpResponseHead {
+            status: head.status.as_u16(),
+            headers,
+        }))
+    }
+
+    /// The next chunk of the response body; `null`/`nil` at its end, or once the client hung
+    /// up. An SSE body goes on while its exchange does.
+    pub async fn next_chunk(&self) -> Option<Vec<u8>> {
+        let body = self.body.clone();
+        let hung_up = self.hung_up.clone();
+        // On the engine's runtime: the body's stream may need its timers.
+        on_runtime(async move {
+            tokio::select! {
+                biased;
+                () = hung_up.cancelled() => None,
+                chunk = async {
+                    match body.lock().await.as_mut() {
+                        Some(body) => body.next_chunk().await,
+                        None => None,
+                    }
+                } => chunk,
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+        .map(|chunk| chunk.to_vec())
+    }
+
+    /// The client hung up (or the app stops answering): the response, or the wait for it, is
+    /// dropped, which cancels a 2026-07-28 request; an earlier era's call goes on and its
+    /// stream can be resumed. (Kotlin's `close()`, the generated `AutoCloseable`'s, only frees
+    /// the object; it hangs up too once no call is waiting on it.)
+    pub fn hang_up(&self) {
+        self.hung_up.cancel();
+        lock(&self.sender).take();
+        self.stop_answering.abort();
+        let body = self.body.clone();
+        runtime().spawn(async move {
+            body.lock().await.take();
+        });
+    }
+}
+
+impl Drop for HttpExchange {
+    fn drop(&mut self) {
+        // The answer nobody will read: its request ends as if the client hung up.
+        self.hung_up.cancel();
+        self.stop_answering.abort();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
