@@ -39,6 +39,17 @@ def weather_server(events: dict[str, asyncio.Event]) -> Server:
         return f"{city}: sunny (station {ctx.lifespan_context['station']})"
 
     @server.tool()
+    async def wait_for_release(ctx: Context) -> str:
+        await ctx.report_progress(1, 2, "waiting")
+        events["waiting"].set()
+        try:
+            await events["release"].wait()
+        except asyncio.CancelledError:
+            events["cancelled"].set()
+            raise
+        return "released"
+
+    @server.tool()
     async def wait_forever(ctx: Context, report: bool = False) -> str:
         if report:
             await ctx.report_progress(1, None, "started")  # the answer becomes a stream
@@ -103,7 +114,8 @@ def fastapi_app(server: Server) -> FastAPI:
 
 
 def new_events() -> dict[str, asyncio.Event]:
-    return {name: asyncio.Event() for name in ("lifespan_entered", "lifespan_exited", "waiting", "cancelled")}
+    names = ("lifespan_entered", "lifespan_exited", "waiting", "cancelled", "release")
+    return {name: asyncio.Event() for name in names}
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -119,7 +131,7 @@ async def test_the_official_client_talks_to_the_mounted_endpoint(mode: str) -> N
             async with Client(url, mode=mode) as client:
                 assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
                 tools = {tool.name for tool in (await client.list_tools()).tools}
-                assert tools == {"forecast", "wait_forever"}
+                assert tools == {"forecast", "wait_for_release", "wait_forever"}
                 progress: list[float] = []
 
                 async def on_progress(value: float, total: float | None, message: str | None, seen=progress) -> None:
@@ -185,3 +197,43 @@ async def test_a_modern_client_hanging_up_cancels_its_call(streaming: bool) -> N
             with contextlib.suppress(asyncio.CancelledError):
                 await sending
         await asyncio.wait_for(events["cancelled"].wait(), 10)
+
+
+async def test_a_legacy_client_hanging_up_mid_stream_can_resume_it() -> None:
+    # 2025-11-25: a disconnect is not a cancel (the spec's SHOULD NOT); the stream is resumed
+    # with Last-Event-ID and carries the answer.
+    events = new_events()
+    headers = {"accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    async with served(weather_server(events).asgi_app()) as base, httpx2.AsyncClient() as http:
+        opened = await http.post(f"{base}/mcp", json=initialize, headers=headers)
+        session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        await http.post(f"{base}/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "wait_for_release", "arguments": {}, "_meta": {"progressToken": "p"}},
+        }
+        last_id = None
+        async with http.stream("POST", f"{base}/mcp", json=call, headers=session) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("id:"):
+                    last_id = line[3:].strip()
+                if "notifications/progress" in line:
+                    break  # hang up mid-stream, the call still running
+        assert last_id is not None and events["waiting"].is_set()
+        events["release"].set()
+        resumed = {**session, "accept": "text/event-stream", "last-event-id": last_id}
+        async with http.stream("GET", f"{base}/mcp", headers=resumed) as response:
+            assert response.status_code == 200
+            async for line in response.aiter_lines():
+                if line.startswith("data:") and '"id":2' in line:
+                    assert '"released"' in line
+                    break
+        assert not events["cancelled"].is_set()

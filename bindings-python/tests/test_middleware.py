@@ -131,3 +131,28 @@ def test_a_middleware_must_be_async() -> None:
 
     with pytest.raises(TypeError, match="async def sync_rule"):
         server.middleware(sync_rule)  # type: ignore[arg-type]
+
+
+async def test_an_earlier_middleware_hears_a_later_ones_refusal() -> None:
+    server = Server("layers")
+    heard: list[Outcome] = []
+    done = asyncio.Event()
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @server.middleware
+    async def audit(request: Request, call_next: CallNext) -> None:
+        heard.append(await call_next())
+        done.set()
+
+    @server.middleware
+    async def deny(request: Request, call_next: CallNext) -> None:
+        raise ProtocolError(-32001, "Forbidden")
+
+    async with connect(server) as client:
+        with pytest.raises(McpError):
+            await client.call_tool("echo", {"text": "x"})
+        await done.wait()
+    assert heard[0].kind == "refused" and heard[0].elapsed >= 0
