@@ -1,5 +1,7 @@
 // Type definitions for toolwire (Node binding).
 
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
 /** A JSON Schema object (the engine accepts draft 2020-12 by default, others by `$schema`). */
 export type JsonSchema = { [key: string]: unknown }
 
@@ -397,6 +399,32 @@ export interface HttpOptions {
   resourceUrl?: string
 }
 
+/** `serveHttp`'s options less the listener's (the app's own server listens). */
+export type HttpHandlerOptions = Omit<HttpOptions, 'headerReadTimeoutMs' | 'maxConnections'>
+
+/**
+ * Streamable HTTP inside a web server of your own (`server.httpHandler()`): a request handler
+ * for node:http and Express, and `fetch` for Web `Request` → `Response` frameworks.
+ */
+export interface HttpHandler {
+  /**
+   * Answers one request the app routed here (any path: it is not matched again). The body is
+   * streamed from `req`, or taken from `req.body` when a body parser (`express.json()`) read it
+   * already. Never rejects: a failure goes to `next(err)` when given, else answers 500.
+   */
+  (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): Promise<void>
+  /**
+   * Answers a Web `Request`; the `Response` body is a stream read as the engine produces it.
+   * The request's `signal` aborting, or the body being cancelled, is the client hanging up.
+   */
+  fetch(request: Request): Promise<Response>
+  /**
+   * Ends this handler's sessions (calls in flight finish first) and its hold on the server's
+   * lifespan, which ends unless something else is served. A later request starts again.
+   */
+  close(): Promise<void>
+}
+
 /** A running Streamable HTTP server. */
 export declare class HttpServer {
   private constructor()
@@ -441,8 +469,8 @@ export declare class Server {
    */
   serveStdio(): Promise<void>
   /**
-   * Ends every transport this server serves: `serveStdio()` and every HTTP server `serveHttp()`
-   * started, then the `lifespan`. Resolves once all of them have ended.
+   * Ends every transport this server serves: `serveStdio()`, every HTTP server `serveHttp()`
+   * started and every `httpHandler()`'s sessions, then the `lifespan`. Resolves once all of them have ended.
    */
   close(): Promise<void>
   /** A session over a channel of your own: `send` gets each outbound JSON text. */
@@ -464,6 +492,14 @@ export declare class Server {
    * `TOOLWIRE_TRANSPORT` (e.g. the port is in use) or `ERR_INVALID_ARG_VALUE` (a refused option).
    */
   serveHttp(host?: string, port?: number, options?: HttpOptions): Promise<HttpServer>
+  /**
+   * Streamable HTTP for a web server of your own: `app.all('/mcp', server.httpHandler())` in
+   * Express, a node:http route, or `handler.fetch(request)`. The Host guard lets only loopback
+   * names through unless `allowedHosts` names the app's hosts. The first request starts the
+   * `lifespan`; `handler.close()` (or `close()`) ends its sessions. Throws a `ToolwireError`
+   * (code `ERR_INVALID_ARG_VALUE`) for a refused option.
+   */
+  httpHandler(options?: HttpHandlerOptions): HttpHandler
 }
 
 export type ToolwireErrorCode =

@@ -335,6 +335,8 @@ class Server {
   #http = new Set()
   /** The sessions `connect()` opened and nobody ended yet: `{ shutdown() }` each. */
   #connections = new Set()
+  /** The `httpHandler()`s that served a request and were not closed since: `{ shutdown() }` each. */
+  #mounts = new Set()
 
   /**
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
@@ -651,6 +653,69 @@ class Server {
   }
 
   /**
+   * Streamable HTTP inside a web server of your own: a request handler `(req, res, next?)` for
+   * node:http or Express (`app.all('/mcp', handler)`), and `handler.fetch(request)` for Web
+   * `Request` → `Response` frameworks. The app routes requests to it (the path is not matched
+   * again). Options: `serveHttp`'s less the listener's (`headerReadTimeoutMs`, `maxConnections`
+   * belong to the app's server). The Host guard lets only loopback names through unless
+   * `allowedHosts` names the app's host names. The first request starts the server's
+   * `lifespan`; `await handler.close()` ends the handler's sessions (calls in flight finish
+   * first) and its hold on the lifespan, which ends unless something else is served; a request
+   * after it starts again. `server.close()` closes it too.
+   */
+  httpHandler(options = {}) {
+    const { tokenValidator, ...init } = options ?? {}
+    for (const key of ['host', 'port', 'headerReadTimeoutMs', 'maxConnections']) {
+      if (init[key] !== undefined) {
+        throw new TypeError(`toolwire: httpHandler has no ${key} option: the app's own HTTP server listens`)
+      }
+    }
+    checkCounts(init)
+    const validator =
+      typeof tokenValidator === 'function'
+        ? jsonWrapper(
+            (request) => tokenValidator(request.token),
+            (verdict) => verdict ?? null,
+          )
+        : undefined
+    const create = () => created(this.#native.httpEndpoint(init, validator), native.NativeHttpEndpoint)
+    // Options are checked now; the endpoint is made again after close().
+    let endpoint = create()
+    const mounts = this.#mounts
+    const mount = {
+      /** Ends the endpoint's sessions; the next request gets a new endpoint. */
+      async shutdown() {
+        mounts.delete(mount)
+        const ending = endpoint
+        endpoint = null
+        if (ending !== null) await ending.shutdown()
+      },
+    }
+    const ready = async () => {
+      endpoint ??= create()
+      const serving = endpoint
+      mounts.add(mount)
+      await this.start()
+      return serving
+    }
+    const handler = (req, res, next) => serveNode(ready, req, res, next)
+    handler.fetch = (request) => serveFetch(ready, request)
+    handler.close = async () => {
+      const held = mounts.has(mount)
+      await mount.shutdown()
+      if (held) await this.#releaseLifespan()
+    }
+    return handler
+  }
+
+  /** Ends the lifespan when nothing is served any more (a transport of the server's ended). */
+  async #releaseLifespan() {
+    if (this.#stdio.size === 0 && this.#http.size === 0 && this.#mounts.size === 0 && this.#connections.size === 0) {
+      await this.#lifespan.stop()
+    }
+  }
+
+  /**
    * Serves one client over stdin/stdout until stdin ends (then calls in flight finish), or
    * `close()`, SIGINT or SIGTERM (when the application has no listener of its own). While
    * serving, anything else written to stdout goes to stderr. A process has one stdin: while it
@@ -717,7 +782,7 @@ class Server {
     return done.then(async () => {
       if (lifespanError !== null) throw lifespanError
       // End of input with nothing else served: the lifespan ends with it (as close() ends it).
-      if (this.#stdio.size === 0 && this.#http.size === 0) await this.#lifespan.stop()
+      if (this.#stdio.size === 0 && this.#http.size === 0 && this.#mounts.size === 0) await this.#lifespan.stop()
     })
   }
 
@@ -781,6 +846,7 @@ class Server {
     for (const serving of this.#stdio) ends.push(serving.stop())
     for (const http of this.#http) ends.push(http.close())
     for (const connection of this.#connections) ends.push(connection.shutdown())
+    for (const mount of this.#mounts) ends.push(mount.shutdown())
     // The lifespan ends last: calls in flight may still use what it gave.
     return Promise.all(ends).then(() => this.#lifespan.stop())
   }
@@ -850,6 +916,199 @@ class HttpServer {
     this.#native.close()
     return this.closed
   }
+}
+
+/**
+ * One request of node:http or Express to a mounted endpoint (`server.httpHandler()`): its head
+ * and body to the engine, the answer's head and body back; a client hanging up ends it.
+ */
+async function serveNode(ready, req, res, next) {
+  let endpoint
+  try {
+    endpoint = await ready()
+  } catch (err) {
+    return failed(err, res, next)
+  }
+  const exchange = endpoint.exchange(req.method, req.originalUrl ?? req.url, req.rawHeaders, req.socket?.remoteAddress ?? undefined)
+  if (!(exchange instanceof native.NativeExchange)) {
+    // Not a request the engine can read (a bad header or target).
+    res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' })
+    res.end(exchange.message)
+    return
+  }
+  let reading = true
+  const endBody = () => {
+    if (!reading) return
+    reading = false
+    exchange.endBody()
+  }
+  // The client went away before the answer was out: a 2026-07-28 request is cancelled.
+  res.on('close', () => {
+    if (res.writableFinished) return
+    if (reading) {
+      reading = false
+      exchange.abortBody()
+    }
+    exchange.close()
+  })
+  if (req.readableEnded) {
+    // A body parser read it already (`express.json()`): its result is the body.
+    const body = parsedBody(req.body)
+    if (body.length === 0) endBody()
+    else exchange.sendBody(body).then(endBody, endBody)
+  } else {
+    req.on('data', (chunk) => {
+      if (!reading) return // answered already (too large, refused): the rest is dropped
+      req.pause()
+      exchange.sendBody(chunk).then(
+        (taken) => {
+          if (!taken) reading = false
+          req.resume()
+        },
+        () => req.resume(),
+      )
+    })
+    req.on('end', endBody)
+    req.on('error', () => {
+      if (reading) {
+        reading = false
+        exchange.abortBody()
+      }
+    })
+  }
+  try {
+    const head = await exchange.response()
+    if (head === null || res.destroyed) return // the client hung up first
+    res.writeHead(head.status, head.headers)
+    // A streamed answer (SSE) starts now, not with its first event.
+    if (!hasHeader(head.headers, 'content-length')) res.flushHeaders()
+    for (;;) {
+      const chunk = await exchange.nextChunk()
+      if (chunk === null) break
+      if (!res.write(chunk)) await drained(res)
+    }
+    if (!res.destroyed) res.end()
+  } catch (err) {
+    exchange.close()
+    failed(err, res, next)
+  }
+}
+
+/**
+ * One Web `Request` to a mounted endpoint: the `Response`, its body a `ReadableStream` read as
+ * the engine produces it. The request's `signal` aborting, or the body cancelled, is the
+ * client hanging up.
+ */
+async function serveFetch(ready, request) {
+  const endpoint = await ready()
+  const url = new URL(request.url)
+  const headers = []
+  for (const [name, value] of request.headers) headers.push(name, value)
+  // A Request made in code may have no Host field: the URL's authority is the request's.
+  if (!request.headers.has('host')) headers.push('host', url.host)
+  const exchange = endpoint.exchange(request.method, url.pathname + url.search, headers, undefined)
+  if (!(exchange instanceof native.NativeExchange)) {
+    // Not a request the engine can read (a bad header or target).
+    return new Response(exchange.message, { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' } })
+  }
+  const signal = request.signal
+  const hangUp = () => {
+    exchange.abortBody()
+    exchange.close()
+  }
+  signal?.addEventListener('abort', hangUp, { once: true })
+  const done = () => signal?.removeEventListener('abort', hangUp)
+  if (signal?.aborted) hangUp()
+  if (request.body === null) {
+    exchange.endBody()
+  } else {
+    const reader = request.body.getReader()
+    ;(async () => {
+      try {
+        for (;;) {
+          const { done: ended, value } = await reader.read()
+          if (ended) return exchange.endBody()
+          if (!(await exchange.sendBody(Buffer.from(value.buffer, value.byteOffset, value.byteLength)))) {
+            // Answered already (too large, refused): the rest is not read.
+            return reader.cancel().catch(() => {})
+          }
+        }
+      } catch {
+        exchange.abortBody()
+      }
+    })()
+  }
+  const head = await exchange.response()
+  if (head === null) {
+    done()
+    throw signal?.reason ?? new DOMException('The client hung up', 'AbortError')
+  }
+  const responseHeaders = new Headers()
+  for (let i = 0; i < head.headers.length; i += 2) responseHeaders.append(head.headers[i], head.headers[i + 1])
+  if (NULL_BODY_STATUSES.has(head.status)) {
+    done()
+    exchange.close()
+    return new Response(null, { status: head.status, headers: responseHeaders })
+  }
+  const body = new ReadableStream(
+    {
+      async pull(controller) {
+        const chunk = await exchange.nextChunk()
+        if (chunk === null) {
+          done()
+          controller.close()
+        } else {
+          controller.enqueue(chunk)
+        }
+      },
+      cancel() {
+        done()
+        exchange.close()
+      },
+    },
+    { highWaterMark: 0 },
+  )
+  return new Response(body, { status: head.status, headers: responseHeaders })
+}
+
+/** Statuses whose Web `Response` has no body. */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304])
+
+/** A body a parser already read (`req.body`), as bytes: parsed JSON is serialised again. */
+function parsedBody(body) {
+  if (body === undefined || body === null) return Buffer.alloc(0)
+  if (Buffer.isBuffer(body)) return body
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+  if (typeof body === 'string') return Buffer.from(body)
+  return Buffer.from(JSON.stringify(body))
+}
+
+function hasHeader(rawHeaders, name) {
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) return true
+  return false
+}
+
+/** Resolves when `res` can take more, or has closed. */
+function drained(res) {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done)
+      resolve()
+    }
+    res.on('drain', done).on('close', done)
+  })
+}
+
+/** A mounted endpoint that could not answer (its lifespan failed to start, say): Express's
+ * error handling when there is a `next`, else a 500. */
+function failed(err, res, next) {
+  if (typeof next === 'function') return next(err)
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+  res.end(`toolwire: ${err instanceof Error ? err.message : String(err)}`)
 }
 
 /** Throw it in a resource handler: the client gets JSON-RPC -32002 (resource not found). */

@@ -6,7 +6,7 @@ use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use toolwire::host::{HttpSettings, ViaJson};
-use toolwire::transport::http::{BearerAuth, ResponseMode};
+use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
 use toolwire::{CancellationToken, Server};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
@@ -37,6 +37,43 @@ pub struct HttpInit {
     pub resource_url: Option<String>,
 }
 
+/// The bearer-token check of an HTTP endpoint: the JS validator and what the OAuth protected
+/// resource metadata names.
+pub(crate) struct AuthInit<'a> {
+    pub(crate) validator: Option<Function<'a, JsonArgs, Unknown<'static>>>,
+    pub(crate) authorization_servers: Option<Vec<String>>,
+    pub(crate) resource_url: Option<String>,
+}
+
+/// The endpoint's options (shared by `serveHttp` and the mounted endpoint): core's, or the
+/// engine's error (a refused option); the outer error is napi's own.
+pub(crate) fn http_options(
+    mut settings: HttpSettings,
+    response_mode: Option<String>,
+    auth: AuthInit<'_>,
+) -> napi::Result<Result<HttpOptions, toolwire::Error>> {
+    settings.response_mode = match response_mode.as_deref().map(ResponseMode::parse) {
+        None => None,
+        Some(Ok(mode)) => Some(mode),
+        Some(Err(err)) => return Ok(Err(err)),
+    };
+    let mut options = match settings.into_options() {
+        Ok(options) => options,
+        Err(err) => return Ok(Err(err)),
+    };
+    if let Some(validator) = auth.validator {
+        let servers = auth.authorization_servers.unwrap_or_default();
+        let mut bearer = BearerAuth::new(
+            ViaJson(JsJsonHandler::new(&validator)?),
+            servers.first().cloned().unwrap_or_default(),
+        );
+        bearer.authorization_servers = servers;
+        bearer.resource = auth.resource_url;
+        options.auth = Some(bearer);
+    }
+    Ok(Ok(options))
+}
+
 #[napi]
 pub struct NativeHttpServer {
     url: String,
@@ -58,15 +95,10 @@ impl NativeHttpServer {
                 init.port
             ))));
         };
-        let response_mode = match init.response_mode.as_deref().map(ResponseMode::parse) {
-            None => None,
-            Some(Ok(mode)) => Some(mode),
-            Some(Err(err)) => return Ok(Err(err)),
-        };
         let settings = HttpSettings {
             path: init.path,
             stateless: init.stateless.unwrap_or(false),
-            response_mode,
+            response_mode: None,
             json_response: init.json_response.unwrap_or(false),
             allowed_hosts: init.allowed_hosts.unwrap_or_default(),
             allowed_origins: init.allowed_origins.unwrap_or_default(),
@@ -78,20 +110,15 @@ impl NativeHttpServer {
             max_connections: init.max_connections.map(|limit| limit as usize),
             max_sse_buffered_bytes: init.max_sse_buffered_bytes.map(|bytes| bytes as usize),
         };
-        let mut options = match settings.into_options() {
+        let auth = AuthInit {
+            validator: token_validator,
+            authorization_servers: init.authorization_servers,
+            resource_url: init.resource_url,
+        };
+        let options = match http_options(settings, init.response_mode, auth)? {
             Ok(options) => options,
             Err(err) => return Ok(Err(err)),
         };
-        if let Some(validator) = token_validator {
-            let servers = init.authorization_servers.unwrap_or_default();
-            let mut auth = BearerAuth::new(
-                ViaJson(JsJsonHandler::new(&validator)?),
-                servers.first().cloned().unwrap_or_default(),
-            );
-            auth.authorization_servers = servers;
-            auth.resource = init.resource_url;
-            options.auth = Some(auth);
-        }
         let path = options.path.clone();
         let address = if init.host.contains(':') {
             format!("[{}]:{port}", init.host)

@@ -15,6 +15,7 @@ use crate::connection::NativeConnection;
 use crate::errors;
 use crate::handler::{CallArgs, JsToolHandler};
 use crate::http::{HttpInit, NativeHttpServer};
+use crate::mount::{EndpointInit, NativeHttpEndpoint};
 use crate::stdio::NativeStdio;
 
 #[napi(object)]
@@ -237,6 +238,17 @@ impl NativeServer {
     ) -> napi::Result<Either<NativeHttpServer, Value>> {
         NativeHttpServer::start(&self.server, init, token_validator, &on_stopped)
             .map(errors::or_described)
+    }
+
+    /// Streamable HTTP for a web server of the app's own (`httpHandler()`): the endpoint the
+    /// app routes requests to, or the error's description.
+    #[napi]
+    pub fn http_endpoint(
+        &self,
+        init: EndpointInit,
+        token_validator: Option<Function<'_, JsonArgs, Unknown<'static>>>,
+    ) -> napi::Result<Either<NativeHttpEndpoint, Value>> {
+        NativeHttpEndpoint::create(&self.server, init, token_validator)
     }
 
     /// Claims stdin (core's claim: one stdio serve at a time in a process) and serves it from

@@ -1,4 +1,6 @@
 // Type tests: `tsc -p test/types` must accept this file; the @ts-expect-error lines must fail.
+import { createServer } from 'node:http'
+
 import { z } from 'zod'
 import { z as z3 } from 'zod3'
 
@@ -102,6 +104,20 @@ async function serveOverHttp(): Promise<string> {
   return http.url
 }
 void serveOverHttp
+
+// Mounted in an app of your own: node:http (or Express), and Web Request → Response.
+const mcp = server.httpHandler({ allowedHosts: ['mcp.example.com'], responseMode: 'sse' })
+const plain = createServer((req, res) => {
+  void mcp(req, res)
+})
+async function viaFetch(): Promise<Response> {
+  const response: Response = await mcp.fetch(new Request('http://localhost/mcp', { method: 'POST', body: '{}' }))
+  await mcp.close()
+  return response
+}
+void [plain, viaFetch]
+// @ts-expect-error the app's own server listens: no port
+server.httpHandler({ port: 8000 })
 
 // Prompt arguments from a zod shape are typed; completable() keeps the schema's type.
 server.prompt(

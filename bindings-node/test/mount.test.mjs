@@ -1,0 +1,300 @@
+// server.httpHandler(): toolwire's Streamable HTTP endpoint inside a node:http server of the
+// test's own, which serves /health itself and routes /mcp (and a few more paths) to handlers:
+// a legacy session with progress over SSE, the Web Request → Response form, a body a parser
+// already read, the Host guard (loopback only unless allowedHosts), a body over the limit
+// (413), a 2026-07-28 client hanging up mid-stream (the tool's signal aborts), and the
+// lifespan held from the first request until handler.close().
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import http from 'node:http'
+import { test } from 'node:test'
+
+import { Server, ToolwireError } from '../lib/index.mjs'
+
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mount-test', version: '1' } },
+}
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
+
+/** A promise and its resolver, to wait for an event. */
+function signal() {
+  let resolve
+  const promise = new Promise((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+function weatherServer(events, options = {}) {
+  const server = new Server({
+    name: 'weather',
+    version: '1',
+    ...options,
+    async *lifespan() {
+      events.push('lifespan started')
+      try {
+        yield { station: 'Blindern' }
+      } finally {
+        events.push('lifespan ended')
+      }
+    },
+  })
+  server.tool('forecast', { inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }, async ({ city }, ctx) => {
+    ctx.progress(1, 2, 'fetching')
+    await new Promise((resolve) => setImmediate(resolve))
+    return `${city}: sunny (station ${ctx.lifespanContext.station})`
+  })
+  return server
+}
+
+/** The app: its own /health route, the rest to handlers by path prefix. */
+async function app(routes) {
+  const server = http.createServer((req, res) => {
+    if (req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ status: 'ok' }))
+      return
+    }
+    const route = Object.keys(routes).find((prefix) => req.url.startsWith(prefix))
+    if (route === undefined) {
+      res.writeHead(404).end()
+      return
+    }
+    routes[route](req, res)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const base = `http://127.0.0.1:${server.address().port}`
+  return {
+    base,
+    async close() {
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
+    },
+  }
+}
+
+/** The JSON-RPC messages of a JSON or SSE answer. */
+async function messages(response) {
+  const text = await response.text()
+  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return [JSON.parse(text)]
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line.length > 6)
+    .map((line) => JSON.parse(line.slice(6)))
+}
+
+/** A raw node:http request (any Host header, bodies in chunks); resolves to the response. */
+function request(base, path, { method = 'POST', headers = {}, chunks = [] } = {}) {
+  const req = http.request(`${base}${path}`, { method, headers })
+  const answered = once(req, 'response').then(([res]) => res)
+  for (const chunk of chunks) req.write(chunk)
+  req.end()
+  return { req, answered }
+}
+
+async function readAll(res) {
+  let text = ''
+  for await (const chunk of res) text += chunk
+  return text
+}
+
+test('a legacy session through the app: progress over SSE, the app route beside it, the lifespan held until close()', async () => {
+  const events = []
+  const server = weatherServer(events)
+  const handler = server.httpHandler()
+  const served = await app({ '/mcp': handler })
+  try {
+    const health = await fetch(`${served.base}/health`)
+    assert.deepEqual(await health.json(), { status: 'ok' })
+    assert.deepEqual(events, [], 'the lifespan waits for the first MCP request')
+
+    const init = await fetch(`${served.base}/mcp`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+    assert.equal(init.status, 200)
+    assert.equal((await messages(init))[0].result.serverInfo.name, 'weather')
+    assert.deepEqual(events, ['lifespan started'])
+    const session = init.headers.get('mcp-session-id')
+    assert.match(session, /^[0-9a-f]{32}$/)
+    const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }
+    const initialized = await fetch(`${served.base}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
+    assert.equal(initialized.status, 202)
+
+    const call = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'forecast', arguments: { city: 'Oslo' }, _meta: { progressToken: 'p1' } },
+    }
+    const answer = await fetch(`${served.base}/mcp`, { method: 'POST', headers, body: JSON.stringify(call) })
+    assert.equal(answer.status, 200)
+    assert.equal(answer.headers.get('content-type'), 'text/event-stream')
+    const [progress, result] = await messages(answer)
+    assert.deepEqual(progress.params, { progressToken: 'p1', progress: 1, total: 2, message: 'fetching' })
+    assert.equal(result.result.content[0].text, 'Oslo: sunny (station Blindern)')
+
+    await handler.close()
+    assert.deepEqual(events, ['lifespan started', 'lifespan ended'])
+    // Its sessions ended with it.
+    const after = await fetch(`${served.base}/mcp`, { method: 'POST', headers, body: JSON.stringify(call) })
+    assert.equal(after.status, 404)
+    await handler.close()
+  } finally {
+    await served.close()
+    await server.close()
+  }
+  assert.deepEqual(events, ['lifespan started', 'lifespan ended', 'lifespan started', 'lifespan ended'])
+})
+
+test('handler.fetch: a Web Request answered with a Response whose body streams', async () => {
+  const events = []
+  const server = weatherServer(events)
+  const handler = server.httpHandler({ stateless: true })
+  try {
+    const call = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'forecast', arguments: { city: 'Bergen' }, _meta: { progressToken: 3 } },
+    }
+    const response = await handler.fetch(
+      new Request('http://localhost/mcp', {
+        method: 'POST',
+        headers: { ...HEADERS, 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify(call),
+      }),
+    )
+    assert.ok(response instanceof Response)
+    assert.equal(response.status, 200)
+    assert.ok(response.body instanceof ReadableStream)
+    const answers = await messages(response)
+    assert.equal(answers.at(-1).result.content[0].text, 'Bergen: sunny (station Blindern)')
+    assert.equal(answers.at(-1).id, 7)
+
+    // The guard sees the URL's host when the Request has no Host field.
+    const evil = await handler.fetch(new Request('http://evil.example/mcp', { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) }))
+    assert.equal(evil.status, 403)
+    await evil.arrayBuffer()
+  } finally {
+    await handler.close()
+    await server.close()
+  }
+})
+
+test('a body a parser already read (req.body, as express.json() leaves it) is the request body', async () => {
+  const server = weatherServer([])
+  const handler = server.httpHandler()
+  const served = await app({
+    '/parsed': async (req, res) => {
+      let text = ''
+      for await (const chunk of req) text += chunk
+      req.body = JSON.parse(text)
+      await handler(req, res)
+    },
+  })
+  try {
+    const init = await fetch(`${served.base}/parsed`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+    assert.equal(init.status, 200)
+    assert.equal((await messages(init))[0].result.serverInfo.name, 'weather')
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
+test('the Host guard: loopback names only, unless allowedHosts names the app', async () => {
+  const server = weatherServer([])
+  const guarded = server.httpHandler()
+  const open = server.httpHandler({ allowedHosts: ['evil.example'] })
+  const served = await app({ '/mcp': guarded, '/open': open })
+  try {
+    const headers = { ...HEADERS, host: 'evil.example' }
+    const refused = await request(served.base, '/mcp', { headers, chunks: [JSON.stringify(INIT)] }).answered
+    assert.equal(refused.statusCode, 403)
+    await readAll(refused)
+    const accepted = await request(served.base, '/open', { headers, chunks: [JSON.stringify(INIT)] }).answered
+    assert.equal(accepted.statusCode, 200)
+    const text = await readAll(accepted)
+    assert.match(text, /"name":"weather"/)
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
+test('a body over the limit is refused with 413, in either form', async () => {
+  const server = new Server({ name: 'small', version: '1', maxFrameBytes: 4096 })
+  const handler = server.httpHandler()
+  const served = await app({ '/mcp': handler })
+  try {
+    const chunk = 'x'.repeat(1500)
+    const { answered } = request(served.base, '/mcp', { headers: HEADERS, chunks: [chunk, chunk, chunk, chunk] })
+    const res = await answered
+    assert.equal(res.statusCode, 413)
+    await readAll(res)
+    const big = await handler.fetch(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: HEADERS, body: 'y'.repeat(10000) }))
+    assert.equal(big.status, 413)
+    await big.arrayBuffer()
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
+test('a 2026-07-28 client hanging up mid-stream cancels the call: the tool sees its signal abort', async () => {
+  const waiting = signal()
+  const aborted = signal()
+  const server = new Server({ name: 'waiter', version: '1' }).tool('wait', async (_args, ctx) => {
+    ctx.progress(1, undefined, 'started') // the answer becomes a stream
+    waiting.resolve()
+    ctx.signal.addEventListener('abort', () => aborted.resolve(ctx.signal.reason))
+    await new Promise(() => {})
+  })
+  const handler = server.httpHandler()
+  const served = await app({ '/mcp': handler })
+  try {
+    const call = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'wait', arguments: {}, _meta: { ...MODERN_META, progressToken: 'p' } },
+    }
+    const headers = { ...HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'wait' }
+    const { req, answered } = request(served.base, '/mcp', { headers, chunks: [JSON.stringify(call)] })
+    const res = await answered
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.headers['content-type'], 'text/event-stream')
+    await waiting.promise
+    const [first] = await once(res, 'data')
+    assert.match(String(first), /notifications\/progress/)
+    req.destroy() // the client hangs up
+    const reason = await aborted.promise
+    assert.equal(reason.name, 'AbortError')
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
+test('httpHandler options: the listener\'s are refused, and a bad one is ERR_INVALID_ARG_VALUE', () => {
+  const server = new Server({ name: 'options', version: '1' })
+  assert.throws(() => server.httpHandler({ port: 8000 }), /no port option/)
+  assert.throws(() => server.httpHandler({ maxConnections: 5 }), /no maxConnections option/)
+  assert.throws(
+    () => server.httpHandler({ responseMode: 'xml' }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE',
+  )
+  assert.throws(
+    () => server.httpHandler({ maxSessions: -1 }),
+    (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE',
+  )
+})
