@@ -250,37 +250,88 @@ test('a body over the limit is refused with 413, in either form', async () => {
   }
 })
 
-test('a 2026-07-28 client hanging up mid-stream cancels the call: the tool sees its signal abort', async () => {
+function waiterServer() {
   const waiting = signal()
   const aborted = signal()
-  const server = new Server({ name: 'waiter', version: '1' }).tool('wait', async (_args, ctx) => {
-    ctx.progress(1, undefined, 'started') // the answer becomes a stream
-    waiting.resolve()
-    ctx.signal.addEventListener('abort', () => aborted.resolve(ctx.signal.reason))
-    await new Promise(() => {})
-  })
-  const handler = server.httpHandler()
-  const served = await app({ '/mcp': handler })
+  const server = new Server({ name: 'waiter', version: '1' }).tool(
+    'wait',
+    { inputSchema: { type: 'object', properties: { report: { type: 'boolean' } } } },
+    async ({ report }, ctx) => {
+      if (report) ctx.progress(1, undefined, 'started') // the answer becomes a stream
+      ctx.signal.addEventListener('abort', () => aborted.resolve(ctx.signal.reason))
+      waiting.resolve()
+      await new Promise(() => {})
+    },
+  )
+  return { server, waiting: waiting.promise, aborted: aborted.promise }
+}
+
+function modernCall(report) {
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'wait', arguments: { report }, _meta: { ...MODERN_META, progressToken: 'p' } },
+  }
+  const headers = { ...HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'wait' }
+  return { headers, body: JSON.stringify(call) }
+}
+
+test('a 2026-07-28 client hanging up mid-stream cancels the call: the tool sees its signal abort', async () => {
+  const { server, waiting, aborted } = waiterServer()
+  const served = await app({ '/mcp': server.httpHandler() })
   try {
-    const call = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'wait', arguments: {}, _meta: { ...MODERN_META, progressToken: 'p' } },
-    }
-    const headers = { ...HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'wait' }
-    const { req, answered } = request(served.base, '/mcp', { headers, chunks: [JSON.stringify(call)] })
+    const { headers, body } = modernCall(true)
+    const { req, answered } = request(served.base, '/mcp', { headers, chunks: [body] })
     const res = await answered
     assert.equal(res.statusCode, 200)
     assert.equal(res.headers['content-type'], 'text/event-stream')
-    await waiting.promise
+    await waiting
     const [first] = await once(res, 'data')
     assert.match(String(first), /notifications\/progress/)
     req.destroy() // the client hangs up
-    const reason = await aborted.promise
-    assert.equal(reason.name, 'AbortError')
+    assert.equal((await aborted).name, 'AbortError')
   } finally {
     await served.close()
+    await server.close()
+  }
+})
+
+test('a 2026-07-28 client hanging up before the answer began cancels the call too', async () => {
+  const { server, waiting, aborted } = waiterServer()
+  const served = await app({ '/mcp': server.httpHandler() })
+  try {
+    const { headers, body } = modernCall(false)
+    const { req, answered } = request(served.base, '/mcp', { headers, chunks: [body] })
+    answered.catch(() => {}) // no answer comes: the client gave up
+    req.on('error', () => {})
+    await waiting
+    req.destroy()
+    assert.equal((await aborted).name, 'AbortError')
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
+test('handler.fetch: the Request\'s signal aborting is the client hanging up', async () => {
+  const { server, waiting, aborted } = waiterServer()
+  const handler = server.httpHandler()
+  try {
+    const { headers, body } = modernCall(true)
+    const controller = new AbortController()
+    const response = await handler.fetch(new Request('http://localhost/mcp', { method: 'POST', headers, body, signal: controller.signal }))
+    assert.equal(response.status, 200)
+    const reader = response.body.getReader()
+    const first = await reader.read()
+    assert.match(Buffer.from(first.value).toString(), /notifications\/progress/)
+    await waiting
+    controller.abort()
+    assert.equal((await aborted).name, 'AbortError')
+    // The body ends rather than hanging.
+    assert.equal((await reader.read()).done, true)
+  } finally {
+    await handler.close()
     await server.close()
   }
 })
