@@ -314,6 +314,66 @@ test('a 2026-07-28 client hanging up before the answer began cancels the call to
   }
 })
 
+test('a 2025-11-25 client hanging up mid-stream is not cancelled: it resumes the stream with Last-Event-ID', async () => {
+  const waiting = signal()
+  const release = signal()
+  const server = new Server({ name: 'resumable', version: '1' }).tool('slow', async (_args, ctx) => {
+    ctx.progress(1, 2, 'half')
+    waiting.resolve()
+    await release.promise
+    return ctx.isCancelled ? 'cancelled' : 'finished'
+  })
+  const hungUp = signal()
+  const handler = server.httpHandler()
+  const served = await app({
+    '/mcp': (req, res) => {
+      if (req.headers['x-watched'] !== undefined) res.on('close', () => hungUp.resolve())
+      return handler(req, res)
+    },
+  })
+  try {
+    const init = await fetch(`${served.base}/mcp`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+    const session = init.headers.get('mcp-session-id')
+    await init.arrayBuffer()
+    const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }
+    const initialized = await fetch(`${served.base}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
+    assert.equal(initialized.status, 202)
+    const call = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { progressToken: 'p' } } }
+    const { req, answered } = request(served.base, '/mcp', { headers: { ...headers, 'x-watched': '1' }, chunks: [JSON.stringify(call)] })
+    const res = await answered
+    assert.equal(res.headers['content-type'], 'text/event-stream')
+    await waiting.promise
+    let text = ''
+    while (!/\n\n/.test(text)) text += (await once(res, 'data'))[0]
+    const eventId = /^id: ?(.+)$/m.exec(text)?.[1]
+    assert.ok(eventId, `an event id in ${JSON.stringify(text)}`)
+    req.on('error', () => {})
+    req.destroy() // the client hangs up
+    await hungUp.promise
+    release.resolve()
+    const resumed = await fetch(`${served.base}/mcp`, {
+      headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25', 'last-event-id': eventId },
+    })
+    assert.equal(resumed.status, 200)
+    const reader = resumed.body.getReader()
+    let replay = ''
+    while (!replay.includes('"id":5')) {
+      const { done, value } = await reader.read()
+      assert.ok(!done, `the answer in ${JSON.stringify(replay)}`)
+      replay += Buffer.from(value).toString()
+    }
+    await reader.cancel()
+    assert.match(replay, /"text":"finished"/)
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
 test('handler.fetch: the Request\'s signal aborting is the client hanging up', async () => {
   const { server, waiting, aborted } = waiterServer()
   const handler = server.httpHandler()
