@@ -691,7 +691,10 @@ class Server {
         if (ending !== null) await ending.shutdown()
       },
     }
+    // A close() under way: requests wait for it, then start afresh.
+    let closing = null
     const ready = async () => {
+      while (closing !== null) await closing
       endpoint ??= create()
       const serving = endpoint
       mounts.add(mount)
@@ -701,9 +704,21 @@ class Server {
     const handler = (req, res, next) => serveNode(ready, req, res, next)
     handler.fetch = (request) => serveFetch(ready, request)
     handler.close = async () => {
+      while (closing !== null) await closing
       const held = mounts.has(mount)
-      await mount.shutdown()
-      if (held) await this.#releaseLifespan()
+      const ending = (async () => {
+        await mount.shutdown()
+        if (held) await this.#releaseLifespan()
+      })()
+      closing = ending.then(
+        () => {},
+        () => {},
+      )
+      try {
+        await ending
+      } finally {
+        closing = null
+      }
     }
     return handler
   }

@@ -155,6 +155,28 @@ test('a legacy session through the app: progress over SSE, the app route beside 
   assert.deepEqual(events, ['lifespan started', 'lifespan ended', 'lifespan started', 'lifespan ended'])
 })
 
+test('a request while handler.close() runs waits for it, then starts afresh', async () => {
+  const events = []
+  const server = weatherServer(events)
+  const handler = server.httpHandler()
+  const initialize = () => handler.fetch(new Request('http://localhost/mcp', { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) }))
+  try {
+    const first = await initialize()
+    assert.equal(first.status, 200)
+    await first.arrayBuffer()
+    const closing = handler.close()
+    const second = await initialize()
+    await closing
+    assert.equal(second.status, 200)
+    await second.arrayBuffer()
+    assert.deepEqual(events, ['lifespan started', 'lifespan ended', 'lifespan started'])
+  } finally {
+    await handler.close()
+    await server.close()
+  }
+  assert.deepEqual(events, ['lifespan started', 'lifespan ended', 'lifespan started', 'lifespan ended'])
+})
+
 test('handler.fetch: a Web Request answered with a Response whose body streams', async () => {
   const events = []
   const server = weatherServer(events)
