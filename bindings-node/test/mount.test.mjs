@@ -418,6 +418,28 @@ test('handler.fetch: the Request\'s signal aborting is the client hanging up', a
   }
 })
 
+test('a token validator guards the mounted endpoint as it does serveHttp', async () => {
+  const server = weatherServer([])
+  const handler = server.httpHandler({
+    authorizationServers: ['https://auth.example'],
+    tokenValidator: async (token) => (token === 'good' ? { subject: 'ada' } : null),
+  })
+  const post = (headers) =>
+    handler.fetch(new Request('http://localhost/mcp', { method: 'POST', headers: { ...HEADERS, ...headers }, body: JSON.stringify(INIT) }))
+  try {
+    const missing = await post({})
+    assert.equal(missing.status, 401)
+    assert.match(missing.headers.get('www-authenticate'), /resource_metadata=/)
+    await missing.arrayBuffer()
+    const good = await post({ authorization: 'Bearer good' })
+    assert.equal(good.status, 200)
+    assert.equal((await messages(good))[0].result.serverInfo.name, 'weather')
+  } finally {
+    await handler.close()
+    await server.close()
+  }
+})
+
 test('httpHandler options: the listener\'s are refused, and a bad one is ERR_INVALID_ARG_VALUE', () => {
   const server = new Server({ name: 'options', version: '1' })
   assert.throws(() => server.httpHandler({ port: 8000 }), /no port option/)
