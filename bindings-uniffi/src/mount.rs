@@ -199,7 +199,7 @@ impl HttpExchange {
     /// The client went away before the request body was complete (the engine answers 400).
     pub fn abort_body(&self) {
         if let Some(sender) = lock(&self.sender).take() {
-            runtime().spawn(sender.abort());
+            sender.abort();
         }
     }
 
@@ -222,7 +222,15 @@ impl HttpExchange {
             }
         };
         let (head, body) = response.into_parts();
-        *self.body.lock().await = Some(body);
+        {
+            let mut slot = self.body.lock().await;
+            if self.hung_up.is_cancelled() {
+                // The client went away meanwhile: the body (and a 2026-07-28 request with it)
+                // goes now, not when this exchange is freed.
+                return Ok(None);
+            }
+            *slot = Some(body);
+        }
         let headers = head
             .headers
             .iter()

@@ -23,9 +23,7 @@ import io.ktor.http.HttpStatusCode
 import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.ApplicationStopPreparing
 import io.ktor.server.application.ApplicationStopped
-import io.ktor.server.application.install
 import io.ktor.server.http.HttpRequestCloseHandlerKey
-import io.ktor.server.http.HttpRequestLifecycle
 import io.ktor.server.plugins.origin
 import io.ktor.server.request.httpMethod
 import io.ktor.server.request.httpVersion
@@ -36,6 +34,7 @@ import io.ktor.server.response.respondText
 import io.ktor.server.routing.Route
 import io.ktor.server.routing.application
 import io.ktor.server.routing.route
+import io.ktor.server.routing.routing
 import io.ktor.utils.io.InternalAPI
 import io.ktor.utils.io.readAvailable
 import io.ktor.utils.io.writeFully
@@ -63,14 +62,20 @@ import kotlin.coroutines.cancellation.CancellationException
  * timeouts are Ktor's); unless `allowedHosts` names the app's host names (with their port, as
  * the `Host` header carries it, or without it for any port), only loopback `Host` values pass,
  * so the endpoint is never open to DNS rebinding by default. With a [validator] every request
- * needs a bearer token it accepts. The client's address is `call.request.origin.remoteAddress`
+ * needs a bearer token it accepts, and the protected-resource metadata its 401 points to is
+ * answered at the app's root, `/.well-known/oauth-protected-resource` + the endpoint's path (the
+ * options' `path`: by default [path], so set it to the full path when this route is nested under
+ * a prefix). Browsers' `Origin` is checked too: set `allowedOrigins` for the app's own pages.
+ * The client's address is `call.request.origin.remoteAddress`
  * (behind a proxy, install Ktor's `XForwardedHeaders` to make it the client's).
  *
- * A client that hangs up ends its response (Ktor's `HttpRequestLifecycle` with
- * `cancelCallOnClose` is installed on this route for it, so Ktor 3.4 or later is needed; on a
- * connection whose request is its last, `Connection: close` or HTTP/1.0, the hang-up is noticed
- * at the next write, at most the SSE keep-alive's 15 s): a 2026-07-28 request is then
- * cancelled; an earlier era's call goes on and the client may resume its stream.
+ * A client that hangs up ends its response: the engine (Ktor 3.4 or later) tells the route
+ * when the connection closes, as it tells Ktor's `HttpRequestLifecycle` plugin; a 2026-07-28
+ * request is then cancelled; an earlier era's call goes on and the client may resume its stream.
+ * On a connection whose request is its last (`Connection: close`, HTTP/1.0), Ktor's CIO engine
+ * reports the close as soon as the request is read, so there the hang-up is noticed at the next
+ * write instead (at most the SSE keep-alive's 15 s); the plugin's `cancelCallOnClose` would
+ * cancel such requests at once, so this route does not use it.
  *
  * It starts on the first request: the server's [dev.toolwire.lifespan] starts then (its failure
  * is that request's 500). It ends when the application stops (at `ApplicationStopPreparing`, so
@@ -84,13 +89,22 @@ fun Route.mcp(
     options: HttpEndpointOptions? = null,
     validator: BearerTokenValidator? = null,
 ): McpRoute {
-    val mount = McpRoute(server, options, validator)
+    // The path the engine names in its protected-resource metadata: this route's, unless set.
+    val endpointPath = options?.path ?: if (path.startsWith("/")) path else "/$path"
+    val mount = McpRoute(server, (options ?: HttpEndpointOptions()).copy(path = endpointPath), validator)
     val monitor = application.monitor
     monitor.subscribe(ApplicationStopPreparing) { runBlocking { mount.close() } }
     monitor.subscribe(ApplicationStopped) { runBlocking { mount.close() } }
     route(path) {
-        install(HttpRequestLifecycle) { cancelCallOnClose = true }
         handle { mount.answer(call) }
+    }
+    if (validator != null) {
+        // Where clients look for the metadata a 401 points to (RFC 9728): at the app's root.
+        application.routing {
+            route("/.well-known/oauth-protected-resource$endpointPath") {
+                handle { mount.answer(call) }
+            }
+        }
     }
     return mount
 }
@@ -138,12 +152,6 @@ class McpRoute internal constructor(
     internal suspend fun answer(call: ApplicationCall) {
         val endpoint = start()
         val request = call.request
-        if (lastOnItsConnection(call)) {
-            // Ktor's CIO engine reports the connection of a last request (`Connection: close`,
-            // HTTP/1.0) closed once the request is read, which would cancel this call at once:
-            // there, a hang-up is noticed at the next write instead.
-            call.attributes.remove(HttpRequestCloseHandlerKey)
-        }
         val headers = ArrayList<HttpHeader>()
         request.headers.forEach { name, values -> values.forEach { headers.add(HttpHeader(name, it)) } }
         val exchange = try {
@@ -151,6 +159,18 @@ class McpRoute internal constructor(
         } catch (e: ToolwireException.InvalidArgument) {
             call.respondText(e.detail, status = HttpStatusCode.BadRequest)
             return
+        }
+        // The engine calls this when the connection closes (from its own thread, maybe after
+        // the answer is over: then the exchange is freed, which the catch covers). Not for a
+        // connection's last request: CIO reports that one closed once it is read.
+        if (!lastOnItsConnection(call)) {
+            call.attributes.put(HttpRequestCloseHandlerKey) {
+                try {
+                    exchange.hangUp()
+                } catch (_: IllegalStateException) {
+                    // Freed already: the answer was complete.
+                }
+            }
         }
         try {
             coroutineScope {
@@ -165,6 +185,7 @@ class McpRoute internal constructor(
                 }
             }
         } finally {
+            call.attributes.remove(HttpRequestCloseHandlerKey)
             // A finished answer loses nothing; one still streaming is the client hanging up
             // (the write failed or the call was cancelled).
             exchange.hangUp()

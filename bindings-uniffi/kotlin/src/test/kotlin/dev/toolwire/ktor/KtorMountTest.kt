@@ -1,9 +1,12 @@
 package dev.toolwire.ktor
 
+import dev.toolwire.BearerTokenValidator
 import dev.toolwire.HttpEndpointOptions
 import dev.toolwire.Server
 import dev.toolwire.ServerConfig
 import dev.toolwire.ToolDefinition
+import dev.toolwire.TokenGrant
+import dev.toolwire.TokenVerdict
 import dev.toolwire.ToolResult
 import dev.toolwire.lifespan
 import dev.toolwire.lifespanContext
@@ -26,6 +29,7 @@ import io.ktor.server.routing.routing
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
@@ -70,6 +74,11 @@ class KtorMountTest {
             context.progress(1.0, 2.0, "fetching")
             val city = Json.parseToJsonElement(args).jsonObject.getValue("city").jsonPrimitive.content
             ToolResult.Text("$city: sunny (station ${context.lifespanContext<String>()})")
+        }
+        server.tool(ToolDefinition("slow")) { context, _ ->
+            context.progress(1.0, 2.0, "started") // the answer becomes a stream
+            delay(300) // work that outlasts the request's reading
+            ToolResult.Text("done")
         }
         server.tool(
             ToolDefinition("wait_forever", inputSchemaJson = """{"type":"object","properties":{"report":{"type":"boolean"}}}"""),
@@ -186,6 +195,27 @@ class KtorMountTest {
     }
 
     @Test
+    fun `a connection's last request (Connection - close) is answered in full`() {
+        // Ktor's CIO engine reports such a connection closed as soon as the request is read:
+        // that must not be taken for the client hanging up.
+        val call = """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},""" +
+            """"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"}}}"""
+        served(weatherServer(Events())) { port ->
+            val answer = rawPost(
+                port,
+                call,
+                "127.0.0.1:$port",
+                "mcp-protocol-version: 2026-07-28",
+                "mcp-method: tools/call",
+                "mcp-name: slow",
+            )
+            assertEquals(200, answer.status)
+            assertTrue(answer.body.contains("notifications/progress"), answer.body)
+            assertTrue(answer.body.contains("\"text\":\"done\""), answer.body)
+        }
+    }
+
+    @Test
     fun `a body over the limit is 413, and the app goes on`() {
         val server = weatherServer(Events(), ServerConfig(maxFrameBytes = 1024uL))
         served(server) { port ->
@@ -196,6 +226,41 @@ class KtorMountTest {
                 assertEquals(200, http.mcpPost(port, initialize).status.value)
                 assertEquals("ok", http.get("http://127.0.0.1:$port/health").bodyAsText())
             }
+        }
+    }
+
+    @Test
+    fun `with a validator, tokens are required and the metadata is at the app's root`() {
+        val validator = object : BearerTokenValidator {
+            override fun validate(token: String) =
+                if (token == "good") TokenVerdict.Granted(TokenGrant("ada", listOf("mcp"))) else TokenVerdict.Invalid
+        }
+        val server = weatherServer(Events())
+        val app = embeddedServer(CIO, port = 0, host = "127.0.0.1") {
+            routing {
+                mcp("/mcp", server, HttpEndpointOptions(authorizationServers = listOf("https://auth.example")), validator)
+            }
+        }
+        app.start(wait = false)
+        try {
+            runBlocking {
+                val port = app.engine.resolvedConnectors().first().port
+                HttpClient(ClientCIO).use { http ->
+                    val missing = http.mcpPost(port, initialize)
+                    assertEquals(401, missing.status.value)
+                    val challenge = missing.headers["www-authenticate"].orEmpty()
+                    assertTrue(challenge.contains("/.well-known/oauth-protected-resource/mcp"), challenge)
+                    val metadata = http.get("http://127.0.0.1:$port/.well-known/oauth-protected-resource/mcp")
+                    assertEquals(200, metadata.status.value)
+                    val document = Json.parseToJsonElement(metadata.bodyAsText()).jsonObject
+                    assertEquals("http://127.0.0.1:$port/mcp", document.getValue("resource").jsonPrimitive.content)
+                    assertEquals("https://auth.example", document.getValue("authorization_servers").jsonArray[0].jsonPrimitive.content)
+                    assertEquals(401, http.mcpPost(port, initialize, "authorization" to "Bearer bad").status.value)
+                    assertEquals(200, http.mcpPost(port, initialize, "authorization" to "Bearer good").status.value)
+                }
+            }
+        } finally {
+            app.stop(100, 5_000)
         }
     }
 
@@ -249,9 +314,9 @@ class KtorMountTest {
     }
 
     /** A POST with the `Host` header given (HTTP clients set their own); the connection closes after. */
-    private suspend fun rawPost(port: Int, body: String, host: String): RawResponse = withContext(Dispatchers.IO) {
+    private suspend fun rawPost(port: Int, body: String, host: String, vararg headers: String): RawResponse = withContext(Dispatchers.IO) {
         Socket("127.0.0.1", port).use { socket ->
-            socket.getOutputStream().write(request(port, body, "Connection: close", host = host))
+            socket.getOutputStream().write(request(port, body, "Connection: close", *headers, host = host))
             val text = socket.getInputStream().readBytes().toString(Charsets.UTF_8)
             assertTrue(text.startsWith("HTTP/1.1 "), "no response: '$text'")
             val status = text.substringAfter(' ').substringBefore(' ').toInt()
