@@ -5,16 +5,15 @@
 //! Promise) run on the engine's runtime.
 
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use napi::Either;
 use napi::bindgen_prelude::{Buffer, Function, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
-use tokio::task::{AbortHandle, JoinHandle};
+use toolwire::Server;
 use toolwire::host::HttpSettings;
-use toolwire::transport::http::{HttpBody, HttpEndpoint, HttpResponse, RequestBodySender};
-use toolwire::{CancellationToken, Server};
+use toolwire::transport::http::{HttpEndpoint, HttpExchange};
 
 use crate::catalog::JsonArgs;
 use crate::errors;
@@ -125,25 +124,12 @@ impl NativeHttpEndpoint {
             .chunks_exact(2)
             .map(|pair| (latin1_bytes(&pair[0]), latin1_bytes(&pair[1])))
             .collect();
-        let request = HttpEndpoint::request(
-            &method,
-            &target,
-            fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice())),
-        );
-        let (request, sender) = match request {
-            Ok(parts) => parts,
-            Err(err) => return Either::B(errors::describe(&err)),
-        };
         let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
-        let endpoint = self.endpoint.clone();
-        let answering = runtime().spawn(async move { endpoint.handle(request, peer).await });
-        Either::A(NativeExchange {
-            sender: Mutex::new(Some(sender)),
-            stop_answering: answering.abort_handle(),
-            answering: Mutex::new(Some(answering)),
-            body: Arc::new(tokio::sync::Mutex::new(None)),
-            hung_up: CancellationToken::new(),
-        })
+        let fields = fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
+        match self.endpoint.exchange(&method, &target, fields, peer) {
+            Ok(exchange) => Either::A(NativeExchange { exchange }),
+            Err(err) => Either::B(errors::describe(&err)),
+        }
     }
 
     /// Ends every session (their calls in flight finish first); resolves when they have.
@@ -156,15 +142,10 @@ impl NativeHttpEndpoint {
     }
 }
 
+/// Core's `HttpExchange`, its waits as Promises.
 #[napi]
 pub struct NativeExchange {
-    sender: Mutex<Option<RequestBodySender>>,
-    answering: Mutex<Option<JoinHandle<HttpResponse>>>,
-    /// Drops the answering task (the hang-up before the response head).
-    stop_answering: AbortHandle,
-    body: Arc<tokio::sync::Mutex<Option<HttpBody>>>,
-    /// The client went away: chunks still awaited come back as the end.
-    hung_up: CancellationToken,
+    exchange: HttpExchange,
 }
 
 #[napi]
@@ -174,85 +155,46 @@ impl NativeExchange {
     #[napi]
     pub async fn send_body(&self, chunk: Buffer) -> bool {
         let chunk: Vec<u8> = chunk.to_vec();
-        let Some(sender) = lock(&self.sender).clone() else {
-            return false;
-        };
-        sender.send(chunk.into()).await
+        self.exchange.send_body(chunk.into()).await
     }
 
     /// The body is complete.
     #[napi]
     pub fn end_body(&self) {
-        lock(&self.sender).take();
+        self.exchange.end_body();
     }
 
     /// The client went away before the body was complete.
     #[napi]
     pub fn abort_body(&self) {
-        if let Some(sender) = lock(&self.sender).take() {
-            sender.abort();
-        }
+        self.exchange.abort_body();
     }
 
     /// The response head once it is ready; `null` when the client hung up before.
     #[napi]
     pub async fn response(&self) -> napi::Result<Option<ResponseHead>> {
-        let Some(answering) = lock(&self.answering).take() else {
-            return Err(napi::Error::from_reason("the response was taken already"));
-        };
-        let response = match answering.await {
-            Ok(response) => response,
-            // The client hung up first: nobody waits for the head.
-            Err(err) if err.is_cancelled() => return Ok(None),
-            Err(err) => {
-                return Err(napi::Error::from_reason(format!(
-                    "the endpoint failed: {err}"
-                )));
+        let head = self
+            .exchange
+            .response()
+            .await
+            .map_err(|err| napi::Error::from_reason(err.to_string()))?;
+        Ok(head.map(|head| {
+            let mut headers = Vec::with_capacity(head.headers.len() * 2);
+            for (name, value) in head.headers {
+                headers.push(name);
+                headers.push(latin1_string(&value));
             }
-        };
-        let (head, response_body) = response.into_parts();
-        {
-            let mut slot = self.body.lock().await;
-            if self.hung_up.is_cancelled() {
-                // The client went away meanwhile: the body (and a 2026-07-28 request with it)
-                // goes now, not when this exchange is freed.
-                drop(response_body);
-                return Ok(None);
+            ResponseHead {
+                status: u32::from(head.status),
+                headers,
             }
-            *slot = Some(response_body);
-        }
-        let mut headers = Vec::with_capacity(head.headers.len() * 2);
-        for (name, value) in &head.headers {
-            headers.push(name.as_str().to_owned());
-            headers.push(latin1_string(value.as_bytes()));
-        }
-        Ok(Some(ResponseHead {
-            status: u32::from(head.status.as_u16()),
-            headers,
         }))
     }
 
     /// The next body chunk, or `null` at its end or once the client hung up.
     #[napi]
     pub async fn next_chunk(&self) -> Option<Buffer> {
-        let body = self.body.clone();
-        let hung_up = self.hung_up.clone();
-        let chunk = runtime()
-            .spawn(async move {
-                tokio::select! {
-                    biased;
-                    () = hung_up.cancelled() => None,
-                    chunk = async {
-                        match body.lock().await.as_mut() {
-                            Some(body) => body.next_chunk().await,
-                            None => None,
-                        }
-                    } => chunk,
-                }
-            })
-            .await
-            .ok()
-            .flatten()?;
+        let chunk = self.exchange.next_chunk().await?;
         Some(Buffer::from(Vec::<u8>::from(chunk)))
     }
 
@@ -260,16 +202,6 @@ impl NativeExchange {
     /// 2026-07-28 request; an earlier era's call goes on and its stream can be resumed.
     #[napi]
     pub fn close(&self) {
-        self.hung_up.cancel();
-        lock(&self.sender).take();
-        self.stop_answering.abort();
-        let body = self.body.clone();
-        runtime().spawn(async move {
-            body.lock().await.take();
-        });
+        self.exchange.hang_up();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

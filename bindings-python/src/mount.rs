@@ -5,20 +5,15 @@
 //! resolves an asyncio future on the app's loop.
 
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tokio::task::{AbortHandle, JoinHandle};
-use toolwire::CancellationToken;
 use toolwire::host::runtime;
-use toolwire::transport::http::{HttpBody, HttpEndpoint, RequestBodySender};
+use toolwire::transport::http::{HttpEndpoint, HttpExchange};
 
 use crate::errors::to_py_err;
-
-type Response = toolwire::transport::http::HttpResponse;
 
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeHttpEndpoint {
@@ -37,16 +32,13 @@ impl NativeHttpEndpoint {
         peer: Option<&str>,
     ) -> PyResult<NativeExchange> {
         let fields = headers.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
-        let (request, sender) = HttpEndpoint::request(method, target, fields).map_err(to_py_err)?;
         let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
-        let endpoint = self.endpoint.clone();
-        let answering = runtime().spawn(async move { endpoint.handle(request, peer).await });
+        let exchange = self
+            .endpoint
+            .exchange(method, target, fields, peer)
+            .map_err(to_py_err)?;
         Ok(NativeExchange {
-            sender: Mutex::new(Some(sender)),
-            stop_answering: answering.abort_handle(),
-            answering: Mutex::new(Some(answering)),
-            body: Arc::new(tokio::sync::Mutex::new(None)),
-            hung_up: CancellationToken::new(),
+            exchange: Arc::new(exchange),
         })
     }
 
@@ -57,28 +49,20 @@ impl NativeHttpEndpoint {
     }
 }
 
+/// Core's `HttpExchange`; each operation that waits settles a Python future when done.
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeExchange {
-    sender: Mutex<Option<RequestBodySender>>,
-    answering: Mutex<Option<JoinHandle<Response>>>,
-    /// Drops the answering task (the hang-up before the response head).
-    stop_answering: AbortHandle,
-    body: Arc<tokio::sync::Mutex<Option<HttpBody>>>,
-    /// The client went away: chunks still awaited come back as the end.
-    hung_up: CancellationToken,
+    exchange: Arc<HttpExchange>,
 }
 
 #[pymethods]
 impl NativeExchange {
     /// Hands over a body chunk; `settle(False)` when the endpoint reads no more of it.
     fn send_body(&self, chunk: &[u8], settle: Py<PyAny>) {
-        let sender = lock(&self.sender).clone();
+        let exchange = self.exchange.clone();
         let chunk = Bytes::copy_from_slice(chunk);
         runtime().spawn(async move {
-            let taken = match sender {
-                Some(sender) => sender.send(chunk).await,
-                None => false,
-            };
+            let taken = exchange.send_body(chunk).await;
             settle_with(&settle, |py| {
                 Ok(taken.into_pyobject(py)?.to_owned().into_any().unbind())
             });
@@ -87,68 +71,39 @@ impl NativeExchange {
 
     /// The body is complete.
     fn end_body(&self) {
-        lock(&self.sender).take();
+        self.exchange.end_body();
     }
 
     /// The client went away before the body was complete.
     fn abort_body(&self) {
-        if let Some(sender) = lock(&self.sender).take() {
-            sender.abort();
-        }
+        self.exchange.abort_body();
     }
 
     /// `settle((status, [(name, value), ...]))` once the response head is ready; `settle(None)`
     /// when the client hung up before.
     fn response(&self, settle: Py<PyAny>) {
-        let Some(answering) = lock(&self.answering).take() else {
-            settle_with(&settle, |_| {
-                Err(PyRuntimeError::new_err("the response was taken already"))
-            });
-            return;
-        };
-        let body = self.body.clone();
-        let hung_up = self.hung_up.clone();
+        let exchange = self.exchange.clone();
         runtime().spawn(async move {
-            let response = match answering.await {
-                Ok(response) => response,
-                // The client hung up first: nobody waits for the head.
-                Err(err) if err.is_cancelled() => {
-                    settle_with(&settle, |py| Ok(py.None()));
-                    return;
+            let head = exchange.response().await;
+            settle_with(&settle, |py| match head {
+                Err(err) => Err(to_py_err(err)),
+                Ok(None) => Ok(py.None()),
+                Ok(Some(head)) => {
+                    let headers: Vec<(Py<PyBytes>, Py<PyBytes>)> = head
+                        .headers
+                        .iter()
+                        .map(|(name, value)| {
+                            (
+                                PyBytes::new(py, name.as_bytes()).unbind(),
+                                PyBytes::new(py, value).unbind(),
+                            )
+                        })
+                        .collect();
+                    Ok((head.status, headers)
+                        .into_pyobject(py)?
+                        .into_any()
+                        .unbind())
                 }
-                Err(err) => {
-                    let message = format!("the endpoint failed: {err}");
-                    settle_with(&settle, |_| Err(PyRuntimeError::new_err(message)));
-                    return;
-                }
-            };
-            let (head, response_body) = response.into_parts();
-            {
-                let mut slot = body.lock().await;
-                if hung_up.is_cancelled() {
-                    // The client went away meanwhile: the body (and a 2026-07-28 request with
-                    // it) goes now, not when this exchange is freed.
-                    drop(response_body);
-                    settle_with(&settle, |py| Ok(py.None()));
-                    return;
-                }
-                *slot = Some(response_body);
-            }
-            settle_with(&settle, |py| {
-                let headers: Vec<(Py<PyBytes>, Py<PyBytes>)> = head
-                    .headers
-                    .iter()
-                    .map(|(name, value)| {
-                        (
-                            PyBytes::new(py, name.as_str().as_bytes()).unbind(),
-                            PyBytes::new(py, value.as_bytes()).unbind(),
-                        )
-                    })
-                    .collect();
-                Ok((head.status.as_u16(), headers)
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind())
             });
         });
     }
@@ -156,19 +111,9 @@ impl NativeExchange {
     /// `settle(chunk)` with the next body chunk (bytes), or `settle(None)` at its end or once the
     /// client hung up.
     fn next_chunk(&self, settle: Py<PyAny>) {
-        let body = self.body.clone();
-        let hung_up = self.hung_up.clone();
+        let exchange = self.exchange.clone();
         runtime().spawn(async move {
-            let chunk = tokio::select! {
-                biased;
-                () = hung_up.cancelled() => None,
-                chunk = async {
-                    match body.lock().await.as_mut() {
-                        Some(body) => body.next_chunk().await,
-                        None => None,
-                    }
-                } => chunk,
-            };
+            let chunk = exchange.next_chunk().await;
             settle_with(&settle, |py| {
                 Ok(match chunk {
                     Some(chunk) => PyBytes::new(py, &chunk).into_any().unbind(),
@@ -181,18 +126,8 @@ impl NativeExchange {
     /// The client hung up: the response (or the wait for it) is dropped, which cancels a
     /// 2026-07-28 request; an earlier era's call goes on and its stream can be resumed.
     fn close(&self) {
-        self.hung_up.cancel();
-        lock(&self.sender).take();
-        self.stop_answering.abort();
-        let body = self.body.clone();
-        runtime().spawn(async move {
-            body.lock().await.take();
-        });
+        self.exchange.hang_up();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Calls `settle(value)` (or `settle(exception)`) with the GIL, from the runtime's thread.

@@ -4,11 +4,7 @@
 //! and the client's hanging up.
 
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
-
-use tokio::task::{AbortHandle, JoinHandle};
-use toolwire::CancellationToken;
-use toolwire::transport::http::{HttpBody, HttpResponse, RequestBodySender};
+use std::sync::Arc;
 
 use crate::errors::ToolwireError;
 use crate::http::{
@@ -142,18 +138,9 @@ impl HttpEndpoint {
         let fields = headers
             .iter()
             .map(|field| (field.name.as_bytes(), field.value.as_bytes()));
-        let (request, sender) =
-            toolwire::transport::http::HttpEndpoint::request(&method, &target, fields)?;
         let peer = peer.and_then(|peer| peer.parse::<IpAddr>().ok());
-        let endpoint = self.endpoint.clone();
-        let answering = runtime().spawn(async move { endpoint.handle(request, peer).await });
-        Ok(Arc::new(HttpExchange {
-            sender: Mutex::new(Some(sender)),
-            stop_answering: answering.abort_handle(),
-            answering: Mutex::new(Some(answering)),
-            body: Arc::new(tokio::sync::Mutex::new(None)),
-            hung_up: CancellationToken::new(),
-        }))
+        let exchange = self.endpoint.exchange(&method, &target, fields, peer)?;
+        Ok(Arc::new(HttpExchange { exchange }))
     }
 
     /// Ends every session (their calls in flight finish first, each within the server's drain
@@ -165,16 +152,11 @@ impl HttpEndpoint {
 }
 
 /// One request being answered by an `HttpEndpoint`: the body goes in chunk by chunk, the
-/// response head and body chunks come out. `hangUp()` when the client went away.
+/// response head and body chunks come out. `hangUp()` when the client went away. (Core's
+/// `HttpExchange`; freeing it hangs up too.)
 #[derive(uniffi::Object)]
 pub struct HttpExchange {
-    sender: Mutex<Option<RequestBodySender>>,
-    answering: Mutex<Option<JoinHandle<HttpResponse>>>,
-    /// Drops the answering task (the hang-up before the response head).
-    stop_answering: AbortHandle,
-    body: Arc<tokio::sync::Mutex<Option<HttpBody>>>,
-    /// The client went away: chunks still awaited come back as the end.
-    hung_up: CancellationToken,
+    exchange: toolwire::transport::http::HttpExchange,
 }
 
 #[uniffi::export]
@@ -183,90 +165,40 @@ impl HttpExchange {
     /// the ones before (backpressure); false when it reads no more of the body (it answered
     /// already, e.g. 413), or after `endBody`/`abortBody`.
     pub async fn send_body(&self, chunk: Vec<u8>) -> bool {
-        let sender = lock(&self.sender).clone();
-        match sender {
-            // The channel needs no reactor: awaited here, cancelled with the caller.
-            Some(sender) => sender.send(chunk.into()).await,
-            None => false,
-        }
+        self.exchange.send_body(chunk.into()).await
     }
 
     /// The request body is complete.
     pub fn end_body(&self) {
-        lock(&self.sender).take();
+        self.exchange.end_body();
     }
 
     /// The client went away before the request body was complete (the engine answers 400).
     pub fn abort_body(&self) {
-        if let Some(sender) = lock(&self.sender).take() {
-            sender.abort();
-        }
+        self.exchange.abort_body();
     }
 
     /// The response's status and header fields, once ready; `null`/`nil` when the client hung
     /// up first. Taken once (a second call is `InvalidArgument`).
     pub async fn response(&self) -> Result<Option<HttpResponseHead>, ToolwireError> {
-        let Some(answering) = lock(&self.answering).take() else {
-            return Err(ToolwireError::InvalidArgument {
-                detail: "the response was taken already".into(),
-            });
-        };
-        let response = match answering.await {
-            Ok(response) => response,
-            // The client hung up first: nobody waits for the head.
-            Err(err) if err.is_cancelled() => return Ok(None),
-            Err(err) => {
-                return Err(ToolwireError::Internal {
-                    detail: format!("the endpoint failed: {err}"),
-                });
-            }
-        };
-        let (head, body) = response.into_parts();
-        {
-            let mut slot = self.body.lock().await;
-            if self.hung_up.is_cancelled() {
-                // The client went away meanwhile: the body (and a 2026-07-28 request with it)
-                // goes now, not when this exchange is freed.
-                return Ok(None);
-            }
-            *slot = Some(body);
-        }
-        let headers = head
-            .headers
-            .iter()
-            .map(|(name, value)| HttpHeader {
-                name: name.as_str().to_owned(),
-                value: String::from_utf8_lossy(value.as_bytes()).into_owned(),
-            })
-            .collect();
-        Ok(Some(HttpResponseHead {
-            status: head.status.as_u16(),
-            headers,
+        let head = self.exchange.response().await?;
+        Ok(head.map(|head| HttpResponseHead {
+            status: head.status,
+            headers: head
+                .headers
+                .into_iter()
+                .map(|(name, value)| HttpHeader {
+                    name,
+                    value: String::from_utf8_lossy(&value).into_owned(),
+                })
+                .collect(),
         }))
     }
 
     /// The next chunk of the response body; `null`/`nil` at its end, or once the client hung
     /// up. An SSE body goes on while its exchange does.
     pub async fn next_chunk(&self) -> Option<Vec<u8>> {
-        let body = self.body.clone();
-        let hung_up = self.hung_up.clone();
-        // On the engine's runtime: the body's stream may need its timers.
-        on_runtime(async move {
-            tokio::select! {
-                biased;
-                () = hung_up.cancelled() => None,
-                chunk = async {
-                    match body.lock().await.as_mut() {
-                        Some(body) => body.next_chunk().await,
-                        None => None,
-                    }
-                } => chunk,
-            }
-        })
-        .await
-        .ok()
-        .flatten()
-        .map(|chunk| chunk.to_vec())
+        self.exchange.next_chunk().await.map(|chunk| chunk.to_vec())
     }
 
     /// The client hung up (or the app stops answering): the response, or the wait for it, is
@@ -274,24 +206,6 @@ impl HttpExchange {
     /// stream can be resumed. (Kotlin's `close()`, the generated `AutoCloseable`'s, only frees
     /// the object; it hangs up too once no call is waiting on it.)
     pub fn hang_up(&self) {
-        self.hung_up.cancel();
-        lock(&self.sender).take();
-        self.stop_answering.abort();
-        let body = self.body.clone();
-        runtime().spawn(async move {
-            body.lock().await.take();
-        });
+        self.exchange.hang_up();
     }
-}
-
-impl Drop for HttpExchange {
-    fn drop(&mut self) {
-        // The answer nobody will read: its request ends as if the client hung up.
-        self.hung_up.cancel();
-        self.stop_answering.abort();
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -242,3 +242,103 @@ async fn dropping_a_modern_response_cancels_the_request() {
     drop(body);
     dropped.notified().await;
 }
+
+/// The step-by-step form bindings use: the body fed, the head and chunks read, a hang-up
+/// mid-stream dropping a 2026-07-28 request's handler.
+#[tokio::test]
+async fn an_exchange_is_driven_step_by_step_and_hung_up() {
+    struct SignalOnDrop(Arc<Notify>);
+    impl Drop for SignalOnDrop {
+        fn drop(&mut self) {
+            self.0.notify_one();
+        }
+    }
+    let dropped = Arc::new(Notify::new());
+    let server = Server::builder("mount", "1")
+        .tool(Tool::new("wait"), {
+            let dropped = dropped.clone();
+            move |ctx: Context, _args: Value| {
+                let guard = SignalOnDrop(dropped.clone());
+                async move {
+                    let _guard = guard;
+                    ctx.progress(1.0, None, None);
+                    std::future::pending::<()>().await;
+                    Ok(ToolOutput::text("never"))
+                }
+            }
+        })
+        .build()
+        .expect("server");
+    let endpoint = server
+        .http_endpoint(HttpOptions::default())
+        .expect("runtime");
+    let headers: [(&[u8], &[u8]); 3] = [
+        (b"host", b"localhost"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+    ];
+
+    let opening = endpoint
+        .exchange("POST", "/mcp", headers, None)
+        .expect("exchange");
+    for chunk in initialize().to_string().as_bytes().chunks(16) {
+        assert!(opening.send_body(Bytes::copy_from_slice(chunk)).await);
+    }
+    opening.end_body();
+    assert!(
+        !opening.send_body(Bytes::from_static(b"x")).await,
+        "no body after its end"
+    );
+    let head = opening
+        .response()
+        .await
+        .expect("head")
+        .expect("not hung up");
+    assert_eq!(head.status, 200);
+    assert!(
+        head.headers
+            .iter()
+            .any(|(name, _)| name == "mcp-session-id")
+    );
+    let mut answer = Vec::new();
+    while let Some(chunk) = opening.next_chunk().await {
+        answer.extend_from_slice(&chunk);
+    }
+    let answer: Value = serde_json::from_slice(&answer).expect("JSON");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "mount");
+    assert!(opening.response().await.is_err(), "the head is taken once");
+
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "wait", "arguments": {},
+        "_meta": {PV: "2026-07-28", CC: {}, "progressToken": "p"}}});
+    let modern: [(&[u8], &[u8]); 6] = [
+        (b"host", b"localhost"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"mcp-protocol-version", b"2026-07-28"),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", b"wait"),
+    ];
+    let waiting = endpoint
+        .exchange("POST", "/mcp", modern, None)
+        .expect("exchange");
+    assert!(waiting.send_body(Bytes::from(call.to_string())).await);
+    waiting.end_body();
+    assert_eq!(
+        waiting
+            .response()
+            .await
+            .expect("head")
+            .expect("live")
+            .status,
+        200
+    );
+    let first = waiting.next_chunk().await.expect("the progress event");
+    assert!(String::from_utf8_lossy(&first).contains("notifications/progress"));
+    waiting.hang_up();
+    assert!(
+        waiting.next_chunk().await.is_none(),
+        "nothing after the hang-up"
+    );
+    dropped.notified().await;
+}

@@ -41,7 +41,8 @@ use tokio_util::task::TaskTracker;
 pub use auth::{AuthRejection, BearerAuth, TokenInfo, TokenValidator};
 pub use events::{EventStore, MemoryEventStore};
 pub use mount::{
-    BodyAborted, ChannelBody, HttpBody, HttpEndpoint, HttpResponse, RequestBodySender,
+    BodyAborted, ChannelBody, HttpBody, HttpEndpoint, HttpExchange, HttpResponse,
+    RequestBodySender, ResponseHead,
 };
 
 use crate::{Error, Server};

@@ -38,6 +38,8 @@ pub struct HttpEndpoint {
     endpoint: Arc<Endpoint>,
     stop: CancellationToken,
     reaper: JoinHandle<()>,
+    /// Where exchanges run their requests and read their bodies (the SSE body has timers).
+    runtime: tokio::runtime::Handle,
 }
 
 impl std::fmt::Debug for HttpEndpoint {
@@ -59,6 +61,7 @@ impl Server {
             endpoint,
             stop,
             reaper,
+            runtime,
         })
     }
 }
@@ -114,6 +117,33 @@ impl HttpEndpoint {
             .body(ChannelBody { rx })
             .map_err(|err| Error::InvalidArgument(format!("bad HTTP request: {err}")))?;
         Ok((request, RequestBodySender { tx }))
+    }
+
+    /// Starts answering one request for a host without Rust futures of its own (a binding):
+    /// the request is handled on the endpoint's runtime while the host feeds its body and then
+    /// reads the response through the returned [`HttpExchange`], whose methods may be awaited
+    /// from any executor. Errors as [`request`](Self::request)'s.
+    pub fn exchange<'a>(
+        &self,
+        method: &str,
+        target: &str,
+        headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+        peer: Option<IpAddr>,
+    ) -> Result<HttpExchange, Error> {
+        let (request, sender) = HttpEndpoint::request(method, target, headers)?;
+        let peer = peer.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let connection = Connection::new(self.endpoint.clone(), peer);
+        let answering = self
+            .runtime
+            .spawn(async move { connection.handle(request).await.map(HttpBody) });
+        Ok(HttpExchange {
+            sender: std::sync::Mutex::new(Some(sender)),
+            stop_answering: answering.abort_handle(),
+            answering: std::sync::Mutex::new(Some(answering)),
+            body: Arc::new(tokio::sync::Mutex::new(None)),
+            hung_up: CancellationToken::new(),
+            runtime: self.runtime.clone(),
+        })
     }
 
     /// Ends every session (their calls in flight finish first, each within the server's
@@ -196,6 +226,142 @@ impl RequestBodySender {
     pub fn abort(self) {
         let _ = self.tx.try_send(Err(BodyAborted));
     }
+}
+
+/// One request of a mounted endpoint, driven step by step by a host (see
+/// [`HttpEndpoint::exchange`]): the body in ([`send_body`](Self::send_body), then
+/// [`end_body`](Self::end_body) or [`abort_body`](Self::abort_body)), the response out
+/// ([`response`](Self::response), then [`next_chunk`](Self::next_chunk) until `None`), and
+/// [`hang_up`](Self::hang_up) when the client went away. Dropping it hangs up too.
+pub struct HttpExchange {
+    sender: std::sync::Mutex<Option<RequestBodySender>>,
+    answering: std::sync::Mutex<Option<JoinHandle<HttpResponse>>>,
+    /// Drops the answering task (the hang-up before the response head).
+    stop_answering: tokio::task::AbortHandle,
+    body: Arc<tokio::sync::Mutex<Option<HttpBody>>>,
+    /// The client went away: chunks still awaited come back as the end.
+    hung_up: CancellationToken,
+    runtime: tokio::runtime::Handle,
+}
+
+/// A response's status and header fields (values as sent: bytes).
+#[derive(Clone, Debug)]
+pub struct ResponseHead {
+    /// The HTTP status.
+    pub status: u16,
+    /// Header names (lower case) and values, in order.
+    pub headers: Vec<(String, Vec<u8>)>,
+}
+
+impl HttpExchange {
+    /// Hands over one body chunk, waiting while the endpoint has not taken the ones before;
+    /// false when it reads no more of the body (it answered already, e.g. 413), or after
+    /// `end_body`/`abort_body`.
+    pub async fn send_body(&self, chunk: Bytes) -> bool {
+        let sender = lock(&self.sender).clone();
+        match sender {
+            Some(sender) => sender.send(chunk).await,
+            None => false,
+        }
+    }
+
+    /// The body is complete.
+    pub fn end_body(&self) {
+        lock(&self.sender).take();
+    }
+
+    /// The client went away before the body was complete (the endpoint answers 400).
+    pub fn abort_body(&self) {
+        if let Some(sender) = lock(&self.sender).take() {
+            sender.abort();
+        }
+    }
+
+    /// The response head once it is ready; `None` when the client hung up first. Taken once:
+    /// a second call is [`Error::InvalidArgument`].
+    pub async fn response(&self) -> Result<Option<ResponseHead>, Error> {
+        let Some(answering) = lock(&self.answering).take() else {
+            return Err(Error::InvalidArgument(
+                "the response was taken already".into(),
+            ));
+        };
+        let response = match answering.await {
+            Ok(response) => response,
+            // The client hung up first: nobody waits for the head.
+            Err(err) if err.is_cancelled() => return Ok(None),
+            Err(err) => {
+                return Err(Error::Transport(std::io::Error::other(format!(
+                    "the endpoint failed: {err}"
+                ))));
+            }
+        };
+        let (head, body) = response.into_parts();
+        {
+            let mut slot = self.body.lock().await;
+            if self.hung_up.is_cancelled() {
+                // The client went away meanwhile: the body (and a 2026-07-28 request with it)
+                // goes now, not when this exchange is freed.
+                return Ok(None);
+            }
+            *slot = Some(body);
+        }
+        let headers = head
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
+            .collect();
+        Ok(Some(ResponseHead {
+            status: head.status.as_u16(),
+            headers,
+        }))
+    }
+
+    /// The next chunk of the response body; `None` at its end, or once the client hung up.
+    pub async fn next_chunk(&self) -> Option<Bytes> {
+        let body = self.body.clone();
+        let hung_up = self.hung_up.clone();
+        // On the endpoint's runtime: an SSE body's keep-alive needs its timers.
+        self.runtime
+            .spawn(async move {
+                tokio::select! {
+                    biased;
+                    () = hung_up.cancelled() => None,
+                    chunk = async {
+                        match body.lock().await.as_mut() {
+                            Some(body) => body.next_chunk().await,
+                            None => None,
+                        }
+                    } => chunk,
+                }
+            })
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// The client hung up: the response (or the wait for it) is dropped, which cancels a
+    /// 2026-07-28 request; an earlier era's call goes on and its stream can be resumed.
+    pub fn hang_up(&self) {
+        self.hung_up.cancel();
+        lock(&self.sender).take();
+        self.stop_answering.abort();
+        let body = self.body.clone();
+        self.runtime.spawn(async move {
+            body.lock().await.take();
+        });
+    }
+}
+
+impl Drop for HttpExchange {
+    fn drop(&mut self) {
+        // The answer nobody will read: its request ends as if the client hung up.
+        self.hung_up.cancel();
+        self.stop_answering.abort();
+    }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The client went away before its request body was complete.
