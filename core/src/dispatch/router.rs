@@ -33,9 +33,9 @@ impl SessionShared {
             Inbound::Request { id, method, params } => {
                 let responder = Responder::new(out.clone(), id, target);
                 // The session (initialize) and discovery come before any rule of the host's.
-                if method != "initialize"
+                if let Some(middlewares) = self.server.middleware.current()
+                    && method != "initialize"
                     && method != "server/discover"
-                    && let Some(middlewares) = self.server.middleware.current()
                 {
                     return self.through_middleware(middlewares, responder, method, params);
                 }
