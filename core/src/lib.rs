@@ -13,6 +13,7 @@ pub mod host;
 mod limiter;
 #[cfg(feature = "env-logs")]
 pub mod logs;
+mod metrics;
 /// Middleware: the host's rules in front of every request ([`Middleware`]) and what they see.
 pub mod middleware {
     pub use crate::dispatch::middleware::{Middleware, Outcome, RequestInfo, Verdict};
@@ -43,6 +44,9 @@ pub use registry::Violation;
 pub use tasks::{TaskStatus, TaskStore, TaskSupport};
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{ErrorCode, ErrorObject, RequestId};
+
+/// The `Content-Type` of [`Server::metrics_text`] (Prometheus text, version 0.0.4).
+pub const METRICS_CONTENT_TYPE: &str = metrics::CONTENT_TYPE;
 
 /// The repository README's examples compile (checked by `cargo test --doc`).
 #[cfg(doctest)]

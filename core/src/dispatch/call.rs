@@ -17,6 +17,7 @@ use super::responder::Responder;
 use crate::InputRequired;
 use crate::cancel::CallCancel;
 use crate::limiter::{Admission, Limiter};
+use crate::metrics::{Limit, Metrics};
 use crate::protocol::{ProtocolVersion, ToolOutput};
 use crate::registry::{RegisteredTool, describe_violations, invalid_arguments_text};
 use crate::tasks::{self, Finished, LiveTask, TaskSupport};
@@ -25,7 +26,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 pub(crate) fn start(
     session: &Arc<SessionShared>,
-    responder: Responder,
+    mut responder: Responder,
     params: Option<Value>,
     version: ProtocolVersion,
     modern: Option<Arc<Envelope>>,
@@ -55,10 +56,11 @@ pub(crate) fn start(
     let Some(tool) = session.server.registry.get(&name) else {
         return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
+    responder.count_tool(tool.series.as_ref());
     let violations = tool.input.violations(&arguments);
     if !violations.is_empty() {
         let text = invalid_arguments_text(&name, &violations);
-        return responder.result(&ToolOutput::error(text).as_result(version));
+        return responder.tool_result(&ToolOutput::error(text), version);
     }
     let mut modern = match modern {
         None => None,
@@ -197,14 +199,14 @@ fn answer(
     match (outcome, &call.modern) {
         (Outcome::Cancelled, _) => responder.suppress(),
         (Outcome::Failed(error), _) => responder.error(*error),
-        (Outcome::Answer(output), None) => responder.result(&output.as_result(version)),
-        (Outcome::Input(_), None) => responder.result(
+        (Outcome::Answer(output), None) => responder.tool_result(&output, version),
+        (Outcome::Input(_), None) => responder.tool_result(
             &ToolOutput::error(format!(
                 "Tool {:?} asked for input the 2026-07-28 way in a session of protocol \
                  version {version}; use ctx.elicit (it waits for the answer there)",
                 tool.def.name
-            ))
-            .as_result(version),
+            )),
+            version,
         ),
         (outcome, Some(m)) => answer_modern(session, responder, m, outcome, version),
     }
@@ -318,7 +320,7 @@ fn answer_modern(
     let answered_cleanly = output.as_ref().is_some_and(|o| !o.is_error);
     let answer = call.answer_signal(&session.server, responder, explicit, answered_cleanly);
     if let (Some(responder), Some(output)) = (answer, output) {
-        responder.result(&output.as_result(version));
+        responder.tool_result(&output, version);
     }
 }
 
@@ -366,30 +368,35 @@ async fn execute(
         .def
         .timeout
         .or(session.server.options.default_tool_timeout);
+    let metrics = &session.server.metrics;
     let work = async {
         // The session's own limit first: calls past it wait there, holding none of the
         // server's slots, so other sessions are served meanwhile.
         let session_limit = session.call_limiter.as_ref();
-        let _session = match admit(session_limit, cancel, || "this session".into()).await {
+        let _session = match admit(metrics, session_limit, cancel, || "this session".into()).await {
             Ok(permit) => permit,
             Err(refused) => return refused,
         };
         // Then the principal's, shared by all its sessions and stateless requests.
         let principal_limit = session.principal_limiter.as_deref();
-        let _principal = match admit(principal_limit, cancel, || "this principal".into()).await {
-            Ok(permit) => permit,
-            Err(refused) => return refused,
-        };
-        let server_limit = Some(&session.server.call_limiter);
-        let _global = match admit(server_limit, cancel, || "the server".into()).await {
-            Ok(permit) => permit,
-            Err(refused) => return refused,
-        };
-        let _per_tool =
-            match admit(tool.limiter.as_ref(), cancel, || format!("tool {name:?}")).await {
+        let _principal =
+            match admit(metrics, principal_limit, cancel, || "this principal".into()).await {
                 Ok(permit) => permit,
                 Err(refused) => return refused,
             };
+        let server_limit = Some(&session.server.call_limiter);
+        let _global = match admit(metrics, server_limit, cancel, || "the server".into()).await {
+            Ok(permit) => permit,
+            Err(refused) => return refused,
+        };
+        let _per_tool = match admit(metrics, tool.limiter.as_ref(), cancel, || {
+            format!("tool {name:?}")
+        })
+        .await
+        {
+            Ok(permit) => permit,
+            Err(refused) => return refused,
+        };
         if cancel.is_cancelled() {
             return None;
         }
@@ -449,6 +456,7 @@ async fn execute(
 /// A slot of `limiter` (none to take when there is no limiter), or how the call ends instead:
 /// refused as busy (`what` names whose limit, made only then), or `None` when cancelled.
 async fn admit(
+    metrics: &Metrics,
     limiter: Option<&Limiter>,
     cancel: &CallCancel,
     what: impl FnOnce() -> String,
@@ -458,11 +466,14 @@ async fn admit(
     };
     match limiter.admit(cancel).await {
         Admission::Admitted(permit) => Ok(Some(permit)),
-        Admission::Overloaded { limit, max_queued } => Err(Some(Outcome::Answer(overloaded(
-            &what(),
-            limit,
-            max_queued,
-        )))),
+        Admission::Overloaded { limit, max_queued } => {
+            metrics.refused(Limit::Calls);
+            Err(Some(Outcome::Answer(overloaded(
+                &what(),
+                limit,
+                max_queued,
+            ))))
+        }
         Admission::Cancelled => Err(None),
     }
 }

@@ -63,6 +63,7 @@ impl SessionShared {
                 "Invalid request: the session is already initialized",
             ));
         }
+        self.count_live();
         responder.result(&self.server.initialize_result(version));
     }
 

@@ -36,9 +36,8 @@ pub(crate) enum Family {
 }
 
 impl Method {
-    /// Every method, for tests and listings.
-    #[cfg(test)]
-    const ALL: [Method; 18] = [
+    /// Every method, in the order of their metrics.
+    pub(crate) const ALL: [Method; 18] = [
         Method::Initialize,
         Method::Ping,
         Method::ToolsList,

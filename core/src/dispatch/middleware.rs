@@ -263,8 +263,6 @@ pub(crate) struct Observer {
     middlewares: Arc<[Arc<dyn Middleware>]>,
     request: Arc<RequestInfo>,
     started: Instant,
-    refused: bool,
-    error: Option<ErrorCode>,
 }
 
 impl Observer {
@@ -273,30 +271,7 @@ impl Observer {
             middlewares,
             request,
             started: Instant::now(),
-            refused: false,
-            error: None,
         }
-    }
-
-    pub(crate) fn mark_refused(&mut self) {
-        self.refused = true;
-    }
-
-    /// The request is answered with an error of this code.
-    pub(crate) fn mark_error(&mut self, code: ErrorCode) {
-        self.error = Some(code);
-    }
-
-    /// How it ended, from what was marked and the answer `frame` (`None`: no answer). Read
-    /// before the frame is sent; told to the middlewares after.
-    pub(crate) fn outcome(&self, frame: Option<&str>) -> Outcome {
-        if self.refused {
-            return Outcome::Refused;
-        }
-        if let Some(code) = self.error {
-            return Outcome::Error(code);
-        }
-        classify(frame)
     }
 
     /// Tells every middleware; a middleware's panic is caught (the answer is out already).
@@ -313,54 +288,9 @@ impl Observer {
     }
 }
 
-/// The outcome a result frame says, by a scan of the engine's own compact JSON (no parse:
-/// answers can be megabytes). Errors are marked where they are sent.
-fn classify(frame: Option<&str>) -> Outcome {
-    let Some(frame) = frame else {
-        return Outcome::Cancelled;
-    };
-    let has = |needle: &str| memchr::memmem::find(frame.as_bytes(), needle.as_bytes()).is_some();
-    if has(r#""resultType":"input_required""#) {
-        Outcome::InputRequired
-    } else if has(r#""resultType":"task""#) {
-        Outcome::TaskCreated
-    } else if has(r#""isError":true"#) {
-        Outcome::ToolError
-    } else {
-        Outcome::Result
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn answers_are_classified() {
-        assert_eq!(classify(None), Outcome::Cancelled);
-        assert_eq!(
-            classify(Some(
-                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}"#
-            )),
-            Outcome::InputRequired
-        );
-        assert_eq!(
-            classify(Some(
-                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","task":{}}}"#
-            )),
-            Outcome::TaskCreated
-        );
-        assert_eq!(
-            classify(Some(
-                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#
-            )),
-            Outcome::ToolError
-        );
-        assert_eq!(
-            classify(Some(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#)),
-            Outcome::Result
-        );
-    }
 
     #[test]
     fn verdicts_are_read_from_json_and_mistakes_named() {

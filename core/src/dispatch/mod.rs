@@ -17,7 +17,7 @@ mod catalog;
 mod context;
 mod exchange;
 mod lifecycle;
-mod method;
+pub(crate) mod method;
 pub(crate) mod middleware;
 pub(crate) mod modern;
 mod paging;

@@ -9,9 +9,13 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::middleware::Observer;
+use super::middleware::{Observer, Outcome};
 use super::modern::ModernStamp;
-use crate::wire::{ErrorObject, RequestId, error_frame, result_frame, result_frame_with};
+use crate::metrics::{AnswerKind, Metered, Series};
+use crate::protocol::{ProtocolVersion, ToolOutput};
+use crate::wire::{
+    ErrorCode, ErrorObject, RequestId, error_frame, result_frame, result_frame_with,
+};
 
 /// The bytes of a session's outbound frames not yet taken by its writer. A transport that
 /// cannot write (a client that stopped reading) sees it grow, and stops reading new requests
@@ -358,6 +362,12 @@ pub(crate) struct Responder {
     stamp: Option<(Arc<ModernStamp>, bool)>,
     /// The middlewares that hear how it ended, when there are any.
     observer: Option<Box<Observer>>,
+    /// Where it is counted, when metrics are on.
+    metered: Option<Metered>,
+    /// What kind of answer a result is (set where that is known: an `isError` tool result, an
+    /// input-required round, a task), and the code of an error answer.
+    ending: AnswerKind,
+    error_code: Option<ErrorCode>,
 }
 
 impl Responder {
@@ -369,7 +379,29 @@ impl Responder {
             done: false,
             stamp: None,
             observer: None,
+            metered: None,
+            ending: AnswerKind::Result,
+            error_code: None,
         }
+    }
+
+    /// Counted in the server's metrics from now until its answer.
+    pub(crate) fn metered(mut self, metered: Option<Metered>) -> Self {
+        self.metered = metered;
+        self
+    }
+
+    /// A `tools/call` of the tool that counts in `series`, too.
+    pub(crate) fn count_tool(&mut self, series: Option<&Arc<Series>>) {
+        if let (Some(metered), Some(series)) = (&mut self.metered, series) {
+            metered.of_tool(series.clone());
+        }
+    }
+
+    /// Its result, when it is one, is of this kind.
+    pub(crate) fn ending(mut self, ending: AnswerKind) -> Self {
+        self.ending = ending;
+        self
     }
 
     /// The middlewares' `after` hears how this request ends.
@@ -378,11 +410,9 @@ impl Responder {
         self
     }
 
-    /// The middlewares' `after` hears that one of them refused it.
+    /// One of the middlewares refused it.
     pub(crate) fn refused(mut self) -> Self {
-        if let Some(observer) = &mut self.observer {
-            observer.mark_refused();
-        }
+        self.ending = AnswerKind::Refused;
         self
     }
 
@@ -405,6 +435,14 @@ impl Responder {
     /// Where this request's related frames (progress, logs, requests to the client) go.
     pub(crate) fn out(&self) -> &OutboundSender {
         &self.out
+    }
+
+    /// Answers a tool's output (counted as a tool error when it is one).
+    pub(crate) fn tool_result(mut self, output: &ToolOutput, version: ProtocolVersion) {
+        if output.is_error && self.ending == AnswerKind::Result {
+            self.ending = AnswerKind::ToolError;
+        }
+        self.result(&output.as_result(version));
     }
 
     pub(crate) fn result<T: Serialize + ?Sized>(mut self, result: &T) {
@@ -486,8 +524,9 @@ impl Responder {
     }
 
     pub(crate) fn error(mut self, error: ErrorObject) {
-        if let Some(observer) = &mut self.observer {
-            observer.mark_error(error.code);
+        if self.ending != AnswerKind::Refused {
+            self.ending = AnswerKind::of_error(error.code);
+            self.error_code = Some(error.code);
         }
         let frame = error_frame(Some(&self.id), &error);
         self.deliver(Some(frame));
@@ -500,18 +539,36 @@ impl Responder {
 
     fn deliver(&mut self, frame: Option<String>) {
         self.done = true;
-        let observed = self
-            .observer
-            .take()
-            .map(|observer| (observer.outcome(frame.as_deref()), observer));
+        let ending = if frame.is_none() {
+            AnswerKind::Cancelled
+        } else {
+            self.ending
+        };
         match &self.target {
             ReplyTarget::Direct => self.out.answer(frame),
             ReplyTarget::Batch(collector) => collector.complete(frame),
         }
         // After the answer is out: what a middleware does then cannot hold it up or lose it.
-        if let Some((outcome, observer)) = observed {
-            observer.finish(outcome);
+        if let Some(metered) = self.metered.take() {
+            metered.ended(ending);
         }
+        if let Some(observer) = self.observer.take() {
+            observer.finish(outcome_of(ending, self.error_code));
+        }
+    }
+}
+
+/// The outcome middlewares hear for an answer counted as `ending`.
+fn outcome_of(ending: AnswerKind, error_code: Option<ErrorCode>) -> Outcome {
+    match (ending, error_code) {
+        (AnswerKind::Result, _) => Outcome::Result,
+        (AnswerKind::ToolError, _) => Outcome::ToolError,
+        (AnswerKind::InputRequired, _) => Outcome::InputRequired,
+        (AnswerKind::TaskCreated, _) => Outcome::TaskCreated,
+        (AnswerKind::Cancelled, _) => Outcome::Cancelled,
+        (AnswerKind::Refused, _) => Outcome::Refused,
+        (_, Some(code)) => Outcome::Error(code),
+        (_, None) => Outcome::Error(ErrorCode::INTERNAL_ERROR),
     }
 }
 

@@ -31,7 +31,8 @@ impl SessionShared {
     fn dispatch(self: &Arc<Self>, message: Inbound, target: ReplyTarget, out: &OutboundSender) {
         match message {
             Inbound::Request { id, method, params } => {
-                let responder = Responder::new(out.clone(), id, target);
+                let metered = self.server.metrics.request(&method);
+                let responder = Responder::new(out.clone(), id, target).metered(metered);
                 // The session (initialize) and discovery come before any rule of the host's.
                 if let Some(middlewares) = self.server.middleware.current()
                     && method != "initialize"
@@ -142,6 +143,7 @@ impl SessionShared {
         // A middleware awaits. Meanwhile the request counts as waiting, against the bound all
         // waiting calls share, and is in flight, so a cancel or the session's end reaches it.
         let Some(waiting) = WaitingSlot::take(&self.server) else {
+            self.server.metrics.refused(crate::metrics::Limit::Calls);
             let busy = ErrorObject::new(
                 crate::wire::ErrorCode(-32000),
                 "Server busy: too many requests wait for middleware; retry later".to_owned(),

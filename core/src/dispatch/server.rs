@@ -11,6 +11,7 @@ use crate::catalog::{
 };
 use crate::changes::{ChangeBus, LocalChangeBus};
 use crate::limiter::{Limiter, PrincipalLimiters};
+use crate::metrics::{Gauges, Metrics};
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Tool};
 use crate::registry::ToolRegistry;
 use crate::tasks::{MemoryTaskStore, TaskSettings, TaskStore, Tasks};
@@ -106,6 +107,10 @@ pub struct ServerOptions {
     /// Tasks one principal (or, without authentication, everyone together) may hold at once
     /// (default 1,000).
     pub max_tasks_per_principal: usize,
+    /// Count requests, calls by tool, refusals by limit, sessions and streams for
+    /// [`Server::metrics`] and [`Server::metrics_text`] (default true; a few atomic additions
+    /// per request).
+    pub metrics: bool,
 }
 
 impl Default for ServerOptions {
@@ -140,6 +145,7 @@ impl Default for ServerOptions {
             task_poll_interval: Duration::from_secs(1),
             max_tasks: 10_000,
             max_tasks_per_principal: 1_000,
+            metrics: true,
         }
     }
 }
@@ -166,6 +172,7 @@ pub(crate) struct ServerInner {
     pub(crate) tasks: Arc<Tasks>,
     /// The host's rules in front of every request.
     pub(crate) middleware: super::middleware::Chain,
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 impl ServerInner {
@@ -207,6 +214,15 @@ impl ServerInner {
             capabilities["extensions"] = json!({ crate::tasks::EXTENSION: {} });
         }
         capabilities
+    }
+
+    /// The gauges read from where they are kept, for the metrics.
+    pub(crate) fn gauges(&self) -> Gauges {
+        Gauges {
+            queued_calls: self.queued_calls.load(std::sync::atomic::Ordering::Relaxed) as u64,
+            listen_streams: self.listeners.open() as u64,
+            tasks: self.tasks.running_here() as u64,
+        }
     }
 
     /// The `InitializeResult` for `version`.
@@ -272,6 +288,24 @@ impl Server {
             task_store: None,
             middleware: Vec::new(),
         }
+    }
+
+    /// What the server has done and is doing, as JSON: by method (`methods`) and by tool
+    /// (`tools`) the calls, how they ended (`outcomes`: `result`, `tool_error`, `invalid_params`,
+    /// `cancelled`, `refused`…), a latency histogram (`latency`: `count`, `sumSeconds`, cumulative
+    /// `buckets` of `le` seconds) and `inFlight`; `callsInFlight`, `callsQueued`, `refused` by
+    /// limit, live `sessions`, open SSE `streams`, `listenStreams` and `tasks`. Counted since the
+    /// server was built ([`ServerOptions::metrics`]; when off, only the gauges kept anyway).
+    pub fn metrics(&self) -> Value {
+        self.inner.metrics.snapshot(&self.inner.gauges())
+    }
+
+    /// The same in the Prometheus text exposition format (0.0.4) to serve to a scraper:
+    /// `toolwire_requests_total{method,outcome}`, `toolwire_request_duration_seconds{method}`,
+    /// `toolwire_tool_calls_total{tool,outcome}`, `toolwire_refused_total{limit}`… Its
+    /// `Content-Type` is [`METRICS_CONTENT_TYPE`](crate::METRICS_CONTENT_TYPE).
+    pub fn metrics_text(&self) -> String {
+        self.inner.metrics.text(&self.inner.gauges())
     }
 
     /// Puts `middleware` in front of every request from now on, after those added before it
@@ -538,7 +572,8 @@ impl ServerBuilder {
                 "page_size must be at least 1".into(),
             ));
         }
-        let registry = ToolRegistry::new(options.max_queued_calls);
+        let metrics = Metrics::new(options.metrics);
+        let registry = ToolRegistry::new(options.max_queued_calls, metrics.clone());
         for (tool, handler) in self.tools {
             registry.insert(registry.prepare(tool, handler)?)?;
         }
@@ -599,6 +634,7 @@ impl ServerBuilder {
                 max_tasks: options.max_tasks,
                 max_per_principal: options.max_tasks_per_principal,
             },
+            metrics.clone(),
         ));
         let queued_calls: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
         let mut inner = ServerInner {
@@ -627,6 +663,7 @@ impl ServerBuilder {
             changes,
             tasks,
             middleware: super::middleware::Chain::default(),
+            metrics,
             options,
         };
         for middleware in self.middleware {

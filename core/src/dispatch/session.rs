@@ -22,6 +22,7 @@ use crate::Error;
 use crate::cancel::CallCancel;
 use crate::host::{CallTask, HostHooks};
 use crate::limiter::Limiter;
+use crate::metrics::LiveGauge;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
 use crate::wire::{ErrorObject, RequestId, error_frame, parse_frame};
 
@@ -64,6 +65,8 @@ pub(crate) struct SessionShared {
     /// This session's share of the server's call slots; none for a session made for one
     /// exchange (it has one request).
     pub(crate) call_limiter: Option<Limiter>,
+    /// Counts this session among the server's live ones, from `initialize` until it ends.
+    pub(super) counted: Mutex<Option<LiveGauge>>,
 }
 
 /// One client's session. Cheap to clone; clones refer to the same session.
@@ -236,6 +239,7 @@ impl Session {
         }
         shared.peer.close_all();
         shared.shutdown.cancel();
+        shared.uncount();
     }
 
     /// Ends the session at once: every call is cancelled and nothing more is sent.
@@ -244,6 +248,7 @@ impl Session {
         self.shared.cancel_all();
         self.shared.peer.close_all();
         self.shared.shutdown.cancel();
+        self.shared.uncount();
     }
 }
 
@@ -270,6 +275,7 @@ impl SessionShared {
             server: server.inner.clone(),
             out,
             negotiated: OnceLock::new(),
+            counted: Mutex::new(None),
             modern: AtomicBool::new(false),
             principal: None,
             principal_limiter: None,
@@ -296,6 +302,22 @@ impl SessionShared {
             .map(|principal| self.server.principal_limiters.of(principal));
         self.principal = principal;
         self
+    }
+}
+
+impl SessionShared {
+    /// Counted among the live sessions from now (`initialize` succeeded).
+    pub(super) fn count_live(&self) {
+        *self.counted.lock().unwrap_or_else(|e| e.into_inner()) =
+            self.server.metrics.session_opened();
+    }
+
+    /// No longer counted live: it ended.
+    fn uncount(&self) {
+        self.counted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 }
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use crate::changes::{Change, ChangeBus};
 use crate::limiter::Limiter;
+use crate::metrics::{Metrics, Series};
 use crate::protocol::tool::valid_tool_name;
 use crate::protocol::{ProtocolVersion, Tool};
 use crate::{Error, ToolHandler};
@@ -28,6 +29,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) param_headers: Vec<ParamHeader>,
     /// The `tools/list` entry, serialised once per protocol version on first use.
     listing: [OnceLock<String>; ProtocolVersion::ALL.len()],
+    /// Where its calls are counted (`None`: metrics off).
+    pub(crate) series: Option<Arc<Series>>,
 }
 
 impl RegisteredTool {
@@ -118,6 +121,8 @@ pub(crate) struct ToolRegistry {
     /// Compiled schemas by their JSON text: tools with the same schema share one validator
     /// (a compiled validator costs kilobytes; servers often repeat a schema across tools).
     schemas: Mutex<SchemaCache>,
+    /// The server's metrics, where each tool gets its series.
+    metrics: Arc<Metrics>,
 }
 
 #[derive(Default)]
@@ -128,12 +133,13 @@ struct SchemaCache {
 }
 
 impl ToolRegistry {
-    pub(crate) fn new(max_queued: usize) -> Self {
+    pub(crate) fn new(max_queued: usize, metrics: Arc<Metrics>) -> Self {
         ToolRegistry {
             tools: RwLock::new(Arc::new(BTreeMap::new())),
             changes: OnceLock::new(),
             max_queued,
             schemas: Mutex::default(),
+            metrics,
         }
     }
 
@@ -185,6 +191,7 @@ impl ToolRegistry {
             Some(limit) => Some(Limiter::new(limit, self.max_queued)),
             None => None,
         };
+        let series = self.metrics.tool_series(&def.name);
         Ok(RegisteredTool {
             def,
             input,
@@ -193,6 +200,7 @@ impl ToolRegistry {
             limiter,
             param_headers,
             listing: Default::default(),
+            series,
         })
     }
 
@@ -268,7 +276,7 @@ mod tests {
 
     #[test]
     fn tools_with_one_schema_share_its_validator() {
-        let registry = ToolRegistry::new(16);
+        let registry = ToolRegistry::new(16, Metrics::new(true));
         let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
         let a = registry
             .prepare(tool("a", schema.clone()), Arc::new(noop))
@@ -286,7 +294,7 @@ mod tests {
 
     #[test]
     fn a_schema_no_tool_uses_any_more_is_compiled_again() {
-        let registry = ToolRegistry::new(16);
+        let registry = ToolRegistry::new(16, Metrics::new(true));
         let schema = json!({"type": "object", "required": ["x"]});
         let first = registry
             .prepare(tool("a", schema.clone()), Arc::new(noop))
@@ -303,7 +311,7 @@ mod tests {
 
     #[test]
     fn an_invalid_schema_is_refused_every_time() {
-        let registry = ToolRegistry::new(16);
+        let registry = ToolRegistry::new(16, Metrics::new(true));
         for _ in 0..2 {
             let refused = registry.prepare(tool("a", json!({"type": "string"})), Arc::new(noop));
             assert!(matches!(refused, Err(Error::InvalidSchema { .. })));

@@ -96,6 +96,7 @@ pub(crate) struct Tasks {
     settings: TaskSettings,
     /// Set once the reaper runs (it starts with the first task, on the runtime serving it).
     reaper: AtomicBool,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Tasks {
@@ -103,6 +104,7 @@ impl Tasks {
         store: Arc<dyn TaskStore>,
         changes: Arc<dyn ChangeBus>,
         settings: TaskSettings,
+        metrics: Arc<crate::metrics::Metrics>,
     ) -> Self {
         Tasks {
             store,
@@ -110,7 +112,13 @@ impl Tasks {
             running: Mutex::default(),
             settings,
             reaper: AtomicBool::new(false),
+            metrics,
         }
+    }
+
+    /// Tasks whose handler runs in this process now.
+    pub(crate) fn running_here(&self) -> usize {
+        self.running().len()
     }
 
     /// Changes the stored task and announces it, if it exists and has not ended.
@@ -175,7 +183,10 @@ impl Tasks {
                 self.settings.max_per_principal,
             )
             .map_err(|err| match err {
-                Error::Busy(why) => why,
+                Error::Busy(why) => {
+                    self.metrics.refused(crate::metrics::Limit::Tasks);
+                    why
+                }
                 other => other.to_string(),
             })?;
         if !record.status.is_terminal() {

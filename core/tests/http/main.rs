@@ -7,6 +7,7 @@ mod auth;
 mod bodies;
 mod framing;
 mod fuzz;
+mod metrics;
 mod modern;
 mod modes;
 mod mount;

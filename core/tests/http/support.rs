@@ -283,7 +283,18 @@ impl Conn {
         headers: &[(&str, &str)],
         body: &str,
     ) -> Response<Incoming> {
-        let mut request = Request::builder().method(method).uri("/mcp");
+        self.send_to("/mcp", method, headers, body).await
+    }
+
+    /// [`send`](Self::send) to another path.
+    pub(crate) async fn send_to(
+        &mut self,
+        path: &str,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Response<Incoming> {
+        let mut request = Request::builder().method(method).uri(path);
         if !headers.iter().any(|(name, _)| *name == "host") {
             request = request.header("host", self.host.as_str());
         }

@@ -49,7 +49,6 @@ impl Listeners {
     }
 
     /// Listen streams open now.
-    #[cfg(test)]
     pub(crate) fn open(&self) -> usize {
         self.open.load(Ordering::Relaxed)
     }
@@ -191,6 +190,10 @@ pub(crate) fn start(
         filter.uris.clear();
     }
     let Some(slot) = session.server.listeners.admit() else {
+        session
+            .server
+            .metrics
+            .refused(crate::metrics::Limit::ListenStreams);
         // -32603 (HTTP 500): the server's own limit, not the request's fault.
         return responder.unstamped().error(ErrorObject::internal(format!(
             "Internal error: the server has {} listen streams open, its limit; retry later",

@@ -34,6 +34,7 @@ use super::SessionShared;
 use super::method::Method;
 use super::responder::Responder;
 use super::server::ServerInner;
+use crate::metrics::AnswerKind;
 use crate::protocol::ProtocolVersion;
 use crate::wire::ErrorObject;
 
@@ -274,8 +275,16 @@ pub(crate) fn answer_typed(
     responder: Responder,
     mut result: Map<String, Value>,
 ) {
+    let ending = match result.get("resultType").and_then(Value::as_str) {
+        Some("input_required") => AnswerKind::InputRequired,
+        Some("task") => AnswerKind::TaskCreated,
+        _ => AnswerKind::Result,
+    };
     server.modern_stamp.apply(&mut result, false);
-    responder.unstamped().result(&Value::Object(result));
+    responder
+        .unstamped()
+        .ending(ending)
+        .result(&Value::Object(result));
 }
 
 /// A 2026-07-28 tool call, prompt or read: its envelope, what came back this round, and what

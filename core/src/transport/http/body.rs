@@ -35,6 +35,8 @@ pub(crate) struct SseBody {
     pending: Option<Arc<AtomicUsize>>,
     /// Bytes sent and not yet taken by the connection, when the writer bounds them.
     pending_bytes: Option<Arc<AtomicUsize>>,
+    /// Counts the stream among the server's open ones while the connection holds it.
+    _open: Option<crate::metrics::LiveGauge>,
 }
 
 impl SseBody {
@@ -44,7 +46,14 @@ impl SseBody {
             keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
             pending: None,
             pending_bytes: None,
+            _open: None,
         }
+    }
+
+    /// Counted open (a gauge of the server's metrics) until the connection drops it.
+    pub(crate) fn counted(mut self, open: Option<crate::metrics::LiveGauge>) -> Self {
+        self._open = open;
+        self
     }
 
     /// Counts down `pending_bytes` by each chunk's size as the connection takes it.

@@ -4,6 +4,7 @@
     reason = "the Err side is the refusal to send, built once on a rare path"
 )]
 
+use crate::metrics::Limit;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -140,6 +141,23 @@ impl Endpoint {
         })
     }
 
+    pub(super) fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// `GET` on the metrics path: the Prometheus text.
+    fn metrics_reply(&self, method: &Method) -> Reply {
+        if method != Method::GET {
+            return method_not_allowed("GET");
+        }
+        let mut reply = Response::new(Body::full(self.server.metrics_text()));
+        reply.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(crate::METRICS_CONTENT_TYPE),
+        );
+        reply
+    }
+
     async fn handle<B: RequestBody>(&self, connection: &Connection, request: Request<B>) -> Reply {
         let headers = request.headers();
         if let Some(why) = ambiguous_framing(headers) {
@@ -175,6 +193,9 @@ impl Endpoint {
             } else {
                 method_not_allowed("GET")
             };
+        }
+        if !self.mounted && self.options.metrics_path.as_deref() == Some(path) {
+            return self.metrics_reply(request.method());
         }
         if !self.mounted && path != self.options.path {
             return refusal(StatusCode::NOT_FOUND, "Not Found");
@@ -362,6 +383,7 @@ impl Endpoint {
                         }
                     }
                     Admission::ClientFull => {
+                        self.server.inner.metrics.refused(Limit::Sessions);
                         http_session.terminate();
                         return retry_later(
                             StatusCode::TOO_MANY_REQUESTS,
@@ -373,6 +395,7 @@ impl Endpoint {
                         );
                     }
                     Admission::TableFull => {
+                        self.server.inner.metrics.refused(Limit::Sessions);
                         http_session.terminate();
                         return retry_later(
                             StatusCode::SERVICE_UNAVAILABLE,
@@ -452,7 +475,7 @@ impl Endpoint {
     fn sse_reply(&self, sse: &SseStream, priming: bool) -> Reply {
         let (connection, body) = self.outlet();
         sse.attach(connection, priming);
-        sse_response(body)
+        sse_response(body.counted(self.server.inner.metrics.stream_opened()))
     }
 
     /// A new connection's end of an SSE stream, bounded by `max_sse_buffered_bytes`.
@@ -518,7 +541,7 @@ impl Endpoint {
                 .is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
             http_session.standalone.attach(connection, priming);
         }
-        sse_response(body)
+        sse_response(body.counted(self.server.inner.metrics.stream_opened()))
     }
 
     /// Replays a finished POST stream from the store; false if it is not there. The body ends

@@ -150,6 +150,12 @@ pub struct HttpOptions {
     pub event_store: Arc<dyn EventStore>,
     /// Require a bearer token on every request (default: none).
     pub auth: Option<BearerAuth>,
+    /// Serve the server's metrics to `GET` on this path, in the Prometheus text format
+    /// ([`Server::metrics_text`]), e.g. `/metrics` (default: none). The Host and Origin guard
+    /// applies; a bearer token is not asked for (scrapers rarely carry one): serve it where
+    /// only your scraper reaches, or leave it off and serve `metrics_text` yourself. Not
+    /// served by a mounted endpoint (the app serves its own routes).
+    pub metrics_path: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -172,6 +178,7 @@ impl Default for HttpOptions {
             sse_keep_alive: Some(Duration::from_secs(15)),
             event_store: Arc::new(MemoryEventStore::default()),
             auth: None,
+            metrics_path: None,
         }
     }
 }
@@ -192,6 +199,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_connections", &self.max_connections)
             .field("max_sse_buffered_bytes", &self.max_sse_buffered_bytes)
             .field("auth", &self.auth.is_some())
+            .field("metrics_path", &self.metrics_path)
             .finish_non_exhaustive()
     }
 }
@@ -254,6 +262,13 @@ impl Server {
             return Err(Error::InvalidArgument(format!(
                 "the HTTP path must start with '/': {:?}",
                 options.path
+            )));
+        }
+        if let Some(metrics) = &options.metrics_path
+            && (!metrics.starts_with('/') || *metrics == options.path)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "the metrics path must start with '/' and differ from the MCP path: {metrics:?}"
             )));
         }
         let local_addr = listener.local_addr().map_err(Error::Transport)?;
@@ -377,6 +392,11 @@ async fn accept_loop(
                 limit = limits.max_connections,
                 "refused a connection past the limit"
             );
+            endpoint
+                .server()
+                .inner
+                .metrics
+                .refused(crate::metrics::Limit::Connections);
             connections.spawn(refuse_connection(socket));
             continue;
         }

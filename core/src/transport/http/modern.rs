@@ -309,7 +309,7 @@ pub(super) async fn post(
         let _guard = guard;
         stream_out(&session, ready, items, &tx, &pending, backlog, &stop).await;
     });
-    sse_response(body)
+    sse_response(body.counted(server.inner.metrics.stream_opened()))
 }
 
 /// Forwards the exchange's frames to its SSE body until the answer, the client's going, or a
