@@ -109,6 +109,7 @@ impl NativeHttpServer {
             body_read_timeout_ms: init.body_read_timeout_ms.map(u64::from),
             max_connections: init.max_connections.map(|limit| limit as usize),
             max_sse_buffered_bytes: init.max_sse_buffered_bytes.map(|bytes| bytes as usize),
+            metrics_path: None,
         };
         let auth = AuthInit {
             validator: token_validator,

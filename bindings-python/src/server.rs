@@ -39,7 +39,8 @@ impl NativeServer {
                         max_concurrent_calls_per_session=None,
                         max_concurrent_calls_per_principal=None, max_outbound_bytes=None,
                         max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
-                        request_state_keys=None, modern_only=false, sync_handler_threads=None))]
+                        request_state_keys=None, modern_only=false, sync_handler_threads=None,
+                        metrics=true))]
     #[expect(
         clippy::too_many_arguments,
         reason = "mirrors the Python constructor's keywords"
@@ -62,6 +63,7 @@ impl NativeServer {
         request_state_keys: Option<Vec<String>>,
         modern_only: bool,
         sync_handler_threads: Option<usize>,
+        metrics: bool,
     ) -> PyResult<Self> {
         if let Some(threads) = sync_handler_threads {
             crate::threads::check_threads(threads).map_err(PyValueError::new_err)?;
@@ -87,6 +89,7 @@ impl NativeServer {
         if let Some(limit) = max_outbound_bytes {
             options.max_outbound_bytes = limit;
         }
+        options.metrics = metrics;
         toolwire::host::ModernSettings {
             cache_ttl_ms,
             cache_scope,
@@ -228,6 +231,16 @@ impl NativeServer {
         self.server.add_prompt_arc(def, handler).map_err(to_py_err)
     }
 
+    /// What the server has done and is doing (see core's `Server::metrics`).
+    fn metrics(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::convert::to_py(py, &self.server.metrics())
+    }
+
+    /// The metrics in the Prometheus text format.
+    fn metrics_text(&self) -> String {
+        self.server.metrics_text()
+    }
+
     /// Puts a middleware in front of every request: `before(request, decide)` starts it and
     /// returns at once (`decide(verdict)` follows), `after(outcome)` once the answer is out.
     fn add_middleware(&self, before: Py<PyAny>, after: Py<PyAny>) {
@@ -274,7 +287,7 @@ impl NativeServer {
     #[pyo3(signature = (bridge, host, port, path, stateless, response_mode, json_response, allowed_hosts,
                         allowed_origins, max_sessions, max_sessions_per_client, session_idle_timeout_ms,
                         header_read_timeout_ms, body_read_timeout_ms, max_connections, max_sse_buffered_bytes,
-                        token_validator, authorization_servers, resource_url))]
+                        token_validator, authorization_servers, resource_url, metrics_path=None))]
     #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
     fn serve_http(
         &self,
@@ -298,6 +311,7 @@ impl NativeServer {
         token_validator: Option<Py<PyAny>>,
         authorization_servers: Vec<String>,
         resource_url: Option<String>,
+        metrics_path: Option<String>,
     ) -> PyResult<NativeHttpServer> {
         let settings = HttpSettings {
             path: Some(path.clone()),
@@ -313,6 +327,7 @@ impl NativeServer {
             body_read_timeout_ms,
             max_connections,
             max_sse_buffered_bytes,
+            metrics_path,
         };
         let options = http_options(
             settings,
@@ -383,6 +398,7 @@ impl NativeServer {
             body_read_timeout_ms,
             max_connections: None,
             max_sse_buffered_bytes,
+            metrics_path: None,
         };
         let options = http_options(
             settings,

@@ -184,6 +184,7 @@ pub(crate) fn endpoint_settings(options: EndpointSettings) -> HttpSettings {
         body_read_timeout_ms: options.body_read_timeout_ms,
         max_connections: None,
         max_sse_buffered_bytes: options.max_sse_buffered_bytes.map(|bytes| bytes as usize),
+        metrics_path: None,
     }
 }
 

@@ -39,6 +39,20 @@ fn dispatch(c: &mut Criterion) {
         })
     });
 
+    // The same with the engine's metrics off: what counting costs on the hot path.
+    let mut unmetered = ServerOptions::default();
+    unmetered.metrics = false;
+    let quiet = toolwire_demo::build_server_full(unmetered, 100).expect("demo server");
+    let (quiet_session, mut quiet_outbound) = connect(&rt, &quiet);
+    c.bench_function("tools/call echo (round trip, metrics off)", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                quiet_session.handle_frame(black_box(call));
+                black_box(quiet_outbound.recv().await.unwrap());
+            })
+        })
+    });
+
     let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     c.bench_function("tools/list 104 tools", |b| {
         b.iter(|| {

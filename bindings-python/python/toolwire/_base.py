@@ -107,6 +107,20 @@ class ServerBase:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._lifespan = Lifespan(lifespan)
 
+    def metrics(self) -> dict[str, Any]:
+        """What the server has done and is doing: by method (`"methods"`) and by tool
+        (`"tools"`) the `calls`, `inFlight`, how they ended (`"outcomes"`: `result`,
+        `tool_error`, `invalid_params`, `cancelled`, `refused`, …) and a latency histogram
+        (`"latency"`: `count`, `sumSeconds`, cumulative `buckets` of `le` seconds); then
+        `callsInFlight`, `callsQueued`, `refused` by limit, live `sessions`, open SSE `streams`,
+        `listenStreams` and `tasks` running. Counted since the server was made."""
+        return self._native.metrics()
+
+    def metrics_text(self) -> str:
+        """The metrics in the Prometheus text format (0.0.4), to serve on a route of your
+        own (`serve_http(metrics_path="/metrics")` serves them itself)."""
+        return self._native.metrics_text()
+
     async def __aenter__(self) -> Any:
         """`async with server:` enters the lifespan (serving does too, for as long as it
         serves); a transport of your own (`session()`) serves inside such a block."""

@@ -45,6 +45,7 @@ class HttpMixin(ServerBase):
         token_validator: Optional[Callable[[str], Optional[dict[str, Any]]]] = None,
         authorization_servers: Optional[list[str]] = None,
         resource_url: Optional[str] = None,
+        metrics_path: Optional[str] = None,
     ) -> HttpServer:
         """Serves Streamable HTTP at `http://host:port/path` and returns the running server's
         handle once it listens (port 0 picks one; see `HttpServer.url`); `async def` tools run
@@ -71,6 +72,8 @@ class HttpMixin(ServerBase):
         `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
         token (401 otherwise, pointing at the metadata that names `authorization_servers`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
+        `metrics_path` (e.g. `"/metrics"`) serves `metrics_text()` to GET there, for Prometheus
+        (Host and Origin checked, no token asked).
         """
         check_counts(
             max_sessions=max_sessions,
@@ -112,6 +115,7 @@ class HttpMixin(ServerBase):
                 None if token_validator is None else _token_check(token_validator),
                 list(authorization_servers or []),
                 resource_url,
+                metrics_path,
             )
         except BaseException:
             loop.remove_reader(bridge.fileno())

@@ -155,7 +155,10 @@ class NativeServer:
         request_state_keys: Optional[list[str]] = None,
         modern_only: bool = False,
         sync_handler_threads: Optional[int] = None,
+        metrics: bool = True,
     ) -> None: ...
+    def metrics(self) -> dict[str, Any]: ...
+    def metrics_text(self) -> str: ...
     def add_tool(
         self,
         definition: dict[str, Any],
@@ -206,6 +209,7 @@ class NativeServer:
         token_validator: Optional[Callable[[dict[str, Any]], Any]],
         authorization_servers: list[str],
         resource_url: Optional[str],
+        metrics_path: Optional[str] = None,
     ) -> NativeHttpServer: ...
     def add_middleware(
         self,

@@ -183,6 +183,8 @@ class Server(CatalogMixin, HttpMixin):
             `requestState` between MRTR rounds; the first seals, all open. Default: one random
             key per process, so replicas behind one address must share keys.
         modern_only: Serve 2026-07-28 only (`initialize` is refused with -32022).
+        metrics: Count requests, calls by tool, refusals, sessions and streams for `metrics()`
+            and `metrics_text()` (default True; a few atomic additions per request).
         sync_handler_threads: Threads that may run plain `def` handlers at once. Process-wide:
             the largest any Server asks for (default min(32, CPUs + 4), as Python's
             `ThreadPoolExecutor`). A sync handler waiting on I/O holds its thread, so raise it
@@ -218,6 +220,7 @@ class Server(CatalogMixin, HttpMixin):
         request_state_keys: Optional[list[str]] = None,
         modern_only: bool = False,
         sync_handler_threads: Optional[int] = None,
+        metrics: bool = True,
         lifespan: Optional[Callable[[Server], contextlib.AbstractAsyncContextManager[Any]]] = None,
     ) -> None:
         check_counts(
@@ -253,6 +256,7 @@ class Server(CatalogMixin, HttpMixin):
             request_state_keys,
             modern_only,
             sync_handler_threads,
+            metrics,
         )
         super().__init__(native, lifespan)
         #: The name and version sent to clients.

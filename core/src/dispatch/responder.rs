@@ -544,14 +544,15 @@ impl Responder {
         } else {
             self.ending
         };
+        // Counted before the answer goes: a client holding its answer finds it counted.
+        if let Some(metered) = self.metered.take() {
+            metered.ended(ending);
+        }
         match &self.target {
             ReplyTarget::Direct => self.out.answer(frame),
             ReplyTarget::Batch(collector) => collector.complete(frame),
         }
         // After the answer is out: what a middleware does then cannot hold it up or lose it.
-        if let Some(metered) = self.metered.take() {
-            metered.ended(ending);
-        }
         if let Some(observer) = self.observer.take() {
             observer.finish(outcome_of(ending, self.error_code));
         }

@@ -104,6 +104,8 @@ pub struct HttpSettings {
     pub max_connections: Option<usize>,
     /// Bytes that may wait for one slow SSE reader before its connection is let go.
     pub max_sse_buffered_bytes: Option<usize>,
+    /// Serve the Prometheus metrics to `GET` on this path (default: not served).
+    pub metrics_path: Option<String>,
 }
 
 impl HttpSettings {
@@ -128,6 +130,7 @@ impl HttpSettings {
         };
         options.allowed_hosts = self.allowed_hosts;
         options.allowed_origins = self.allowed_origins;
+        options.metrics_path = self.metrics_path;
         if let Some(limit) = self.max_sessions {
             options.max_sessions = limit;
         }

@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]`:
+//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
 
 struct Args {
     extra_tools: usize,
@@ -22,6 +22,10 @@ struct Args {
     host_thread: bool,
     task_ttl_ms: Option<u64>,
     max_tasks: Option<usize>,
+    /// `--no-metrics`: the engine counts nothing (the benchmark's metrics-off side).
+    metrics: bool,
+    /// `--metrics-path`: serve the Prometheus text there (HTTP).
+    metrics_path: Option<String>,
 }
 
 /// A flag's value that must be a number above zero.
@@ -47,6 +51,8 @@ fn parse_args() -> Result<Args, String> {
         host_thread: false,
         task_ttl_ms: None,
         max_tasks: None,
+        metrics: true,
+        metrics_path: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -74,6 +80,10 @@ fn parse_args() -> Result<Args, String> {
             "--conformance" => parsed.conformance = true,
             "--fault-tools" => parsed.fault_tools = true,
             "--host-thread" => parsed.host_thread = true,
+            "--no-metrics" => parsed.metrics = false,
+            "--metrics-path" => {
+                parsed.metrics_path = Some(args.next().ok_or("--metrics-path needs a path")?);
+            }
             "--max-tasks" => parsed.max_tasks = Some(positive(args.next(), "--max-tasks")?),
             "--task-ttl-ms" => parsed.task_ttl_ms = Some(positive(args.next(), "--task-ttl-ms")?),
             other => return Err(format!("unknown argument {other:?}")),
@@ -86,9 +96,11 @@ fn parse_args() -> Result<Args, String> {
         return Err("--host-thread serves stdio; it does not go with --http".into());
     }
     if parsed.http_port.is_none()
-        && (parsed.stateless || parsed.response_mode != ResponseMode::Auto)
+        && (parsed.stateless
+            || parsed.response_mode != ResponseMode::Auto
+            || parsed.metrics_path.is_some())
     {
-        return Err("--stateless, --json and --sse go with --http".into());
+        return Err("--stateless, --json, --sse and --metrics-path go with --http".into());
     }
     Ok(parsed)
 }
@@ -118,8 +130,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut options = toolwire::ServerOptions::default();
+    options.metrics = args.metrics;
     let built = if args.conformance {
-        let mut options = toolwire::ServerOptions::default();
         if let Some(ms) = args.task_ttl_ms {
             options.task_ttl = std::time::Duration::from_millis(ms);
         }
@@ -133,11 +146,7 @@ fn main() -> ExitCode {
         if args.fault_tools {
             quiet_injected_panics();
         }
-        toolwire_demo::build_server_faulty(
-            toolwire::ServerOptions::default(),
-            args.extra_tools,
-            args.fault_tools,
-        )
+        toolwire_demo::build_server_faulty(options, args.extra_tools, args.fault_tools)
     };
     let server = match built {
         Ok(server) => server,
@@ -204,6 +213,7 @@ async fn serve_http(
     let mut options = HttpOptions::default();
     options.stateless = args.stateless;
     options.response_mode = args.response_mode;
+    options.metrics_path = args.metrics_path.clone();
     let address = if args.host.contains(':') {
         format!("[{}]:{port}", args.host)
     } else {
