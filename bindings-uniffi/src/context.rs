@@ -120,6 +120,17 @@ pub enum RequestId {
     },
 }
 
+impl From<&toolwire::RequestId> for RequestId {
+    fn from(id: &toolwire::RequestId) -> Self {
+        match id {
+            toolwire::RequestId::Number(value) => RequestId::Number { value: *value },
+            toolwire::RequestId::String(value) => RequestId::Text {
+                value: value.to_string(),
+            },
+        }
+    }
+}
+
 /// A request's W3C trace context.
 #[derive(Clone, Debug, Default, uniffi::Record)]
 pub struct TraceContext {
@@ -136,12 +147,7 @@ impl CallContext {
     /// The id of the request (`tools/call`, `resources/read`, `prompts/get`,
     /// `completion/complete`).
     pub fn request_id(&self) -> RequestId {
-        match self.context.request_id() {
-            toolwire::RequestId::Number(value) => RequestId::Number { value: *value },
-            toolwire::RequestId::String(value) => RequestId::Text {
-                value: value.to_string(),
-            },
-        }
+        RequestId::from(self.context.request_id())
     }
 
     /// The name of the tool being called; for a resource read the URI read, for a prompt its

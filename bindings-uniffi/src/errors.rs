@@ -74,6 +74,18 @@ pub enum ToolwireError {
         /// The message the client sees.
         detail: String,
     },
+    /// A JSON-RPC error to answer with: thrown by a middleware, it refuses the request with
+    /// this error; thrown by a tool, prompt or resource handler, the request fails with it
+    /// (instead of an `isError` result), as `ToolResult.ProtocolError` does.
+    #[error("{detail}")]
+    Protocol {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The error's message.
+        detail: String,
+        /// The error's `data`, as JSON text (a middleware's refusal carries it).
+        data_json: Option<String>,
+    },
     /// What was asked for does not exist: thrown by a resource reader, the client gets
     /// -32002 (resource not found).
     #[error("{detail}")]
@@ -177,6 +189,7 @@ impl ToolwireError {
                 ToolError::from(asked)
             }
             ToolwireError::NotFound { detail } => ToolError::not_found(detail),
+            ToolwireError::Protocol { code, detail, .. } => ToolError::protocol(code, detail),
             other => ToolError::new(other.to_string()),
         }
     }

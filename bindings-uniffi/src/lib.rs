@@ -16,6 +16,7 @@ mod errors;
 mod handler;
 mod http;
 mod jvm_abi;
+mod middleware;
 mod mount;
 mod queue;
 mod result;
@@ -33,6 +34,7 @@ pub use definition::{Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefin
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
 pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant, TokenVerdict};
+pub use middleware::{Middleware, Outcome, OutcomeKind, RequestInfo, Verdict};
 pub use mount::{HttpEndpoint, HttpEndpointOptions, HttpExchange, HttpHeader, HttpResponseHead};
 pub use result::{ContentBlock, ToolResult};
 pub use server::Server;

@@ -14,6 +14,7 @@ use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
 use crate::http::{BearerTokenValidator, HttpServer, HttpServerOptions};
+use crate::middleware::{ForeignMiddleware, Middleware};
 use crate::mount::{HttpEndpoint, HttpEndpointOptions};
 use crate::runtime::{on_runtime, runtime};
 
@@ -78,6 +79,13 @@ impl Server {
     ) -> Result<(), ToolwireError> {
         let tool = definition.to_tool()?;
         Ok(self.server.add_tool(tool, BlockingTool(handler))?)
+    }
+
+    /// Puts `middleware` in front of every request but `initialize` from now on, after those
+    /// added before it: its `before` may refuse a request, its `after` hears how each ended.
+    pub fn add_middleware(&self, middleware: Arc<dyn Middleware>) {
+        self.server
+            .add_middleware_arc(Arc::new(ForeignMiddleware(middleware)));
     }
 
     /// Removes a tool; returns whether it existed.

@@ -17,6 +17,9 @@ from tree_sitter import Language, Node, Parser
 # tree-sitter-swift 0.7.4 does not know this attribute (UniFFI puts it on internal helpers);
 # it is blanked out with spaces so that line and column numbers stay the same.
 UNKNOWN_ATTRIBUTE = re.compile(rb"@_documentation\(visibility:\s*private\)")
+# Nor a closure whose body is the empty tuple, `{ () }` (valid Swift: it returns Void), which
+# UniFFI writes for a foreign method returning nothing; it becomes `{ [] }`, the same length.
+VOID_CLOSURE = re.compile(rb"(let writeReturn = \{ )\(\)( \})")
 
 
 def problems(node: Node) -> list[Node]:
@@ -40,6 +43,7 @@ def main(paths: list[str]) -> int:
     for path in paths:
         source = Path(path).read_bytes()
         source = UNKNOWN_ATTRIBUTE.sub(lambda m: b" " * len(m.group(0)), source)
+        source = VOID_CLOSURE.sub(rb"\1[]\2", source)
         tree = parser.parse(source)
         errors = problems(tree.root_node)
         lines = source.count(b"\n") + 1

@@ -142,6 +142,8 @@ internal object Dispatch {
     private fun failure(e: Throwable): ToolResult = when (e) {
         // A handler asking for input itself (2026-07-28): its questions and state go on.
         is ToolwireException.InputRequired -> ToolResult.InputRequired(e.inputRequestsJson, e.requestState)
+        // A JSON-RPC error instead of an isError result, as ToolResult.ProtocolError.
+        is ToolwireException.Protocol -> ToolResult.ProtocolError(e.code, e.detail)
         is ToolwireException -> ToolResult.Error(e.detail)
         else -> ToolResult.Error(e.message?.takeIf { it.isNotBlank() } ?: e.javaClass.simpleName)
     }

@@ -118,6 +118,7 @@ val ToolwireException.detail: String
         is ToolwireException.Busy -> detail
         is ToolwireException.InvalidArgument -> detail
         is ToolwireException.Handler -> detail
+        is ToolwireException.Protocol -> detail
         is ToolwireException.NotFound -> detail
         is ToolwireException.InputRequired -> detail
         is ToolwireException.Internal -> detail

@@ -1,6 +1,7 @@
 package dev.toolwire
 
 import dev.toolwire.ktor.mcp
+import dev.toolwire.testing.McpError
 import dev.toolwire.testing.TestClient
 import io.ktor.server.cio.CIO
 import io.ktor.server.engine.embeddedServer
@@ -16,6 +17,8 @@ import kotlinx.serialization.json.jsonPrimitive
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import org.slf4j.LoggerFactory
 import java.io.File
 
 /** The server of bindings-uniffi/README.md's Kotlin example, up to `runStdio()`. */
@@ -59,6 +62,19 @@ internal object TopReadme {
         return server
     }
 
+    /** The README's middleware example, as written there, around [server]. */
+    fun guarded(server: Server): Server {
+        val audit = LoggerFactory.getLogger("audit")
+        server.middleware("staff-only") { request, next ->
+            if (request.principal !in setOf("ada", "grace")) {
+                throw ToolwireException.Protocol(-32001, "Forbidden", null)   // this JSON-RPC error instead
+            }
+            val outcome = next()                                              // handled here; returns once answered
+            audit.info("{} {}: {} in {} ms", request.method, request.name, outcome.kind, outcome.elapsedMs)
+        }
+        return server
+    }
+
     /**
      * The README's Ktor example, as written there (compiled, not run: it serves port 8080 until
      * the JVM ends; `ktor.KtorMountTest` runs the same route on a free port).
@@ -86,6 +102,16 @@ class ReadmeExampleTest {
         }
     }
 
+    // The README's middleware: a test client has no principal, so it is refused.
+    @Test
+    fun `the README middleware refuses a caller not on the list`() = runBlocking {
+        TestClient.connect(TopReadme.guarded(TopReadme.server())).use { client ->
+            val refused = assertThrows<McpError> { runBlocking { client.callTool("forecast", """{"city":"Oslo"}""") } }
+            assertEquals(-32001, refused.code)
+            assertEquals("Forbidden", refused.message)
+        }
+    }
+
     /**
      * The examples above are copies of the READMEs' Kotlin blocks (up to `server.runStdio()`,
      * inside `fun main()` if there is one): each block's paragraphs (split at blank lines) must
@@ -97,7 +123,7 @@ class ReadmeExampleTest {
         val top = File(root, "README.md").readText().substringAfter("\n## Kotlin and Swift\n").substringBefore("\n## ")
         val binding = File(root, "bindings-uniffi/README.md").readText()
         val blocks = kotlinBlocks(top) + kotlinBlocks(binding).take(1)
-        assertEquals(4, blocks.size, "the top-level README's server, test and Ktor app, bindings-uniffi/README.md's server")
+        assertEquals(5, blocks.size, "the top-level README's server, test, middleware and Ktor app, bindings-uniffi/README.md's server")
         val here = lines(File(root, "bindings-uniffi/kotlin/src/test/kotlin/dev/toolwire/ReadmeExampleTest.kt").readText())
         for (block in blocks) {
             var body = block.lines()
