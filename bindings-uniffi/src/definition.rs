@@ -127,6 +127,10 @@ pub struct ServerConfig {
     /// Serve 2026-07-28 only: `initialize` is refused with -32022.
     #[uniffi(default = false)]
     pub modern_only: bool,
+    /// Count requests, calls by tool, refusals, sessions and streams for `metrics()` and
+    /// `metricsText()` (default true; a few atomic additions per request).
+    #[uniffi(default = None)]
+    pub metrics: Option<bool>,
 }
 
 impl ServerConfig {
@@ -152,6 +156,7 @@ impl ServerConfig {
         if let Some(limit) = self.max_depth {
             options.max_depth = to_usize(limit);
         }
+        options.metrics = self.metrics.unwrap_or(true);
         toolwire::host::ModernSettings {
             cache_ttl_ms: self.cache_ttl_ms,
             cache_scope: self.cache_scope.clone(),

@@ -68,6 +68,10 @@ pub struct HttpServerOptions {
     /// This server's canonical URL (the tokens' audience).
     #[uniffi(default = None)]
     pub resource_url: Option<String>,
+    /// Serve `metricsText()` to `GET` on this path (e.g. `/metrics`) for Prometheus; Host and
+    /// Origin are checked, no token is asked for (default: not served).
+    #[uniffi(default = None)]
+    pub metrics_path: Option<String>,
 }
 
 /// How a Streamable HTTP server answers requests.
@@ -226,6 +230,7 @@ impl HttpServer {
         let http = HttpSettings {
             header_read_timeout_ms: options.header_read_timeout_ms,
             max_connections: options.max_connections.map(|limit| limit as usize),
+            metrics_path: options.metrics_path,
             ..endpoint_settings(EndpointSettings {
                 path: options.path,
                 stateless: options.stateless,

@@ -88,6 +88,18 @@ impl Server {
             .add_middleware_arc(Arc::new(ForeignMiddleware(middleware)));
     }
 
+    /// What the server has done and is doing, as JSON text (the wrapper's `metrics()` parses
+    /// it): by method and by tool the calls, outcomes, latency histogram and in-flight count;
+    /// refusals by limit, live sessions, open streams, tasks.
+    pub fn metrics_json(&self) -> String {
+        self.server.metrics().to_string()
+    }
+
+    /// The metrics in the Prometheus text format (0.0.4), to serve on a route of the app's.
+    pub fn metrics_text(&self) -> String {
+        self.server.metrics_text()
+    }
+
     /// Removes a tool; returns whether it existed.
     pub fn remove_tool(&self, name: String) -> bool {
         self.server.remove_tool(&name)
