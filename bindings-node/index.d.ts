@@ -446,6 +446,56 @@ export declare class ProtocolError extends Error {
   readonly rpcCode: number
 }
 
+/**
+ * Thrown by a middleware before `next()`: the `tools/call` is answered with an `isError` result
+ * of this message, for the model to read (another method gets JSON-RPC -32603). Thrown by a
+ * tool, it is an `isError` result like any Error.
+ */
+export declare class ToolError extends Error {
+  constructor(message: string)
+}
+
+/** What a middleware sees of a request. */
+export interface RequestInfo {
+  /** The JSON-RPC method, e.g. `'tools/call'`. */
+  readonly method: string
+  /** What the request names: the tool or prompt, or the resource URI. */
+  readonly name?: string
+  /** The arguments of a `tools/call` or `prompts/get`. */
+  readonly arguments?: Record<string, unknown>
+  /** Who is calling: the bearer token's subject, when a `tokenValidator` is set. */
+  readonly principal?: string
+  /** The protocol version the request is served in. */
+  readonly protocolVersion?: string
+  readonly requestId: string | number
+  /** A number no other request of this process has (to match log lines). */
+  readonly sequence: number
+}
+
+/**
+ * How a request ended: a result; an `isError` tool result; a 2026-07-28 round asking the client
+ * first; a task created for the call; a JSON-RPC error (`code`); no answer (cancelled, or its
+ * session ended); or refused by a middleware.
+ */
+export type OutcomeKind = 'result' | 'toolError' | 'inputRequired' | 'taskCreated' | 'error' | 'cancelled' | 'refused'
+
+export interface Outcome {
+  readonly kind: OutcomeKind
+  /** The JSON-RPC error code, when `kind` is `'error'`. */
+  readonly code?: number
+  /** Milliseconds from the request's arrival to its answer. */
+  readonly elapsedMs: number
+}
+
+/** Lets the request through; resolves with its `Outcome` once the answer is sent. Call it once. */
+export type Next = () => Promise<Outcome>
+
+/**
+ * A rule around every request but `initialize` (and `server/discover`): the code before
+ * `next()` decides (throw `ProtocolError` or `ToolError` to refuse); what follows observes.
+ */
+export type Middleware = (request: RequestInfo, next: Next) => unknown
+
 export declare class ResourceNotFound extends Error {
   constructor(message?: string)
 }
@@ -458,6 +508,15 @@ export declare class Server {
   /** Registers a tool; throws a `ToolwireError` (code `TOOLWIRE_REGISTRATION`) for a bad definition. */
   tool<I = undefined, O = undefined>(name: string, config: ToolConfig<I, O>, handler: ToolHandler<I, O>): this
   tool(name: string, handler: ToolHandler<undefined, undefined>): this
+  /**
+   * Puts `middleware(request, next)` in front of every request but `initialize` (and
+   * 2026-07-28's `server/discover`), after those added before it (Koa/Hono style). Before
+   * `await next()` it decides: throw `ProtocolError(code, message)` for that JSON-RPC error, or
+   * `ToolError(message)` for an `isError` result of a `tools/call`; `next()` resolves with the
+   * `Outcome` once the answer is sent. Throwing anything else, or settling without calling
+   * `next()`, refuses the request with -32603 (a throw is written to stderr).
+   */
+  middleware(middleware: Middleware): this
   /** Unregisters a tool; returns whether it existed. Clients are told (list_changed). */
   removeTool(name: string): boolean
   /** The registered tools' names, sorted. */

@@ -16,6 +16,7 @@ mod handler;
 mod http;
 mod js_thread;
 mod logs;
+mod middleware;
 mod mount;
 mod runtime;
 mod server;

@@ -15,6 +15,7 @@ use crate::connection::NativeConnection;
 use crate::errors;
 use crate::handler::{CallArgs, JsToolHandler};
 use crate::http::{HttpInit, NativeHttpServer};
+use crate::middleware::{JsMiddleware, MiddlewareArgs};
 use crate::mount::{EndpointInit, NativeHttpEndpoint};
 use crate::stdio::NativeStdio;
 
@@ -130,6 +131,17 @@ impl NativeServer {
             .add_tool(tool, handler)
             .err()
             .map(|err| errors::describe(&err)))
+    }
+
+    /// Puts the JS layer's middleware wrapper (see `middleware.rs`) in front of every request
+    /// but `initialize`, after those added before it.
+    #[napi]
+    pub fn add_middleware(
+        &self,
+        wrapper: Function<'_, MiddlewareArgs, Unknown<'static>>,
+    ) -> napi::Result<()> {
+        self.server.add_middleware(JsMiddleware::new(&wrapper)?);
+        Ok(())
     }
 
     #[napi]

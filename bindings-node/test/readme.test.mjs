@@ -1,4 +1,5 @@
-// The README's Node example: it type-checks (tsc, strict), and it serves as written.
+// The README's Node examples: they type-check (tsc, strict), the server serves as written, and
+// the test examples (prompts, middleware) pass under node --test.
 import assert from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -10,7 +11,7 @@ import { test } from 'node:test'
 const here = import.meta.dirname
 const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8')
 const section = readme.slice(readme.indexOf('\n## Node\n'))
-const [example, testExample] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
+const [example, testExample, middlewareExample] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
 const work = join(here, '.readme')
 
 /** Writes `source` as `<name>.mts` in the work folder and compiles it with tsc, strict, to `<name>.mjs`. */
@@ -85,6 +86,15 @@ test('the README test example compiles under strict TypeScript and passes under 
   const env = { ...process.env }
   delete env.NODE_TEST_CONTEXT
   const report = execFileSync(process.execPath, ['--test', '--test-reporter=tap', join(work, 'review.test.mjs')], { encoding: 'utf8', env })
+  assert.match(report, /^# pass 1$/m)
+  assert.match(report, /^# fail 0$/m)
+})
+
+test('the README middleware example compiles under strict TypeScript and passes under node --test', () => {
+  compile('guard.test', middlewareExample)
+  const env = { ...process.env }
+  delete env.NODE_TEST_CONTEXT
+  const report = execFileSync(process.execPath, ['--test', '--test-reporter=tap', join(work, 'guard.test.mjs')], { encoding: 'utf8', env })
   assert.match(report, /^# pass 1$/m)
   assert.match(report, /^# fail 0$/m)
 })

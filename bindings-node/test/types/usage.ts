@@ -4,7 +4,7 @@ import { createServer } from 'node:http'
 import { z } from 'zod'
 import { z as z3 } from 'zod3'
 
-import { ProtocolError, Server, ToolwireError, completable, image, text, type CallToolResult, type Context } from 'toolwire'
+import { ProtocolError, Server, ToolError, ToolwireError, completable, image, text, type CallToolResult, type Context, type Outcome, type RequestInfo } from 'toolwire'
 import { McpError, connect } from 'toolwire/testing'
 
 const server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Types only.' })
@@ -169,3 +169,20 @@ pooled.resource('db://x', (_uri, _vars, round) => String(round.lifespanContext))
 const started: Promise<void> = pooled.start()
 void started
 new Server({ name: 'plain', version: '1', lifespan: async () => ({ region: 'eu' }) })
+
+// Middleware: the request and the outcome are typed; refusals are ProtocolError / ToolError.
+server.middleware(async (request, next) => {
+  const method: string = request.method
+  const principal: string | undefined = request.principal
+  if (principal === undefined && method === 'tools/call') throw new ToolError('sign in first')
+  if (request.name === 'secret') throw new ProtocolError(-32001, 'Forbidden')
+  const outcome: Outcome = await next()
+  const ms: number = outcome.elapsedMs
+  // @ts-expect-error not an outcome kind
+  const wrongKind: typeof outcome.kind = 'done'
+  void [ms, wrongKind, outcome.code]
+})
+const audit = (request: RequestInfo, outcome: Outcome): string => `${request.sequence} ${request.requestId} ${outcome.kind}`
+void audit
+// @ts-expect-error a middleware is a function
+server.middleware('audit')

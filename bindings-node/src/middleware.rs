@@ -1,0 +1,210 @@
+//! `JsMiddleware`: a JavaScript middleware in front of every request. Core decides what the
+//! request and the outcome say (`RequestInfo::to_json`, `Outcome::to_json`) and what a verdict
+//! means (`Verdict::from_json`); this converts and reaches the JS thread.
+//!
+//! The JS layer's wrapper (`Server.middleware` in `lib/index.js`) is one function
+//! `(token, json)`:
+//! - `before`: `token` numbers the request, `json` is its `RequestInfo`. The wrapper returns the
+//!   verdict's JSON text now (the middleware called `next()` or threw before it awaited), or
+//!   nothing, and later calls `settleMiddleware(token, verdictJson)`. No thread waits meanwhile:
+//!   the engine awaits a oneshot.
+//! - `after`: `token` is `null`, `json` the outcome (`kind`, `code`?, `elapsedMs`, `sequence`).
+//!   Nothing is awaited.
+//!
+//! On the JS thread (a connection being fed) the function is called directly; from the
+//! runtime's threads (HTTP sessions) through one weak threadsafe function, so a request's
+//! `after` never overtakes its `before`.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function, FunctionRef, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, JsValue, Status};
+use napi_derive::napi;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use toolwire::ErrorObject;
+use toolwire::middleware::{Middleware, Outcome, RequestInfo, Verdict};
+
+use crate::js_thread;
+
+/// `(token, json)`: `token` is the request's number for `before`, `null` for `after`.
+pub(crate) type MiddlewareArgs = FnArgs<(Option<u32>, String)>;
+type Remote =
+    ThreadsafeFunction<MiddlewareArgs, Unknown<'static>, MiddlewareArgs, Status, false, true>;
+
+pub(crate) struct JsMiddleware {
+    func: FunctionRef<MiddlewareArgs, Unknown<'static>>,
+    remote: Remote,
+}
+
+/// Verdicts the JS side will settle later, by token.
+#[derive(Default)]
+struct Pending {
+    next: u32,
+    waiting: HashMap<u32, oneshot::Sender<String>>,
+}
+
+fn pending() -> std::sync::MutexGuard<'static, Pending> {
+    static PENDING: OnceLock<Mutex<Pending>> = OnceLock::new();
+    PENDING
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// A token no waiting verdict has.
+fn new_token() -> u32 {
+    let mut pending = pending();
+    let mut token = pending.next;
+    while pending.waiting.contains_key(&token) {
+        token = token.wrapping_add(1);
+    }
+    pending.next = token.wrapping_add(1);
+    token
+}
+
+/// Delivers the verdict of a middleware whose wrapper returned nothing at first.
+#[napi]
+pub fn settle_middleware(token: u32, verdict: String) {
+    if let Some(sender) = pending().waiting.remove(&token) {
+        let _ = sender.send(verdict);
+    }
+}
+
+enum Returned {
+    Ready(String),
+    Later(oneshot::Receiver<String>),
+}
+
+/// Reads what `before` returned (on the JS thread, right after it returned, so before
+/// `settleMiddleware` can run).
+fn read_returned(env: &Env, token: u32, value: Unknown<'_>) -> napi::Result<Returned> {
+    if matches!(
+        value.get_type()?,
+        napi::ValueType::Undefined | napi::ValueType::Null
+    ) {
+        let (tx, rx) = oneshot::channel();
+        pending().waiting.insert(token, tx);
+        return Ok(Returned::Later(rx));
+    }
+    // SAFETY: `value` is a live value of `env`'s current scope.
+    Ok(Returned::Ready(unsafe {
+        String::from_napi_value(env.raw(), value.raw())?
+    }))
+}
+
+/// Removes a token's waiting sender if the verdict never came (the request was cancelled
+/// meanwhile): once its receiver is gone, a sender still waiting under the token is ours.
+struct Forget(u32);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        let mut pending = pending();
+        if pending
+            .waiting
+            .get(&self.0)
+            .is_some_and(oneshot::Sender::is_closed)
+        {
+            pending.waiting.remove(&self.0);
+        }
+    }
+}
+
+fn refusal(why: String) -> Verdict {
+    // A rule that cannot be checked does not let the request through.
+    Verdict::Refuse(ErrorObject::internal(format!("Internal error: {why}")))
+}
+
+impl JsMiddleware {
+    pub(crate) fn new(func: &Function<'_, MiddlewareArgs, Unknown<'static>>) -> napi::Result<Self> {
+        Ok(JsMiddleware {
+            func: func.create_ref()?,
+            remote: func
+                .build_threadsafe_function::<MiddlewareArgs>()
+                .callee_handled::<false>()
+                .weak::<true>()
+                .build()?,
+        })
+    }
+
+    async fn start(&self, token: u32, request: String) -> napi::Result<Returned> {
+        if let Some(env) = js_thread::current_env() {
+            return js_thread::in_handle_scope(&env, || {
+                let func = self.func.borrow_back(&env)?;
+                let value = func.call(FnArgs::from((Some(token), request)))?;
+                read_returned(&env, token, value)
+            });
+        }
+        // Off the JS thread (a session the engine serves, e.g. over HTTP): hop to it.
+        let (tx, rx) = oneshot::channel();
+        let status = self.remote.call_with_return_value(
+            FnArgs::from((Some(token), request)),
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |value, env| {
+                let _ = tx.send(value.and_then(|value| read_returned(&env, token, value)));
+                Ok(())
+            },
+        );
+        if status != Status::Ok {
+            return Err(napi::Error::new(status, "the JavaScript thread is gone"));
+        }
+        rx.await.unwrap_or_else(|_| {
+            Err(napi::Error::new(
+                Status::GenericFailure,
+                "the JavaScript thread stopped before the middleware ran",
+            ))
+        })
+    }
+}
+
+#[async_trait]
+impl Middleware for JsMiddleware {
+    async fn before(&self, request: &RequestInfo) -> Verdict {
+        let token = new_token();
+        let _forget = Forget(token);
+        let verdict = match self.start(token, request.to_json().to_string()).await {
+            Ok(Returned::Ready(json)) => json,
+            Ok(Returned::Later(rx)) => match rx.await {
+                Ok(json) => json,
+                Err(_) => return refusal("a middleware never decided".into()),
+            },
+            Err(err) => return refusal(format!("a middleware could not run: {}", err.reason)),
+        };
+        serde_json::from_str::<Value>(&verdict)
+            .map_err(|err| err.to_string())
+            .and_then(|verdict| Verdict::from_json(&verdict))
+            .unwrap_or_else(|why| refusal(format!("a middleware answered wrongly: {why}")))
+    }
+
+    fn after(&self, request: &RequestInfo, outcome: &Outcome, elapsed: Duration) {
+        let mut heard = outcome.to_json();
+        heard["elapsedMs"] = serde_json::json!(elapsed.as_secs_f64() * 1000.0);
+        heard["sequence"] = serde_json::json!(request.sequence);
+        let heard = heard.to_string();
+        if let Some(env) = js_thread::current_env() {
+            // Quick: the wrapper only hands the outcome to the middleware's `next()`.
+            let called = js_thread::in_handle_scope(&env, || {
+                let func = self.func.borrow_back(&env)?;
+                func.call(FnArgs::from((None, heard))).map(|_| ())
+            });
+            if let Err(err) = called {
+                tracing::warn!(reason = %err.reason, "a middleware's outcome could not be delivered");
+            }
+            return;
+        }
+        let status = self.remote.call(
+            FnArgs::from((None, heard)),
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+        if status != Status::Ok {
+            tracing::debug!(
+                ?status,
+                "a middleware's outcome was not delivered (the JavaScript thread is gone)"
+            );
+        }
+    }
+}
