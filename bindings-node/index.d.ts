@@ -240,6 +240,11 @@ export interface ServerOptions {
   requestStateKeys?: string[]
   /** Serve 2026-07-28 only (`initialize` is refused with -32022). */
   modernOnly?: boolean
+  /**
+   * Count requests, calls by tool, refusals, sessions and streams for `metrics()` and
+   * `metricsText()` (default true; a few atomic additions per request).
+   */
+  metrics?: boolean
 }
 
 /** A session over a channel of your own (see `Server.connect`). */
@@ -397,6 +402,11 @@ export interface HttpOptions {
   authorizationServers?: string[]
   /** This server's canonical URL (the tokens' audience). */
   resourceUrl?: string
+  /**
+   * Serve `metricsText()` to GET on this path (e.g. '/metrics') for Prometheus; Host and Origin
+   * are checked, no token is asked for (default: not served).
+   */
+  metricsPath?: string
 }
 
 /** `serveHttp`'s options less the listener's (the app's own server listens). */
@@ -500,6 +510,33 @@ export declare class ResourceNotFound extends Error {
   constructor(message?: string)
 }
 
+/** How requests of one method, or calls of one tool, went (see `Server.metrics`). */
+export interface MetricsSeries {
+  calls: number
+  inFlight: number
+  /** By how they ended: `result`, `tool_error`, `input_required`, `task_created`, `cancelled`, `refused`, `invalid_request`, `method_not_found`, `invalid_params`, `internal_error`, `server_error`, `other_error` (those seen). */
+  outcomes: Record<string, number>
+  /** From arrival to answer: `buckets` cumulative, `le` in seconds (the last, 10 s; `count` is all). */
+  latency: { count: number; sumSeconds: number; buckets: { le: number; count: number }[] }
+}
+
+/** What `Server.metrics()` returns. */
+export interface Metrics {
+  enabled: boolean
+  /** By method name (`other`: methods the server does not know); methods never called are left out. */
+  methods: Record<string, MetricsSeries>
+  /** By registered tool. */
+  tools: Record<string, MetricsSeries>
+  callsInFlight: number
+  callsQueued: number
+  /** Refused by a limit: `calls`, `sessions`, `connections`, `listen_streams`, `tasks`. */
+  refused: Record<string, number>
+  sessions: number
+  streams: number
+  listenStreams: number
+  tasks: number
+}
+
 export declare class Server {
   /** Throws a `ToolwireError` (code `ERR_INVALID_ARG_VALUE`) for a refused option, e.g. `maxConcurrentCalls: 0`. */
   constructor(options: ServerOptions)
@@ -521,6 +558,10 @@ export declare class Server {
   removeTool(name: string): boolean
   /** The registered tools' names, sorted. */
   readonly toolNames: string[]
+  /** What the server has done and is doing, counted since it was made. */
+  metrics(): Metrics
+  /** The metrics in the Prometheus text format (0.0.4), for a route of your own. */
+  metricsText(): string
   /**
    * Serves one client over stdin/stdout until stdin ends, `close()`, or SIGINT/SIGTERM (unless
    * the application listens for them itself); calls in flight finish first. Rejects with

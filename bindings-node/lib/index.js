@@ -342,7 +342,7 @@ class Server {
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
    *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxConcurrentCallsPerSession`,
    *   `maxConcurrentCallsPerPrincipal`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
-   *   and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`.
+   *   `metrics` (default true), and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`.
    */
   constructor(options) {
     if (options === null || typeof options !== 'object') throw new TypeError('toolwire: new Server({ name, version, ... })')
@@ -433,6 +433,26 @@ class Server {
   /** The registered tools' names, sorted. */
   get toolNames() {
     return this.#native.toolNames()
+  }
+
+  /**
+   * What the server has done and is doing: by method (`methods`) and by tool (`tools`) the
+   * `calls`, `inFlight`, how they ended (`outcomes`: `result`, `tool_error`, `invalid_params`,
+   * `cancelled`, `refused`, …) and a latency histogram (`latency`: `count`, `sumSeconds`,
+   * cumulative `buckets` of `le` seconds); then `callsInFlight`, `callsQueued`, `refused` by
+   * limit, live `sessions`, open SSE `streams`, `listenStreams` and `tasks` running.
+   */
+  metrics() {
+    return JSON.parse(this.#native.metricsJson())
+  }
+
+  /**
+   * The metrics in the Prometheus text format (0.0.4), for a route of your own
+   * (`res.type('text/plain; version=0.0.4').send(server.metricsText())`); `serveHttp`'s
+   * `metricsPath` serves it itself.
+   */
+  metricsText() {
+    return this.#native.metricsText()
   }
 
   #wrap(name, handler, parse) {
@@ -650,7 +670,8 @@ class Server {
    * listening, to an `HttpServer` (`url`, `close()`, `closed`). Options: `path`, `stateless`,
    * `responseMode` (`'auto'` | `'json'` | `'sse'`), `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `maxSessionsPerClient`, `sessionIdleTimeoutMs`, `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `maxConnections`, `maxSseBufferedBytes`,
    * `tokenValidator(token) -> { subject?, scopes? } | { insufficientScope } | null` (sync or async) with
-   * `authorizationServers` and `resourceUrl`. Host and Origin are checked by default.
+   * `authorizationServers` and `resourceUrl`, `metricsPath` (serves `metricsText()` to GET there).
+   * Host and Origin are checked by default.
    */
   async serveHttp(host = '127.0.0.1', port = 8000, options = {}) {
     const { tokenValidator, ...init } = options ?? {}

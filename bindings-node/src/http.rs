@@ -35,6 +35,7 @@ pub struct HttpInit {
     pub max_sse_buffered_bytes: Option<u32>,
     pub authorization_servers: Option<Vec<String>>,
     pub resource_url: Option<String>,
+    pub metrics_path: Option<String>,
 }
 
 /// The bearer-token check of an HTTP endpoint: the JS validator and what the OAuth protected
@@ -109,7 +110,7 @@ impl NativeHttpServer {
             body_read_timeout_ms: init.body_read_timeout_ms.map(u64::from),
             max_connections: init.max_connections.map(|limit| limit as usize),
             max_sse_buffered_bytes: init.max_sse_buffered_bytes.map(|bytes| bytes as usize),
-            metrics_path: None,
+            metrics_path: init.metrics_path,
         };
         let auth = AuthInit {
             validator: token_validator,

@@ -36,6 +36,7 @@ pub struct ServerInit {
     pub cache_scope: Option<String>,
     pub request_state_keys: Option<Vec<String>>,
     pub modern_only: Option<bool>,
+    pub metrics: Option<bool>,
 }
 
 #[napi]
@@ -67,6 +68,7 @@ pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
     if let Some(limit) = init.max_concurrent_calls_per_principal {
         options.max_concurrent_calls_per_principal = limit as usize;
     }
+    options.metrics = init.metrics.unwrap_or(true);
     let modern = toolwire::host::ModernSettings {
         cache_ttl_ms: init.cache_ttl_ms.map(u64::from),
         cache_scope: init.cache_scope,
@@ -152,6 +154,18 @@ impl NativeServer {
     #[napi]
     pub fn tool_names(&self) -> Vec<String> {
         self.server.tool_names()
+    }
+
+    /// What the server has done and is doing (core's `Server::metrics`), as JSON text.
+    #[napi]
+    pub fn metrics_json(&self) -> String {
+        self.server.metrics().to_string()
+    }
+
+    /// The metrics in the Prometheus text format.
+    #[napi]
+    pub fn metrics_text(&self) -> String {
+        self.server.metrics_text()
     }
 
     /// Registers a resource (`template`: a resource template) whose reads `handler` answers;

@@ -4,7 +4,7 @@ import { createServer } from 'node:http'
 import { z } from 'zod'
 import { z as z3 } from 'zod3'
 
-import { ProtocolError, Server, ToolError, ToolwireError, completable, image, text, type CallToolResult, type Context, type Outcome, type RequestInfo } from 'toolwire'
+import { ProtocolError, Server, ToolError, ToolwireError, completable, image, text, type CallToolResult, type Context, type Metrics, type Outcome, type RequestInfo } from 'toolwire'
 import { McpError, connect } from 'toolwire/testing'
 
 const server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Types only.' })
@@ -89,7 +89,12 @@ server.tool('both', async (_args, ctx) => {
   return `${String(answer.action)} ${String(roots.roots.length)}`
 })
 const names: string[] = server.toolNames
+const metrics: Metrics = server.metrics()
+const echoCalls: number = metrics.tools['echo']?.calls ?? metrics.methods['tools/call'].latency.count
+const prometheus: string = server.metricsText()
 void names
+void echoCalls
+void prometheus
 
 // Resources, prompts, completion and HTTP.
 server.resource('memo://{day}', { mimeType: 'text/plain' }, (uri, { day }) => `notes of ${day} at ${uri}`)
