@@ -21,6 +21,8 @@ pub mod middleware {
 pub mod protocol;
 mod registry;
 pub mod tasks;
+#[cfg(feature = "otel")]
+pub mod telemetry;
 pub mod transport;
 pub mod wire;
 
@@ -32,6 +34,7 @@ pub use catalog::{
 pub use changes::{Change, ChangeBus, ChangeFeed, LocalChangeBus};
 pub use dispatch::middleware::Middleware;
 pub use dispatch::modern::{CacheScope, InputRequired, StateKeys, TraceContext};
+pub use dispatch::trace::SPAN_TARGET;
 pub use dispatch::{
     Context, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,
 };

@@ -38,7 +38,7 @@ pub const DROPPED_TARGET: &str = "toolwire::logs";
 /// Installs a stderr subscriber filtered by `TOOLWIRE_LOG`, or by `default` when it is unset or
 /// unreadable (`None`: then nothing is installed). A subscriber already installed is kept.
 pub fn init_from_env(default: Option<tracing::Level>) {
-    let Some(filter) = env_filter(default) else {
+    let Some(filter) = env_targets(default) else {
         return;
     };
     let _ = tracing_subscriber::registry()
@@ -47,7 +47,7 @@ pub fn init_from_env(default: Option<tracing::Level>) {
         .try_init();
 }
 
-fn stderr_layer<S>() -> impl Layer<S>
+pub(crate) fn stderr_layer<S>() -> impl Layer<S>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {
@@ -62,7 +62,7 @@ where
 /// already installed (by the host, or by an earlier call): then this one is not, and the drain
 /// is fed only if that earlier call was this function.
 pub fn init_with_drain(default: Option<tracing::Level>) -> bool {
-    let stderr = env_filter(default).map(|filter| stderr_layer().with_filter(filter));
+    let stderr = env_targets(default).map(|filter| stderr_layer().with_filter(filter));
     tracing_subscriber::registry()
         .with(stderr)
         .with(drain_layer(&SHARED))
@@ -70,7 +70,7 @@ pub fn init_with_drain(default: Option<tracing::Level>) -> bool {
         .is_ok()
 }
 
-fn env_filter(default: Option<tracing::Level>) -> Option<Targets> {
+pub(crate) fn env_targets(default: Option<tracing::Level>) -> Option<Targets> {
     std::env::var("TOOLWIRE_LOG")
         .ok()
         .and_then(|spec| spec.parse::<Targets>().ok())

@@ -13,7 +13,7 @@ import inspect
 import sys
 from typing import Any, Callable, Literal, Optional, Union
 
-from . import _logs, _native
+from . import _logs, _native, _otel
 from ._base import F, check_counts, logger
 from ._catalog import CatalogMixin
 from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResult, call_result
@@ -42,6 +42,7 @@ def _wrap(
     renamed: Optional[dict[str, str]] = None,
     defaults: Optional[dict[str, Callable[[], Any]]] = None,
     lifespan: Any = None,
+    tool: str = "tool",
 ) -> tuple[Callable[..., Any], bool]:
     """The engine's calling convention around `fn`: `(native_ctx, arguments) -> returned value`
     (Python types converted, see `call_result`), or for
@@ -77,8 +78,13 @@ def _wrap(
             native_ctx: _native.NativeContext, arguments: dict[str, Any], done: _native.CallDone
         ) -> None:
             # The outcome goes to `done` from here, not from a done-callback: one loop turn less.
+            span = _otel.tool_span(tool, native_ctx)
             try:
-                result = _returned(await fn(**prepare(native_ctx, arguments)))
+                if span is None:
+                    result = _returned(await fn(**prepare(native_ctx, arguments)))
+                else:
+                    with span:
+                        result = _returned(await fn(**prepare(native_ctx, arguments)))
             except Exception as exc:
                 failed(exc)
                 done.fail(exc)
@@ -96,8 +102,12 @@ def _wrap(
         return invoke_async, True
 
     def invoke(native_ctx: _native.NativeContext, arguments: dict[str, Any]) -> Any:
+        span = _otel.tool_span(tool, native_ctx)
         try:
-            return _returned(fn(**prepare(native_ctx, arguments)))
+            if span is None:
+                return _returned(fn(**prepare(native_ctx, arguments)))
+            with span:
+                return _returned(fn(**prepare(native_ctx, arguments)))
         except Exception as exc:
             failed(exc)
             raise
@@ -359,7 +369,9 @@ class Server(CatalogMixin, HttpMixin):
         if task_support != "never":
             definition["taskSupport"] = task_support
         renamed = signature.renamed if input_schema is None else {}
-        invoke, is_async = _wrap(fn, signature.context_param, params, renamed, signature.defaults, self._lifespan)
+        invoke, is_async = _wrap(
+            fn, signature.context_param, params, renamed, signature.defaults, self._lifespan, definition["name"]
+        )
         timeout_ms = None if timeout is None else int(timeout * 1000)
         self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
 

@@ -81,7 +81,6 @@ pub(crate) fn start(
             declared
         }
     };
-    let progress_token = progress_token(params.get("_meta"));
     let Some((serial, cancel)) = session.register_call(responder.id()) else {
         let error = id_in_flight(responder.id());
         return responder.error(error);
@@ -94,9 +93,9 @@ pub(crate) fn start(
         responder.out().stream().cloned(),
         responder.id().clone(),
         name,
-        progress_token,
         cancel,
         modern,
+        params.get("_meta"),
     );
     let task = run(
         session.clone(),
@@ -143,7 +142,16 @@ impl SessionShared {
     /// quick handlers on that thread); if pending it goes on as a task (the host's, if it takes
     /// them), whose first poll registers its real wake-ups.
     pub(crate) fn run_task(&self, work: impl Future<Output = ()> + Send + 'static) {
-        let mut task = Box::pin(self.tasks.track_future(work));
+        // The request's span, when spans are wanted, goes with its work.
+        let span = if super::trace::spans_wanted() {
+            tracing::Span::current()
+        } else {
+            tracing::Span::none()
+        };
+        let mut task = Box::pin(
+            self.tasks
+                .track_future(tracing::Instrument::instrument(work, span)),
+        );
         let finished = {
             let _runtime = self.runtime.enter();
             let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::SessionShared;
-use super::call::{id_in_flight, progress_token};
+use super::call::id_in_flight;
 use super::context::{CallState, Context};
 use super::method::{Family, Method};
 use super::modern::{Binding, Envelope, ModernRound};
@@ -476,9 +476,9 @@ impl LiveRequest {
             responder.out().stream().cloned(),
             responder.id().clone(),
             name.to_owned(),
-            progress_token(params.and_then(|p| p.get("_meta"))),
             cancel,
             round.map(Box::new),
+            params.and_then(|p| p.get("_meta")),
         );
         Ok(LiveRequest { call, serial })
     }

@@ -28,6 +28,9 @@ pub(crate) struct CallState {
     /// A 2026-07-28 call's own declarations and MRTR round; `None` in a legacy session. Boxed:
     /// it is large, and a legacy call should not move its bytes around.
     pub(crate) modern: Option<Box<ModernRound>>,
+    /// A legacy call's W3C trace context from its `_meta`, when it carried one (a modern
+    /// call's is in its envelope).
+    pub(crate) trace: Option<Box<TraceContext>>,
 }
 
 impl CallState {
@@ -36,10 +39,18 @@ impl CallState {
         stream: Option<Arc<RequestStream>>,
         request_id: RequestId,
         tool: String,
-        progress_token: Option<Value>,
         cancel: Arc<CallCancel>,
         modern: Option<Box<ModernRound>>,
+        meta: Option<&Value>,
     ) -> Arc<Self> {
+        let progress_token = super::call::progress_token(meta);
+        // A legacy request's trace context; a modern one's is in its envelope already.
+        let trace = match (&modern, meta.and_then(Value::as_object)) {
+            (None, Some(meta)) if meta.contains_key("traceparent") => {
+                Some(Box::new(TraceContext::from_meta(Some(meta))))
+            }
+            _ => None,
+        };
         Arc::new(CallState {
             session,
             stream,
@@ -50,6 +61,7 @@ impl CallState {
             last_progress: Mutex::new(None),
             finished: AtomicBool::new(false),
             modern,
+            trace,
         })
     }
 
@@ -169,14 +181,15 @@ impl Context {
             .and_then(|m| m.round.carried.user.as_deref())
     }
 
-    /// The W3C trace context of this request (2026-07-28 reserves `traceparent`, `tracestate`
-    /// and `baggage` in `_meta`).
+    /// The W3C trace context of this request: `traceparent`, `tracestate` and `baggage` from its
+    /// `_meta` (2026-07-28 reserves them; a 2025 client may send them there too), or from the
+    /// HTTP request's headers of those names.
     pub fn trace_context(&self) -> TraceContext {
-        self.call
-            .modern
-            .as_ref()
-            .map(|m| m.envelope.trace.clone())
-            .unwrap_or_default()
+        match (&self.call.modern, &self.call.trace) {
+            (Some(modern), _) => modern.envelope.trace.clone(),
+            (None, Some(trace)) => (**trace).clone(),
+            (None, None) => TraceContext::default(),
+        }
     }
 
     /// Whether the client asked for progress (its request carried a `progressToken`).

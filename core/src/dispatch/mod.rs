@@ -26,6 +26,7 @@ mod responder;
 mod router;
 mod server;
 mod session;
+pub(crate) mod trace;
 mod watch;
 
 pub use context::{Context, json_number};

@@ -368,6 +368,8 @@ pub(crate) struct Responder {
     /// input-required round, a task), and the code of an error answer.
     ending: AnswerKind,
     error_code: Option<ErrorCode>,
+    /// The request's span (`Span::none()` unless a subscriber wants spans).
+    span: tracing::Span,
 }
 
 impl Responder {
@@ -382,7 +384,14 @@ impl Responder {
             metered: None,
             ending: AnswerKind::Result,
             error_code: None,
+            span: tracing::Span::none(),
         }
+    }
+
+    /// The request's span: its outcome is recorded on it when it is answered.
+    pub(crate) fn traced(mut self, span: tracing::Span) -> Self {
+        self.span = span;
+        self
     }
 
     /// Counted in the server's metrics from now until its answer.
@@ -548,6 +557,7 @@ impl Responder {
         if let Some(metered) = self.metered.take() {
             metered.ended(ending);
         }
+        super::trace::record_outcome(&self.span, ending, self.error_code);
         match &self.target {
             ReplyTarget::Direct => self.out.answer(frame),
             ReplyTarget::Batch(collector) => collector.complete(frame),

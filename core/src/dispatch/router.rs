@@ -32,7 +32,12 @@ impl SessionShared {
         match message {
             Inbound::Request { id, method, params } => {
                 let metered = self.server.metrics.request(&method);
-                let responder = Responder::new(out.clone(), id, target).metered(metered);
+                let span = super::trace::request_span(&method, params.as_ref(), &id);
+                // Entered while the request is dispatched: the work it spawns carries it on.
+                let _entered = (!span.is_disabled()).then(|| span.clone().entered());
+                let responder = Responder::new(out.clone(), id, target)
+                    .metered(metered)
+                    .traced(span);
                 // The session (initialize) and discovery come before any rule of the host's.
                 if let Some(middlewares) = self.server.middleware.current()
                     && method != "initialize"

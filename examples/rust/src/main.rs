@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
+//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
 
 struct Args {
     extra_tools: usize,
@@ -26,6 +26,8 @@ struct Args {
     metrics: bool,
     /// `--metrics-path`: serve the Prometheus text there (HTTP).
     metrics_path: Option<String>,
+    /// `--otlp`: export the request spans to this OTLP/HTTP collector (`http://HOST:4318`).
+    otlp: Option<String>,
 }
 
 /// A flag's value that must be a number above zero.
@@ -53,6 +55,7 @@ fn parse_args() -> Result<Args, String> {
         max_tasks: None,
         metrics: true,
         metrics_path: None,
+        otlp: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -81,6 +84,7 @@ fn parse_args() -> Result<Args, String> {
             "--fault-tools" => parsed.fault_tools = true,
             "--host-thread" => parsed.host_thread = true,
             "--no-metrics" => parsed.metrics = false,
+            "--otlp" => parsed.otlp = Some(args.next().ok_or("--otlp needs a collector URL")?),
             "--metrics-path" => {
                 parsed.metrics_path = Some(args.next().ok_or("--metrics-path needs a path")?);
             }
@@ -121,13 +125,29 @@ fn quiet_injected_panics() {
 }
 
 fn main() -> ExitCode {
-    // Logs go to stderr (warnings unless TOOLWIRE_LOG says otherwise): stdout is protocol only.
-    toolwire::logs::init_from_env(Some(tracing::Level::WARN));
     let args = match parse_args() {
         Ok(args) => args,
         Err(why) => {
             eprintln!("toolwire-demo: {why}\n{USAGE}");
             return ExitCode::from(2);
+        }
+    };
+    // Logs go to stderr (warnings unless TOOLWIRE_LOG says otherwise): stdout is protocol only.
+    // With --otlp the request spans go to the collector too; dropping the guard at the end of
+    // main flushes them.
+    let _telemetry = match &args.otlp {
+        None => {
+            toolwire::logs::init_from_env(Some(tracing::Level::WARN));
+            None
+        }
+        Some(url) => {
+            match toolwire::telemetry::init_otlp(url, "toolwire-demo", Some(tracing::Level::WARN)) {
+                Ok(telemetry) => Some(telemetry),
+                Err(err) => {
+                    eprintln!("toolwire-demo: {err}");
+                    return ExitCode::FAILURE;
+                }
+            }
         }
     };
     let mut options = toolwire::ServerOptions::default();

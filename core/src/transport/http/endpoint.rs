@@ -20,7 +20,7 @@ use super::forward::{as_items, drain_ready, forward, last_frame};
 use super::guard::Guard;
 use super::headers::{
     LAST_EVENT_HEADER, SESSION_HEADER, accepts, header_version, header_version_text, is_json,
-    read_body, text_header,
+    read_body, text_header, trace_into_meta,
 };
 use super::modern;
 use super::replies::{
@@ -266,7 +266,7 @@ impl Endpoint {
             Ok(body) => body,
             Err(reply) => return reply,
         };
-        let frame = parse_frame(&body, &self.server.inner.limits);
+        let frame = trace_into_meta(parse_frame(&body, &self.server.inner.limits), headers);
         // The body decides the era (a request naming its version in `_meta`), not the session.
         if modern::is_modern(headers, &frame) {
             return modern::post(

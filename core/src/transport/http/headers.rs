@@ -9,13 +9,65 @@ use http_body_util::{BodyExt, Limited};
 use hyper::StatusCode;
 use hyper::header::{self, HeaderMap, HeaderName};
 
+use serde_json::{Map, Value};
+
 use super::replies::{Reply, refusal};
 use crate::protocol::ProtocolVersion;
+use crate::wire::{Frame, Inbound};
 
 // Names built once: a lookup by `&str` parses and lower-cases the name on every request.
 pub(super) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(super) static LAST_EVENT_HEADER: HeaderName = HeaderName::from_static("last-event-id");
+
+static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+
+/// The W3C trace context of the HTTP request (`traceparent`, `tracestate` headers) given to each
+/// request of `frame` whose `_meta` names none: a caller may put it on the request or on the
+/// HTTP message that carries it, and the engine reads `_meta`. The values are kept only if they
+/// are visible ASCII of at most 512 bytes (the W3C limit for `tracestate`).
+pub(super) fn trace_into_meta(frame: Frame, headers: &HeaderMap) -> Frame {
+    let value = |name: &HeaderName| {
+        text_header(headers, name)
+            .filter(|v| v.len() <= 512 && v.bytes().all(|b| b.is_ascii_graphic() || b == b' '))
+            .map(str::to_owned)
+    };
+    let Some(traceparent) = value(&TRACEPARENT) else {
+        return frame;
+    };
+    let tracestate = value(&TRACESTATE);
+    let give = |inbound: &mut Result<Inbound, crate::wire::Rejection>| {
+        let Ok(Inbound::Request { params, .. }) = inbound else {
+            return;
+        };
+        let params = params.get_or_insert_with(|| Value::Object(Map::new()));
+        let Some(params) = params.as_object_mut() else {
+            return;
+        };
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut()
+            && !meta.contains_key("traceparent")
+        {
+            meta.insert("traceparent".into(), Value::String(traceparent.clone()));
+            if let Some(state) = &tracestate {
+                meta.insert("tracestate".into(), Value::String(state.clone()));
+            }
+        }
+    };
+    match frame {
+        Frame::Single(mut inbound) => {
+            give(&mut inbound);
+            Frame::Single(inbound)
+        }
+        Frame::Batch(mut items) => {
+            items.iter_mut().for_each(give);
+            Frame::Batch(items)
+        }
+    }
+}
 
 pub(super) fn text_header<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
