@@ -142,10 +142,21 @@ impl Limit {
     }
 }
 
-/// The counters of one method or one tool. Kept together: one request touches one or two
-/// cache lines of it.
+/// The counters of one method or one tool, in a few shards: each thread adds to its own
+/// (threads take them in turn), so the runtime's worker threads do not fight over one cache
+/// line on every request; a reading sums them.
 #[derive(Default)]
 pub(crate) struct Series {
+    shards: [Shard; SHARDS],
+}
+
+const SHARDS: usize = 4;
+
+/// One shard's counters, on cache lines of their own (128 bytes: the pair of lines a core
+/// prefetches together).
+#[derive(Default)]
+#[repr(align(128))]
+struct Shard {
     started: AtomicU64,
     endings: [AtomicU64; AnswerKind::ALL.len()],
     /// Not cumulative: each request counts in its own bucket (the last is past 10 s).
@@ -153,9 +164,18 @@ pub(crate) struct Series {
     nanos: AtomicU64,
 }
 
+/// This thread's shard.
+fn shard() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|shard| *shard)
+}
+
 impl Series {
     fn started(&self) {
-        self.started.fetch_add(1, Ordering::Relaxed);
+        self.shards[shard()].started.fetch_add(1, Ordering::Relaxed);
     }
 
     fn ended(&self, ending: AnswerKind, elapsed: Duration) {
@@ -164,34 +184,47 @@ impl Series {
             .iter()
             .position(|bound| nanos <= *bound)
             .unwrap_or(BUCKETS_NANOS.len());
-        self.endings[ending as usize].fetch_add(1, Ordering::Relaxed);
-        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+        let shard = &self.shards[shard()];
+        shard.endings[ending as usize].fetch_add(1, Ordering::Relaxed);
+        shard.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        shard.nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// What it says now. Read counter by counter, so a request ending meanwhile may show in
-    /// one and not yet another; `in_flight` is never negative.
+    /// What it says now, its shards summed. Read counter by counter, so a request ending
+    /// meanwhile may show in one and not yet another; `in_flight` is never negative (a request
+    /// may start on one thread and end on another: only the sums mean something).
     fn read(&self) -> SeriesReading {
-        let endings: Vec<u64> = self
-            .endings
-            .iter()
-            .map(|n| n.load(Ordering::Relaxed))
+        let sum = |counter: fn(&Shard) -> &AtomicU64| -> u64 {
+            self.shards
+                .iter()
+                .map(|shard| counter(shard).load(Ordering::Relaxed))
+                .sum()
+        };
+        let endings: Vec<u64> = (0..AnswerKind::ALL.len())
+            .map(|i| {
+                self.shards
+                    .iter()
+                    .map(|shard| shard.endings[i].load(Ordering::Relaxed))
+                    .sum()
+            })
             .collect();
         let mut cumulative = 0;
-        let buckets = self
-            .buckets
-            .iter()
-            .map(|n| {
-                cumulative += n.load(Ordering::Relaxed);
+        let buckets = (0..=BUCKETS_NANOS.len())
+            .map(|i| {
+                cumulative += self
+                    .shards
+                    .iter()
+                    .map(|shard| shard.buckets[i].load(Ordering::Relaxed))
+                    .sum::<u64>();
                 cumulative
             })
             .collect();
         let ended: u64 = endings.iter().sum();
         SeriesReading {
-            in_flight: self.started.load(Ordering::Relaxed).saturating_sub(ended),
+            in_flight: sum(|shard| &shard.started).saturating_sub(ended),
             endings,
             buckets,
-            seconds: self.nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            seconds: sum(|shard| &shard.nanos) as f64 / 1e9,
         }
     }
 }
@@ -205,6 +238,17 @@ pub(crate) struct SeriesReading {
 }
 
 impl SeriesReading {
+    fn add(&mut self, other: &SeriesReading) {
+        self.in_flight += other.in_flight;
+        for (mine, theirs) in self.endings.iter_mut().zip(&other.endings) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.buckets.iter_mut().zip(&other.buckets) {
+            *mine += theirs;
+        }
+        self.seconds += other.seconds;
+    }
+
     fn count(&self) -> u64 {
         self.buckets.last().copied().unwrap_or_default()
     }
@@ -287,19 +331,31 @@ impl Metrics {
             return None;
         }
         let index = Method::parse(method).map_or(Method::ALL.len(), |m| m as usize);
-        self.methods[index].started();
+        // A call counts in its tool's series alone once the tool is known (the method's figures
+        // add the tools' up when read): half the counting on the busiest path.
+        let counted_start = index != Method::ToolsCall as usize;
+        if counted_start {
+            self.methods[index].started();
+        }
         Some(Metered {
             metrics: self.clone(),
             method: index,
             tool: None,
+            counted_start,
             started: Instant::now(),
         })
     }
 
     /// Everything, with the gauges the server keeps elsewhere read by the caller.
     pub(crate) fn snapshot(&self, gauges: &Gauges) -> Value {
+        let mut calls_in_flight = 0;
         let methods: Map<String, Value> = self
             .method_readings()
+            .inspect(|(name, reading)| {
+                if *name == "tools/call" {
+                    calls_in_flight = reading.in_flight;
+                }
+            })
             .filter(|(_, reading)| reading.count() + reading.in_flight > 0)
             .map(|(name, reading)| (name.to_owned(), reading.to_json()))
             .collect();
@@ -319,7 +375,7 @@ impl Metrics {
             "enabled": self.enabled,
             "methods": methods,
             "tools": tools,
-            "callsInFlight": self.methods[Method::ToolsCall as usize].read().in_flight,
+            "callsInFlight": calls_in_flight,
             "callsQueued": gauges.queued_calls,
             "refused": refused,
             "sessions": self.sessions.load(Ordering::Relaxed).max(0),
@@ -329,10 +385,18 @@ impl Metrics {
         })
     }
 
+    /// Each method's figures; `tools/call`'s are its own (calls of no known tool) and every
+    /// tool's together.
     fn method_readings(&self) -> impl Iterator<Item = (&'static str, SeriesReading)> + '_ {
         self.methods.iter().enumerate().map(|(index, series)| {
             let name = Method::ALL.get(index).map_or("other", |m| m.name());
-            (name, series.read())
+            let mut reading = series.read();
+            if index == Method::ToolsCall as usize {
+                for (_, tool) in self.tool_readings() {
+                    reading.add(&tool);
+                }
+            }
+            (name, reading)
         })
     }
 
@@ -382,6 +446,8 @@ pub(crate) struct Metered {
     metrics: Arc<Metrics>,
     method: usize,
     tool: Option<Arc<Series>>,
+    /// Whether the method's series counted it started (a call counts in its tool's instead).
+    counted_start: bool,
     started: Instant,
 }
 
@@ -394,10 +460,14 @@ impl Metered {
 
     pub(crate) fn ended(self, ending: AnswerKind) {
         let elapsed = self.started.elapsed();
-        self.metrics.methods[self.method].ended(ending, elapsed);
         if let Some(tool) = &self.tool {
-            tool.ended(ending, elapsed);
+            return tool.ended(ending, elapsed);
         }
+        let series = &self.metrics.methods[self.method];
+        if !self.counted_start {
+            series.started();
+        }
+        series.ended(ending, elapsed);
     }
 }
 
