@@ -1209,7 +1209,7 @@ function middlewareFailed(name, what, err) {
 /**
  * One `fn(request, next)` as the engine's before/after pair, in the engine's calling convention
  * (`src/middleware.rs`): `(token, requestJson)` is `before`, which returns the verdict's JSON
- * now, or nothing now and `settleMiddleware(token, json)` later; `(null, outcomeJson)` is
+ * now, or nothing now and `settleJson(token, json)` later; `(null, outcomeJson)` is
  * `after`, which hands the outcome to the `next()` of that request. Never throws.
  */
 function aroundWrapper(fn) {
@@ -1235,7 +1235,7 @@ function aroundWrapper(fn) {
       entered = true
       if (deciding && !now) {
         deciding = false
-        native.settleMiddleware(token, CONTINUE)
+        native.settleJson(token, CONTINUE)
       }
       if (state.outcome !== null) return Promise.resolve(state.outcome)
       return new Promise((resolve) => {
@@ -1272,7 +1272,7 @@ function aroundWrapper(fn) {
       if (err !== null && !deciding) middlewareFailed(name, 'threw after next()', err)
       if (!deciding) return
       deciding = false
-      native.settleMiddleware(token, err === null ? forgot : refusal(err))
+      native.settleJson(token, err === null ? forgot : refusal(err))
     })
     return undefined
   }

@@ -6,14 +6,10 @@
 //! it is called directly; from the runtime's threads (HTTP sessions) through a threadsafe
 //! function.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-
 use async_trait::async_trait;
-use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
+use napi::Status;
+use napi::bindgen_prelude::{FnArgs, FunctionRef, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, JsValue, Status};
-use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use toolwire::host::JsonCallback;
@@ -21,6 +17,7 @@ use toolwire::{Context, ToolError};
 
 use crate::context::CallHandle;
 use crate::js_thread;
+use crate::settle::{Returned, Token, read_returned};
 
 /// `(token, requestJson, call)`: `call` numbers the request's context (a resource read's,
 /// prompt's or completion's; see `context.rs`), absent for a token check.
@@ -30,48 +27,6 @@ type Remote = ThreadsafeFunction<JsonArgs, Unknown<'static>, JsonArgs, Status, f
 pub(crate) struct JsJsonHandler {
     func: FunctionRef<JsonArgs, Unknown<'static>>,
     remote: Remote,
-}
-
-#[derive(Default)]
-struct Pending {
-    next: u32,
-    waiting: HashMap<u32, oneshot::Sender<String>>,
-}
-
-fn pending() -> std::sync::MutexGuard<'static, Pending> {
-    static PENDING: OnceLock<Mutex<Pending>> = OnceLock::new();
-    PENDING
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-}
-
-/// Delivers the answer of a wrapper that returned nothing at first.
-#[napi]
-pub fn settle_json(token: u32, json: String) {
-    if let Some(sender) = pending().waiting.remove(&token) {
-        let _ = sender.send(json);
-    }
-}
-
-enum Returned {
-    Ready(String),
-    Later(oneshot::Receiver<String>),
-}
-
-fn read_returned(env: &Env, token: u32, value: Unknown<'_>) -> napi::Result<Returned> {
-    if matches!(
-        value.get_type()?,
-        napi::ValueType::Undefined | napi::ValueType::Null
-    ) {
-        let (tx, rx) = oneshot::channel();
-        pending().waiting.insert(token, tx);
-        return Ok(Returned::Later(rx));
-    }
-    // SAFETY: `value` is a live value of `env`'s current scope.
-    Ok(Returned::Ready(unsafe {
-        String::from_napi_value(env.raw(), value.raw())?
-    }))
 }
 
 impl JsJsonHandler {
@@ -113,15 +68,9 @@ impl JsonCallback for JsJsonHandler {
 
 impl JsJsonHandler {
     async fn answer(&self, request: Value, call: Option<u32>) -> Result<Value, ToolError> {
-        let token = {
-            let mut pending = pending();
-            let mut token = pending.next;
-            while pending.waiting.contains_key(&token) {
-                token = token.wrapping_add(1);
-            }
-            pending.next = token.wrapping_add(1);
-            token
-        };
+        // Held until the answer came: dropped, it forgets an answer that never will.
+        let held = Token::new();
+        let token = held.number();
         let request = request.to_string();
         let returned = match js_thread::current_env() {
             Some(env) => js_thread::in_handle_scope(&env, || {
@@ -157,7 +106,6 @@ impl JsJsonHandler {
                 .await
                 .map_err(|_| ToolError::new("the handler never settled its result"))?,
             Err(err) => {
-                pending().waiting.remove(&token);
                 return Err(ToolError::new(format!(
                     "the handler failed: {}",
                     err.reason

@@ -20,6 +20,7 @@ mod middleware;
 mod mount;
 mod runtime;
 mod server;
+mod settle;
 mod stdio;
 
 /// Runs when Node loads the addon.

@@ -6,7 +6,7 @@
 //! `(token, json)`:
 //! - `before`: `token` numbers the request, `json` is its `RequestInfo`. The wrapper returns the
 //!   verdict's JSON text now (the middleware called `next()` or threw before it awaited), or
-//!   nothing, and later calls `settleMiddleware(token, verdictJson)`. No thread waits meanwhile:
+//!   nothing, and later calls `settleJson(token, verdictJson)` (`settle.rs`). No thread waits meanwhile:
 //!   the engine awaits a oneshot.
 //! - `after`: `token` is `null`, `json` the outcome (`kind`, `code`?, `elapsedMs`, `sequence`).
 //!   Nothing is awaited.
@@ -15,21 +15,19 @@
 //! runtime's threads (HTTP sessions) through one weak threadsafe function, so a request's
 //! `after` never overtakes its `before`.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use napi::bindgen_prelude::{FnArgs, FromNapiValue, Function, FunctionRef, Unknown};
+use napi::Status;
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, JsValue, Status};
-use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use toolwire::ErrorObject;
 use toolwire::middleware::{Middleware, Outcome, RequestInfo, Verdict};
 
 use crate::js_thread;
+use crate::settle::{Returned, Token, read_returned};
 
 /// `(token, json)`: `token` is the request's number for `before`, `null` for `after`.
 pub(crate) type MiddlewareArgs = FnArgs<(Option<u32>, String)>;
@@ -39,79 +37,6 @@ type Remote =
 pub(crate) struct JsMiddleware {
     func: FunctionRef<MiddlewareArgs, Unknown<'static>>,
     remote: Remote,
-}
-
-/// Verdicts the JS side will settle later, by token.
-#[derive(Default)]
-struct Pending {
-    next: u32,
-    waiting: HashMap<u32, oneshot::Sender<String>>,
-}
-
-fn pending() -> std::sync::MutexGuard<'static, Pending> {
-    static PENDING: OnceLock<Mutex<Pending>> = OnceLock::new();
-    PENDING
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-}
-
-/// A token no waiting verdict has.
-fn new_token() -> u32 {
-    let mut pending = pending();
-    let mut token = pending.next;
-    while pending.waiting.contains_key(&token) {
-        token = token.wrapping_add(1);
-    }
-    pending.next = token.wrapping_add(1);
-    token
-}
-
-/// Delivers the verdict of a middleware whose wrapper returned nothing at first.
-#[napi]
-pub fn settle_middleware(token: u32, verdict: String) {
-    if let Some(sender) = pending().waiting.remove(&token) {
-        let _ = sender.send(verdict);
-    }
-}
-
-enum Returned {
-    Ready(String),
-    Later(oneshot::Receiver<String>),
-}
-
-/// Reads what `before` returned (on the JS thread, right after it returned, so before
-/// `settleMiddleware` can run).
-fn read_returned(env: &Env, token: u32, value: Unknown<'_>) -> napi::Result<Returned> {
-    if matches!(
-        value.get_type()?,
-        napi::ValueType::Undefined | napi::ValueType::Null
-    ) {
-        let (tx, rx) = oneshot::channel();
-        pending().waiting.insert(token, tx);
-        return Ok(Returned::Later(rx));
-    }
-    // SAFETY: `value` is a live value of `env`'s current scope.
-    Ok(Returned::Ready(unsafe {
-        String::from_napi_value(env.raw(), value.raw())?
-    }))
-}
-
-/// Removes a token's waiting sender if the verdict never came (the request was cancelled
-/// meanwhile): once its receiver is gone, a sender still waiting under the token is ours.
-struct Forget(u32);
-
-impl Drop for Forget {
-    fn drop(&mut self) {
-        let mut pending = pending();
-        if pending
-            .waiting
-            .get(&self.0)
-            .is_some_and(oneshot::Sender::is_closed)
-        {
-            pending.waiting.remove(&self.0);
-        }
-    }
 }
 
 fn refusal(why: String) -> Verdict {
@@ -164,9 +89,12 @@ impl JsMiddleware {
 #[async_trait]
 impl Middleware for JsMiddleware {
     async fn before(&self, request: &RequestInfo) -> Verdict {
-        let token = new_token();
-        let _forget = Forget(token);
-        let verdict = match self.start(token, request.to_json().to_string()).await {
+        // Held until the verdict came: dropped, it forgets a verdict that never will.
+        let held = Token::new();
+        let verdict = match self
+            .start(held.number(), request.to_json().to_string())
+            .await
+        {
             Ok(Returned::Ready(json)) => json,
             Ok(Returned::Later(rx)) => match rx.await {
                 Ok(json) => json,

@@ -1,0 +1,83 @@
+//! Answers that JavaScript gives later: a wrapper called with a token returns its answer as JSON
+//! text at once, or nothing and later calls `settleJson(token, json)` when its Promise settles.
+//! The engine awaits a oneshot meanwhile; no thread waits. Resources, prompts, completers,
+//! token validators (`catalog.rs`) and middlewares (`middleware.rs`) answer this way.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use napi::bindgen_prelude::{FromNapiValue, Unknown};
+use napi::{Env, JsValue};
+use napi_derive::napi;
+use tokio::sync::oneshot;
+
+/// Answers JavaScript will settle later, by token.
+#[derive(Default)]
+struct Pending {
+    next: u32,
+    waiting: HashMap<u32, oneshot::Sender<String>>,
+}
+
+fn pending() -> std::sync::MutexGuard<'static, Pending> {
+    static PENDING: OnceLock<Mutex<Pending>> = OnceLock::new();
+    PENDING
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// A token no waiting answer has; dropping it forgets an answer that never came (the request
+/// was cancelled meanwhile, or the call failed), so the table does not keep its sender.
+pub(crate) struct Token(u32);
+
+impl Token {
+    pub(crate) fn new() -> Token {
+        let mut pending = pending();
+        let mut token = pending.next;
+        while pending.waiting.contains_key(&token) {
+            token = token.wrapping_add(1);
+        }
+        pending.next = token.wrapping_add(1);
+        Token(token)
+    }
+
+    pub(crate) fn number(&self) -> u32 {
+        self.0
+    }
+}
+
+impl Drop for Token {
+    fn drop(&mut self) {
+        pending().waiting.remove(&self.0);
+    }
+}
+
+/// Delivers the answer of a wrapper that returned nothing at first.
+#[napi]
+pub fn settle_json(token: u32, json: String) {
+    if let Some(sender) = pending().waiting.remove(&token) {
+        let _ = sender.send(json);
+    }
+}
+
+pub(crate) enum Returned {
+    Ready(String),
+    Later(oneshot::Receiver<String>),
+}
+
+/// Reads what a wrapper returned (on the JS thread, right after it returned, so before
+/// `settleJson` can run): its answer, or the receiver of the answer to come.
+pub(crate) fn read_returned(env: &Env, token: u32, value: Unknown<'_>) -> napi::Result<Returned> {
+    if matches!(
+        value.get_type()?,
+        napi::ValueType::Undefined | napi::ValueType::Null
+    ) {
+        let (tx, rx) = oneshot::channel();
+        pending().waiting.insert(token, tx);
+        return Ok(Returned::Later(rx));
+    }
+    // SAFETY: `value` is a live value of `env`'s current scope.
+    Ok(Returned::Ready(unsafe {
+        String::from_napi_value(env.raw(), value.raw())?
+    }))
+}
