@@ -7,26 +7,21 @@
 //! function.
 
 use async_trait::async_trait;
-use napi::Status;
 use napi::bindgen_prelude::{FnArgs, FunctionRef, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde_json::Value;
-use tokio::sync::oneshot;
 use toolwire::host::JsonCallback;
 use toolwire::{Context, ToolError};
 
 use crate::context::CallHandle;
-use crate::js_thread;
-use crate::settle::{Returned, Token, read_returned};
+use crate::settle::{Remote, Returned, Token, call_wrapper};
 
 /// `(token, requestJson, call)`: `call` numbers the request's context (a resource read's,
 /// prompt's or completion's; see `context.rs`), absent for a token check.
 pub(crate) type JsonArgs = FnArgs<(u32, String, Option<u32>)>;
-type Remote = ThreadsafeFunction<JsonArgs, Unknown<'static>, JsonArgs, Status, false, true>;
 
 pub(crate) struct JsJsonHandler {
     func: FunctionRef<JsonArgs, Unknown<'static>>,
-    remote: Remote,
+    remote: Remote<JsonArgs>,
 }
 
 impl JsJsonHandler {
@@ -72,34 +67,8 @@ impl JsJsonHandler {
         let held = Token::new();
         let token = held.number();
         let request = request.to_string();
-        let returned = match js_thread::current_env() {
-            Some(env) => js_thread::in_handle_scope(&env, || {
-                let func = self.func.borrow_back(&env)?;
-                let value = func.call(FnArgs::from((token, request, call)))?;
-                read_returned(&env, token, value)
-            }),
-            None => {
-                let (tx, rx) = oneshot::channel();
-                let status = self.remote.call_with_return_value(
-                    FnArgs::from((token, request, call)),
-                    ThreadsafeFunctionCallMode::NonBlocking,
-                    move |value, env| {
-                        let _ = tx.send(value.and_then(|value| read_returned(&env, token, value)));
-                        Ok(())
-                    },
-                );
-                if status == Status::Ok {
-                    rx.await.unwrap_or_else(|_| {
-                        Err(napi::Error::new(
-                            Status::GenericFailure,
-                            "the JavaScript thread stopped",
-                        ))
-                    })
-                } else {
-                    Err(napi::Error::new(status, "the JavaScript thread is gone"))
-                }
-            }
-        };
+        let args = FnArgs::from((token, request, call));
+        let returned = call_wrapper(&self.func, &self.remote, token, args).await;
         let json = match returned {
             Ok(Returned::Ready(json)) => json,
             Ok(Returned::Later(rx)) => rx

@@ -20,23 +20,20 @@ use std::time::Duration;
 use async_trait::async_trait;
 use napi::Status;
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use serde_json::Value;
-use tokio::sync::oneshot;
 use toolwire::ErrorObject;
 use toolwire::middleware::{Middleware, Outcome, RequestInfo, Verdict};
 
 use crate::js_thread;
-use crate::settle::{Returned, Token, read_returned};
+use crate::settle::{Remote, Returned, Token, call_wrapper};
 
 /// `(token, json)`: `token` is the request's number for `before`, `null` for `after`.
 pub(crate) type MiddlewareArgs = FnArgs<(Option<u32>, String)>;
-type Remote =
-    ThreadsafeFunction<MiddlewareArgs, Unknown<'static>, MiddlewareArgs, Status, false, true>;
 
 pub(crate) struct JsMiddleware {
     func: FunctionRef<MiddlewareArgs, Unknown<'static>>,
-    remote: Remote,
+    remote: Remote<MiddlewareArgs>,
 }
 
 fn refusal(why: String) -> Verdict {
@@ -57,32 +54,8 @@ impl JsMiddleware {
     }
 
     async fn start(&self, token: u32, request: String) -> napi::Result<Returned> {
-        if let Some(env) = js_thread::current_env() {
-            return js_thread::in_handle_scope(&env, || {
-                let func = self.func.borrow_back(&env)?;
-                let value = func.call(FnArgs::from((Some(token), request)))?;
-                read_returned(&env, token, value)
-            });
-        }
-        // Off the JS thread (a session the engine serves, e.g. over HTTP): hop to it.
-        let (tx, rx) = oneshot::channel();
-        let status = self.remote.call_with_return_value(
-            FnArgs::from((Some(token), request)),
-            ThreadsafeFunctionCallMode::NonBlocking,
-            move |value, env| {
-                let _ = tx.send(value.and_then(|value| read_returned(&env, token, value)));
-                Ok(())
-            },
-        );
-        if status != Status::Ok {
-            return Err(napi::Error::new(status, "the JavaScript thread is gone"));
-        }
-        rx.await.unwrap_or_else(|_| {
-            Err(napi::Error::new(
-                Status::GenericFailure,
-                "the JavaScript thread stopped before the middleware ran",
-            ))
-        })
+        let args = FnArgs::from((Some(token), request));
+        call_wrapper(&self.func, &self.remote, token, args).await
     }
 }
 

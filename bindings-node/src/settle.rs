@@ -6,10 +6,56 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use napi::bindgen_prelude::{FromNapiValue, Unknown};
-use napi::{Env, JsValue};
+use napi::bindgen_prelude::{FromNapiValue, FunctionRef, JsValuesTupleIntoVec, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, JsValue, Status};
 use napi_derive::napi;
 use tokio::sync::oneshot;
+
+use crate::js_thread;
+
+/// A wrapper's way in from the runtime's threads (weak: it keeps no process alive).
+pub(crate) type Remote<Args> =
+    ThreadsafeFunction<Args, Unknown<'static>, Args, Status, false, true>;
+
+/// Calls a JS wrapper with `args`, whose answer is numbered `token`: directly when this thread
+/// is feeding JavaScript (a connection), else through `remote` (HTTP sessions), hopping to the
+/// JS thread. What it returned: its answer, or the receiver of the answer to come.
+pub(crate) async fn call_wrapper<Args>(
+    func: &FunctionRef<Args, Unknown<'static>>,
+    remote: &Remote<Args>,
+    token: u32,
+    args: Args,
+) -> napi::Result<Returned>
+where
+    Args: JsValuesTupleIntoVec + Send + 'static,
+{
+    if let Some(env) = js_thread::current_env() {
+        return js_thread::in_handle_scope(&env, || {
+            let func = func.borrow_back(&env)?;
+            let value = func.call(args)?;
+            read_returned(&env, token, value)
+        });
+    }
+    let (tx, rx) = oneshot::channel();
+    let status = remote.call_with_return_value(
+        args,
+        ThreadsafeFunctionCallMode::NonBlocking,
+        move |value, env| {
+            let _ = tx.send(value.and_then(|value| read_returned(&env, token, value)));
+            Ok(())
+        },
+    );
+    if status != Status::Ok {
+        return Err(napi::Error::new(status, "the JavaScript thread is gone"));
+    }
+    rx.await.unwrap_or_else(|_| {
+        Err(napi::Error::new(
+            Status::GenericFailure,
+            "the JavaScript thread stopped before the call ran",
+        ))
+    })
+}
 
 /// Answers JavaScript will settle later, by token.
 #[derive(Default)]
