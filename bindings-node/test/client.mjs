@@ -62,3 +62,40 @@ export class Client {
     return this.frames.splice(0)
   }
 }
+
+/**
+ * The JSON lines a child process writes to `stream` (its stdout), one at a time: `next()`
+ * resolves with the next message when it arrives, or rejects after `ms` (and calls `onHang`,
+ * e.g. to kill the child), so a server that never answers fails the test instead of hanging it.
+ */
+export function jsonLines(stream, { ms = 5000, onHang = () => {} } = {}) {
+  const lines = []
+  const waiters = []
+  let buffered = ''
+  stream.setEncoding('utf8').on('data', (chunk) => {
+    buffered += chunk
+    let i
+    while ((i = buffered.indexOf('\n')) >= 0) {
+      const line = JSON.parse(buffered.slice(0, i))
+      buffered = buffered.slice(i + 1)
+      const waiter = waiters.shift()
+      if (waiter) waiter(line)
+      else lines.push(line)
+    }
+  })
+  return async function next() {
+    if (lines.length) return lines.shift()
+    let timer
+    try {
+      return await new Promise((resolve, reject) => {
+        waiters.push(resolve)
+        timer = setTimeout(() => {
+          onHang()
+          reject(new Error(`no message within ${ms} ms`))
+        }, ms)
+      })
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}

@@ -12,7 +12,7 @@ import { test } from 'node:test'
 
 import { ProtocolError, Server, ToolError } from '../lib/index.mjs'
 import { McpError, connect } from '../lib/testing.mjs'
-import { Client } from './client.mjs'
+import { Client, jsonLines } from './client.mjs'
 
 const MODERN = '2026-07-28'
 // Every test waits for events; the timeout only bounds a hang.
@@ -437,21 +437,7 @@ test('over stdio (the engine reads the pipe on the JS thread): a middleware that
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
   const exited = once(child, 'exit')
-  const lines = []
-  const waiters = []
-  let buffered = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    buffered += chunk
-    let i
-    while ((i = buffered.indexOf('\n')) >= 0) {
-      const line = JSON.parse(buffered.slice(0, i))
-      buffered = buffered.slice(i + 1)
-      const waiter = waiters.shift()
-      if (waiter) waiter(line)
-      else lines.push(line)
-    }
-  })
-  const next = () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((resolve) => waiters.push(resolve)))
+  const next = jsonLines(child.stdout, { ms: 10000, onHang: () => child.kill() })
   const send = (message) => child.stdin.write(JSON.stringify(message) + '\n')
   send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } })
   assert.equal((await next()).result.serverInfo.name, 'stdio-middleware')

@@ -8,6 +8,8 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
+import { jsonLines } from './client.mjs'
+
 const here = import.meta.dirname
 const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8')
 const section = readme.slice(readme.indexOf('\n## Node\n'))
@@ -31,36 +33,8 @@ test('the README example compiles under strict TypeScript and serves over stdio'
   compile('readme', example)
 
   const child = spawn(process.execPath, [join(work, 'readme.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] })
-  let buffered = ''
-  const lines = []
-  const waiters = []
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    buffered += chunk
-    let i
-    while ((i = buffered.indexOf('\n')) >= 0) {
-      const line = JSON.parse(buffered.slice(0, i))
-      buffered = buffered.slice(i + 1)
-      const waiter = waiters.shift()
-      if (waiter) waiter(line)
-      else lines.push(line)
-    }
-  })
-  // The next line, when it arrives (the timer only bounds a hang).
-  const next = async () => {
-    if (lines.length) return lines.shift()
-    let timer
-    try {
-      return await new Promise((resolve, reject) => {
-        waiters.push(resolve)
-        timer = setTimeout(() => {
-          child.kill()
-          reject(new Error('no answer from the README example within 5 s'))
-        }, 5000)
-      })
-    } finally {
-      clearTimeout(timer)
-    }
-  }
+  // The next line, when it arrives (the limit only bounds a hang).
+  const next = jsonLines(child.stdout, { onHang: () => child.kill() })
   const send = (message) => child.stdin.write(JSON.stringify(message) + '\n')
   send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'readme', version: '1' } } })
   assert.equal((await next()).result.serverInfo.name, 'weather')

@@ -190,34 +190,42 @@ async fn a_body_fed_in_chunks_is_read_with_its_limit() {
     );
 }
 
-/// Dropping a 2026-07-28 request's response is the client hanging up: its handler is dropped.
-#[tokio::test]
-async fn dropping_a_modern_response_cancels_the_request() {
-    struct SignalOnDrop(Arc<Notify>);
-    impl Drop for SignalOnDrop {
-        fn drop(&mut self) {
-            self.0.notify_one();
-        }
+/// Tells the test when it is dropped (with the handler holding it).
+struct SignalOnDrop(Arc<Notify>);
+
+impl Drop for SignalOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
     }
-    let started = Arc::new(Notify::new());
-    let dropped = Arc::new(Notify::new());
-    let server = Server::builder("mount", "1")
-        .tool(Tool::new("wait"), {
-            let (started, dropped) = (started.clone(), dropped.clone());
-            move |ctx: Context, _args: Value| {
-                let guard = SignalOnDrop(dropped.clone());
-                let started = started.clone();
-                async move {
-                    let _guard = guard;
-                    ctx.progress(1.0, None, None);
+}
+
+/// A server whose tool `wait` reports progress, says it `started`, and then waits forever; its
+/// handler being dropped notifies `dropped`.
+fn waiting_server(started: Option<Arc<Notify>>, dropped: Arc<Notify>) -> Server {
+    Server::builder("mount", "1")
+        .tool(Tool::new("wait"), move |ctx: Context, _args: Value| {
+            let guard = SignalOnDrop(dropped.clone());
+            let started = started.clone();
+            async move {
+                let _guard = guard;
+                ctx.progress(1.0, None, None);
+                if let Some(started) = started {
                     started.notify_one();
-                    std::future::pending::<()>().await;
-                    Ok(ToolOutput::text("never"))
                 }
+                std::future::pending::<()>().await;
+                Ok(ToolOutput::text("never"))
             }
         })
         .build()
-        .expect("server");
+        .expect("server")
+}
+
+/// Dropping a 2026-07-28 request's response is the client hanging up: its handler is dropped.
+#[tokio::test]
+async fn dropping_a_modern_response_cancels_the_request() {
+    let started = Arc::new(Notify::new());
+    let dropped = Arc::new(Notify::new());
+    let server = waiting_server(Some(started.clone()), dropped.clone());
     let endpoint = server
         .http_endpoint(HttpOptions::default())
         .expect("runtime");
@@ -247,28 +255,8 @@ async fn dropping_a_modern_response_cancels_the_request() {
 /// mid-stream dropping a 2026-07-28 request's handler.
 #[tokio::test]
 async fn an_exchange_is_driven_step_by_step_and_hung_up() {
-    struct SignalOnDrop(Arc<Notify>);
-    impl Drop for SignalOnDrop {
-        fn drop(&mut self) {
-            self.0.notify_one();
-        }
-    }
     let dropped = Arc::new(Notify::new());
-    let server = Server::builder("mount", "1")
-        .tool(Tool::new("wait"), {
-            let dropped = dropped.clone();
-            move |ctx: Context, _args: Value| {
-                let guard = SignalOnDrop(dropped.clone());
-                async move {
-                    let _guard = guard;
-                    ctx.progress(1.0, None, None);
-                    std::future::pending::<()>().await;
-                    Ok(ToolOutput::text("never"))
-                }
-            }
-        })
-        .build()
-        .expect("server");
+    let server = waiting_server(None, dropped.clone());
     let endpoint = server
         .http_endpoint(HttpOptions::default())
         .expect("runtime");

@@ -113,24 +113,6 @@ class CatalogHttpTest {
 
     private val init = """{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"""
 
-    private fun post(url: String, body: String, vararg headers: String): HttpResponse<String> {
-        val request = HttpRequest.newBuilder(URI(url))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-        for (i in headers.indices step 2) request.header(headers[i], headers[i + 1])
-        return HttpClient.newHttpClient().send(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString())
-    }
-
-    /** A JSON body, or the last message of an SSE body. */
-    private fun message(response: HttpResponse<String>): JsonObject {
-        val body = if (response.headers().firstValue("content-type").orElse("") == "text/event-stream") {
-            response.body().lines().filter { it.startsWith("data: ") && it.length > 6 }.last().removePrefix("data: ")
-        } else {
-            response.body()
-        }
-        return Json.parseToJsonElement(body).jsonObject
-    }
-
     @Test
     fun `serveHttp with sessions, queued tools, resources and stop`() {
         val http = catalogServer().serveHttp("127.0.0.1", 0u)

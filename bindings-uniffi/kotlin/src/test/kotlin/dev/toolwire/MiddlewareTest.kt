@@ -21,10 +21,6 @@ import org.junit.jupiter.api.assertThrows
 import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.ValueSource
 import org.slf4j.event.Level
-import java.net.URI
-import java.net.http.HttpClient
-import java.net.http.HttpRequest
-import java.net.http.HttpResponse
 import java.util.Collections
 
 /**
@@ -287,22 +283,4 @@ class MiddlewareTest {
             """"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"""
 
     private val modern = arrayOf("mcp-protocol-version", "2026-07-28", "mcp-method", "tools/call", "mcp-name", "echo")
-
-    private fun post(url: String, body: String, vararg headers: String): HttpResponse<String> {
-        val request = HttpRequest.newBuilder(URI(url))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-        for (i in headers.indices step 2) request.header(headers[i], headers[i + 1])
-        return HttpClient.newHttpClient().send(request.POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString())
-    }
-
-    /** A JSON body, or the last message of an SSE body. */
-    private fun message(response: HttpResponse<String>): JsonObject {
-        val body = if (response.headers().firstValue("content-type").orElse("") == "text/event-stream") {
-            response.body().lines().filter { it.startsWith("data: ") && it.length > 6 }.last().removePrefix("data: ")
-        } else {
-            response.body()
-        }
-        return Json.parseToJsonElement(body).jsonObject
-    }
 }

@@ -12,10 +12,6 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.ValueSource
-import java.net.URI
-import java.net.http.HttpClient
-import java.net.http.HttpRequest
-import java.net.http.HttpResponse
 
 /** The caller's W3C trace context reaches `context.traceContext()` from `_meta` in both eras and from the HTTP header. */
 class TraceContextTest {
@@ -54,15 +50,7 @@ class TraceContextTest {
         val http = server().serveHttp("127.0.0.1", 0u, HttpServerOptions(stateless = true, jsonResponse = true))
         try {
             val body = """{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"context","arguments":{}}}"""
-            val request = HttpRequest.newBuilder(URI(http.url()))
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-11-25")
-                .header("traceparent", traceparent)
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build()
-            val reply = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
-                .send(request, HttpResponse.BodyHandlers.ofString())
+            val reply = post(http.url(), body, "mcp-protocol-version", "2025-11-25", "traceparent", traceparent)
             assertEquals(200, reply.statusCode())
             assertEquals(true, reply.body().contains("$traceparent|null"), reply.body())
         } finally {
