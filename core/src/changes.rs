@@ -46,6 +46,11 @@ pub trait ChangeBus: Send + Sync + 'static {
     fn publish(&self, change: Change);
     /// A feed of the changes published from now on.
     fn subscribe(&self) -> ChangeFeed;
+    /// Whether feeds hear every replica now; a shared bus that lost its connection says why,
+    /// and a new `subscriptions/listen` is refused with it (open ones have ended).
+    fn check(&self) -> Result<(), crate::Error> {
+        Ok(())
+    }
 }
 
 /// The in-process bus: a bounded broadcast channel. The default of every server.

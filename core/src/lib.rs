@@ -19,6 +19,8 @@ pub mod middleware {
     pub use crate::dispatch::middleware::{Middleware, Outcome, RequestInfo, Verdict};
 }
 pub mod protocol;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod registry;
 pub mod tasks;
 #[cfg(feature = "otel")]

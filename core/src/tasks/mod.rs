@@ -8,7 +8,9 @@
 //! brings the answer, so one handler serves a legacy session, a modern request and a task.
 //!
 //! Records live in a [`TaskStore`] (in memory by default); the running handlers, their
-//! cancellation and their open questions live in this process.
+//! cancellation and their open questions live in this process. With a store shared between
+//! replicas, `tasks/update` and `tasks/cancel` may come to a replica other than the one
+//! running the handler: that one changes the record and sends the runner a [`TaskSignal`].
 
 mod store;
 
@@ -25,7 +27,7 @@ use crate::cancel::CallCancel;
 use crate::changes::{Change, ChangeBus};
 use crate::dispatch::modern::check_response_shape;
 use crate::wire::ErrorObject;
-pub use store::{MemoryTaskStore, TaskRecord, TaskStatus, TaskStore};
+pub use store::{MemoryTaskStore, TaskAction, TaskRecord, TaskSignal, TaskStatus, TaskStore};
 
 /// The extension's identifier, in capabilities.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -121,20 +123,36 @@ impl Tasks {
         self.running().len()
     }
 
-    /// Changes the stored task and announces it, if it exists and has not ended.
-    fn update_running(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) {
+    /// Changes the stored task and announces it, if it exists and has not ended. Returns
+    /// whether it changed.
+    fn update_running(
+        &self,
+        id: &str,
+        change: &mut dyn FnMut(&mut TaskRecord),
+    ) -> Result<bool, Error> {
         let mut changed = false;
         self.store.update(id, &mut |task| {
+            // A shared store may run this again on a fresh copy: only the last run counts.
+            changed = false;
             if !task.status.is_terminal() {
                 change(task);
                 task.last_updated_at = SystemTime::now();
                 changed = true;
             }
-        });
+        })?;
         // Only a real change is announced: an ended task stays silent.
         if changed {
             self.changes
                 .publish(Change::TaskUpdated { id: Arc::from(id) });
+        }
+        Ok(changed)
+    }
+
+    /// The same where nobody waits for the outcome (the handler's own progress and end): a
+    /// store that cannot be reached is logged, and the lease ends the task if it stays so.
+    fn update_or_log(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) {
+        if let Err(err) = self.update_running(id, change) {
+            tracing::warn!(task = id, %err, "the task store missed a change of a running task");
         }
     }
 
@@ -197,21 +215,65 @@ impl Tasks {
     }
 
     /// The task `id` as `principal` may see it: another principal's task is as good as unknown.
-    pub(crate) fn get(&self, id: &str, principal: Option<&str>) -> Option<TaskRecord> {
-        self.store
+    pub(crate) fn get(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+    ) -> Result<Option<TaskRecord>, ErrorObject> {
+        Ok(self
+            .store
             .get(id)
-            .filter(|task| task.principal.as_deref() == principal)
+            .map_err(|err| unreachable_store(&err))?
+            .filter(|task| task.principal.as_deref() == principal))
     }
 
     /// `tasks/update`: answers the open questions named in `responses` (other keys are
     /// ignored) before returning, so the next `tasks/get` already shows what is still open.
     /// A malformed answer to an open question refuses the whole update (-32602), and every
-    /// question stays open.
+    /// question stays open. A task running on another replica gets its answers through the
+    /// store's signal.
     pub(crate) fn answer(
         &self,
-        id: &str,
+        task: &TaskRecord,
         responses: &Map<String, Value>,
     ) -> Result<(), ErrorObject> {
+        if self.running().contains_key(&task.id) {
+            return self.answer_here(&task.id, responses);
+        }
+        if task.status.is_terminal() {
+            return Ok(());
+        }
+        for (key, answer) in responses {
+            if let Some(question) = task.input_requests.get(key) {
+                let method = question["method"].as_str().unwrap_or_default();
+                check_response_shape(method, key, answer)?;
+            }
+        }
+        let mut answered = Map::new();
+        self.update_running(&task.id, &mut |record| {
+            answered = responses
+                .iter()
+                .filter(|(key, _)| record.input_requests.remove(*key).is_some())
+                .map(|(key, answer)| (key.clone(), answer.clone()))
+                .collect();
+            if record.input_requests.is_empty() {
+                record.status = TaskStatus::Working;
+            }
+        })
+        .map_err(|err| unreachable_store(&err))?;
+        if answered.is_empty() {
+            return Ok(());
+        }
+        self.store
+            .signal(&TaskSignal {
+                id: task.id.clone(),
+                action: TaskAction::Answer(answered),
+            })
+            .map_err(|err| unreachable_store(&err))
+    }
+
+    /// Answers to a task whose handler runs in this process.
+    fn answer_here(&self, id: &str, responses: &Map<String, Value>) -> Result<(), ErrorObject> {
         let Some(live) = self.running().get(id).cloned() else {
             return Ok(());
         };
@@ -239,23 +301,54 @@ impl Tasks {
                     TaskStatus::InputRequired
                 };
                 task.input_requests = open.clone();
-            });
+            })
+            .map_err(|err| unreachable_store(&err))?;
         }
         Ok(())
     }
 
-    /// `tasks/cancel`: `cancelled` is stored first, then the handler's cancellation fires. A
-    /// terminal task stays as it is.
-    pub(crate) fn cancel(&self, id: &str) {
-        self.update_running(id, &mut |task| {
-            task.status = TaskStatus::Cancelled;
-            task.status_message = Some("Cancelled by the client".into());
-            task.input_requests.clear();
-        });
+    /// `tasks/cancel`: `cancelled` is stored first, then the handler's cancellation fires (here,
+    /// or through the store's signal on the replica running it). A terminal task stays as it is.
+    pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorObject> {
+        let changed = self
+            .update_running(id, &mut |task| {
+                task.status = TaskStatus::Cancelled;
+                task.status_message = Some("Cancelled by the client".into());
+                task.input_requests.clear();
+            })
+            .map_err(|err| unreachable_store(&err))?;
+        if !self.cancel_here(id) && changed {
+            self.store
+                .signal(&TaskSignal {
+                    id: id.to_owned(),
+                    action: TaskAction::Cancel,
+                })
+                .map_err(|err| unreachable_store(&err))?;
+        }
+        Ok(())
+    }
+
+    /// Stops the handler of task `id` if it runs here; returns whether it did.
+    fn cancel_here(&self, id: &str) -> bool {
         let live = self.running().remove(id);
-        if let Some(live) = live {
-            live.cancel.cancel();
-            live.lock().open.clear();
+        let Some(live) = live else { return false };
+        live.cancel.cancel();
+        live.lock().open.clear();
+        true
+    }
+
+    /// A signal from another replica: acted on if the task runs here.
+    fn on_signal(&self, signal: TaskSignal) {
+        match signal.action {
+            TaskAction::Answer(answers) => {
+                if let Err(error) = self.answer_here(&signal.id, &answers) {
+                    // Checked by the replica that took the update: only a store failure here.
+                    tracing::warn!(task = %signal.id, ?error, "answers from another replica were not taken");
+                }
+            }
+            TaskAction::Cancel => {
+                self.cancel_here(&signal.id);
+            }
         }
     }
 
@@ -265,12 +358,12 @@ impl Tasks {
             return;
         };
         self.running().remove(&id);
-        self.update_running(&id, &mut |task| finished.clone().apply(task));
+        self.update_or_log(&id, &mut |task| finished.clone().apply(task));
     }
 
     /// A question asked inside a running task: stored with the others still open.
     fn asked(&self, id: &str, open: Map<String, Value>) {
-        self.update_running(id, &mut |task| {
+        self.update_or_log(id, &mut |task| {
             task.status = TaskStatus::InputRequired;
             task.input_requests = open.clone();
         });
@@ -278,15 +371,17 @@ impl Tasks {
 
     /// A progress message from a running task's handler, shown as its status message.
     pub(crate) fn progressed(&self, id: &str, message: &str) {
-        self.update_running(id, &mut |task| {
+        self.update_or_log(id, &mut |task| {
             task.status_message = Some(message.to_owned());
         });
     }
 
     /// Expired records go even when no new task comes: a task on the runtime serving the
     /// server purges the store once a second while the server lives (it holds only a weak
-    /// reference). A handler still running at its task's expiry is ended by its own call
-    /// (`run_may_be_task`). Returns whether a reaper runs.
+    /// reference); with a shared store it also renews the leases of the tasks running here,
+    /// announces those whose replica died, and acts on signals from other replicas. A handler
+    /// still running at its task's expiry is ended by its own call (`run_may_be_task`).
+    /// Returns whether a reaper runs.
     fn start_reaper(self: &Arc<Self>) -> bool {
         if self.reaper.load(Ordering::Acquire) {
             return true;
@@ -297,6 +392,23 @@ impl Tasks {
         if self.reaper.swap(true, Ordering::AcqRel) {
             return true;
         }
+        if let Some(mut signals) = self.store.signals() {
+            let tasks = Arc::downgrade(self);
+            runtime.spawn(async move {
+                loop {
+                    let signal = match signals.recv().await {
+                        Ok(signal) => signal,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::warn!(missed, "signals to tasks came faster than taken");
+                            continue;
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    };
+                    let Some(tasks) = tasks.upgrade() else { return };
+                    tasks.on_signal(signal);
+                }
+            });
+        }
         let tasks = Arc::downgrade(self);
         runtime.spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -304,11 +416,25 @@ impl Tasks {
             loop {
                 tick.tick().await;
                 let Some(tasks) = tasks.upgrade() else { return };
+                let running: Vec<String> = tasks.running().keys().cloned().collect();
+                tasks.store.renew_leases(&running);
                 tasks.store.purge_expired(SystemTime::now());
+                for id in tasks.store.lapsed() {
+                    tasks
+                        .changes
+                        .publish(Change::TaskUpdated { id: Arc::from(id) });
+                }
             }
         });
         true
     }
+}
+
+/// -32603 for a task store that cannot be reached: a defined answer, never "unknown task".
+fn unreachable_store(err: &Error) -> ErrorObject {
+    ErrorObject::internal(format!(
+        "Internal error: the task store cannot be reached ({err}); retry later"
+    ))
 }
 
 /// How a task's handler ended.

@@ -149,13 +149,16 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 }
 
 /// Keeps the tasks a server created, so any connection (and, with a shared store, any
-/// replica) can poll them. The default is [`MemoryTaskStore`].
+/// replica) can poll them. The default is [`MemoryTaskStore`]; `toolwire::redis` has one that
+/// replicas share.
 ///
-/// Expired tasks read as absent; a store may forget them whenever it likes after that.
+/// Expired tasks read as absent; a store may forget them whenever it likes after that. A store
+/// that cannot be reached answers [`Error::Transport`] (the client gets a defined error, never
+/// "unknown task").
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task. Refuses it with [`Error::Busy`] when the store is full
     /// (`max_tasks` overall, or `max_per_principal` for its principal, counting unexpired
-    /// tasks); a store that cannot be reached answers [`Error::Transport`].
+    /// tasks).
     fn insert(
         &self,
         task: TaskRecord,
@@ -163,12 +166,56 @@ pub trait TaskStore: Send + Sync + 'static {
         max_per_principal: usize,
     ) -> Result<(), Error>;
     /// The task `id`, unless it is unknown or expired.
-    fn get(&self, id: &str) -> Option<TaskRecord>;
-    /// Changes the task `id` in place (under the store's lock, so changes never interleave)
-    /// and returns it as changed; `None` if it is unknown or expired.
-    fn update(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord>;
+    fn get(&self, id: &str) -> Result<Option<TaskRecord>, Error>;
+    /// Changes the task `id` atomically (no other change interleaves; a shared store may call
+    /// `change` again on a fresh copy if another replica changed it meanwhile) and returns it
+    /// as changed; `None` if it is unknown or expired.
+    fn update(
+        &self,
+        id: &str,
+        change: &mut dyn FnMut(&mut TaskRecord),
+    ) -> Result<Option<TaskRecord>, Error>;
     /// Forgets every task expired at `now`; returns how many.
     fn purge_expired(&self, now: SystemTime) -> usize;
+
+    /// Replicas only: `running` are the tasks whose handlers run in this process; each keeps its
+    /// lease (a task whose replica stops renewing ends `failed`, see [`lapsed`](Self::lapsed)).
+    /// Called about once a second.
+    fn renew_leases(&self, _running: &[String]) {}
+    /// Replicas only: the tasks ended `failed` since the last call because the replica running
+    /// them stopped renewing their leases (it died). The server announces each.
+    fn lapsed(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Replicas only: sends `signal` to the replica whose handler runs the task. A store for
+    /// one process has nobody else to tell.
+    fn signal(&self, _signal: &TaskSignal) -> Result<(), Error> {
+        Ok(())
+    }
+    /// Replicas only: the signals sent to tasks by other replicas (all of them; a server acts
+    /// on those of the tasks it runs). `None`: this store has no other replicas.
+    fn signals(&self) -> Option<tokio::sync::broadcast::Receiver<TaskSignal>> {
+        None
+    }
+}
+
+/// What one replica asks of the replica running a task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskSignal {
+    /// The task.
+    pub id: String,
+    /// What to do.
+    pub action: TaskAction,
+}
+
+/// See [`TaskSignal`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum TaskAction {
+    /// `tasks/update` came elsewhere: hand these answers (by question key) to the handler.
+    Answer(Map<String, Value>),
+    /// `tasks/cancel` came elsewhere (the record already says `cancelled`): stop the handler.
+    Cancel,
 }
 
 /// Tasks in this process's memory: what a single server needs.
@@ -224,17 +271,23 @@ impl TaskStore for MemoryTaskStore {
         Ok(())
     }
 
-    fn get(&self, id: &str) -> Option<TaskRecord> {
+    fn get(&self, id: &str) -> Result<Option<TaskRecord>, Error> {
         let now = SystemTime::now();
-        self.lock().get(id).filter(|t| !t.is_expired(now)).cloned()
+        Ok(self.lock().get(id).filter(|t| !t.is_expired(now)).cloned())
     }
 
-    fn update(&self, id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord> {
+    fn update(
+        &self,
+        id: &str,
+        change: &mut dyn FnMut(&mut TaskRecord),
+    ) -> Result<Option<TaskRecord>, Error> {
         let now = SystemTime::now();
         let mut tasks = self.lock();
-        let task = tasks.get_mut(id).filter(|t| !t.is_expired(now))?;
+        let Some(task) = tasks.get_mut(id).filter(|t| !t.is_expired(now)) else {
+            return Ok(None);
+        };
         change(task);
-        Some(task.clone())
+        Ok(Some(task.clone()))
     }
 
     fn purge_expired(&self, now: SystemTime) -> usize {
@@ -308,7 +361,7 @@ mod tests {
         let gone = record("e", None, Duration::ZERO);
         let store = MemoryTaskStore::default();
         store.insert(gone, 1, 1).expect("stored");
-        assert!(store.get("e").is_none());
+        assert!(store.get("e").expect("memory").is_none());
         store.insert(record("f", None, hour), 1, 1).expect("room");
         assert_eq!(
             store.purge_expired(SystemTime::now()),

@@ -173,13 +173,23 @@ pub(crate) fn start(
         Ok(filter) => filter,
         Err(error) => return responder.error(error),
     };
+    if let Err(err) = session.server.changes.check() {
+        // -32603 (HTTP 500): the server's shared state is down, not the request's fault.
+        return responder.unstamped().error(ErrorObject::internal(format!(
+            "Internal error: changes cannot be followed now ({err}); retry later"
+        )));
+    }
     // Subscribed before anything is looked at or acknowledged, so no change after it is missed.
     let mut feed = session.server.changes.subscribe();
     let principal = session.principal.clone();
     if let Some(task_ids) = &mut filter.task_ids {
         // Only the caller's own tasks: another's reads as unknown, and is left out.
         let server_tasks = &session.server.tasks;
-        task_ids.retain(|id| server_tasks.get(id, principal.as_deref()).is_some());
+        task_ids.retain(|id| {
+            server_tasks
+                .get(id, principal.as_deref())
+                .is_ok_and(|task| task.is_some())
+        });
     }
     let catalog = &session.server.catalog;
     // Only what this server can ever send; the acknowledgement tells the client which.
@@ -272,7 +282,7 @@ impl ListenStream {
     /// `notifications/tasks`: the whole task as `tasks/get` shows it now (no `resultType`).
     /// Read when the change is handled, so changes in quick succession may arrive as one.
     fn notify_task(&self, task_id: &str) {
-        if let Some(task) = self.tasks.get(task_id, self.principal.as_deref()) {
+        if let Ok(Some(task)) = self.tasks.get(task_id, self.principal.as_deref()) {
             self.notify("notifications/tasks", task.to_wire(true));
         }
     }

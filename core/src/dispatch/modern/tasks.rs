@@ -51,10 +51,14 @@ pub(crate) fn handle(
         )));
     };
     let server = &session.server;
-    let Some(task) = server.tasks.get(id, session.principal.as_deref()) else {
-        return responder.error(ErrorObject::invalid_params(format!(
-            "Invalid params: no task {id:?} (unknown, expired or not yours)"
-        )));
+    let task = match server.tasks.get(id, session.principal.as_deref()) {
+        Ok(Some(task)) => task,
+        Ok(None) => {
+            return responder.error(ErrorObject::invalid_params(format!(
+                "Invalid params: no task {id:?} (unknown, expired or not yours)"
+            )));
+        }
+        Err(error) => return responder.error(error),
     };
     match method {
         Method::TasksGet => responder.result(&Value::Object(task.to_wire(true))),
@@ -68,14 +72,14 @@ pub(crate) fn handle(
                     ));
                 }
             };
-            match server.tasks.answer(&task.id, responses) {
+            match server.tasks.answer(&task, responses) {
                 Ok(()) => responder.result(&json!({})),
                 Err(error) => responder.error(error),
             }
         }
-        _ => {
-            server.tasks.cancel(&task.id);
-            responder.result(&json!({}));
-        }
+        _ => match server.tasks.cancel(&task.id) {
+            Ok(()) => responder.result(&json!({})),
+            Err(error) => responder.error(error),
+        },
     }
 }
