@@ -16,6 +16,7 @@
 //! | [`input_required_from_json`] | a host's `{inputRequests, requestState}` as an [`InputRequired`](crate::InputRequired) |
 //! | [`ModernSettings`] | the 2026-07-28 options as hosts give them (text and numbers), applied once for all |
 //! | [`HttpSettings`] | the Streamable HTTP options as hosts give them, read once for all (the token validator aside) |
+//! | [`share_state`] | tasks and changes shared with other replicas through Redis (`redis` feature) |
 //!
 //! Applications use the crate root instead.
 
@@ -71,6 +72,23 @@ impl ModernSettings {
         options.modern_only = self.modern_only;
         Ok(())
     }
+}
+
+/// `builder` with its tasks and changes shared with the other replicas through the Redis at
+/// `redis_url` (`None`: everything stays in this process). Connects now, so a Redis that
+/// cannot be reached fails here, with the reason, not at the first task.
+#[cfg(feature = "redis")]
+pub fn share_state(
+    builder: crate::ServerBuilder,
+    redis_url: Option<&str>,
+) -> Result<crate::ServerBuilder, crate::Error> {
+    let Some(url) = redis_url else {
+        return Ok(builder);
+    };
+    let redis = crate::redis::Redis::connect(url, crate::redis::RedisOptions::default())?;
+    Ok(builder
+        .task_store(redis.task_store())
+        .change_bus(redis.change_bus()))
 }
 
 /// The Streamable HTTP options as a host hands them over, read and checked in one place. The

@@ -153,9 +153,13 @@ impl Redis {
 }
 
 fn unreachable(url: &str, err: &Error) -> Error {
+    let why = match err {
+        Error::Transport(io) => io.to_string(),
+        other => other.to_string(),
+    };
     Error::Transport(std::io::Error::new(
         std::io::ErrorKind::ConnectionRefused,
-        format!("Redis at {url} cannot be reached: {err}"),
+        format!("{url} cannot be reached ({why})"),
     ))
 }
 

@@ -63,7 +63,16 @@ pub fn build_conformance_server() -> Result<Server, Error> {
 /// The conformance server with engine options of the caller's (the tasks soak shortens the
 /// tasks' time to live).
 pub fn build_conformance_server_with(options: ServerOptions) -> Result<Server, Error> {
-    build(options, None)
+    build(options, None, None)
+}
+
+/// The conformance server whose tasks and changes are shared with other replicas through
+/// `redis` (`--conformance --redis URL`: the pool test's replicas).
+pub fn build_conformance_server_shared(
+    options: ServerOptions,
+    redis: Option<&toolwire::redis::Redis>,
+) -> Result<Server, Error> {
+    build(options, None, redis)
 }
 
 /// The conformance server with engine options and a task store of the caller's (a test that
@@ -72,11 +81,18 @@ pub fn build_conformance_server_with_store(
     options: ServerOptions,
     store: Arc<dyn TaskStore>,
 ) -> Result<Server, Error> {
-    build(options, Some(store))
+    build(options, Some(store), None)
 }
 
-fn build(options: ServerOptions, store: Option<Arc<dyn TaskStore>>) -> Result<Server, Error> {
-    let mut builder = Server::builder("toolwire-conformance", env!("CARGO_PKG_VERSION"));
+fn build(
+    options: ServerOptions,
+    store: Option<Arc<dyn TaskStore>>,
+    redis: Option<&toolwire::redis::Redis>,
+) -> Result<Server, Error> {
+    let mut builder = crate::shared(
+        Server::builder("toolwire-conformance", env!("CARGO_PKG_VERSION")),
+        redis,
+    );
     if let Some(store) = store {
         builder = builder.task_store(store);
     }

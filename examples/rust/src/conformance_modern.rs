@@ -286,6 +286,24 @@ pub(crate) fn with_modern_fixtures(builder: ServerBuilder) -> ServerBuilder {
 /// The list-change triggers: each adds and removes an entry (the list ends as it began) and
 /// so makes every listener that asked hear of a change.
 pub(crate) fn add_triggers(server: &Server) -> Result<(), Error> {
+    // Not a harness fixture: the pool test updates a resource on one replica and listens on
+    // the others.
+    let updates = server.clone();
+    server.add_tool(
+        tool(
+            "test_update_resource",
+            "Announces that the resource `uri` changed: listeners hear notifications/resources/updated",
+        )
+        .input_schema(json!({"type": "object", "properties": {"uri": {"type": "string"}}, "required": ["uri"]})),
+        move |_ctx: Context, args: Value| {
+            let server = updates.clone();
+            async move {
+                let uri = args["uri"].as_str().unwrap_or_default();
+                server.notify_resource_updated(uri);
+                Ok::<_, ToolError>(ToolOutput::text(format!("updated {uri}")))
+            }
+        },
+    )?;
     let tools = server.clone();
     server.add_tool(
         tool(

@@ -15,6 +15,19 @@ use toolwire::{Context, Error, Server, ServerOptions, Tool, ToolError, ToolOutpu
 pub const INSTRUCTIONS: &str =
     "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose.";
 
+/// `builder` with its tasks and changes in `redis`, if given.
+pub fn shared(
+    builder: toolwire::ServerBuilder,
+    redis: Option<&toolwire::redis::Redis>,
+) -> toolwire::ServerBuilder {
+    match redis {
+        Some(redis) => builder
+            .task_store(redis.task_store())
+            .change_bus(redis.change_bus()),
+        None => builder,
+    }
+}
+
 /// The demo server with default options.
 pub fn build_server() -> Result<Server, Error> {
     build_server_with(ServerOptions::default())
@@ -41,59 +54,73 @@ pub fn build_server_faulty(
     extra_tools: usize,
     fault_tools: bool,
 ) -> Result<Server, Error> {
-    let mut builder = Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION"))
-        .title("toolwire demo (Rust)")
-        .instructions(INSTRUCTIONS)
-        .options(options)
-        .tool(
-            Tool::new("echo")
-                .description("Returns the text it is given.")
-                .input_schema(json!({
-                    "type": "object",
-                    "properties": {"text": {"type": "string"}},
-                    "required": ["text"],
-                    "additionalProperties": false
-                })),
-            echo,
-        )
-        .tool(
-            Tool::new("add")
-                .description("Adds two numbers.")
-                .input_schema(json!({
-                    "type": "object",
-                    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                    "required": ["a", "b"],
-                    "additionalProperties": false
-                }))
-                .output_schema(json!({
-                    "type": "object",
-                    "properties": {"sum": {"type": "number"}},
-                    "required": ["sum"]
-                })),
-            add,
-        )
-        .tool(
-            Tool::new("sleep")
-                .description("Waits ms milliseconds, reporting progress every 100 ms when asked.")
-                .input_schema(json!({
-                    "type": "object",
-                    "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 60000}},
-                    "required": ["ms"],
-                    "additionalProperties": false
-                })),
-            sleep,
-        )
-        .tool(
-            Tool::new("fail")
-                .description("Fails with the given message.")
-                .input_schema(json!({
-                    "type": "object",
-                    "properties": {"message": {"type": "string"}},
-                    "required": ["message"],
-                    "additionalProperties": false
-                })),
-            fail,
-        );
+    build_server_shared(options, extra_tools, fault_tools, None)
+}
+
+/// [`build_server_faulty`] whose tasks and changes are shared with other replicas through
+/// `redis` (`--redis URL`).
+pub fn build_server_shared(
+    options: ServerOptions,
+    extra_tools: usize,
+    fault_tools: bool,
+    redis: Option<&toolwire::redis::Redis>,
+) -> Result<Server, Error> {
+    let mut builder = shared(
+        Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION")),
+        redis,
+    )
+    .title("toolwire demo (Rust)")
+    .instructions(INSTRUCTIONS)
+    .options(options)
+    .tool(
+        Tool::new("echo")
+            .description("Returns the text it is given.")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+                "additionalProperties": false
+            })),
+        echo,
+    )
+    .tool(
+        Tool::new("add")
+            .description("Adds two numbers.")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"],
+                "additionalProperties": false
+            }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": {"sum": {"type": "number"}},
+                "required": ["sum"]
+            })),
+        add,
+    )
+    .tool(
+        Tool::new("sleep")
+            .description("Waits ms milliseconds, reporting progress every 100 ms when asked.")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 60000}},
+                "required": ["ms"],
+                "additionalProperties": false
+            })),
+        sleep,
+    )
+    .tool(
+        Tool::new("fail")
+            .description("Fails with the given message.")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"message": {"type": "string"}},
+                "required": ["message"],
+                "additionalProperties": false
+            })),
+        fail,
+    );
     for i in 0..extra_tools {
         builder = builder.tool(extra_tool(i), extra);
     }

@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
+//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
 
 struct Args {
     extra_tools: usize,
@@ -28,6 +28,11 @@ struct Args {
     metrics_path: Option<String>,
     /// `--otlp`: export the request spans to this OTLP/HTTP collector (`http://HOST:4318`).
     otlp: Option<String>,
+    /// `--redis`: share tasks and changes with the other replicas using this Redis.
+    redis: Option<String>,
+    /// `--request-state-key` (repeatable): the MRTR `requestState` secrets, the first sealing;
+    /// every replica behind one address gets the same ones.
+    request_state_keys: Vec<String>,
 }
 
 /// A flag's value that must be a number above zero.
@@ -56,6 +61,8 @@ fn parse_args() -> Result<Args, String> {
         metrics: true,
         metrics_path: None,
         otlp: None,
+        redis: None,
+        request_state_keys: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -85,6 +92,10 @@ fn parse_args() -> Result<Args, String> {
             "--host-thread" => parsed.host_thread = true,
             "--no-metrics" => parsed.metrics = false,
             "--otlp" => parsed.otlp = Some(args.next().ok_or("--otlp needs a collector URL")?),
+            "--redis" => parsed.redis = Some(args.next().ok_or("--redis needs a URL")?),
+            "--request-state-key" => parsed
+                .request_state_keys
+                .push(args.next().ok_or("--request-state-key needs a secret")?),
             "--metrics-path" => {
                 parsed.metrics_path = Some(args.next().ok_or("--metrics-path needs a path")?);
             }
@@ -99,6 +110,9 @@ fn parse_args() -> Result<Args, String> {
     if parsed.host_thread && parsed.http_port.is_some() {
         return Err("--host-thread serves stdio; it does not go with --http".into());
     }
+    if parsed.host_thread && parsed.redis.is_some() {
+        return Err("--redis goes with the engine's own loop, not --host-thread".into());
+    }
     if parsed.http_port.is_none()
         && (parsed.stateless
             || parsed.response_mode != ResponseMode::Auto
@@ -107,6 +121,44 @@ fn parse_args() -> Result<Args, String> {
         return Err("--stateless, --json, --sse and --metrics-path go with --http".into());
     }
     Ok(parsed)
+}
+
+/// The server the arguments ask for.
+fn build(args: &Args) -> Result<toolwire::Server, toolwire::Error> {
+    let mut options = toolwire::ServerOptions::default();
+    options.metrics = args.metrics;
+    if !args.request_state_keys.is_empty() {
+        options.request_state_keys =
+            Some(toolwire::StateKeys::from_secrets(&args.request_state_keys)?);
+    }
+    let redis = match &args.redis {
+        Some(url) => Some(toolwire::redis::Redis::connect(
+            url,
+            toolwire::redis::RedisOptions::default(),
+        )?),
+        None => None,
+    };
+    if args.conformance {
+        if let Some(ms) = args.task_ttl_ms {
+            options.task_ttl = std::time::Duration::from_millis(ms);
+        }
+        // Kept tasks, overall and for one principal (all clients are one without auth).
+        if let Some(max) = args.max_tasks {
+            options.max_tasks = max;
+            options.max_tasks_per_principal = max;
+        }
+        toolwire_demo::conformance::build_conformance_server_shared(options, redis.as_ref())
+    } else {
+        if args.fault_tools {
+            quiet_injected_panics();
+        }
+        toolwire_demo::build_server_shared(
+            options,
+            args.extra_tools,
+            args.fault_tools,
+            redis.as_ref(),
+        )
+    }
 }
 
 /// The `crash` tool's panics are expected: thousands of them in a fault run would bury stderr.
@@ -150,34 +202,6 @@ fn main() -> ExitCode {
             }
         }
     };
-    let mut options = toolwire::ServerOptions::default();
-    options.metrics = args.metrics;
-    let built = if args.conformance {
-        if let Some(ms) = args.task_ttl_ms {
-            options.task_ttl = std::time::Duration::from_millis(ms);
-        }
-        // Kept tasks, overall and for one principal (all clients are one without auth).
-        if let Some(max) = args.max_tasks {
-            options.max_tasks = max;
-            options.max_tasks_per_principal = max;
-        }
-        toolwire_demo::conformance::build_conformance_server_with(options)
-    } else {
-        if args.fault_tools {
-            quiet_injected_panics();
-        }
-        toolwire_demo::build_server_faulty(options, args.extra_tools, args.fault_tools)
-    };
-    let server = match built {
-        Ok(server) => server,
-        Err(err) => {
-            eprintln!("toolwire-demo: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    if args.host_thread {
-        return serve_stdio_from_this_thread(&server);
-    }
     // One client on stdio needs one thread; HTTP serves many clients on every core.
     let runtime = match args.http_port {
         None => tokio::runtime::Builder::new_current_thread()
@@ -194,6 +218,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Built inside the runtime: a Redis subscription runs on it.
+    let server = match runtime.block_on(async { build(&args) }) {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("toolwire-demo: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.host_thread {
+        return serve_stdio_from_this_thread(&server);
+    }
     let outcome = runtime.block_on(async {
         match args.http_port {
             None => server.serve_stdio().await,
