@@ -7,14 +7,15 @@
 #![cfg(feature = "redis")]
 
 mod common;
+#[path = "common/redis_server.rs"]
+mod redis_server;
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::Client;
+use redis_server::RedisServer;
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use toolwire::redis::{Redis, RedisOptions};
@@ -27,64 +28,6 @@ use toolwire::{
 const PV: &str = "io.modelcontextprotocol/protocolVersion";
 const CC: &str = "io.modelcontextprotocol/clientCapabilities";
 const TASKS: &str = "io.modelcontextprotocol/tasks";
-
-/// A redis-server of this test's own, on a free loopback port; killed when dropped.
-struct RedisServer {
-    port: u16,
-    child: Option<Child>,
-}
-
-impl RedisServer {
-    fn start() -> RedisServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        let mut server = RedisServer { port, child: None };
-        server.restart();
-        server
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
-    fn restart(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server on PATH (scripts/test-all installs Debian's redis-server)");
-        self.child = Some(child);
-        // Ready when it answers: polled with a deadline, not slept on.
-        let client = redis::Client::open(self.url()).expect("url");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let answered = client
-                .get_connection_with_timeout(Duration::from_millis(200))
-                .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con));
-            if answered.is_ok() {
-                return;
-            }
-            assert!(Instant::now() < deadline, "redis-server never answered");
-            std::thread::yield_now();
-        }
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 fn with_tasks() -> Value {
     json!({"elicitation": {}, "extensions": {TASKS: {}}})

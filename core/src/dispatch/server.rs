@@ -170,6 +170,10 @@ pub(crate) struct ServerInner {
     pub(crate) changes: Arc<dyn ChangeBus>,
     /// Tool calls that outlive their request (the tasks extension).
     pub(crate) tasks: Arc<Tasks>,
+    /// Legacy SSE events and session records shared with other replicas: Streamable HTTP
+    /// uses it instead of its own `event_store`.
+    #[cfg(feature = "http")]
+    pub(crate) event_store: Option<Arc<dyn crate::transport::http::EventStore>>,
     /// The host's rules in front of every request.
     pub(crate) middleware: super::middleware::Chain,
     pub(crate) metrics: Arc<Metrics>,
@@ -286,6 +290,8 @@ impl Server {
             catalog: Vec::new(),
             changes: None,
             task_store: None,
+            #[cfg(feature = "http")]
+            event_store: None,
             middleware: Vec::new(),
         }
     }
@@ -449,6 +455,8 @@ pub struct ServerBuilder {
     catalog: Vec<Registration>,
     changes: Option<Arc<dyn ChangeBus>>,
     task_store: Option<Arc<dyn TaskStore>>,
+    #[cfg(feature = "http")]
+    event_store: Option<Arc<dyn crate::transport::http::EventStore>>,
     middleware: Vec<Arc<dyn Middleware>>,
 }
 
@@ -496,6 +504,16 @@ impl ServerBuilder {
     /// Where tasks are kept (default: a [`MemoryTaskStore`], in this process).
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.task_store = Some(store);
+        self
+    }
+
+    /// Where legacy (2025) Streamable HTTP sessions keep their SSE events and what re-opens
+    /// them, for every endpoint serving this server: replicas sharing one store let a client
+    /// resume a session's stream (`Last-Event-ID`) on another replica. Set, it takes the place
+    /// of [`HttpOptions::event_store`](crate::transport::http::HttpOptions::event_store).
+    #[cfg(feature = "http")]
+    pub fn event_store(mut self, store: Arc<dyn crate::transport::http::EventStore>) -> Self {
+        self.event_store = Some(store);
         self
     }
 
@@ -662,6 +680,8 @@ impl ServerBuilder {
             listeners: Arc::new(Listeners::new(options.max_listen_streams)),
             changes,
             tasks,
+            #[cfg(feature = "http")]
+            event_store: self.event_store,
             middleware: super::middleware::Chain::default(),
             metrics,
             options,

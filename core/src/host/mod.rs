@@ -74,7 +74,7 @@ impl ModernSettings {
     }
 }
 
-/// `builder` with its tasks and changes shared with the other replicas through the Redis at
+/// `builder` with its tasks, changes and legacy sessions shared with the other replicas through the Redis at
 /// `redis_url` (`None`: everything stays in this process). Connects now, so a Redis that
 /// cannot be reached fails here, with the reason, not at the first task.
 #[cfg(feature = "redis")]
@@ -86,9 +86,7 @@ pub fn share_state(
         return Ok(builder);
     };
     let redis = crate::redis::Redis::connect(url, crate::redis::RedisOptions::default())?;
-    Ok(builder
-        .task_store(redis.task_store())
-        .change_bus(redis.change_bus()))
+    Ok(redis.share(builder))
 }
 
 /// The Streamable HTTP options as a host hands them over, read and checked in one place. The

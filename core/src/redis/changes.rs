@@ -151,7 +151,7 @@ pub(super) async fn publish(shared: Weak<Shared>, mut queued: mpsc::Receiver<Cha
 
 /// Hears changes and signals from Redis while the connection lives; resubscribes when it is
 /// lost (ending this replica's feeds first: what was missed meanwhile is unknown).
-pub(super) async fn subscribe(shared: Weak<Shared>) {
+pub(super) async fn subscribe(shared: Weak<Shared>, first: std::sync::mpsc::SyncSender<()>) {
     let mut failures = 0;
     loop {
         let Some(strong) = shared.upgrade() else {
@@ -187,6 +187,8 @@ pub(super) async fn subscribe(shared: Weak<Shared>) {
             Some(strong) => strong.subscribed.store(true, Ordering::Release),
             None => return,
         }
+        // `connect` may wait for the first time (later ones find the channel full: fine).
+        let _ = first.try_send(());
         let mut messages = pubsub.on_message();
         while let Some(message) = messages.next().await {
             let Some(strong) = shared.upgrade() else {

@@ -1,15 +1,14 @@
 //! State shared by replicas behind one load balancer, kept in Redis: the tasks (any replica
 //! reads, answers and cancels a task another created), the changes (a resource updated on one
-//! replica reaches the listen streams and sessions of all) and the signals between them (a
-//! `tasks/cancel` that arrives at B stops the handler running on A).
+//! replica reaches the listen streams and sessions of all), the signals between them (a
+//! `tasks/cancel` that arrives at B stops the handler running on A) and legacy sessions' SSE
+//! events and records (a client whose replica died goes on with its session on another, and
+//! resumes its streams there after `Last-Event-ID`).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), toolwire::Error> {
 //! let redis = toolwire::redis::Redis::connect("redis://127.0.0.1:6379/0", Default::default())?;
-//! let server = toolwire::Server::builder("demo", "1.0.0")
-//!     .task_store(redis.task_store())
-//!     .change_bus(redis.change_bus())
-//!     .build()?;
+//! let server = redis.share(toolwire::Server::builder("demo", "1.0.0")).build()?;
 //! # drop(server); Ok(()) }
 //! ```
 //!
@@ -29,6 +28,8 @@
 //! multi-threaded runtime the call steps out of the runtime first (`block_in_place`).
 
 mod changes;
+#[cfg(feature = "http")]
+mod events;
 mod tasks;
 
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,8 @@ use crate::changes::Change;
 use crate::tasks::TaskSignal;
 
 pub use changes::RedisChangeBus;
+#[cfg(feature = "http")]
+pub use events::RedisEventStore;
 pub use tasks::{LAPSED_MESSAGE, RedisTaskStore};
 
 /// How a server uses Redis.
@@ -58,6 +61,10 @@ pub struct RedisOptions {
     /// Changes a slow feed may fall behind by before it skips some (see
     /// [`LocalChangeBus`](crate::changes::LocalChangeBus)).
     pub change_capacity: usize,
+    /// The newest events kept of each legacy SSE stream, for resumption.
+    pub max_events_per_stream: usize,
+    /// How long a legacy session's record and events are kept after its last event.
+    pub session_ttl: Duration,
 }
 
 impl Default for RedisOptions {
@@ -68,6 +75,8 @@ impl Default for RedisOptions {
             connect_timeout: Duration::from_secs(2),
             command_timeout: Duration::from_secs(2),
             change_capacity: crate::changes::LocalChangeBus::DEFAULT_CAPACITY,
+            max_events_per_stream: 1024,
+            session_ttl: Duration::from_secs(3600),
         }
     }
 }
@@ -137,7 +146,20 @@ impl Redis {
         let runtime = tokio::runtime::Handle::try_current()
             .unwrap_or_else(|_| crate::host::runtime().handle().clone());
         runtime.spawn(changes::publish(Arc::downgrade(&shared), queued));
-        runtime.spawn(changes::subscribe(Arc::downgrade(&shared)));
+        let (subscribed, ready) = std::sync::mpsc::sync_channel(1);
+        runtime.spawn(changes::subscribe(Arc::downgrade(&shared), subscribed));
+        // Subscribed before serving, so no change published from now on is missed. A
+        // single-threaded runtime cannot subscribe while this thread waits: there the
+        // subscription follows as soon as the runtime runs (listen is refused until then).
+        if runtime.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread {
+            let wait = shared.options.connect_timeout + shared.options.command_timeout;
+            if off_runtime(|| ready.recv_timeout(wait)).is_err() {
+                return Err(Error::Transport(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("{url}: answered PING but no subscription within {wait:?}"),
+                )));
+            }
+        }
         Ok(Redis { shared })
     }
 
@@ -149,6 +171,24 @@ impl Redis {
     /// The change bus on this connection.
     pub fn change_bus(&self) -> Arc<RedisChangeBus> {
         Arc::new(RedisChangeBus::new(self.shared.clone()))
+    }
+
+    /// The store of legacy sessions' SSE events and records on this connection (give it to
+    /// [`ServerBuilder::event_store`](crate::ServerBuilder::event_store)).
+    #[cfg(feature = "http")]
+    pub fn event_store(&self) -> Arc<RedisEventStore> {
+        Arc::new(RedisEventStore::new(self.shared.clone()))
+    }
+
+    /// `builder` with its tasks, changes and (with Streamable HTTP) legacy sessions' events
+    /// all kept here.
+    pub fn share(&self, builder: crate::ServerBuilder) -> crate::ServerBuilder {
+        let builder = builder
+            .task_store(self.task_store())
+            .change_bus(self.change_bus());
+        #[cfg(feature = "http")]
+        let builder = builder.event_store(self.event_store());
+        builder
     }
 }
 

@@ -12,7 +12,12 @@ mod modern;
 mod modes;
 mod mount;
 mod principals;
+#[cfg(feature = "redis")]
+#[path = "../common/redis_server.rs"]
+mod redis_server;
 mod refusals;
+#[cfg(feature = "redis")]
+mod replicas;
 #[path = "../common/rng.rs"]
 mod rng;
 mod sessions;

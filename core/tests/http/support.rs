@@ -76,6 +76,13 @@ pub(crate) fn test_server(hold: Hold) -> Server {
 
 /// [`test_server`] with engine options of the test's.
 pub(crate) fn test_server_with(hold: Hold, options: ServerOptions) -> Server {
+    test_builder(hold, options)
+        .build()
+        .expect("valid test server")
+}
+
+/// The builder of [`test_server_with`], for a test to add to.
+pub(crate) fn test_builder(hold: Hold, options: ServerOptions) -> toolwire::ServerBuilder {
     Server::builder("http-test", "1")
         .options(options)
         .tool(Tool::new("echo"), |_ctx: Context, args: Value| async move {
@@ -119,8 +126,6 @@ pub(crate) fn test_server_with(hold: Hold, options: ServerOptions) -> Server {
                 .await?;
             Ok(ToolOutput::text(answer["content"]["r"].as_str().unwrap_or("none").to_owned()))
         })
-        .build()
-        .expect("valid test server")
 }
 
 /// The event store, which hears of every session that ends (deleted, reaped, shut down) as its

@@ -15,15 +15,13 @@ use toolwire::{Context, Error, Server, ServerOptions, Tool, ToolError, ToolOutpu
 pub const INSTRUCTIONS: &str =
     "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose.";
 
-/// `builder` with its tasks and changes in `redis`, if given.
+/// `builder` with its tasks, changes and legacy sessions' events in `redis`, if given.
 pub fn shared(
     builder: toolwire::ServerBuilder,
     redis: Option<&toolwire::redis::Redis>,
 ) -> toolwire::ServerBuilder {
     match redis {
-        Some(redis) => builder
-            .task_store(redis.task_store())
-            .change_bus(redis.change_bus()),
+        Some(redis) => redis.share(builder),
         None => builder,
     }
 }

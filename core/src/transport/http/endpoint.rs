@@ -127,6 +127,10 @@ impl Endpoint {
         mounted: bool,
     ) -> Arc<Self> {
         let guard = Guard::new(&options.allowed_hosts, &options.allowed_origins, loopback);
+        let mut options = options;
+        if let Some(store) = &server.inner.event_store {
+            options.event_store = store.clone();
+        }
         let max_body = options
             .max_body_bytes
             .unwrap_or(server.inner.limits.max_frame_bytes);
@@ -294,10 +298,16 @@ impl Endpoint {
                 error_frame(rejection.id.as_ref(), &rejection.error),
             );
         }
-        let initialize = matches!(
-            &frame,
-            Frame::Single(Ok(Inbound::Request { method, .. })) if method == "initialize"
-        );
+        // What re-opens the session on another replica, kept if the store is shared.
+        let initialize_params = match &frame {
+            Frame::Single(Ok(Inbound::Request { method, params, .. }))
+                if method == "initialize" =>
+            {
+                Some(params.clone().unwrap_or(serde_json::Value::Null))
+            }
+            _ => None,
+        };
+        let initialize = initialize_params.is_some();
         if self.options.stateless {
             return self.post_stateless(frame, version, initialize, owner).await;
         }
@@ -381,6 +391,13 @@ impl Endpoint {
                         if let Ok(value) = HeaderValue::from_str(&http_session.id) {
                             reply.headers_mut().insert(SESSION_HEADER.clone(), value);
                         }
+                        let record = serde_json::json!({
+                            "owner": http_session.owner,
+                            "initialize": initialize_params,
+                        });
+                        self.options
+                            .event_store
+                            .remember_session(&http_session.id, &record.to_string());
                     }
                     Admission::ClientFull => {
                         self.server.inner.metrics.refused(Limit::Sessions);
@@ -590,7 +607,57 @@ impl Endpoint {
     fn session_of(&self, id: &str, owner: Option<&str>) -> Result<Arc<HttpSession>, Reply> {
         match self.sessions.get(id) {
             Some(session) if session.owner.as_deref() == owner => Ok(session),
-            _ => Err(session_gone()),
+            Some(_) => Err(session_gone()),
+            None => self.adopt(id, owner).ok_or_else(session_gone),
+        }
+    }
+
+    /// Takes over session `id` from a replica that is gone, when the shared event store kept
+    /// its record: a session like it is opened here under the same id (its `initialize` run
+    /// again, the answer dropped), so the client goes on, and resumes its streams, here.
+    fn adopt(&self, id: &str, owner: Option<&str>) -> Option<Arc<HttpSession>> {
+        let record = self.options.event_store.recall_session(id)?;
+        let record: serde_json::Value = serde_json::from_str(&record).ok()?;
+        if record["owner"].as_str() != owner {
+            return None;
+        }
+        let (session, outbound) =
+            Session::authenticated(&self.server, owner.map(str::to_owned)).ok()?;
+        let initialize = serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": record["initialize"],
+        });
+        let frame = parse_frame(initialize.to_string().as_bytes(), &self.server.inner.limits);
+        let (stream, _answer) = RequestStream::new(1, false);
+        session.handle_parsed(frame, Some(stream));
+        session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        session.protocol_version()?;
+        let http_session = HttpSession::adopt(
+            id,
+            session,
+            outbound,
+            owner.map(str::to_owned),
+            // The peer's address is not known here: the owner (if any) is its client.
+            Client::new(owner, IpAddr::from([0, 0, 0, 0])),
+            self.options.event_store.clone(),
+            self.options.sse_retry,
+        );
+        let limits = SessionLimits {
+            max: self.options.max_sessions,
+            per_client: self.options.max_sessions_per_client,
+        };
+        match self.sessions.insert(http_session.clone(), limits) {
+            Admission::Admitted { evicted } => {
+                if let Some(evicted) = evicted {
+                    evicted.terminate();
+                }
+                tracing::info!(session = id, "took over a session from another replica");
+                Some(http_session)
+            }
+            Admission::ClientFull | Admission::TableFull => {
+                self.server.inner.metrics.refused(Limit::Sessions);
+                http_session.terminate();
+                None
+            }
         }
     }
 

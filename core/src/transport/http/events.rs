@@ -15,8 +15,21 @@ pub trait EventStore: Send + Sync + 'static {
     fn replay(&self, session: &str, stream: &str, after: u64) -> Option<Vec<(u64, String)>>;
     /// `stream` has sent its last event; its events may be dropped later.
     fn stream_ended(&self, session: &str, stream: &str);
-    /// `session` ended: all its events can go.
+    /// `session` ended: all its events can go (and its record, if kept).
     fn forget_session(&self, session: &str);
+
+    /// A store shared by replicas keeps `record` (what re-opens the session: its owner and
+    /// its `initialize` request), so another replica can take the session over when its own
+    /// is gone. A store of one process has no use for it.
+    fn remember_session(&self, _session: &str, _record: &str) {}
+    /// The record kept by [`remember_session`](Self::remember_session), if any.
+    fn recall_session(&self, _session: &str) -> Option<String> {
+        None
+    }
+    /// The last event kept of `stream` (a session taken over numbers its new events after it).
+    fn last_seq(&self, _session: &str, _stream: &str) -> Option<u64> {
+        None
+    }
 }
 
 /// The default [`EventStore`]: in this process's memory, bounded per stream and per session.

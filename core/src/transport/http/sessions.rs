@@ -69,6 +69,44 @@ impl HttpSession {
         retry: Duration,
     ) -> Option<Arc<Self>> {
         let id: Arc<str> = new_session_id()?.into();
+        Some(Self::start_as(
+            id, session, outbound, owner, client, store, retry,
+        ))
+    }
+
+    /// A session taken over from another replica (it died; the session's record and events are
+    /// in a shared store): same id, its streams numbered on from what the store kept.
+    pub(crate) fn adopt(
+        id: &str,
+        session: Session,
+        outbound: Outbound,
+        owner: Option<String>,
+        client: Client,
+        store: Arc<dyn EventStore>,
+        retry: Duration,
+    ) -> Arc<Self> {
+        let this = Self::start_as(id.into(), session, outbound, owner, client, store, retry);
+        if let Some(last) = this.store.last_seq(id, STANDALONE) {
+            this.standalone.continue_after(last);
+        }
+        // POST streams are named `p<n>`: the new ones start far from the old replica's.
+        let mut base = [0u8; 4];
+        if getrandom::fill(&mut base).is_ok() {
+            let base = u64::from(u32::from_le_bytes(base)) << 16;
+            this.next_stream.store(base.max(1 << 16), Ordering::Relaxed);
+        }
+        this
+    }
+
+    fn start_as(
+        id: Arc<str>,
+        session: Session,
+        outbound: Outbound,
+        owner: Option<String>,
+        client: Client,
+        store: Arc<dyn EventStore>,
+        retry: Duration,
+    ) -> Arc<Self> {
         let standalone = SseStream::new(
             STANDALONE.into(),
             Some(Replay {
@@ -92,7 +130,7 @@ impl HttpSession {
             listed: AtomicBool::new(false),
         });
         tokio::spawn(forward_standalone(outbound, standalone));
-        Some(this)
+        this
     }
 
     fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<SseStream>>> {

@@ -94,6 +94,12 @@ impl SseStream {
         })
     }
 
+    /// Numbers the next event after `seq` (a session taken over from another replica goes on
+    /// where that replica's events stopped).
+    pub(crate) fn continue_after(&self, seq: u64) {
+        self.state().next_seq = seq.saturating_add(1);
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, StreamState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
