@@ -33,6 +33,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -539,44 +540,40 @@ class Scenarios:
         by_replica = ", ".join(f"r{n}: {count}" for n, count in sorted(spread.items()))
         return f"{sessions} sessions x {calls} calls, each on one replica ({by_replica}); the SDK client in both eras"
 
+    async def legacy_send(self, client: httpx.AsyncClient, body: dict, session: Optional[str]) -> Answer:
+        """A 2025-11-25 POST, in `session` if given; the answer's session id in `.session`."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if session:
+            headers |= {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+        reply = await client.post(self.url, content=json.dumps(body), headers=headers)
+        kind = reply.headers.get("content-type", "")
+        if kind.startswith("text/event-stream"):
+            messages = sse_messages(reply.text)
+        else:
+            messages = [reply.json()] if reply.content else []
+        answer = Answer(reply.status_code, reply.headers.get(UPSTREAM, ""), messages)
+        answer.session = reply.headers.get("mcp-session-id")  # type: ignore[attr-defined]
+        return answer
+
+    async def open_legacy(self, client: httpx.AsyncClient) -> tuple[str, Replica]:
+        """initialize + initialized through nginx: the session id nginx gave, and its replica."""
+        hello = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "pool-test", "version": "1"}}
+        init = await self.legacy_send(
+            client, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}, None
+        )
+        check(init.result["protocolVersion"] == LEGACY, f"initialize: {init.result}")
+        session = init.session  # type: ignore[attr-defined]
+        home = self.replica(init)
+        check(bool(session) and session.startswith(f"r{home.n}."), f"session id {session!r} from {home.name}")
+        ready = await self.legacy_send(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        check(ready.status == 202, f"notifications/initialized: HTTP {ready.status}")
+        check(self.replica(ready) is home, f"initialized went to {ready.upstream}, not {home.name}")
+        return session, home
+
     async def legacy_session(self, i: int, calls: int) -> Replica:
-        base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         async with httpx.AsyncClient(timeout=30) as client:
-
-            async def send(body: dict, session: Optional[str]) -> Answer:
-                headers = dict(base)
-                if session:
-                    headers |= {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
-                reply = await client.post(self.url, content=json.dumps(body), headers=headers)
-                kind = reply.headers.get("content-type", "")
-                if kind.startswith("text/event-stream"):
-                    messages = sse_messages(reply.text)
-                else:
-                    messages = [reply.json()] if reply.content else []
-                answer = Answer(reply.status_code, reply.headers.get(UPSTREAM, ""), messages)
-                answer.session = reply.headers.get("mcp-session-id")  # type: ignore[attr-defined]
-                return answer
-
-            init = await send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": LEGACY,
-                        "capabilities": {},
-                        "clientInfo": {"name": "pool-test", "version": "1"},
-                    },
-                },
-                None,
-            )
-            check(init.result["protocolVersion"] == LEGACY, f"initialize: {init.result}")
-            session = init.session  # type: ignore[attr-defined]
-            home = self.replica(init)
-            check(bool(session) and session.startswith(f"r{home.n}."), f"session id {session!r} from {home.name}")
-            ready = await send({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-            check(ready.status == 202, f"notifications/initialized: HTTP {ready.status}")
-            check(self.replica(ready) is home, f"initialized went to {ready.upstream}, not {home.name}")
+            session, home = await self.open_legacy(client)
+            send = partial(self.legacy_send, client)
             for n in range(calls):
                 name = f"legacy-{i}-{n}"
                 body = {
@@ -612,7 +609,9 @@ class Scenarios:
         for worker in workers:
             worker.start()
         killed_at = None
+        pinned: Optional[str] = None
         if victim is not None:
+            pinned = await self.legacy_session_on(victim)
             await asyncio.to_thread(
                 wait_until, f"200 answers from {victim.name}", seconds, lambda: counts[victim.n] >= 200
             )
@@ -651,10 +650,25 @@ class Scenarios:
         check(not late, f"{len(late)} calls started after the kill failed, e.g. {late[:3]}")
         served_after = stats.ok_after(killed_at)
         check(served_after > 0, "nothing answered after the kill")
+        # A legacy session of the dead replica is gone: 404, so its client opens a new one.
+        async with httpx.AsyncClient(timeout=30) as client:
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}
+            lost = await self.legacy_send(client, call, pinned)
+        check(lost.status == 404, f"a session of the dead replica: HTTP {lost.status} {lost.messages}")
+        check("initialize a new one" in lost.response["error"]["message"], f"its 404: {lost.messages}")
         return (
             f"killed {victim.name} mid-run: {len(early)} calls in flight on it answered 502, "
-            f"{served_after} started after the kill all answered right; {summary}"
+            f"{served_after} started after the kill all answered right, its legacy session 404; {summary}"
         )
+
+    async def legacy_session_on(self, replica: Replica) -> str:
+        """A legacy session opened through nginx that lives on `replica`."""
+        async with httpx.AsyncClient(timeout=30) as client:
+            for _ in range(3 * len(self.pool.replicas)):
+                session, home = await self.open_legacy(client)
+                if home is replica:
+                    return session
+        raise Failed(f"no session opened on {replica.name}")
 
     async def task_of_a_dead_replica_fails(self) -> str:
         async with httpx.AsyncClient(timeout=30) as client:
