@@ -60,6 +60,8 @@ LOAD_SECONDS = float(os.environ.get("POOL_LOAD_SECONDS", "60"))
 CLIENTS = int(os.environ.get("POOL_CLIENTS", "200"))
 LOAD_PROCS = max(1, int(os.environ.get("POOL_LOAD_PROCS", "2")))
 KILL_SECONDS = float(os.environ.get("POOL_KILL_SECONDS", "10"))
+# The load processes running now (a signal ends them with the pool).
+LOAD_WORKERS: list[multiprocessing.Process] = []
 # The Redis task store's lease: a task whose replica died ends failed within it (plus a check).
 TASK_LEASE_SECONDS = 5.0
 
@@ -456,6 +458,7 @@ class Scenarios:
                 for task in tasks:
                     task.cancel()
         others = sorted({r.name for r, _ in streams if r is not source})
+        check(bool(others) or len(self.pool.replicas) == 1, "no stream on a replica other than the update's")
         return f"updated on {source.name}; heard on {len(streams)} streams, on {', '.join(others)} among them"
 
     async def listen(self, client: httpx.AsyncClient, body: dict, opened: asyncio.Future, inbox: asyncio.Queue) -> None:
@@ -605,6 +608,7 @@ class Scenarios:
             args = (self.url, routes, first, clients, stop_at, counts, results)
             workers.append(multiprocessing.Process(target=load_worker, args=args, daemon=True))
             first += clients
+        LOAD_WORKERS[:] = workers
         began = time.monotonic()
         for worker in workers:
             worker.start()
@@ -729,6 +733,8 @@ class LoadStats:
 def load_worker(url: str, routes: list, first: int, clients: int, stop_at: float, counts, results) -> None:
     """One load process: `clients` clients, each with its own connection, calling `greet` with a
     name of their own until `stop_at` (time.monotonic is one clock for all processes)."""
+    # Forked: the parent's SIGTERM handler stops the pool, which is not this process's to stop.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     stats = LoadStats()
     by_addr = {addr: n for n, addr in routes}
     # One TLS context for all: building one per client costs 30 ms (plain HTTP never uses it).
@@ -784,8 +790,17 @@ def main() -> int:
     )
     pool = Pool(run_dir, key=secrets.token_hex(32))
     results: list[tuple[str, str, str]] = []
-    # SIGTERM (tests/pool/run's trap) ends the run through the same cleanup as an error.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    # SIGTERM (tests/pool/run's trap, on Ctrl-C): stop everything now, whatever the run waits on.
+    def stop_now(signum: int, _frame: Any) -> None:
+        for worker in LOAD_WORKERS:
+            if worker.is_alive():
+                worker.kill()
+        pool.stop()
+        print("pool: stopped by a signal", flush=True)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop_now)
     began = time.monotonic()
     try:
         if SHARED:
@@ -838,9 +853,10 @@ def main() -> int:
         pool.stop()
     failed = [r for r in results if r[0] == "FAIL"]
     counts = Counter(r[0] for r in results)
+    logs = f"; logs in {run_dir}" if failed else ""
     print(
         f"pool: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped in "
-        f"{time.monotonic() - began:.0f} s; logs in {run_dir}",
+        f"{time.monotonic() - began:.0f} s{logs}",
         flush=True,
     )
     return 1 if failed else 0
