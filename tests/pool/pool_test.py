@@ -271,6 +271,21 @@ def headers_for(method: str, params: dict) -> dict:
     return headers
 
 
+def sse_events(text: str) -> list[tuple[Optional[str], dict]]:
+    """The (event id, JSON-RPC message) pairs of an SSE body (priming events without data skipped)."""
+    events, data, event_id = [], [], None
+    for line in text.splitlines() + [""]:
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+        elif line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line == "":
+            if data and "".join(data).strip():
+                events.append((event_id, json.loads("\n".join(data))))
+            data, event_id = [], None
+    return events
+
+
 def sse_messages(text: str) -> list[dict]:
     """The JSON-RPC messages of an SSE body (keep-alive comments and ids skipped)."""
     messages, data = [], []
@@ -614,8 +629,10 @@ class Scenarios:
             worker.start()
         killed_at = None
         pinned: Optional[str] = None
+        streamed: list[tuple[Optional[str], dict]] = []
         if victim is not None:
             pinned = await self.legacy_session_on(victim)
+            streamed = await self.legacy_progress_stream(pinned)
             await asyncio.to_thread(
                 wait_until, f"200 answers from {victim.name}", seconds, lambda: counts[victim.n] >= 200
             )
@@ -654,16 +671,65 @@ class Scenarios:
         check(not late, f"{len(late)} calls started after the kill failed, e.g. {late[:3]}")
         served_after = stats.ok_after(killed_at)
         check(served_after > 0, "nothing answered after the kill")
-        # A legacy session of the dead replica is gone: 404, so its client opens a new one.
-        async with httpx.AsyncClient(timeout=30) as client:
-            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}
-            lost = await self.legacy_send(client, call, pinned)
-        check(lost.status == 404, f"a session of the dead replica: HTTP {lost.status} {lost.messages}")
-        check("initialize a new one" in lost.response["error"]["message"], f"its 404: {lost.messages}")
+        legacy = await self.legacy_after_kill(victim, pinned, streamed)
         return (
             f"killed {victim.name} mid-run: {len(early)} calls in flight on it answered 502, "
-            f"{served_after} started after the kill all answered right, its legacy session 404; {summary}"
+            f"{served_after} started after the kill all answered right; {legacy}; {summary}"
         )
+
+    async def legacy_progress_stream(self, session: str) -> list[tuple[Optional[str], dict]]:
+        """A call with progress in `session`, answered as an SSE stream: its (event id, message)s."""
+        body = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "pool"}},
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Mcp-Session-Id": session,
+            "MCP-Protocol-Version": LEGACY,
+        }
+        async with httpx.AsyncClient(timeout=30) as client:
+            reply = await client.post(self.url, content=json.dumps(body), headers=headers)
+        check(reply.headers.get("content-type", "").startswith("text/event-stream"), f"not a stream: {reply.text}")
+        events = sse_events(reply.text)
+        check(len(events) == 4 and all(e[0] for e in events), f"3 progress and the answer, with ids: {events}")
+        return events
+
+    async def legacy_after_kill(
+        self, victim: Replica, session: Optional[str], streamed: list[tuple[Optional[str], dict]]
+    ) -> str:
+        """A legacy session of the killed replica: with Redis, another replica takes it over and
+        resumes its stream after Last-Event-ID; without, it is gone (404, the client re-initializes)."""
+        assert session is not None
+        greet = {"name": "greet", "arguments": {"name": "x"}}
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": greet}
+        async with httpx.AsyncClient(timeout=30) as client:
+            if not SHARED:
+                lost = await self.legacy_send(client, call, session)
+                check(lost.status == 404, f"a session of the dead replica: HTTP {lost.status} {lost.messages}")
+                return "its legacy session 404 (no shared store)"
+            first_id = streamed[0][0]
+            resumed = await client.get(
+                self.url,
+                headers={
+                    "Accept": "text/event-stream",
+                    "Mcp-Session-Id": session,
+                    "MCP-Protocol-Version": LEGACY,
+                    "Last-Event-ID": first_id or "",
+                },
+            )
+            heir = self.pool.replica_at(resumed.headers.get(UPSTREAM, ""))
+            check(resumed.status_code == 200, f"resume on another replica: HTTP {resumed.status_code} {resumed.text}")
+            check(heir is not None and heir is not victim, f"resumed by {resumed.headers.get(UPSTREAM)}")
+            replayed = [message for _, message in sse_events(resumed.text)]
+            check(replayed == [message for _, message in streamed[1:]], f"replayed {replayed}, sent {streamed[1:]}")
+            goes_on = await self.legacy_send(client, call, session)
+            check(text_of(goes_on.result) == "Hello, x!", f"the session on {goes_on.upstream}: {goes_on.result}")
+            check(self.replica(goes_on) is heir, f"the session went to {goes_on.upstream}, not its heir {heir}")
+        return f"its legacy session went on on {heir.name}, its stream resumed after {first_id} (3 events replayed)"
 
     async def legacy_session_on(self, replica: Replica) -> str:
         """A legacy session opened through nginx that lives on `replica`."""
