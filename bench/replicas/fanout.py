@@ -46,9 +46,10 @@ def main(update_url: str, listen_url: str, rounds: int) -> None:
             "method": "subscriptions/listen",
             "params": {"notifications": {"resourceSubscriptions": [URI]}, "_meta": META},
         }
-        with httpx.Client(timeout=None) as client, client.stream(
-            "POST", listen_url, json=body, headers=headers("subscriptions/listen")
-        ) as stream:
+        with (
+            httpx.Client(timeout=None) as client,
+            client.stream("POST", listen_url, json=body, headers=headers("subscriptions/listen")) as stream,
+        ):
             for line in stream.iter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -78,7 +79,7 @@ def main(update_url: str, listen_url: str, rounds: int) -> None:
             answer = client.post(update_url, json=call, headers=headers("tools/call", "test_update_resource"))
             answer.raise_for_status()
             with got:
-                if not got.wait_for(lambda: len(heard) > before, timeout=10):
+                if not got.wait_for(lambda seen=before: len(heard) > seen, timeout=10):
                     sys.exit(f"fanout: update {n} never reached the listener")
                 latencies.append(heard[before] - sent)
     latencies.sort()
