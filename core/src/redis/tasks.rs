@@ -221,12 +221,8 @@ impl TaskStore for RedisTaskStore {
         })?;
         match outcome {
             0 => Ok(()),
-            1 => Err(Error::Busy(format!(
-                "the server holds {max_tasks} tasks, its limit; retry later"
-            ))),
-            _ => Err(Error::Busy(format!(
-                "the server holds {max_per_principal} tasks for this client, its limit; retry later"
-            ))),
+            1 => Err(crate::tasks::full(max_tasks)),
+            _ => Err(crate::tasks::full_for_client(max_per_principal)),
         }
     }
 

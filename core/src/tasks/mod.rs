@@ -14,6 +14,8 @@
 
 mod store;
 
+pub(crate) use store::{full, full_for_client};
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

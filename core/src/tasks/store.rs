@@ -218,6 +218,20 @@ pub enum TaskAction {
     Cancel,
 }
 
+/// The store holds `max` tasks: no room for another.
+pub(crate) fn full(max: usize) -> Error {
+    Error::Busy(format!(
+        "the server holds {max} tasks, its limit; retry later"
+    ))
+}
+
+/// The store holds `max` tasks of this client's: no room for another of its.
+pub(crate) fn full_for_client(max: usize) -> Error {
+    Error::Busy(format!(
+        "the server holds {max} tasks for this client, its limit; retry later"
+    ))
+}
+
 /// Tasks in this process's memory: what a single server needs.
 #[derive(Debug, Default)]
 pub struct MemoryTaskStore {
@@ -252,9 +266,7 @@ impl TaskStore for MemoryTaskStore {
         if tasks.len() >= max_tasks {
             tasks.retain(|_, t| !t.is_expired(now));
             if tasks.len() >= max_tasks {
-                return Err(Error::Busy(format!(
-                    "the server holds {max_tasks} tasks, its limit; retry later"
-                )));
+                return Err(full(max_tasks));
             }
         }
         let held = tasks
@@ -263,9 +275,7 @@ impl TaskStore for MemoryTaskStore {
             .take(max_per_principal)
             .count();
         if held >= max_per_principal {
-            return Err(Error::Busy(format!(
-                "the server holds {max_per_principal} tasks for this client, its limit; retry later"
-            )));
+            return Err(full_for_client(max_per_principal));
         }
         tasks.insert(task.id.clone(), task);
         Ok(())

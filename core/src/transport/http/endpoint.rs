@@ -373,10 +373,7 @@ impl Endpoint {
                 // initialize failed: the client saw why; no session was opened.
                 http_session.terminate();
             } else {
-                let limits = SessionLimits {
-                    max: self.options.max_sessions,
-                    per_client: self.options.max_sessions_per_client,
-                };
+                let limits = self.session_limits();
                 match self.sessions.insert(http_session.clone(), limits) {
                     Admission::Admitted { evicted } => {
                         if let Some(evicted) = evicted {
@@ -612,6 +609,13 @@ impl Endpoint {
         }
     }
 
+    fn session_limits(&self) -> SessionLimits {
+        SessionLimits {
+            max: self.options.max_sessions,
+            per_client: self.options.max_sessions_per_client,
+        }
+    }
+
     /// Takes over session `id` from a replica that is gone, when the shared event store kept
     /// its record: a session like it is opened here under the same id (its `initialize` run
     /// again, the answer dropped), so the client goes on, and resumes its streams, here.
@@ -641,11 +645,10 @@ impl Endpoint {
             self.options.event_store.clone(),
             self.options.sse_retry,
         );
-        let limits = SessionLimits {
-            max: self.options.max_sessions,
-            per_client: self.options.max_sessions_per_client,
-        };
-        match self.sessions.insert(http_session.clone(), limits) {
+        match self
+            .sessions
+            .insert(http_session.clone(), self.session_limits())
+        {
             Admission::Admitted { evicted } => {
                 if let Some(evicted) = evicted {
                     evicted.terminate();
