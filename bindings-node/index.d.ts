@@ -238,6 +238,13 @@ export interface ServerOptions {
    * MRTR rounds; the first seals, all open. Default: one random key per process.
    */
   requestStateKeys?: string[]
+  /**
+   * Share tasks and changes with the other replicas of this server through the Redis at this
+   * URL (`redis://[:password@]host:port/db`); default: everything stays in this process.
+   * Connects in the constructor: a Redis that cannot be reached throws (`TOOLWIRE_TRANSPORT`),
+   * naming the URL. Give every replica the same `requestStateKeys`.
+   */
+  redis?: string
   /** Serve 2026-07-28 only (`initialize` is refused with -32022). */
   modernOnly?: boolean
   /**

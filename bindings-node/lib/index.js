@@ -342,7 +342,8 @@ class Server {
    * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
    *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxConcurrentCallsPerSession`,
    *   `maxConcurrentCallsPerPrincipal`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
-   *   `metrics` (default true), and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`.
+   *   `metrics` (default true), and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`;
+   *   `redis` (a URL) shares tasks and changes with the other replicas through that Redis.
    */
   constructor(options) {
     if (options === null || typeof options !== 'object') throw new TypeError('toolwire: new Server({ name, version, ... })')

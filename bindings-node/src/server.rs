@@ -37,6 +37,7 @@ pub struct ServerInit {
     pub request_state_keys: Option<Vec<String>>,
     pub modern_only: Option<bool>,
     pub metrics: Option<bool>,
+    pub redis: Option<String>,
 }
 
 #[napi]
@@ -85,7 +86,16 @@ pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
     if let Some(title) = init.title {
         builder = builder.title(title);
     }
-    errors::or_described(builder.build().map(|server| NativeServer { server }))
+    // On the engine's runtime (napi's), where the Redis subscription then runs.
+    let shared = {
+        let _entered = crate::runtime::runtime().enter();
+        toolwire::host::share_state(builder, init.redis.as_deref())
+    };
+    errors::or_described(
+        shared
+            .and_then(|builder| builder.build())
+            .map(|server| NativeServer { server }),
+    )
 }
 
 /// A wire-form definition handed over as JSON text (an integral number stays an integer, where

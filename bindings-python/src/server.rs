@@ -40,12 +40,13 @@ impl NativeServer {
                         max_concurrent_calls_per_principal=None, max_outbound_bytes=None,
                         max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
                         request_state_keys=None, modern_only=false, sync_handler_threads=None,
-                        metrics=true))]
+                        metrics=true, redis=None))]
     #[expect(
         clippy::too_many_arguments,
         reason = "mirrors the Python constructor's keywords"
     )]
     fn new(
+        py: Python<'_>,
         name: &str,
         version: &str,
         instructions: Option<&str>,
@@ -64,6 +65,7 @@ impl NativeServer {
         modern_only: bool,
         sync_handler_threads: Option<usize>,
         metrics: bool,
+        redis: Option<&str>,
     ) -> PyResult<Self> {
         if let Some(threads) = sync_handler_threads {
             crate::threads::check_threads(threads).map_err(PyValueError::new_err)?;
@@ -105,6 +107,10 @@ impl NativeServer {
         if let Some(title) = title {
             builder = builder.title(title);
         }
+        // Connecting waits for Redis (at most its connect and command timeouts): without the GIL.
+        let builder = py
+            .detach(|| toolwire::host::share_state(builder, redis))
+            .map_err(to_py_err)?;
         let server = builder.build().map_err(to_py_err)?;
         // Raised once the server is sure to exist: a refused one leaves the process as it was.
         if let Some(threads) = sync_handler_threads {

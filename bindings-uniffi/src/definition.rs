@@ -131,6 +131,12 @@ pub struct ServerConfig {
     /// `metricsText()` (default true; a few atomic additions per request).
     #[uniffi(default = None)]
     pub metrics: Option<bool>,
+    /// Share tasks and changes with the other replicas of this server through the Redis at
+    /// this URL (`redis://[:password@]host:port/db`); default: everything stays in this
+    /// process. Connects when the server is created: a Redis that cannot be reached fails
+    /// there, with the reason. Give every replica the same `requestStateKeys` too.
+    #[uniffi(default = None)]
+    pub redis: Option<String>,
 }
 
 impl ServerConfig {

@@ -54,6 +54,9 @@ impl Server {
         if let Some(title) = config.title {
             builder = builder.title(title);
         }
+        // The engine's runtime, where the Redis subscription runs, started first.
+        runtime();
+        let builder = toolwire::host::share_state(builder, config.redis.as_deref())?;
         Ok(Arc::new(Server {
             server: builder.build()?,
             serving: Mutex::default(),

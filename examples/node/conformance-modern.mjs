@@ -101,6 +101,18 @@ export function addModernFixtures(server) {
       if (typeof context === 'string') return `Use the following context: ${context}`
       return new InputRequired().elicit('user_context', ask('What context should the prompt use?', 'context'))
     })
+    // Not a harness fixture: the pool test updates a resource on one replica and listens on the others.
+    .tool(
+      'test_update_resource',
+      {
+        description: 'Announces that the resource `uri` changed: listeners hear notifications/resources/updated',
+        inputSchema: { type: 'object', properties: { uri: { type: 'string' } }, required: ['uri'] },
+      },
+      ({ uri }) => {
+        server.notifyResourceUpdated(uri)
+        return `updated ${uri}`
+      },
+    )
     .tool('test_trigger_tool_change', { description: 'Adds and removes a tool: listeners hear tools/list_changed', inputSchema: noArgs }, () => {
       server.tool('test_dynamic_tool', { description: 'Here for a moment', inputSchema: noArgs }, () => 'dynamic')
       server.removeTool('test_dynamic_tool')

@@ -26,8 +26,9 @@ async function elicitAndReport(ctx, params, prefix) {
 const titled = (prefix, word) =>
   [['1', 'First'], ['2', 'Second'], ['3', 'Third']].map(([n, w]) => ({ const: `${prefix}${n}`, title: `${w} ${word}` }))
 
-export function buildConformanceServer() {
-  const server = new Server({ name: 'toolwire-conformance', version: '0.1.0' })
+/** The conformance server; `options` are `Server`'s (`redis`, `requestStateKeys`: a replica). */
+export function buildConformanceServer(options = {}) {
+  const server = new Server({ name: 'toolwire-conformance', version: '0.1.0', ...options })
   server
     .tool('test_simple_text', { description: 'Returns simple text', inputSchema: noArgs }, () => 'This is a simple text response for testing.')
     .tool('test_image_content', { description: 'Returns an image', inputSchema: noArgs }, () => ({ content: [image(RED_PIXEL_PNG, 'image/png')] }))

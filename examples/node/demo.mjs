@@ -1,13 +1,14 @@
 // The demo server of the shared contract, with JavaScript handlers: echo, add, sleep, fail.
 //
 // Run it with `examples/run-demo node [--extra-tools N] [--http PORT]` (`--conformance`: the
-// conformance suite's server). The schemas are spelled out as JSON
+// conformance suite's server; `--redis URL` and `--request-state-key SECRET`, repeatable, make it
+// one replica of several behind a load balancer). The schemas are spelled out as JSON
 // Schema so that every language's demo lists exactly the same tools (see bindings-node's
 // README section for zod).
 import { setTimeout as delay } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 
-import { Server } from 'toolwire'
+import { Server, ToolwireError } from 'toolwire'
 
 const INSTRUCTIONS = 'Demo server: echo text, add two numbers, sleep with progress, or fail on purpose.'
 
@@ -86,7 +87,7 @@ function addFaultTools(server) {
   }, () => ({ n: 'not a number' }))
 }
 
-const USAGE = 'usage: demo.mjs [--extra-tools N [--fault-tools] | --conformance] [--async-echo] [--http PORT [--stateless] [--json | --sse]]'
+const USAGE = 'usage: demo.mjs [--extra-tools N [--fault-tools] | --conformance] [--async-echo] [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]'
 
 function main(argv) {
   let extraTools = 0
@@ -97,6 +98,10 @@ function main(argv) {
   let stateless = false
   let jsonResponse = false
   let responseMode
+  // `--redis`: tasks and changes shared with the other replicas; `--request-state-key`
+  // (repeatable): the MRTR `requestState` secrets, the first sealing, the same on every replica.
+  let redis
+  const requestStateKeys = []
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--extra-tools') {
       extraTools = Number.parseInt(argv[++i] ?? '0', 10)
@@ -115,18 +120,29 @@ function main(argv) {
       jsonResponse = true
     } else if (argv[i] === '--sse') {
       responseMode = 'sse'
+    } else if (argv[i] === '--redis' || argv[i] === '--request-state-key') {
+      const value = argv[++i]
+      if (value === undefined) {
+        process.stderr.write(`toolwire-demo: ${argv[i - 1]} needs ${argv[i - 1] === '--redis' ? 'a URL' : 'a secret'}\n${USAGE}\n`)
+        return 2
+      }
+      if (argv[i - 1] === '--redis') redis = value
+      else requestStateKeys.push(value)
     } else {
       process.stderr.write(`toolwire-demo: unknown argument ${JSON.stringify(argv[i])}\n${USAGE}\n`)
       return 2
     }
   }
   const failed = (err) => {
-    process.stderr.write(`toolwire-demo: ${err.stack}\n`)
+    // toolwire's own errors (an unreachable Redis, a port in use) are said once, without a stack.
+    process.stderr.write(`toolwire-demo: ${err instanceof ToolwireError ? err.message : err.stack}\n`)
     process.exitCode = 1
   }
+  const shared = { redis, requestStateKeys: requestStateKeys.length > 0 ? requestStateKeys : undefined }
+  // Built inside the promise: a refused option (an unreachable Redis) is reported by `failed`.
   const build = conformance
-    ? import('./conformance.mjs').then((m) => m.buildConformanceServer())
-    : Promise.resolve(buildServer({ extraTools, asyncEcho, faultTools, onToolError: quietFail }))
+    ? import('./conformance.mjs').then((m) => m.buildConformanceServer(shared))
+    : Promise.resolve().then(() => buildServer({ extraTools, asyncEcho, faultTools, onToolError: quietFail, ...shared }))
   build
     .then(async (server) => {
       if (httpPort === null) return server.serveStdio()

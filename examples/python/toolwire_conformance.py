@@ -29,8 +29,9 @@ async def _elicit_and_report(ctx: Context, params: dict[str, Any], prefix: str) 
     return f"{prefix}action={answer.get('action')}, content={json.dumps(answer.get('content'))}"
 
 
-def build_conformance_server() -> Server:
-    server = Server("toolwire-conformance", "0.1.0")
+def build_conformance_server(**options: Any) -> Server:
+    """The conformance server; `options` are `Server`'s (`redis`, `request_state_keys`: a replica)."""
+    server = Server("toolwire-conformance", "0.1.0", **options)
 
     @server.tool(description="Returns simple text", input_schema=NO_ARGS)
     def test_simple_text() -> str:

@@ -150,6 +150,15 @@ def add_modern_fixtures(server: Server) -> None:
             return f"Use the following context: {content['context']}"
         return InputRequired().elicit("user_context", _ask("What context should the prompt use?", "context"))
 
+    # Not a harness fixture: the pool test updates a resource on one replica and listens on the others.
+    @server.tool(
+        description="Announces that the resource `uri` changed: listeners hear notifications/resources/updated",
+        input_schema={"type": "object", "properties": {"uri": {"type": "string"}}, "required": ["uri"]},
+    )
+    def test_update_resource(uri: str) -> str:
+        server.notify_resource_updated(uri)
+        return f"updated {uri}"
+
     @server.tool(description="Adds and removes a tool: listeners hear tools/list_changed", input_schema=NO_ARGS)
     def test_trigger_tool_change() -> str:
         def test_dynamic_tool() -> str:

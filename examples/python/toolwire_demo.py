@@ -1,7 +1,8 @@
 """The demo server of the shared contract, with Python handlers: echo, add, sleep, fail.
 
 Run it with `examples/run-demo python [--extra-tools N] [--http PORT]` (`--conformance` serves the
-conformance suite's tools, resources and prompts instead). The schemas are spelled out (not
+conformance suite's tools, resources and prompts instead; `--redis URL` and `--request-state-key
+SECRET`, repeatable, make it one replica of several behind a load balancer). The schemas are spelled out (not
 derived from type hints) so that every language's demo lists exactly the same tools.
 """
 
@@ -11,7 +12,7 @@ import asyncio
 import sys
 from typing import Any, Optional
 
-from toolwire import Context, Server
+from toolwire import Context, Server, TransportError
 
 INSTRUCTIONS = "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose."
 
@@ -105,7 +106,7 @@ def _add_fault_tools(server: Server) -> None:
 
 USAGE = (
     "usage: toolwire_demo.py [--extra-tools N [--fault-tools] | --conformance]"
-    " [--http PORT [--stateless] [--json | --sse]]"
+    " [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]"
 )
 
 
@@ -114,6 +115,10 @@ def main(argv: list[str]) -> int:
     port: Optional[int] = None
     conformance = stateless = json_response = fault_tools = False
     response_mode = None
+    # `--redis`: tasks and changes shared with the other replicas; `--request-state-key`
+    # (repeatable): the MRTR `requestState` secrets, the first sealing, the same on every replica.
+    redis: Optional[str] = None
+    state_keys: list[str] = []
     args = iter(argv)
     for arg in args:
         if arg == "--extra-tools":
@@ -130,15 +135,31 @@ def main(argv: list[str]) -> int:
             json_response = True
         elif arg == "--sse":
             response_mode = "sse"
+        elif arg in ("--redis", "--request-state-key"):
+            value = next(args, None)
+            if value is None:
+                what = "a URL" if arg == "--redis" else "a secret"
+                print(f"toolwire-demo: {arg} needs {what}\n{USAGE}", file=sys.stderr)
+                return 2
+            if arg == "--redis":
+                redis = value
+            else:
+                state_keys.append(value)
         else:
             print(f"toolwire-demo: unknown argument {arg!r}\n{USAGE}", file=sys.stderr)
             return 2
-    if conformance:
-        from toolwire_conformance import build_conformance_server
+    shared: dict[str, Any] = {"redis": redis, "request_state_keys": state_keys or None}
+    try:
+        if conformance:
+            from toolwire_conformance import build_conformance_server
 
-        server = build_conformance_server()
-    else:
-        server = build_server(extra, fault_tools)
+            server = build_conformance_server(**shared)
+        else:
+            server = build_server(extra, fault_tools, **shared)
+    except (TransportError, ValueError) as err:
+        # An unreachable Redis, a short secret: said once, not as a traceback.
+        print(f"toolwire-demo: {err}", file=sys.stderr)
+        return 1
     if port is None:
         server.run()
     else:

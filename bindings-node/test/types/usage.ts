@@ -175,6 +175,11 @@ const started: Promise<void> = pooled.start()
 void started
 new Server({ name: 'plain', version: '1', lifespan: async () => ({ region: 'eu' }) })
 
+// A replica: tasks and changes shared through Redis, the same requestState keys on each.
+const replica = (): Server =>
+  new Server({ name: 'replica', version: '1', redis: 'redis://127.0.0.1:6379/0', requestStateKeys: ['k'.repeat(32)] })
+void replica
+
 // Middleware: the request and the outcome are typed; refusals are ProtocolError / ToolError.
 server.middleware(async (request, next) => {
   const method: string = request.method

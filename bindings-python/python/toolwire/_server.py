@@ -192,6 +192,10 @@ class Server(CatalogMixin, HttpMixin):
         request_state_keys: 2026-07-28: secrets (each at least 32 bytes) for the keys that seal
             `requestState` between MRTR rounds; the first seals, all open. Default: one random
             key per process, so replicas behind one address must share keys.
+        redis: Share tasks and changes with the other replicas of this server through the
+            Redis at this URL (`redis://[:password@]host:port/db`); default None: everything
+            stays in this process. Connects here: a Redis that cannot be reached raises
+            `TransportError` naming the URL. Give every replica the same `request_state_keys`.
         modern_only: Serve 2026-07-28 only (`initialize` is refused with -32022).
         metrics: Count requests, calls by tool, refusals, sessions and streams for `metrics()`
             and `metrics_text()` (default True; a few atomic additions per request).
@@ -231,6 +235,7 @@ class Server(CatalogMixin, HttpMixin):
         modern_only: bool = False,
         sync_handler_threads: Optional[int] = None,
         metrics: bool = True,
+        redis: Optional[str] = None,
         lifespan: Optional[Callable[[Server], contextlib.AbstractAsyncContextManager[Any]]] = None,
     ) -> None:
         check_counts(
@@ -267,6 +272,7 @@ class Server(CatalogMixin, HttpMixin):
             modern_only,
             sync_handler_threads,
             metrics,
+            redis,
         )
         super().__init__(native, lifespan)
         #: The name and version sent to clients.

@@ -13,6 +13,7 @@ import dev.toolwire.PromptRole
 import dev.toolwire.ResourceContent
 import dev.toolwire.ResourceDefinition
 import dev.toolwire.Server
+import dev.toolwire.ServerConfig
 import dev.toolwire.ToolDefinition
 import dev.toolwire.ToolResult
 import dev.toolwire.prompt
@@ -52,8 +53,9 @@ private suspend fun elicitAndReport(context: CallContext, paramsJson: String, pr
 private fun argument(argsJson: String, name: String) =
     Json.parseToJsonElement(argsJson).jsonObject.getValue(name).jsonPrimitive.content
 
-fun buildConformanceServer(): Server {
-    val server = Server("toolwire-conformance", "0.1.0")
+/** The conformance server; [config] carries a replica's `redis` and `requestStateKeys`. */
+fun buildConformanceServer(config: ServerConfig = ServerConfig()): Server {
+    val server = Server("toolwire-conformance", "0.1.0", null, config)
     server.simple("test_simple_text", "Returns simple text") { _, _ ->
         ToolResult.Text("This is a simple text response for testing.")
     }

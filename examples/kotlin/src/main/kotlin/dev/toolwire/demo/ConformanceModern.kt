@@ -162,6 +162,16 @@ fun addModernFixtures(server: Server) {
             )
         PromptRendering(listOf(PromptMessageRecord(PromptRole.USER, ContentBlock.Text("Use the following context: $context"))))
     }
+    // Not a harness fixture: the pool test updates a resource on one replica and listens on the others.
+    server.fixture(
+        "test_update_resource",
+        "Announces that the resource `uri` changed: listeners hear notifications/resources/updated",
+        """{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}""",
+    ) { _, args ->
+        val uri = Json.parseToJsonElement(args).jsonObject.getValue("uri").jsonPrimitive.content
+        server.notifyResourceUpdated(uri)
+        ToolResult.Text("updated $uri")
+    }
     server.fixture("test_trigger_tool_change", "Adds and removes a tool: listeners hear tools/list_changed") { _, _ ->
         server.fixture("test_dynamic_tool", "Here for a moment") { _, _ -> ToolResult.Text("dynamic") }
         server.removeTool("test_dynamic_tool")

@@ -1,7 +1,8 @@
 // The demo server of the shared contract, with Kotlin handlers: echo, add, sleep, fail.
 //
 // Run it with `examples/run-demo kotlin [--extra-tools N] [--http PORT]` (`--conformance`: the
-// conformance suite's server, Conformance.kt). The schemas are spelled out as JSON
+// conformance suite's server, Conformance.kt; `--redis URL` and `--request-state-key SECRET`,
+// repeatable, make it one replica of several behind a load balancer). The schemas are spelled out as JSON
 // Schema text so that every language's demo lists exactly the same tools.
 package dev.toolwire.demo
 
@@ -9,6 +10,8 @@ import dev.toolwire.Server
 import dev.toolwire.ServerConfig
 import dev.toolwire.ToolDefinition
 import dev.toolwire.ToolResult
+import dev.toolwire.ToolwireException
+import dev.toolwire.detail
 import dev.toolwire.HttpResponseMode
 import dev.toolwire.HttpServerOptions
 import dev.toolwire.runHttp
@@ -142,6 +145,10 @@ fun main(args: Array<String>) {
     var stateless = false
     var json = false
     var responseMode: HttpResponseMode? = null
+    // `--redis`: tasks and changes shared with the other replicas; `--request-state-key`
+    // (repeatable): the MRTR `requestState` secrets, the first sealing, the same on every replica.
+    var redis: String? = null
+    val requestStateKeys = mutableListOf<String>()
     var i = 0
     while (i < args.size) {
         when (args[i]) {
@@ -152,11 +159,20 @@ fun main(args: Array<String>) {
             "--stateless" -> stateless = true
             "--json" -> json = true
             "--sse" -> responseMode = HttpResponseMode.SSE
+            "--redis" -> redis = args.getOrNull(++i) ?: usage("--redis needs a URL")
+            "--request-state-key" -> requestStateKeys += args.getOrNull(++i) ?: usage("--request-state-key needs a secret")
             else -> usage("unknown argument \"${args[i]}\"")
         }
         i++
     }
-    val server = if (conformance) buildConformanceServer() else buildDemoServer(extraTools).also { if (faultTools) addFaultTools(it) }
+    val shared = ServerConfig(redis = redis, requestStateKeys = requestStateKeys)
+    val server = try {
+        if (conformance) buildConformanceServer(shared) else buildDemoServer(extraTools, shared).also { if (faultTools) addFaultTools(it) }
+    } catch (e: ToolwireException) {
+        // An unreachable Redis, a short secret: said once, not as a stack trace.
+        System.err.println("toolwire-demo: ${e.detail}")
+        exitProcess(1)
+    }
     val port = httpPort
     if (port == null) {
         server.runStdio()
@@ -171,6 +187,6 @@ fun main(args: Array<String>) {
 }
 
 private fun usage(problem: String): Nothing {
-    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N [--fault-tools] | --conformance] [--http PORT [--stateless] [--json | --sse]]")
+    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N [--fault-tools] | --conformance] [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]")
     exitProcess(2)
 }
