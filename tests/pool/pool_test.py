@@ -287,15 +287,8 @@ def sse_events(text: str) -> list[tuple[Optional[str], dict]]:
 
 
 def sse_messages(text: str) -> list[dict]:
-    """The JSON-RPC messages of an SSE body (keep-alive comments and ids skipped)."""
-    messages, data = [], []
-    for line in text.splitlines() + [""]:
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip(" "))
-        elif line == "" and data:
-            messages.append(json.loads("\n".join(data)))
-            data = []
-    return messages
+    """The JSON-RPC messages of an SSE body (keep-alive comments, ids and priming events skipped)."""
+    return [message for _, message in sse_events(text)]
 
 
 @dataclass
