@@ -152,6 +152,18 @@ pub(crate) struct Changes {
 }
 
 impl Changes {
+    /// Every list changed and every followed item updated: what a reader announces when it
+    /// cannot know what it missed.
+    pub(crate) fn everything() -> Changes {
+        Changes {
+            tools: true,
+            resources: true,
+            prompts: true,
+            all_updated: true,
+            ..Changes::default()
+        }
+    }
+
     fn add(&mut self, change: Change) {
         match change {
             Change::ToolsListChanged => self.tools = true,
@@ -175,10 +187,7 @@ impl Changes {
             missed,
             "changes came faster than a session or listen stream took them; announcing every kind it follows"
         );
-        self.tools = true;
-        self.resources = true;
-        self.prompts = true;
-        self.all_updated = true;
+        *self = Changes::everything();
     }
 
     fn is_empty(&self) -> bool {

@@ -355,6 +355,7 @@ async fn redis_lost_answers_defined_errors_and_everything_recovers() {
     let mut redis = RedisServer::start();
     let a = replica(&redis, Duration::from_secs(5));
     let mut client = Client::new(&a.server);
+    let mut legacy = Client::initialized(&a.server).await;
     let created = ask(
         &mut client,
         request(1, "tools/call", json!({"name": "held", "arguments": {}})),
@@ -418,6 +419,22 @@ async fn redis_lost_answers_defined_errors_and_everything_recovers() {
             "no task after Redis returned: {answer}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The legacy session follows the bus again once it is back: it hears list changes.
+    a.server
+        .add_tool(
+            Tool::new("after"),
+            |_ctx: Context, _args: Value| async move { Ok(ToolOutput::text("x")) },
+        )
+        .expect("added");
+    loop {
+        let heard = legacy
+            .recv()
+            .await
+            .expect("a list change after Redis returned");
+        if heard["method"] == "notifications/tools/list_changed" {
+            break;
+        }
     }
     loop {
         id_seq += 1;

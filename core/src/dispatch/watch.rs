@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::SessionShared;
-use crate::changes::ChangeFeed;
+use crate::changes::{ChangeFeed, Changes};
 use crate::wire::notification_frame;
 
 /// Sends one coalesced `list_changed` per burst of changes to each list, once initialized, and
@@ -19,12 +19,32 @@ pub(super) async fn watch_changes(
     debounce: std::time::Duration,
 ) {
     loop {
-        let changes = tokio::select! {
+        let next = tokio::select! {
             () = shutdown.cancelled() => return,
-            changes = feed.next(debounce) => match changes {
-                Some(changes) => changes,
-                None => return,
-            },
+            next = feed.next(debounce) => next,
+        };
+        let changes = match next {
+            Some(changes) => changes,
+            // A shared bus that lost its connection ends its feeds: once it hears every replica
+            // again, follow it anew and announce everything (what was missed is unknown). The
+            // in-process bus never ends a feed while its server lives.
+            None => {
+                let Some(bus) = session.upgrade().map(|s| s.server.changes.clone()) else {
+                    return;
+                };
+                loop {
+                    // A retry period, not a synchronisation: the bus says when it is back.
+                    tokio::select! {
+                        () = shutdown.cancelled() => return,
+                        () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
+                    }
+                    if bus.check().is_ok() {
+                        break;
+                    }
+                }
+                feed = bus.subscribe();
+                Changes::everything()
+            }
         };
         let Some(session) = session.upgrade() else {
             return;

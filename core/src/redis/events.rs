@@ -78,6 +78,7 @@ impl EventStore for RedisEventStore {
     fn store(&self, session: &str, stream: &str, seq: u64, message: &str) {
         let key = self.stream_key(session, stream);
         let streams = self.shared.key(&["streams-of", session]);
+        let record = self.shared.key(&["session", session]);
         let (max, ttl) = (self.shared.options.max_events_per_stream, self.ttl_secs());
         let stored = self.shared.command(|con| {
             redis::pipe()
@@ -97,11 +98,14 @@ impl EventStore for RedisEventStore {
                 .ignore()
                 .expire(&streams, ttl as i64)
                 .ignore()
+                // The session's record lives as long as its events.
+                .expire(&record, ttl as i64)
+                .ignore()
                 .exec(con)
         });
         if let Err(err) = stored {
-            // The live stream still carries it; only a resumption after this event would miss it
-            // (and is told so: the replay finds a gap).
+            // The live stream still carries it; a resumption from before it finds the gap and
+            // is told to start over, never handed the stream without it.
             tracing::warn!(%err, "cannot keep an SSE event in Redis");
         }
     }
@@ -109,11 +113,15 @@ impl EventStore for RedisEventStore {
     fn replay(&self, session: &str, stream: &str, after: u64) -> Option<Vec<(u64, String)>> {
         let events = self.events(session, stream, false)?;
         let (first, _) = events.first()?;
-        // A gap: events after `after` are gone.
+        // A gap: events after `after` are gone (trimmed, or one that could not be stored).
         if first.saturating_sub(1) > after {
             return None;
         }
-        Some(events.into_iter().filter(|(seq, _)| *seq > after).collect())
+        let wanted: Vec<(u64, String)> =
+            events.into_iter().filter(|(seq, _)| *seq > after).collect();
+        let consecutive = wanted.windows(2).all(|pair| pair[1].0 == pair[0].0 + 1)
+            && wanted.first().is_none_or(|(seq, _)| *seq == after + 1);
+        consecutive.then_some(wanted)
     }
 
     fn stream_ended(&self, _session: &str, _stream: &str) {

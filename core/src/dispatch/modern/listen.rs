@@ -185,11 +185,17 @@ pub(crate) fn start(
     if let Some(task_ids) = &mut filter.task_ids {
         // Only the caller's own tasks: another's reads as unknown, and is left out.
         let server_tasks = &session.server.tasks;
-        task_ids.retain(|id| {
-            server_tasks
-                .get(id, principal.as_deref())
-                .is_ok_and(|task| task.is_some())
-        });
+        let mut kept = BTreeSet::new();
+        for id in task_ids.iter() {
+            match server_tasks.get(id, principal.as_deref()) {
+                Ok(Some(_)) => {
+                    kept.insert(id.clone());
+                }
+                Ok(None) => {}
+                Err(error) => return responder.unstamped().error(error),
+            }
+        }
+        *task_ids = kept;
     }
     let catalog = &session.server.catalog;
     // Only what this server can ever send; the acknowledgement tells the client which.

@@ -50,6 +50,8 @@ impl<B> RequestBody for B where
 pub(crate) struct Endpoint {
     server: Server,
     options: HttpOptions,
+    /// Held while a session is taken over from another replica.
+    adopting: Mutex<()>,
     guard: Guard,
     sessions: SessionTable,
     max_body: usize,
@@ -137,6 +139,7 @@ impl Endpoint {
         Arc::new(Endpoint {
             server,
             options,
+            adopting: Mutex::new(()),
             guard,
             sessions: SessionTable::default(),
             max_body,
@@ -620,6 +623,12 @@ impl Endpoint {
     /// its record: a session like it is opened here under the same id (its `initialize` run
     /// again, the answer dropped), so the client goes on, and resumes its streams, here.
     fn adopt(&self, id: &str, owner: Option<&str>) -> Option<Arc<HttpSession>> {
+        // One takeover at a time: a client back after a failover often sends its GET and a POST
+        // at once, and the session is to be taken over once.
+        let _one = self.adopting.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(session) = self.sessions.get(id) {
+            return (session.owner.as_deref() == owner).then_some(session);
+        }
         let record = self.options.event_store.recall_session(id)?;
         let record: serde_json::Value = serde_json::from_str(&record).ok()?;
         if record["owner"].as_str() != owner {
