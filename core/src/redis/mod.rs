@@ -221,28 +221,44 @@ impl Shared {
     /// Runs `f` on a blocking connection, stepping out of a multi-threaded runtime first.
     fn command<T>(
         &self,
-        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+        mut f: impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>,
     ) -> Result<T, Error> {
         off_runtime(|| {
             let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-            let mut con = match pooled {
-                Some(con) => con,
-                None => self.open()?,
+            let Some(con) = pooled else {
+                return self.run(self.open()?, &mut f).map_err(transport);
             };
-            let answer = f(&mut con);
-            match &answer {
-                // A connection that failed may be half-read: dropped, never reused.
-                Err(err)
-                    if err.is_io_error() || err.is_timeout() || err.is_connection_dropped() => {}
-                _ => {
-                    let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-                    if idle.len() < MAX_IDLE {
-                        idle.push(con);
-                    }
+            match self.run(con, &mut f) {
+                // An idle connection found closed (Redis restarted, or closed it as idle): the
+                // others are as stale, and the command never reached a live Redis, so it goes
+                // once more on a new connection instead of failing the request.
+                Err(err) if err.is_connection_dropped() => {
+                    self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                    self.run(self.open()?, &mut f).map_err(transport)
+                }
+                answer => answer.map_err(transport),
+            }
+        })
+    }
+
+    /// Runs `f` on `con`, then keeps `con` for the next command unless it failed.
+    fn run<T>(
+        &self,
+        mut con: redis::Connection,
+        f: &mut impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> redis::RedisResult<T> {
+        let answer = f(&mut con);
+        match &answer {
+            // A connection that failed may be half-read: dropped, never reused.
+            Err(err) if err.is_io_error() || err.is_timeout() || err.is_connection_dropped() => {}
+            _ => {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                if idle.len() < MAX_IDLE {
+                    idle.push(con);
                 }
             }
-            answer.map_err(transport)
-        })
+        }
+        answer
     }
 
     fn open(&self) -> Result<redis::Connection, Error> {
