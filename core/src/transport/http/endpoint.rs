@@ -334,6 +334,7 @@ impl Endpoint {
                     client,
                     self.options.event_store.clone(),
                     self.options.sse_retry,
+                    None,
                 ) {
                     Some(session) => (session, true),
                     None => {
@@ -644,8 +645,7 @@ impl Endpoint {
         session.handle_parsed(frame, Some(stream));
         session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         session.protocol_version()?;
-        let http_session = HttpSession::adopt(
-            id,
+        let http_session = HttpSession::start(
             session,
             outbound,
             owner.map(str::to_owned),
@@ -653,7 +653,8 @@ impl Endpoint {
             Client::new(owner, IpAddr::from([0, 0, 0, 0])),
             self.options.event_store.clone(),
             self.options.sse_retry,
-        );
+            Some(id),
+        )?;
         match self
             .sessions
             .insert(http_session.clone(), self.session_limits())
@@ -744,6 +745,7 @@ mod tests {
             client,
             options.event_store.clone(),
             options.sse_retry,
+            None,
         )
         .expect("session id")
     }

@@ -59,7 +59,10 @@ pub(crate) struct HttpSession {
 }
 
 impl HttpSession {
-    /// A session whose standalone stream is fed from `outbound` (by a task it spawns).
+    /// A session whose standalone stream is fed from `outbound` (by a task it spawns), under a
+    /// new id, or under `taken_over`'s: a session taken over from another replica (it died; the
+    /// session's record and events are in a shared store), its streams numbered on from what
+    /// the store kept. `None` only when the OS has no random source for a new id.
     pub(crate) fn start(
         session: Session,
         outbound: Outbound,
@@ -67,46 +70,12 @@ impl HttpSession {
         client: Client,
         store: Arc<dyn EventStore>,
         retry: Duration,
+        taken_over: Option<&str>,
     ) -> Option<Arc<Self>> {
-        let id: Arc<str> = new_session_id()?.into();
-        Some(Self::start_as(
-            id, session, outbound, owner, client, store, retry,
-        ))
-    }
-
-    /// A session taken over from another replica (it died; the session's record and events are
-    /// in a shared store): same id, its streams numbered on from what the store kept.
-    pub(crate) fn adopt(
-        id: &str,
-        session: Session,
-        outbound: Outbound,
-        owner: Option<String>,
-        client: Client,
-        store: Arc<dyn EventStore>,
-        retry: Duration,
-    ) -> Arc<Self> {
-        let this = Self::start_as(id.into(), session, outbound, owner, client, store, retry);
-        if let Some(last) = this.store.last_seq(id, STANDALONE) {
-            this.standalone.continue_after(last);
-        }
-        // POST streams are named `p<n>`: the new ones start far from the old replica's.
-        let mut base = [0u8; 4];
-        if getrandom::fill(&mut base).is_ok() {
-            let base = u64::from(u32::from_le_bytes(base)) << 16;
-            this.next_stream.store(base.max(1 << 16), Ordering::Relaxed);
-        }
-        this
-    }
-
-    fn start_as(
-        id: Arc<str>,
-        session: Session,
-        outbound: Outbound,
-        owner: Option<String>,
-        client: Client,
-        store: Arc<dyn EventStore>,
-        retry: Duration,
-    ) -> Arc<Self> {
+        let id: Arc<str> = match taken_over {
+            Some(id) => id.into(),
+            None => new_session_id()?.into(),
+        };
         let standalone = SseStream::new(
             STANDALONE.into(),
             Some(Replay {
@@ -130,7 +99,23 @@ impl HttpSession {
             listed: AtomicBool::new(false),
         });
         tokio::spawn(forward_standalone(outbound, standalone));
-        this
+        if taken_over.is_some() {
+            this.number_on();
+        }
+        Some(this)
+    }
+
+    /// A session taken over goes on numbering where its old replica's events stopped.
+    fn number_on(&self) {
+        if let Some(last) = self.store.last_seq(&self.id, STANDALONE) {
+            self.standalone.continue_after(last);
+        }
+        // POST streams are named `p<n>`: the new ones start far from the old replica's.
+        let mut base = [0u8; 4];
+        if getrandom::fill(&mut base).is_ok() {
+            let base = u64::from(u32::from_le_bytes(base)) << 16;
+            self.next_stream.store(base.max(1 << 16), Ordering::Relaxed);
+        }
     }
 
     fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<SseStream>>> {
