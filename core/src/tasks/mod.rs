@@ -218,10 +218,13 @@ impl Tasks {
 
     /// The task `id` as `principal` may see it: another principal's task is as good as unknown.
     pub(crate) fn get(
-        &self,
+        self: &Arc<Self>,
         id: &str,
         principal: Option<&str>,
     ) -> Result<Option<TaskRecord>, ErrorObject> {
+        // A replica that only reads tasks made elsewhere sweeps and announces too (a read may
+        // end a dead replica's task, and the reaper drains what the store ended).
+        self.start_reaper();
         Ok(self
             .store
             .get(id)
