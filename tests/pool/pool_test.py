@@ -40,7 +40,6 @@ from typing import Any, Callable, Optional
 import httpx2 as httpx
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "target" / "release" / "toolwire-demo"
 RUN_DEMO = ROOT / "examples" / "run-demo"
 RENDER_NGINX = ROOT / "deploy" / "render-nginx-conf"
 
@@ -163,16 +162,14 @@ class Pool:
         flags = ["--conformance", "--http", "0"]
         if SHARED:
             flags += ["--redis", self.redis_url, "--request-state-key", self.key]
-        if lang == "rust":
-            argv = [str(DEMO), *flags]
-        elif lang in ("python", "node", "kotlin"):
-            argv = [str(RUN_DEMO), lang, *flags]
-        else:
+        if lang not in ("rust", "python", "node", "kotlin"):
             raise RuntimeError(f"POOL_LANGS: unknown language {lang!r}")
+        # run-demo builds only what is missing or older than its sources, then execs the demo.
+        argv = [str(RUN_DEMO), lang, *flags]
         process = self.spawn(argv, log)
         replica = Replica(n, lang, process, log)
-        # Python and Node may build their binding on the first start.
-        deadline = 30 if lang == "rust" else 900
+        # The first start may build the demo or its binding.
+        deadline = 900
         try:
             match = wait_until(
                 f"replica {n} ({lang})",
