@@ -107,24 +107,24 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100u64 << attempt.min(5)).min(Duration::from_secs(2))
 }
 
-/// Publishes the queued changes, in order, reconnecting when Redis is lost. A change that
-/// cannot reach Redis still reaches this replica's own feeds: better than losing it here too.
+/// Publishes the queued changes, in order, reconnecting when Redis is lost (at most once per
+/// backoff, so a change never waits for a reconnect). A change that cannot reach Redis still
+/// reaches this replica's own feeds at once: better than losing it here too.
 pub(super) async fn publish(shared: Weak<Shared>, mut queued: mpsc::Receiver<Change>) {
     let mut failures = 0;
     let mut connection = None;
+    let mut reconnect_at = tokio::time::Instant::now();
     while let Some(change) = queued.recv().await {
         let Some(strong) = shared.upgrade() else {
             return;
         };
-        let channel = strong.changes_channel();
-        let message = change_to_json(&change).to_string();
-        if connection.is_none() {
+        if connection.is_none() && tokio::time::Instant::now() >= reconnect_at {
             connection = strong.client.get_multiplexed_async_connection().await.ok();
         }
         let sent = match connection.as_mut() {
             Some(con) => redis::cmd("PUBLISH")
-                .arg(&channel)
-                .arg(&message)
+                .arg(strong.changes_channel())
+                .arg(change_to_json(&change).to_string())
                 .query_async::<i64>(con)
                 .await
                 .is_ok(),
@@ -134,18 +134,18 @@ pub(super) async fn publish(shared: Weak<Shared>, mut queued: mpsc::Receiver<Cha
             failures = 0;
             continue;
         }
-        connection = None;
+        if connection.take().is_some() || tokio::time::Instant::now() >= reconnect_at {
+            failures += 1;
+            reconnect_at = tokio::time::Instant::now() + backoff(failures);
+            if failures == 1 {
+                tracing::warn!("Redis is unreachable: changes reach this replica's listeners only");
+            }
+        }
         let _ = strong
             .changes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(change);
-        failures += 1;
-        if failures == 1 {
-            tracing::warn!("Redis is unreachable: changes reach this replica's listeners only");
-        }
-        drop(strong);
-        tokio::time::sleep(backoff(failures)).await;
     }
 }
 

@@ -87,17 +87,6 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn status_from(text: &str) -> Option<TaskStatus> {
-    Some(match text {
-        "working" => TaskStatus::Working,
-        "input_required" => TaskStatus::InputRequired,
-        "completed" => TaskStatus::Completed,
-        "failed" => TaskStatus::Failed,
-        "cancelled" => TaskStatus::Cancelled,
-        _ => return None,
-    })
-}
-
 fn encode(task: &TaskRecord) -> String {
     let stored = Stored {
         id: task.id.clone(),
@@ -123,8 +112,8 @@ fn decode(text: &str) -> Result<TaskRecord, Error> {
         ))
     };
     let stored: Stored = serde_json::from_str(text).map_err(|err| corrupt(err.to_string()))?;
-    let status =
-        status_from(&stored.status).ok_or_else(|| corrupt(format!("status {}", stored.status)))?;
+    let status = TaskStatus::parse(&stored.status)
+        .ok_or_else(|| corrupt(format!("status {}", stored.status)))?;
     let at = |ms: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
     Ok(TaskRecord {
         id: stored.id,

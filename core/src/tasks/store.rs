@@ -35,6 +35,19 @@ impl TaskStatus {
         }
     }
 
+    /// The status the wire spells `text`, if any ([`as_str`](Self::as_str) read back).
+    pub fn parse(text: &str) -> Option<TaskStatus> {
+        [
+            TaskStatus::Working,
+            TaskStatus::InputRequired,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Cancelled,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
+    }
+
     /// Completed, failed or cancelled: the task will not change again.
     pub fn is_terminal(self) -> bool {
         matches!(
@@ -332,6 +345,20 @@ mod tests {
             result: None,
             error: None,
         }
+    }
+
+    #[test]
+    fn a_status_reads_back_as_the_wire_spells_it() {
+        for status in [
+            TaskStatus::Working,
+            TaskStatus::InputRequired,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Cancelled,
+        ] {
+            assert_eq!(TaskStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(TaskStatus::parse("sleeping"), None);
     }
 
     #[test]
