@@ -47,6 +47,11 @@ CEILINGS: list[tuple[str, str, str | None, str | None]] = [
     ("ceiling-node", "Node timers (`node:timers/promises`)", "toolwire-node", "ts-sdk"),
     ("ceiling-kotlin", "kotlinx.coroutines `delay`, `Dispatchers.Default`", "toolwire-kotlin", "kotlin-sdk"),
 ]
+# The transports with no MCP behind them (bench/loadgen/src/bare.rs): each toolwire server's
+# echo figures as a share of its transport's, with the targets the Rust handlers must meet.
+STDIO_CEILING = "ceiling-stdio"
+HTTP_CEILING = "http-ceiling"
+SHARE_TARGETS = {"toolwire-rust": 0.70, "http-toolwire-rust": 0.60, "http-toolwire-rust-stateless": 0.60}
 HTTP_METRICS: dict[str, tuple[str, Callable[[dict], float], int]] = {
     "calls": ("calls/s, 64 clients", lambda r: r["concurrent"]["calls_per_s"], 0),
     "cpu": ("server CPU per call, µs", lambda r: r["concurrent"]["server_cpu_us_per_call"], 2),
@@ -166,6 +171,59 @@ def ceilings_table(results: dict[str, list[dict]], med: dict) -> list[str]:
         "| runtime (one process, no MCP) | share of ideal | toolwire server | of the ceiling "
         "| SDK on it | of the ceiling |",
         "|---|---:|---|---:|---|---:|",
+        *rows,
+    ]
+
+
+def shares_table(results: dict[str, list[dict]]) -> list[str]:
+    """Each toolwire server's echo calls/s and CPU per call beside its transport's ceiling."""
+
+    def median(name: str, phase: str, key: str) -> float:
+        return statistics.median(r[phase][key] for r in results[name])
+
+    rows = []
+    for ceiling, phase, transport, labels in (
+        (STDIO_CEILING, "pipelined", "stdio, 64 in flight", LABEL),
+        (HTTP_CEILING, "concurrent", "HTTP, 64 clients", HTTP_LABEL),
+    ):
+        if ceiling not in results:
+            continue
+        top = median(ceiling, phase, "calls_per_s")
+        top_cpu = median(ceiling, phase, "server_cpu_us_per_call")
+        top_seq = median(ceiling, "sequential", "calls_per_s")
+        rows.append(
+            f"| no MCP (the ceiling) | {transport} | {fmt(top, 0)} | 1.00 | {top_cpu:.2f} | 1.00 "
+            f"| {fmt(top_seq, 0)} | 1.00 | | |"
+        )
+        for server, label in labels.items():
+            if server not in results or server in ANCHORS or server in HTTP_ANCHORS:
+                continue
+            calls = median(server, phase, "calls_per_s")
+            cpu = median(server, phase, "server_cpu_us_per_call")
+            seq = median(server, "sequential", "calls_per_s")
+            goal = SHARE_TARGETS.get(server)
+            verdict = "" if goal is None else ("met" if calls / top >= goal else "**missed**")
+            rows.append(
+                f"| {label} | {transport} | {fmt(calls, 0)} | {calls / top:.2f} | {cpu:.2f} | {cpu / top_cpu:.1f}× "
+                f"| {fmt(seq, 0)} | {seq / top_seq:.2f} | {'' if goal is None else f'≥ {goal:.2f}'} | {verdict} |"
+            )
+    if not rows:
+        return []
+    return [
+        "",
+        "## Ceilings: each transport with no MCP behind it (medians)",
+        "",
+        "The same load generator, in the same rounds, against a process that does no MCP: it answers",
+        "the load generator's initialize and `echo` requests with the bytes toolwire sends, found by",
+        "scanning for the id and the text instead of parsing JSON (`toolwire-loadgen --serve-bare-stdio`:",
+        "blocking reads and writes on one thread; `--serve-bare-http PORT`: hyper's HTTP/1.1 server",
+        "with toolwire's connection options on the Rust demo's multi-thread runtime). Share: the",
+        "server's calls/s over the ceiling's (the target is on the busy phase: 64 calls in flight on",
+        "stdio, 64 clients over HTTP); CPU per call: the server's over the ceiling's.",
+        "",
+        "| server | transport | calls/s | share | server CPU per call, µs | × the ceiling's "
+        "| one at a time: calls/s | share | target | |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---|",
         *rows,
     ]
 
@@ -306,6 +364,7 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
         *figures_table(servers, LABEL, METRICS, med),
     ]
     lines += ceilings_table(results, med)
+    lines += shares_table(results)
     if http_servers:
         lines += [
             "",
@@ -357,9 +416,21 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="only validate the results")
     parser.add_argument("--write", type=Path, help="write the report here")
     parser.add_argument("--command", default="bench/run")
+    parser.add_argument("--shares", action="store_true", help="print only the ceilings' table (a partial run)")
     args = parser.parse_args()
     results = load(args.folder)
-    required = ["toolwire-rust", *ANCHORS, "http-toolwire-rust", *HTTP_ANCHORS, *(c[0] for c in CEILINGS)]
+    if args.shares:
+        print("\n".join(shares_table(results)))
+        return
+    required = [
+        "toolwire-rust",
+        *ANCHORS,
+        "http-toolwire-rust",
+        *HTTP_ANCHORS,
+        *(c[0] for c in CEILINGS),
+        STDIO_CEILING,
+        HTTP_CEILING,
+    ]
     missing = [n for n in required if n not in results]
     if missing:
         sys.exit(f"no results for {', '.join(missing)}")

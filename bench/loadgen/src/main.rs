@@ -6,6 +6,7 @@
 //! measured over the same wall time as a fast one. The client runs on one thread, leaving the
 //! other core to the server.
 
+mod bare;
 mod cold_start;
 mod conn;
 mod faults;
@@ -29,6 +30,9 @@ pub struct Plan {
     pub inflight: usize,
     /// Only the sequential phase (for the one-core pass of bench/run).
     pub sequential_only: bool,
+    /// Only the echo phases, sequential and pipelined (against the bare ceilings, which have
+    /// no slow tool and no list).
+    pub echo_only: bool,
     /// Streamable HTTP instead of stdio: the command gets a free port for `{port}`.
     pub http: bool,
     /// Concurrent HTTP clients (sessions), each on its own connection.
@@ -72,12 +76,14 @@ impl Plan {
 
 const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--slow-k K] [--inflight N] -- CMD [ARGS...]
        toolwire-loadgen --sleep-ceiling [--multi-thread] [--phase-ms MS] [--slow-k K]
+       toolwire-loadgen --serve-bare-stdio | --serve-bare-http PORT
 
   --phase-ms MS   wall time of each timed phase (default 3000)
   --pipeline K    calls in flight in the pipelined phase (default 64)
   --slow-k K      concurrent calls of the 10 ms slow tool (default 64)
   --inflight N    also hold N sleep calls in flight at once and measure memory per call (default 0: skip)
   --sequential-only  run only the sequential phase
+  --echo-only     run only the echo phases (sequential, pipelined): for the bare ceilings
   --http          Streamable HTTP: CMD gets a free port in place of {port}; N clients, each its own
                   session and connection (sequential latency with one, calls/s with all)
   --clients N     concurrent HTTP clients (default 64)
@@ -101,7 +107,10 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
   --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
                   itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
-  --multi-thread  with --sleep-ceiling: on tokio's multi-thread runtime, as rmcp's";
+  --multi-thread  with --sleep-ceiling: on tokio's multi-thread runtime, as rmcp's
+  --serve-bare-stdio      be the stdio ceiling: a server with no MCP that answers the load
+                          generator's initialize and echo lines by scanning bytes (bench/run)
+  --serve-bare-http PORT  be the HTTP ceiling: the same on hyper, listening on 127.0.0.1:PORT";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -111,6 +120,7 @@ fn parse_args() -> Result<Plan, String> {
         slow_concurrency: 64,
         inflight: 0,
         sequential_only: false,
+        echo_only: false,
         http: false,
         http_clients: 64,
         modern: false,
@@ -139,6 +149,7 @@ fn parse_args() -> Result<Plan, String> {
             "--slow-k" => plan.slow_concurrency = number("--slow-k")?.max(1) as usize,
             "--inflight" => plan.inflight = number("--inflight")? as usize,
             "--sequential-only" => plan.sequential_only = true,
+            "--echo-only" => plan.echo_only = true,
             "--http" => plan.http = true,
             "--announce" => plan.announce = true,
             "--sleep-ceiling" => plan.sleep_ceiling = true,
@@ -187,6 +198,11 @@ fn parse_args() -> Result<Plan, String> {
     if plan.bare && plan.cold_start.is_none() {
         return Err("--bare goes with --cold-start".into());
     }
+    if plan.echo_only
+        && (plan.http || plan.cold_start.is_some() || plan.soak.is_some() || plan.faults.is_some())
+    {
+        return Err("--echo-only goes with the stdio phases only".into());
+    }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());
     }
@@ -194,6 +210,19 @@ fn parse_args() -> Result<Plan, String> {
 }
 
 fn main() -> ExitCode {
+    // The ceilings are servers, not load: they take no other option.
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next(), args.next()) {
+        (Some("--serve-bare-stdio"), None, None) => return bare::serve_stdio(),
+        (Some("--serve-bare-http"), Some(port), None) => return bare::serve_http(&port),
+        (Some("--serve-bare-stdio" | "--serve-bare-http"), ..) => {
+            eprintln!(
+                "toolwire-loadgen: --serve-bare-stdio takes nothing, --serve-bare-http a port\n{USAGE}"
+            );
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
     let plan = match parse_args() {
         Ok(plan) => plan,
         Err(err) => {

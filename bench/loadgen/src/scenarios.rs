@@ -293,6 +293,19 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         "client_cpu_us_per_call": client_cpu_us_per_call,
     });
 
+    if plan.echo_only {
+        let conn = Rc::try_unwrap(conn).map_err(|_| "connection still shared")?;
+        let peak_rss_kib = proc_stats::peak_rss_kib(pid);
+        conn.close().await?;
+        return Ok(json!({
+            "startup_ms": round(startup_ms, 1),
+            "sequential": sequential,
+            "pipelined": pipelined,
+            "peak_rss_kib": peak_rss_kib,
+            "errors": 0,
+        }));
+    }
+
     // Slow tool: K concurrent calls of a tool that sleeps `slow_ms`.
     let slow = {
         let conn = conn.clone();
