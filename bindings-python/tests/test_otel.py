@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import urllib.request
 
 import pytest
@@ -115,3 +117,11 @@ async def test_without_a_traceparent_the_call_starts_a_trace() -> None:
         await client.call_tool("forecast", {"city": "Lima"})
     (server_span,) = spans_named("tools/call forecast")
     assert server_span.parent is None
+
+
+def test_importing_toolwire_does_not_import_opentelemetry() -> None:
+    # Its import is tens of milliseconds of every server's start; a provider set later is
+    # still found, since setting one imports `opentelemetry.trace` (the tests above).
+    code = "import sys, toolwire; print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
