@@ -7,7 +7,8 @@
 //!    connections are then closed, so what stays is the sessions alone.
 //! 3. One standalone SSE stream (GET with the session id) per session, each on its own TCP
 //!    connection held open; each must be answered `200 text/event-stream`.
-//! 4. One echo call on a session whose stream was let go: the server still answers.
+//! 4. One echo call on a new connection: the server still answers (a server at its connection
+//!    limit answers 503; it is asked again once one stream is let go, and the 503 reported).
 //!
 //! The connections come from [`ADDRESSES`] loopback addresses, as from that many clients: a
 //! server that bounds the sessions one client may hold (toolwire: 1,000 per peer address by
