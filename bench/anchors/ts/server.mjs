@@ -68,6 +68,19 @@ if (httpAt < 0) {
     }
     await transport.handleRequest(req, res, req.body);
   });
+  // The standalone SSE stream (GET) and the end of a session (DELETE), as in the SDK's own
+  // stateful example: the session's transport answers both.
+  const sessionRequest = async (req, res) => {
+    const id = req.headers["mcp-session-id"];
+    const transport = id ? transports.get(id) : undefined;
+    if (!transport) {
+      res.status(id ? 404 : 400).json({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: no valid session" }, id: null });
+      return;
+    }
+    await transport.handleRequest(req, res);
+  };
+  app.get("/mcp", sessionRequest);
+  app.delete("/mcp", sessionRequest);
   const listener = app.listen(port, "127.0.0.1", () => {
     process.stderr.write(`anchor-ts: listening on http://127.0.0.1:${port}/mcp\n`);
   });

@@ -23,6 +23,8 @@ use crate::scenarios::{check_call_text, latency_summary, round};
 pub(crate) struct Client {
     stream: tokio::net::TcpStream,
     port: u16,
+    /// The local address the connection is bound to (`None`: the OS's choice).
+    local: Option<std::net::IpAddr>,
     authority: String,
     /// When the connection last carried an exchange (see [`IDLE_BEFORE_REOPEN`]).
     last_used: Instant,
@@ -62,10 +64,22 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 impl Client {
-    async fn connect(port: u16) -> Result<tokio::net::TcpStream, String> {
-        let stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .map_err(|e| format!("connect: {e}"))?;
+    pub(crate) async fn connect(
+        port: u16,
+        local: Option<std::net::IpAddr>,
+    ) -> Result<tokio::net::TcpStream, String> {
+        let server = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let stream = match local {
+            None => tokio::net::TcpStream::connect(server).await,
+            Some(ip) => {
+                let socket = tokio::net::TcpSocket::new_v4().map_err(|e| e.to_string())?;
+                socket
+                    .bind((ip, 0).into())
+                    .map_err(|e| format!("bind to {ip}: {e}"))?;
+                socket.connect(server).await
+            }
+        }
+        .map_err(|e| format!("connect: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         Ok(stream)
     }
@@ -75,9 +89,21 @@ impl Client {
         reopened: Rc<Cell<u64>>,
         modern: bool,
     ) -> Result<Client, String> {
+        Self::open_from(port, reopened, modern, None).await
+    }
+
+    /// [`open`](Self::open) from the local address `local` (a loopback address other than
+    /// 127.0.0.1 looks like another client to a server that counts sessions per address).
+    pub(crate) async fn open_from(
+        port: u16,
+        reopened: Rc<Cell<u64>>,
+        modern: bool,
+        local: Option<std::net::IpAddr>,
+    ) -> Result<Client, String> {
         Ok(Client {
-            stream: Self::connect(port).await?,
+            stream: Self::connect(port, local).await?,
             port,
+            local,
             authority: format!("127.0.0.1:{port}"),
             last_used: Instant::now(),
             closed_before_answer: false,
@@ -113,7 +139,7 @@ impl Client {
         self.closed_before_answer = false;
         let mut outcome = self.exchange_once(verb, body).await;
         if outcome.is_err() && self.closed_before_answer && idle {
-            self.stream = Self::connect(self.port).await?;
+            self.stream = Self::connect(self.port, self.local).await?;
             self.buffer.clear();
             self.reopened.set(self.reopened.get() + 1);
             outcome = self.exchange_once(verb, body).await;
@@ -341,10 +367,26 @@ impl Client {
         Ok(())
     }
 
+    /// The session this client's requests carry.
+    pub(crate) fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// Forgets the session without ending it (the next `initialize` opens another beside it).
+    pub(crate) fn take_session(&mut self) -> Option<String> {
+        self.session.take()
+    }
+
+    /// Carries `session` from now on (one opened on another connection).
+    pub(crate) fn set_session(&mut self, session: Option<String>) {
+        self.session = session;
+    }
+
     /// Ends the session (DELETE); the next `initialize` opens another.
     pub(crate) async fn delete_session(&mut self) -> Result<(), String> {
         let response = self.exchange("DELETE", "").await?;
-        if response.status != 200 && response.status != 204 {
+        // 202: rmcp accepts the end of a session rather than reporting it done.
+        if !matches!(response.status, 200 | 202 | 204) {
             return Err(format!("DELETE of the session: HTTP {}", response.status));
         }
         self.session = None;
@@ -490,10 +532,15 @@ async fn run(plan: &Plan) -> Result<Value, String> {
     let limit = match plan.tasks {
         // The soak runs its tasks to the end, then waits for them to expire.
         Some(_) => Duration::from_secs(1800),
-        None if plan.soak.is_some() || plan.faults.is_some() => Duration::from_secs(3600),
+        None if plan.soak.is_some() || plan.faults.is_some() || plan.sessions.is_some() => {
+            Duration::from_secs(3600)
+        }
         None => plan.phase * 2 + ANSWER_TIMEOUT,
     };
     let work = async {
+        if let Some(total) = plan.sessions {
+            return crate::sessions::http(port, pid, total).await;
+        }
         match (&plan.mrtr_tool, plan.tasks, plan.soak, plan.faults) {
             (Some(tool), ..) => measure_mrtr(plan, port, tool).await,
             (None, Some(total), ..) => crate::tasks::soak(plan, port, pid, total).await,

@@ -13,6 +13,7 @@ mod faults;
 mod http;
 mod proc_stats;
 mod scenarios;
+mod sessions;
 mod soak;
 mod tasks;
 
@@ -49,6 +50,8 @@ pub struct Plan {
     /// The soak: this many echo calls (stdio pipelined; HTTP with sessions opened and deleted
     /// every `calls_per_session` calls), the server's memory sampled; fails if it keeps growing.
     pub soak: Option<u64>,
+    /// With `http`: memory per idle session and per open SSE stream, this many of each.
+    pub sessions: Option<u64>,
     /// Faults mixed into load: this many calls against a demo run with `--fault-tools`.
     pub faults: Option<u64>,
     /// `--cold-start N`: N spawns, each timed to its tools/list answer.
@@ -98,6 +101,10 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
                   quarter's peak is 1% or more above the previous quarter's (stdio: --pipeline in flight; --http: --clients
                   clients, each deleting its session and opening another every K calls)
   --calls-per-session K  with --soak --http (default 100)
+  --sessions N    with --http: N sessions opened (initialize, initialized) over 64 connections from
+                  16 loopback addresses, then one standalone SSE stream (GET) per session, each on
+                  its own connection held open, then one echo call: the server's RSS at rest, per
+                  idle session and per stream (needs `ulimit -n` above N + 128 for both processes)
   --faults N      N calls against a demo run with --fault-tools: of every ten, seven verified echoes
                   and one each of crash, malformed and hang, each of which must be answered with an
                   error (stdio also cancels a long sleep every 50 calls); the server must go on
@@ -127,6 +134,7 @@ fn parse_args() -> Result<Plan, String> {
         mrtr_tool: None,
         tasks: None,
         soak: None,
+        sessions: None,
         faults: None,
         cold_start: None,
         bare: false,
@@ -159,6 +167,7 @@ fn parse_args() -> Result<Plan, String> {
             "--mrtr" => plan.mrtr_tool = Some(args.next().ok_or("--mrtr needs a tool name")?),
             "--tasks" => plan.tasks = Some(number("--tasks")?.max(1)),
             "--soak" => plan.soak = Some(number("--soak")?.max(1)),
+            "--sessions" => plan.sessions = Some(number("--sessions")?.max(1)),
             "--faults" => plan.faults = Some(number("--faults")?.max(1)),
             "--cold-start" => plan.cold_start = Some(number("--cold-start")?.max(1)),
             "--bare" => plan.bare = true,
@@ -191,6 +200,15 @@ fn parse_args() -> Result<Plan, String> {
     }
     if plan.soak.is_some() && (plan.modern || plan.tasks.is_some() || plan.mrtr_tool.is_some()) {
         return Err("--soak goes with stdio or legacy --http only".into());
+    }
+    if plan.sessions.is_some()
+        && (!plan.http
+            || plan.modern
+            || plan.soak.is_some()
+            || plan.faults.is_some()
+            || plan.tasks.is_some())
+    {
+        return Err("--sessions goes with legacy --http only".into());
     }
     if plan.cold_start.is_some() && (plan.http || plan.soak.is_some() || plan.faults.is_some()) {
         return Err("--cold-start goes with stdio only".into());
