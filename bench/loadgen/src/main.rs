@@ -10,6 +10,7 @@ mod cold_start;
 mod conn;
 mod faults;
 mod http;
+mod payloads;
 mod proc_stats;
 mod scenarios;
 mod soak;
@@ -59,6 +60,9 @@ pub struct Plan {
     pub sleep_ceiling: bool,
     /// With `sleep_ceiling`: on tokio's multi-thread runtime instead of a current-thread one.
     pub multi_thread: bool,
+    /// `--payloads`: big payloads and validation cost (bench/payloads), with payloads of this
+    /// many bytes.
+    pub payloads: Option<u64>,
     pub command: Vec<String>,
 }
 
@@ -101,7 +105,12 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --announce      write \"toolwire-loadgen: PHASE phase started\" (and \"ended\") to stderr
   --sleep-ceiling no server: the slow-tool phase with each worker awaiting tokio::time::sleep
                   itself, on a current-thread runtime as the Rust demo's (bench/ceiling)
-  --multi-thread  with --sleep-ceiling: on tokio's multi-thread runtime, as rmcp's";
+  --multi-thread  with --sleep-ceiling: on tokio's multi-thread runtime, as rmcp's
+  --payloads      against a server with its --bench-tools: take_text, give_text and give_structured
+                  with --payload-bytes payloads, one call at a time and 8 in flight (MB/s, calls/s,
+                  server CPU per call), then validate_big against validate_small (the same
+                  document; CPU per call, and whether a deeply invalid one is refused)
+  --payload-bytes N  --payloads with payloads of N bytes (default 1048576)";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -124,6 +133,7 @@ fn parse_args() -> Result<Plan, String> {
         announce: false,
         sleep_ceiling: false,
         multi_thread: false,
+        payloads: None,
         command: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -151,6 +161,8 @@ fn parse_args() -> Result<Plan, String> {
             "--faults" => plan.faults = Some(number("--faults")?.max(1)),
             "--cold-start" => plan.cold_start = Some(number("--cold-start")?.max(1)),
             "--bare" => plan.bare = true,
+            "--payloads" => plan.payloads = Some(plan.payloads.unwrap_or(1024 * 1024)),
+            "--payload-bytes" => plan.payloads = Some(number("--payload-bytes")?),
             "--calls-per-session" => plan.calls_per_session = number("--calls-per-session")?.max(1),
             "--" => {
                 plan.command = args.collect();
@@ -186,6 +198,11 @@ fn parse_args() -> Result<Plan, String> {
     }
     if plan.bare && plan.cold_start.is_none() {
         return Err("--bare goes with --cold-start".into());
+    }
+    if plan.payloads.is_some()
+        && (plan.http || plan.soak.is_some() || plan.faults.is_some() || plan.cold_start.is_some())
+    {
+        return Err("--payloads goes with stdio only, alone".into());
     }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());
@@ -228,6 +245,8 @@ fn main() -> ExitCode {
         runtime.block_on(
             tokio::task::LocalSet::new().run_until(cold_start::stdio(&plan, runs, plan.bare)),
         )
+    } else if let Some(bytes) = plan.payloads {
+        runtime.block_on(tokio::task::LocalSet::new().run_until(payloads::stdio(&plan, bytes)))
     } else if let Some(total) = plan.faults {
         runtime.block_on(tokio::task::LocalSet::new().run_until(faults::stdio(&plan, total)))
     } else {
