@@ -32,7 +32,7 @@ fn schema(value: Value) -> Arc<JsonObject> {
 const BIG_SCHEMA: &str = include_str!("../../../schemas/big.json");
 const ITEM_BYTES: u64 = 64;
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
-const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+const ALPHABET: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 fn bench_tools() -> Vec<Tool> {
     let bytes = || schema(json!({"type": "object", "properties": {"bytes": {"type": "integer", "minimum": 0, "maximum": MAX_BYTES}}, "required": ["bytes"], "additionalProperties": false}));
@@ -72,7 +72,12 @@ fn bench_call(name: &str, args: &Option<JsonObject>) -> Option<CallToolResult> {
             CallToolResult::success(vec![Content::text(text.chars().count().to_string())])
         }
         "give_text" => match bytes() {
-            Some(n) => CallToolResult::success(vec![Content::text(ALPHABET.iter().cycle().take(n as usize).map(|&b| b as char).collect::<String>())]),
+            Some(n) => {
+                // Whole copies of the alphabet, then cut, as toolwire's demo does.
+                let mut text = ALPHABET.repeat(n as usize / ALPHABET.len() + 1);
+                text.truncate(n as usize);
+                CallToolResult::success(vec![Content::text(text)])
+            }
             None => bad(),
         },
         "give_structured" => match bytes() {
