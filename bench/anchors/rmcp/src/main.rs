@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 #[derive(Clone)]
 struct Anchor {
     tools: Arc<Vec<Tool>>,
+    /// `--bench-tools`: without it their names are unknown tools, as before.
+    bench: bool,
 }
 
 fn schema(value: Value) -> Arc<JsonObject> {
@@ -120,10 +122,11 @@ impl Anchor {
                 schema(json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 0}}, "required": ["q"]})),
             ));
         }
-        if std::env::args().any(|a| a == "--bench-tools") {
+        let bench = std::env::args().any(|a| a == "--bench-tools");
+        if bench {
             tools.extend(bench_tools());
         }
-        Anchor { tools: Arc::new(tools) }
+        Anchor { tools: Arc::new(tools), bench }
     }
 }
 
@@ -149,7 +152,9 @@ impl ServerHandler for Anchor {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(result) = bench_call(request.name.as_ref(), &request.arguments) {
+        if self.bench
+            && let Some(result) = bench_call(request.name.as_ref(), &request.arguments)
+        {
             return Ok(result.into());
         }
         let text = match request.name.as_ref() {
