@@ -5,6 +5,7 @@
 // one replica of several behind a load balancer). The schemas are spelled out as JSON
 // Schema so that every language's demo lists exactly the same tools (see bindings-node's
 // README section for zod).
+import { readFileSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 
@@ -14,7 +15,7 @@ const INSTRUCTIONS = 'Demo server: echo text, add two numbers, sleep with progre
 
 const object = (properties, required) => ({ type: 'object', properties, required, additionalProperties: false })
 
-export function buildServer({ extraTools = 0, asyncEcho = false, faultTools = false, ...options } = {}) {
+export function buildServer({ extraTools = 0, asyncEcho = false, faultTools = false, benchTools = false, ...options } = {}) {
   const server = new Server({
     name: 'toolwire-demo',
     version: '0.1.0',
@@ -71,7 +72,65 @@ export function buildServer({ extraTools = 0, asyncEcho = false, faultTools = fa
     }, ({ q }) => q)
   }
   if (faultTools) addFaultTools(server)
+  if (benchTools) addBenchTools(server)
   return server
+}
+
+// The tools of bench/payloads, as in every language's demo (`--bench-tools`); the large schema
+// is read from the one file every server reads.
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789'
+const ITEM_BYTES = 64
+const MAX_BYTES = 64 * 1024 * 1024
+
+// Characters (code points) without spreading the text into an array of them, which for 1 MiB
+// costs more than the call it measures: a surrogate pair is one character.
+function codePoints(text) {
+  let count = text.length
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit >= 0xd800 && unit < 0xdc00) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next < 0xe000) {
+        count--
+        i++
+      }
+    }
+  }
+  return count
+}
+
+function addBenchTools(server) {
+  const bytes = object({ bytes: { type: 'integer', minimum: 0, maximum: MAX_BYTES } }, ['bytes'])
+  server.tool('take_text', {
+    description: 'Answers the length in characters of the text it is given.',
+    inputSchema: object({ text: { type: 'string' } }, ['text']),
+  }, ({ text }) => String(codePoints(text)))
+  server.tool('give_text', { description: 'Answers a text of that many ASCII bytes.', inputSchema: bytes },
+    ({ bytes }) => ALPHABET.repeat(Math.floor(bytes / ALPHABET.length) + 1).slice(0, bytes))
+  const item = {
+    type: 'object',
+    properties: { id: { type: 'integer' }, name: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },
+    required: ['id', 'name', 'tags'],
+  }
+  server.tool('give_structured', {
+    description: 'Answers structured content of about that many bytes.',
+    inputSchema: bytes,
+    outputSchema: { type: 'object', properties: { items: { type: 'array', items: item } }, required: ['items'] },
+  }, ({ bytes }) => {
+    const items = []
+    for (let n = 0; n < Math.floor(bytes / ITEM_BYTES); n++) {
+      items.push({ id: n, name: `item-${String(n).padStart(6, '0')}`, tags: ['alpha', 'beta', 'gamma'] })
+    }
+    return { items }
+  })
+  server.tool('validate_big', {
+    description: 'Checks an order against a large schema; answers its line count.',
+    inputSchema: JSON.parse(readFileSync(new URL('../../bench/schemas/big.json', import.meta.url), 'utf8')),
+  }, ({ order }) => `lines=${order.lines.length}`)
+  server.tool('validate_small', {
+    description: 'A trivial schema; answers ok.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  }, () => 'ok')
 }
 
 // The tools that misbehave on purpose, as in every language's demo (`--fault-tools`).
@@ -87,11 +146,12 @@ function addFaultTools(server) {
   }, () => ({ n: 'not a number' }))
 }
 
-const USAGE = 'usage: demo.mjs [--extra-tools N [--fault-tools] | --conformance] [--async-echo] [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]'
+const USAGE = 'usage: demo.mjs [--extra-tools N [--fault-tools] [--bench-tools] | --conformance] [--async-echo] [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]'
 
 function main(argv) {
   let extraTools = 0
   let faultTools = false
+  let benchTools = false
   let asyncEcho = false
   let httpPort = null
   let conformance = false
@@ -112,6 +172,8 @@ function main(argv) {
       httpPort = Number.parseInt(argv[++i] ?? '0', 10)
     } else if (argv[i] === '--fault-tools') {
       faultTools = true
+    } else if (argv[i] === '--bench-tools') {
+      benchTools = true
     } else if (argv[i] === '--conformance') {
       conformance = true
     } else if (argv[i] === '--stateless') {
@@ -142,7 +204,7 @@ function main(argv) {
   // Built inside the promise: a refused option (an unreachable Redis) is reported by `failed`.
   const build = conformance
     ? import('./conformance.mjs').then((m) => m.buildConformanceServer(shared))
-    : Promise.resolve().then(() => buildServer({ extraTools, asyncEcho, faultTools, onToolError: quietFail, ...shared }))
+    : Promise.resolve().then(() => buildServer({ extraTools, asyncEcho, faultTools, benchTools, onToolError: quietFail, ...shared }))
   build
     .then(async (server) => {
       if (httpPort === null) return server.serveStdio()

@@ -9,7 +9,9 @@ derived from type hints) so that every language's demo lists exactly the same to
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
+from pathlib import Path
 from typing import Any, Optional
 
 from toolwire import Context, Server, TransportError
@@ -104,8 +106,68 @@ def _add_fault_tools(server: Server) -> None:
         return {"n": "not a number"}
 
 
+# bench/payloads: the large schema every server reads, and the payload tools' constants.
+BIG_SCHEMA = Path(__file__).resolve().parent.parent.parent / "bench" / "schemas" / "big.json"
+ITEM_BYTES = 64
+MAX_BYTES = 64 * 1024 * 1024
+ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _add_bench_tools(server: Server) -> None:
+    """The tools of bench/payloads, as in every language's demo (`--bench-tools`)."""
+    nbytes = _object({"bytes": {"type": "integer", "minimum": 0, "maximum": MAX_BYTES}}, ["bytes"])
+
+    @server.tool(
+        description="Answers the length in characters of the text it is given.",
+        input_schema=_object({"text": {"type": "string"}}, ["text"]),
+    )
+    def take_text(text: str) -> str:
+        return str(len(text))
+
+    @server.tool(description="Answers a text of that many ASCII bytes.", input_schema=nbytes)
+    def give_text(bytes: int) -> str:  # noqa: A002 (the argument's name in every server)
+        return (ALPHABET * (bytes // len(ALPHABET) + 1))[:bytes]
+
+    item = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["id", "name", "tags"],
+    }
+
+    @server.tool(
+        description="Answers structured content of about that many bytes.",
+        input_schema=nbytes,
+        output_schema={
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": item}},
+            "required": ["items"],
+        },
+    )
+    def give_structured(bytes: int) -> dict:  # noqa: A002
+        tags = ["alpha", "beta", "gamma"]
+        return {"items": [{"id": n, "name": f"item-{n:06d}", "tags": tags} for n in range(bytes // ITEM_BYTES)]}
+
+    @server.tool(
+        description="Checks an order against a large schema; answers its line count.",
+        input_schema=json.loads(BIG_SCHEMA.read_text()),
+    )
+    def validate_big(order: dict, **rest: Any) -> str:
+        return f"lines={len(order['lines'])}"
+
+    @server.tool(
+        description="A trivial schema; answers ok.",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    )
+    def validate_small(text: str) -> str:
+        return "ok"
+
+
 USAGE = (
-    "usage: toolwire_demo.py [--extra-tools N [--fault-tools] | --conformance]"
+    "usage: toolwire_demo.py [--extra-tools N [--fault-tools] [--bench-tools] | --conformance]"
     " [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]"
 )
 
@@ -113,7 +175,7 @@ USAGE = (
 def main(argv: list[str]) -> int:
     extra = 0
     port: Optional[int] = None
-    conformance = stateless = json_response = fault_tools = False
+    conformance = stateless = json_response = fault_tools = bench_tools = False
     response_mode = None
     # `--redis`: tasks and changes shared with the other replicas; `--request-state-key`
     # (repeatable): the MRTR `requestState` secrets, the first sealing, the same on every replica.
@@ -129,6 +191,8 @@ def main(argv: list[str]) -> int:
             conformance = True
         elif arg == "--fault-tools":
             fault_tools = True
+        elif arg == "--bench-tools":
+            bench_tools = True
         elif arg == "--stateless":
             stateless = True
         elif arg == "--json":
@@ -156,6 +220,8 @@ def main(argv: list[str]) -> int:
             server = build_conformance_server(**shared)
         else:
             server = build_server(extra, fault_tools, **shared)
+            if bench_tools:
+                _add_bench_tools(server)
     except (TransportError, ValueError) as err:
         # An unreachable Redis, a short secret: said once, not as a traceback.
         print(f"toolwire-demo: {err}", file=sys.stderr)

@@ -3,6 +3,7 @@
 // McpServer per session, on its Express app; JSON answers, its fastest mode).
 // Tools: echo, sleep (the slow tool), and tool_000..tool_099, as in toolwire's demo.
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -40,7 +41,67 @@ function buildServer() {
     );
   }
 
+  if (process.argv.includes("--bench-tools")) addBenchTools(server);
   return server;
+}
+
+// The tools of bench/payloads (`--bench-tools`), as in toolwire's demos. McpServer validates
+// with zod, not with a JSON Schema: validate_big's schema is zod's own conversion of
+// bench/schemas/big.json (z.fromJSONSchema), and what tools/list shows is zod's rendering of it.
+const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+const BIG = JSON.parse(readFileSync(new URL("../../schemas/big.json", import.meta.url), "utf8"));
+
+// Characters (code points) without spreading the text into an array of them, which for 1 MiB
+// costs more than the call it measures: a surrogate pair is one character.
+function codePoints(text) {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit < 0xdc00) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next < 0xe000) {
+        count--;
+        i++
+      }
+    }
+  }
+  return count;
+}
+
+function addBenchTools(server) {
+  const bytes = { bytes: z.number().int().min(0).max(64 * 1024 * 1024) };
+  server.registerTool(
+    "take_text",
+    { description: "Answers the length in characters of the text it is given.", inputSchema: { text: z.string() } },
+    async ({ text }) => ({ content: [{ type: "text", text: String(codePoints(text)) }] }),
+  );
+  server.registerTool("give_text", { description: "Answers a text of that many ASCII bytes.", inputSchema: bytes }, async ({ bytes }) => ({
+    content: [{ type: "text", text: ALPHABET.repeat(Math.floor(bytes / ALPHABET.length) + 1).slice(0, bytes) }],
+  }));
+  const item = z.object({ id: z.number().int(), name: z.string(), tags: z.array(z.string()) });
+  server.registerTool(
+    "give_structured",
+    { description: "Answers structured content of about that many bytes.", inputSchema: bytes, outputSchema: { items: z.array(item) } },
+    async ({ bytes }) => {
+      const items = [];
+      for (let n = 0; n < Math.floor(bytes / 64); n++) {
+        items.push({ id: n, name: `item-${String(n).padStart(6, "0")}`, tags: ["alpha", "beta", "gamma"] });
+      }
+      const structuredContent = { items };
+      // The SDK adds no text block for older clients: written here, as the spec asks.
+      return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
+    },
+  );
+  server.registerTool(
+    "validate_big",
+    { description: "Checks an order against a large schema; answers its line count.", inputSchema: z.fromJSONSchema(BIG) },
+    async ({ order }) => ({ content: [{ type: "text", text: `lines=${order.lines.length}` }] }),
+  );
+  server.registerTool(
+    "validate_small",
+    { description: "A trivial schema; answers ok.", inputSchema: z.object({ text: z.string() }).passthrough() },
+    async () => ({ content: [{ type: "text", text: "ok" }] }),
+  );
 }
 
 const httpAt = process.argv.indexOf("--http");

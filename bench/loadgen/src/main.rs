@@ -11,6 +11,7 @@ mod cold_start;
 mod conn;
 mod faults;
 mod http;
+mod payloads;
 mod proc_stats;
 mod scenarios;
 mod sessions;
@@ -66,6 +67,9 @@ pub struct Plan {
     pub sleep_ceiling: bool,
     /// With `sleep_ceiling`: on tokio's multi-thread runtime instead of a current-thread one.
     pub multi_thread: bool,
+    /// `--payloads`: big payloads and validation cost (bench/payloads), with payloads of this
+    /// many bytes.
+    pub payloads: Option<u64>,
     pub command: Vec<String>,
 }
 
@@ -117,7 +121,12 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
   --multi-thread  with --sleep-ceiling: on tokio's multi-thread runtime, as rmcp's
   --serve-bare-stdio      be the stdio ceiling: a server with no MCP that answers the load
                           generator's initialize and echo lines by scanning bytes (bench/run)
-  --serve-bare-http PORT  be the HTTP ceiling: the same on hyper, listening on 127.0.0.1:PORT";
+  --serve-bare-http PORT  be the HTTP ceiling: the same on hyper, listening on 127.0.0.1:PORT
+  --payloads      against a server with its --bench-tools: take_text, give_text and give_structured
+                  with --payload-bytes payloads, one call at a time and 8 in flight (MB/s, calls/s,
+                  server CPU per call), then validate_big against validate_small (the same
+                  document; CPU per call, and whether a deeply invalid one is refused)
+  --payload-bytes N  --payloads with payloads of N bytes (default 1048576)";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -142,6 +151,7 @@ fn parse_args() -> Result<Plan, String> {
         announce: false,
         sleep_ceiling: false,
         multi_thread: false,
+        payloads: None,
         command: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -171,6 +181,8 @@ fn parse_args() -> Result<Plan, String> {
             "--faults" => plan.faults = Some(number("--faults")?.max(1)),
             "--cold-start" => plan.cold_start = Some(number("--cold-start")?.max(1)),
             "--bare" => plan.bare = true,
+            "--payloads" => plan.payloads = Some(plan.payloads.unwrap_or(1024 * 1024)),
+            "--payload-bytes" => plan.payloads = Some(number("--payload-bytes")?),
             "--calls-per-session" => plan.calls_per_session = number("--calls-per-session")?.max(1),
             "--" => {
                 plan.command = args.collect();
@@ -220,6 +232,11 @@ fn parse_args() -> Result<Plan, String> {
         && (plan.http || plan.cold_start.is_some() || plan.soak.is_some() || plan.faults.is_some())
     {
         return Err("--echo-only goes with the stdio phases only".into());
+    }
+    if plan.payloads.is_some()
+        && (plan.http || plan.soak.is_some() || plan.faults.is_some() || plan.cold_start.is_some())
+    {
+        return Err("--payloads goes with stdio only, alone".into());
     }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());
@@ -275,6 +292,8 @@ fn main() -> ExitCode {
         runtime.block_on(
             tokio::task::LocalSet::new().run_until(cold_start::stdio(&plan, runs, plan.bare)),
         )
+    } else if let Some(bytes) = plan.payloads {
+        runtime.block_on(tokio::task::LocalSet::new().run_until(payloads::stdio(&plan, bytes)))
     } else if let Some(total) = plan.faults {
         runtime.block_on(tokio::task::LocalSet::new().run_until(faults::stdio(&plan, total)))
     } else {

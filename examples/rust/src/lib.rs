@@ -1,6 +1,7 @@
 //! The demo server of the shared contract, with Rust handlers: `echo`, `add`, `sleep`, `fail`.
 //! Every language's demo exposes these same tools; the golden vectors and benchmarks rely on them.
 
+pub mod bench_tools;
 pub mod conformance;
 mod conformance_modern;
 mod conformance_tasks;
@@ -63,6 +64,17 @@ pub fn build_server_shared(
     fault_tools: bool,
     redis: Option<&toolwire::redis::Redis>,
 ) -> Result<Server, Error> {
+    demo_builder(options, extra_tools, fault_tools, redis).build()
+}
+
+/// The builder [`build_server_shared`] builds, for a caller that adds tools of its own first
+/// (`--bench-tools`).
+pub fn demo_builder(
+    options: ServerOptions,
+    extra_tools: usize,
+    fault_tools: bool,
+    redis: Option<&toolwire::redis::Redis>,
+) -> toolwire::ServerBuilder {
     let mut builder = shared(
         Server::builder("toolwire-demo", env!("CARGO_PKG_VERSION")),
         redis,
@@ -145,7 +157,7 @@ pub fn build_server_shared(
                 malformed,
             );
     }
-    builder.build()
+    builder
 }
 
 /// The message of the `crash` tool's panic; the demo's panic hook keeps it off stderr.

@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
+//! `toolwire-demo [--extra-tools N [--fault-tools] [--bench-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,12 +7,14 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] [--bench-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
 
 struct Args {
     extra_tools: usize,
     /// The tools that misbehave on purpose (`crash`, `hang`, `malformed`).
     fault_tools: bool,
+    /// The payload and validation tools of bench/payloads.
+    bench_tools: bool,
     http_port: Option<u16>,
     host: String,
     stateless: bool,
@@ -50,6 +52,7 @@ fn parse_args() -> Result<Args, String> {
     let mut parsed = Args {
         extra_tools: 0,
         fault_tools: false,
+        bench_tools: false,
         http_port: None,
         host: "127.0.0.1".into(),
         stateless: false,
@@ -89,6 +92,7 @@ fn parse_args() -> Result<Args, String> {
             "--sse" => parsed.response_mode = ResponseMode::Sse,
             "--conformance" => parsed.conformance = true,
             "--fault-tools" => parsed.fault_tools = true,
+            "--bench-tools" => parsed.bench_tools = true,
             "--host-thread" => parsed.host_thread = true,
             "--no-metrics" => parsed.metrics = false,
             "--otlp" => parsed.otlp = Some(args.next().ok_or("--otlp needs a collector URL")?),
@@ -104,8 +108,10 @@ fn parse_args() -> Result<Args, String> {
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    if parsed.fault_tools && parsed.conformance {
-        return Err("--fault-tools goes with the demo's tools, not --conformance".into());
+    if (parsed.fault_tools || parsed.bench_tools) && parsed.conformance {
+        return Err(
+            "--fault-tools and --bench-tools go with the demo's tools, not --conformance".into(),
+        );
     }
     if parsed.host_thread && parsed.http_port.is_some() {
         return Err("--host-thread serves stdio; it does not go with --http".into());
@@ -152,12 +158,17 @@ fn build(args: &Args) -> Result<toolwire::Server, toolwire::Error> {
         if args.fault_tools {
             quiet_injected_panics();
         }
-        toolwire_demo::build_server_shared(
+        let builder = toolwire_demo::demo_builder(
             options,
             args.extra_tools,
             args.fault_tools,
             redis.as_ref(),
-        )
+        );
+        if args.bench_tools {
+            toolwire_demo::bench_tools::register(builder)?.build()
+        } else {
+            builder.build()
+        }
     }
 }
 

@@ -1,5 +1,9 @@
 //! Benchmark anchor: rmcp's server with a hand-written `ServerHandler` (echo, sleep, and
 //! tool_000..tool_099), on stdio with rmcp's default multi-thread tokio runtime.
+//! `--bench-tools` adds the tools of bench/payloads (as toolwire's demo does). rmcp has no
+//! JSON Schema validator: it declares `validate_big`'s schema but checks no arguments against
+//! it (a typed `Parameters<T>` would only check what serde's types can say: no patterns, no
+//! bounds), so this anchor validates nothing.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +19,8 @@ use serde_json::{Value, json};
 #[derive(Clone)]
 struct Anchor {
     tools: Arc<Vec<Tool>>,
+    /// `--bench-tools`: without it their names are unknown tools, as before.
+    bench: bool,
 }
 
 fn schema(value: Value) -> Arc<JsonObject> {
@@ -22,6 +28,77 @@ fn schema(value: Value) -> Arc<JsonObject> {
         Value::Object(map) => Arc::new(map),
         _ => unreachable!("schemas are objects"),
     }
+}
+
+/// The large schema, from the one file every server reads.
+const BIG_SCHEMA: &str = include_str!("../../../schemas/big.json");
+const ITEM_BYTES: u64 = 64;
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+const ALPHABET: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+fn bench_tools() -> Vec<Tool> {
+    let bytes = || schema(json!({"type": "object", "properties": {"bytes": {"type": "integer", "minimum": 0, "maximum": MAX_BYTES}}, "required": ["bytes"], "additionalProperties": false}));
+    let big: Value = serde_json::from_str(BIG_SCHEMA).expect("bench/schemas/big.json is JSON");
+    vec![
+        Tool::new(
+            "take_text",
+            "Answers the length in characters of the text it is given.",
+            schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false})),
+        ),
+        Tool::new("give_text", "Answers a text of that many ASCII bytes.", bytes()),
+        Tool::new("give_structured", "Answers structured content of about that many bytes.", bytes()).with_raw_output_schema(schema(json!({
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+                "required": ["id", "name", "tags"]
+            }}},
+            "required": ["items"]
+        }))),
+        Tool::new("validate_big", "Checks an order against a large schema; answers its line count.", schema(big)),
+        Tool::new(
+            "validate_small",
+            "A trivial schema; answers ok.",
+            schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})),
+        ),
+    ]
+}
+
+/// The answer of a bench/payloads tool, or None for another tool.
+fn bench_call(name: &str, args: &Option<JsonObject>) -> Option<CallToolResult> {
+    let bytes = || arg(args, "bytes").and_then(Value::as_u64).filter(|n| *n <= MAX_BYTES);
+    let bad = || CallToolResult::error(vec![Content::text("bytes must be an integer 0..64 MiB")]);
+    Some(match name {
+        "take_text" => {
+            let text = arg(args, "text").and_then(Value::as_str).unwrap_or_default();
+            CallToolResult::success(vec![Content::text(text.chars().count().to_string())])
+        }
+        "give_text" => match bytes() {
+            Some(n) => {
+                // Whole copies of the alphabet, then cut, as toolwire's demo does.
+                let mut text = ALPHABET.repeat(n as usize / ALPHABET.len() + 1);
+                text.truncate(n as usize);
+                CallToolResult::success(vec![Content::text(text)])
+            }
+            None => bad(),
+        },
+        "give_structured" => match bytes() {
+            Some(n) => {
+                let items: Vec<Value> = (0..n / ITEM_BYTES)
+                    .map(|n| json!({"id": n, "name": format!("item-{n:06}"), "tags": ["alpha", "beta", "gamma"]}))
+                    .collect();
+                // With its JSON text as a text block, as the spec asks.
+                CallToolResult::structured(json!({"items": items}))
+            }
+            None => bad(),
+        },
+        "validate_big" => {
+            let lines = arg(args, "order").and_then(|o| o["lines"].as_array()).map_or(0, Vec::len);
+            CallToolResult::success(vec![Content::text(format!("lines={lines}"))])
+        }
+        "validate_small" => CallToolResult::success(vec![Content::text("ok")]),
+        _ => return None,
+    })
 }
 
 impl Anchor {
@@ -45,7 +122,11 @@ impl Anchor {
                 schema(json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer", "minimum": 0}}, "required": ["q"]})),
             ));
         }
-        Anchor { tools: Arc::new(tools) }
+        let bench = std::env::args().any(|a| a == "--bench-tools");
+        if bench {
+            tools.extend(bench_tools());
+        }
+        Anchor { tools: Arc::new(tools), bench }
     }
 }
 
@@ -71,6 +152,11 @@ impl ServerHandler for Anchor {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if self.bench
+            && let Some(result) = bench_call(request.name.as_ref(), &request.arguments)
+        {
+            return Ok(result.into());
+        }
         let text = match request.name.as_ref() {
             "echo" => match arg(&request.arguments, "text").and_then(Value::as_str) {
                 Some(text) => text.to_owned(),
