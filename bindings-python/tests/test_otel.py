@@ -15,7 +15,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from toolwire import Server
+from toolwire import Server, _otel
 from toolwire.testing import connect
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -125,3 +125,23 @@ def test_importing_toolwire_does_not_import_opentelemetry() -> None:
     code = "import sys, toolwire; print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+async def test_a_broken_tracing_setup_is_logged_once_and_fails_no_call(monkeypatch, caplog) -> None:
+    # As when OTEL_PROPAGATORS names a propagator that is not installed: the propagator fails.
+    class BrokenPropagator:
+        def extract(self, carrier: dict) -> None:
+            raise ValueError("no such propagator")
+
+    monkeypatch.setattr(_otel, "_propagate", BrokenPropagator())
+    monkeypatch.setattr(_otel, "_broken", False)
+    EXPORTER.clear()
+    async with connect(traced_server()) as client:
+        for tool in ("forecast", "blocking", "forecast"):
+            reply = await client.request(
+                "tools/call",
+                {"name": tool, "arguments": {"city": "Oslo"}, "_meta": {"traceparent": TRACEPARENT}},
+            )
+            assert reply["content"][0]["text"].endswith("in Oslo")
+    assert not spans_named("tools/call forecast")
+    assert [r.message for r in caplog.records].count("OpenTelemetry is set up wrong; tool calls run without spans") == 1

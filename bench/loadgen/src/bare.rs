@@ -32,16 +32,20 @@ fn after<'a>(haystack: &'a [u8], needle: &[u8]) -> Option<&'a [u8]> {
 }
 
 fn read_request(line: &[u8]) -> Asked<'_> {
-    let id = after(line, b"\"id\":").and_then(|rest| {
-        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
-    });
-    let Some(id) = id else {
+    let Some(id_text) = after(line, b"\"id\":") else {
         return if after(line, b"\"method\":\"").is_some() {
             Asked::Notification
         } else {
             Asked::Other(None)
         };
+    };
+    // An id it cannot read (not a plain number) still gets an answer: the error.
+    let digits = id_text.iter().take_while(|b| b.is_ascii_digit()).count();
+    let Some(id) = std::str::from_utf8(&id_text[..digits])
+        .ok()
+        .and_then(|d| d.parse().ok())
+    else {
+        return Asked::Other(None);
     };
     let method = after(line, b"\"method\":\"")
         .and_then(|rest| rest.split(|&b| b == b'"').next())
@@ -255,6 +259,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\"b"}}}"#,
             "not json",
+            r#"{"jsonrpc":"2.0","id":"seven","method":"tools/call","params":{"name":"echo","arguments":{"text":"m1"}}}"#,
         ] {
             let answer = answered(line).unwrap_or_default();
             let parsed: serde_json::Value = serde_json::from_str(&answer).unwrap_or_default();
