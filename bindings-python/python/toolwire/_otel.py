@@ -17,6 +17,8 @@ from typing import Any, Optional
 # `opentelemetry.trace` already, or named in OTEL_PYTHON_TRACER_PROVIDER (which
 # `get_tracer_provider()` loads). Found in `sys.modules` per call, then.
 _propagate: Any = None
+# Read once: a per-call lookup in `os.environ` would cost every call of every server.
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 # Tracing must never fail a call: a broken setup (say OTEL_PROPAGATORS naming a propagator that
 # is not installed) is logged once and calls run without spans.
 _broken = False
@@ -30,7 +32,7 @@ def tool_span(tool: str, native_ctx: Any) -> Optional[AbstractContextManager[Any
     trace = sys.modules.get("opentelemetry.trace")
     try:
         if trace is None:
-            if "OTEL_PYTHON_TRACER_PROVIDER" not in os.environ:
+            if not _PROVIDER_FROM_ENV:
                 return None
             from opentelemetry import trace
         if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
