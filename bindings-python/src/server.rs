@@ -172,16 +172,27 @@ impl NativeServer {
 
     /// Serves stdio until stdin ends or `stop()`; blocks (without the GIL). `async def` tools
     /// run on the bridge's loop, which must keep running meanwhile (run this in an executor
-    /// thread). Fails with `BusyError` while stdin is served already in this process; the
-    /// serve that holds it keeps its stop token.
-    fn serve_stdio(&self, py: Python<'_>, bridge: &LoopBridge, stop: &StopSignal) -> PyResult<()> {
+    /// thread). With no bridge, the loop `async def` tools run on stays whatever `use_bridge`
+    /// set (none: a server of plain functions serves with no asyncio at all). Fails with
+    /// `BusyError` while stdin is served already in this process; the serve that holds it keeps
+    /// its stop token.
+    #[pyo3(signature = (bridge, stop))]
+    fn serve_stdio(
+        &self,
+        py: Python<'_>,
+        bridge: Option<&LoopBridge>,
+        stop: &StopSignal,
+    ) -> PyResult<()> {
         // Claimed before anything of ours changes: a refused serve leaves the running one be.
         let claim = toolwire::transport::StdioClaim::take().map_err(to_py_err)?;
         // Ended by the caller's signal (this serve alone) or by `stop()` (every serve).
         let stop = stop.token.child_token();
         self.link_stop(stop.clone());
-        let ours = bridge.handle();
-        let previous = self.swap_loop(Some(ours.clone()));
+        let ours = bridge.map(|bridge| {
+            let ours = bridge.handle();
+            let previous = self.swap_loop(Some(ours.clone()));
+            (ours, previous)
+        });
         let server = self.server.clone();
         let serving = stop.clone();
         let outcome = py.detach(|| {
@@ -192,7 +203,9 @@ impl NativeServer {
         });
         // Over: the link to `stop()` goes.
         stop.cancel();
-        self.restore_loop(&ours, previous);
+        if let Some((ours, previous)) = ours {
+            self.restore_loop(&ours, previous);
+        }
         match outcome {
             Ok(result) => result.map_err(to_py_err),
             Err(join) => Err(PyValueError::new_err(format!(

@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+from typing import Optional
 
 from conftest import INITIALIZE, ROOT, line, serve_script
 
@@ -112,3 +113,134 @@ def test_serving_stdio_twice_fails_with_busy_and_leaves_the_first_serving(tmp_pa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _serve(script, messages):
+    done, answers = serve_script(script, messages)
+    assert done.returncode == 0, done.stderr.decode()
+    return {a["id"]: a for a in answers if "id" in a}
+
+
+def _call(id_: int, name: str, arguments: Optional[dict] = None) -> dict:
+    params = {"name": name, "arguments": arguments or {}}
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
+
+
+def _text(answer: dict) -> str:
+    return answer["result"]["content"][0]["text"]
+
+
+def test_importing_toolwire_does_not_import_asyncio() -> None:
+    # asyncio is tens of milliseconds of a start on a small machine; a loop is made only where
+    # one is used.
+    code = "import sys, toolwire; print('asyncio' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    assert done.stdout.strip() == b"False", done.stderr.decode()
+
+
+def test_a_server_of_plain_functions_serves_stdio_without_asyncio(tmp_path) -> None:
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import sys\n"
+        "from toolwire import Server\n"
+        "server = Server('plain')\n"
+        "@server.tool()\n"
+        "def loaded() -> str:\n"
+        "    return str('asyncio' in sys.modules)\n"
+        "server.run()\n"
+    )
+    listed = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    answers = _serve(script, [INITIALIZE, listed, _call(2, "loaded")])
+    assert [t["name"] for t in answers[1]["result"]["tools"]] == ["loaded"]
+    assert _text(answers[2]) == "False"
+
+
+def test_an_async_tool_added_while_serving_without_a_loop_runs_on_one(tmp_path) -> None:
+    script = tmp_path / "later.py"
+    script.write_text(
+        "import sys\n"
+        "from toolwire import Server\n"
+        "server = Server('later')\n"
+        "@server.tool()\n"
+        "def add() -> str:\n"
+        "    @server.tool()\n"
+        "    async def later(n: int) -> str:\n"
+        "        import asyncio\n"
+        "        await asyncio.sleep(0)\n"
+        "        return f'later {n}'\n"
+        "    return 'added'\n"
+        "server.run()\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin and proc.stdout
+
+    def ask(message: dict) -> dict:
+        # One at a time: calls in one burst would run concurrently, `later` before `add`.
+        proc.stdin.write(line(message))
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    assert ask(INITIALIZE)["id"] == 0
+    assert _text(ask(_call(1, "add"))) == "added"
+    assert _text(ask(_call(2, "later", {"n": 7}))) == "later 7"
+    assert _text(ask(_call(3, "later", {"n": 8}))) == "later 8"
+    proc.stdin.close()
+    assert proc.wait(timeout=10) == 0
+
+
+def test_serving_stdio_twice_without_a_loop_fails_with_busy(tmp_path) -> None:
+    # The second serve's BusyError reaches its caller (here a tool, whose call fails with it);
+    # the first serve goes on.
+    script = tmp_path / "busy.py"
+    script.write_text(
+        "from toolwire import Server\n"
+        "server = Server('busy')\n"
+        "@server.tool()\n"
+        "def again() -> str:\n"
+        "    server.run()\n"
+        "    return 'served twice'\n"
+        "@server.tool()\n"
+        "def ping() -> str:\n"
+        "    return 'pong'\n"
+        "server.run()\n"
+    )
+    answers = _serve(script, [INITIALIZE, _call(1, "again"), _call(2, "ping")])
+    assert answers[1]["result"]["isError"] is True
+    assert "stdin" in _text(answers[1]).lower()
+    assert _text(answers[2]) == "pong"
+
+
+def test_ctrl_c_stops_a_server_without_a_loop_after_calls_in_flight_finish(tmp_path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "import threading\n"
+        "from toolwire import Context, Server\n"
+        "server = Server('slow')\n"
+        "@server.tool()\n"
+        "def slow(ctx: Context) -> str:\n"
+        "    ctx.progress(1)\n"
+        "    # Until the test has sent Ctrl-C and it has stopped the reading (a timed wait: the\n"
+        "    # tool cannot see the signal), then the answer still goes out.\n"
+        "    threading.Event().wait(0.3)\n"
+        "    return 'finished'\n"
+        "server.run()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(line(INITIALIZE))
+    call = _call(1, "slow")
+    call["params"]["_meta"] = {"progressToken": "p"}
+    proc.stdin.write(line(call))
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    assert json.loads(proc.stdout.readline())["method"] == "notifications/progress"
+    proc.send_signal(signal.SIGINT)  # stdin stays open: only the signal can end it
+    assert _text(json.loads(proc.stdout.readline())) == "finished"
+    assert proc.wait(timeout=10) == 0, proc.stderr.read() if proc.stderr else b""
+    assert proc.stdout.read() == b""

@@ -27,6 +27,9 @@ server.run()
 #   _middleware  middleware around every request (Around, Request)      _base, _content
 #   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop, _logs, _asgi
 #   _server   Server (tools, stdio; + the mixins), Session              all of the above
+#
+# asyncio is imported only where a loop is used: `import toolwire`, and serving stdio with plain
+# functions as tools, never import it (tens of milliseconds of a start on a small machine).
 
 from ._asgi import AsgiApp
 from ._base import F as F

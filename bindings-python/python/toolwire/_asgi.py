@@ -8,12 +8,14 @@ and body chunks in, the response head and body chunks out, and the client's hang
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import _logs, _native
 from ._base import ServerBase, logger
+
+if TYPE_CHECKING:
+    import asyncio
 
 Receive = Callable[[], Any]
 Send = Callable[[dict[str, Any]], Any]
@@ -45,6 +47,8 @@ class AsgiApp:
         await self.aclose()
 
     async def _start(self) -> _native.NativeHttpEndpoint:
+        import asyncio
+
         if self._endpoint is not None:
             return self._endpoint
         if self._starting is None:
@@ -71,6 +75,8 @@ class AsgiApp:
     async def aclose(self) -> None:
         """Ends every session (their calls in flight finish first), then this app's hold on the
         server's lifespan. A request after it starts the app again."""
+        import asyncio
+
         if self._starting is None:
             self._starting = asyncio.Lock()
         # Held throughout: a request meanwhile waits, then starts the app afresh.
@@ -109,6 +115,8 @@ class AsgiApp:
                 return
 
     async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        import asyncio
+
         endpoint = await self._start()
         loop = asyncio.get_running_loop()
         # As it came on the wire (percent-encoded), which the engine's request can carry.

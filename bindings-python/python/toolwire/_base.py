@@ -8,14 +8,17 @@ mixins import this module, never `_server`, and there is no import cycle.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from . import _logs, _native
 from ._loop import new_event_loop
+
+if TYPE_CHECKING:
+    # Imported where a loop is used (`_loop` says why).
+    import asyncio
 
 logger = logging.getLogger("toolwire")
 
@@ -48,6 +51,8 @@ class Lifespan:
     async def enter(self, server: Any) -> None:
         if self.factory is None:
             return
+        import asyncio
+
         self._users += 1
         if self._entering is not None:
             try:

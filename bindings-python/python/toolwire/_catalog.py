@@ -7,7 +7,6 @@ it imports `_base`, not `_server`, so there is no import cycle.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import inspect
 import typing
@@ -229,6 +228,8 @@ class CatalogMixin(ServerBase):
         """Runs `fn` on this (engine) thread; a coroutine runs on the serving loop meanwhile."""
         result = fn(*args, **kwargs)
         if inspect.isawaitable(result):
+            import asyncio
+
             loop = self._loop or self._private_loop()
             return asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
         return result

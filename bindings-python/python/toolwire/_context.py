@@ -7,7 +7,6 @@ A thin layer over the engine's `NativeContext`; of the package it imports only `
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Generator, Sequence
 from typing import Any, Callable, Optional, Union
 
@@ -50,6 +49,8 @@ class _CancelledWaiter:
         self._native = native
 
     def __call__(self) -> Awaitable[None]:
+        import asyncio
+
         return self._native.cancelled(asyncio.get_running_loop())
 
     def __bool__(self) -> bool:
@@ -202,6 +203,8 @@ class Context:
         results in order (for roots, `{"roots": [...]}`). In a 2026-07-28 request they make one
         round: the client is asked every unanswered one together. In a session they are sent
         one after the other. An unknown method raises ValueError before anything is asked."""
+        import asyncio
+
         return await self._native.ask_all(
             [(method, params) for method, params in questions], asyncio.get_running_loop(), _millis(timeout)
         )
@@ -211,9 +214,13 @@ class Context:
     ) -> Any:
         """Sends any request to the client and returns its result (`ClientRequestError` if it
         answers with an error, `TimeoutError` past `timeout` seconds)."""
+        import asyncio
+
         return await self._native.request(method, params, asyncio.get_running_loop(), _millis(timeout))
 
     async def _client(self, kind: str, params: dict[str, Any], timeout: Optional[float]) -> Any:
+        import asyncio
+
         return await self._native.client_request(kind, params, asyncio.get_running_loop(), _millis(timeout))
 
 

@@ -7,18 +7,20 @@ it imports `_base`, not `_server`, so there is no import cycle.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import signal
 import sys
 from collections.abc import Awaitable
-from typing import Any, Callable, Literal, Optional
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 
 from . import _logs, _native
 from ._asgi import AsgiApp
 from ._base import ServerBase, check_counts, logger
 from ._loop import run as _run_on_new_loop
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class HttpMixin(ServerBase):
@@ -75,6 +77,8 @@ class HttpMixin(ServerBase):
         `metrics_path` (e.g. `"/metrics"`) serves `metrics_text()` to GET there, for Prometheus
         (Host and Origin checked, no token asked).
         """
+        import asyncio
+
         check_counts(
             max_sessions=max_sessions,
             max_sessions_per_client=max_sessions_per_client,
@@ -182,6 +186,8 @@ class HttpMixin(ServerBase):
         the line a launcher reads the port from). Options as for `serve_http`; `stop()` ends it.
         """
 
+        import asyncio
+
         async def main() -> None:
             http = await self.serve_http(host, port, **options)
             loop = asyncio.get_running_loop()
@@ -222,6 +228,8 @@ class HttpServer:
     async def wait(self) -> None:
         """Until the server stopped; cancelling this stops it (calls in flight still drain).
         Then the server's lifespan ends, unless another serve still holds it."""
+        import asyncio
+
         waiting = self._loop.run_in_executor(None, self._native.wait)
         try:
             await asyncio.shield(waiting)

@@ -10,13 +10,15 @@ concurrent `asyncio.sleep(0.01)` tools took 11.1 ms each, and 10.4 ms with the s
 
 from __future__ import annotations
 
-import asyncio
 import select
 import selectors
 import sys
 import warnings
 from collections.abc import Coroutine
-from typing import Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 _T = TypeVar("_T")
 
@@ -45,6 +47,8 @@ if _EpollSelector is not None:
 def _default_policy_in_use() -> bool:
     # A policy of the application's own (uvloop, say) chooses its loops; asyncio deprecates
     # policies from 3.14, hence the silenced warning.
+    import asyncio
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         policy = asyncio.get_event_loop_policy()
@@ -61,6 +65,8 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     Python 3.12+) to have it under `run_async()` / `serve_http()`. Plumbing, not public API: it
     is not exported from `toolwire`; import it from `toolwire._loop`.
     """
+    import asyncio
+
     if _EpollSelector is None or not _default_policy_in_use():
         return asyncio.new_event_loop()
     return asyncio.SelectorEventLoop(PreciseEpollSelector())
@@ -69,6 +75,8 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 def run(main: Coroutine[Any, Any, _T]) -> _T:
     """Runs `main` to completion on a loop from `new_event_loop()`, as `asyncio.run` does
     (Ctrl-C cancels it); before Python 3.11 (no `asyncio.Runner`), on asyncio's own loop."""
+    import asyncio
+
     if sys.version_info >= (3, 11):
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
             return runner.run(main)

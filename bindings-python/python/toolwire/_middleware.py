@@ -15,7 +15,6 @@ answer (it is sent by then): it observes. Middlewares run in the order they were
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 from collections.abc import Awaitable
@@ -25,6 +24,8 @@ from ._base import logger
 from ._content import ProtocolError, ToolError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ._catalog import CatalogMixin
 
 
@@ -105,6 +106,8 @@ class Around:
         return {"refuse": {"code": -32603, "message": f"Internal error: middleware {self._name} failed"}}
 
     async def _before(self, raw: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
         request = Request(
             method=raw["method"],
             name=raw.get("name"),
@@ -133,6 +136,8 @@ class Around:
         return self._refusal(task)
 
     def _refusal(self, task: asyncio.Task[Any]) -> dict[str, Any]:
+        import asyncio
+
         error = task.exception() if not task.cancelled() else asyncio.CancelledError()
         if error is None:
             message = f"Internal error: middleware {self._name} returned without calling call_next()"

@@ -7,11 +7,11 @@ package's modules only `__init__` imports this one.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import sys
-from typing import Any, Callable, Literal, Optional, Union
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from . import _logs, _native, _otel
 from ._base import F, check_counts, logger
@@ -22,6 +22,10 @@ from ._http import HttpMixin
 from ._loop import run as _run_on_new_loop
 from ._middleware import Around, Middleware
 from ._schema import analyse, converter
+
+if TYPE_CHECKING:
+    # Imported where a loop is used: a server of plain functions never needs asyncio.
+    import asyncio
 
 #: Whether a tool may run as a task (the tasks extension): "never" (default), "optional" or
 #: "required".
@@ -275,6 +279,10 @@ class Server(CatalogMixin, HttpMixin):
             redis,
         )
         super().__init__(native, lifespan)
+        # Whether `run()` needs an asyncio loop (an `async def` tool was ever added), and how
+        # many serves run without one (an `async def` tool added meanwhile binds a loop).
+        self._async_tools = False
+        self._serving_without_loop = 0
         #: The name and version sent to clients.
         self.name = name
         self.version = version
@@ -379,6 +387,10 @@ class Server(CatalogMixin, HttpMixin):
             fn, signature.context_param, params, renamed, signature.defaults, self._lifespan, definition["name"]
         )
         timeout_ms = None if timeout is None else int(timeout * 1000)
+        if is_async:
+            self._async_tools = True
+            if self._serving_without_loop and self._loop is None:
+                self._bind_loop()
         self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
 
     def remove_tool(self, name: str) -> bool:
@@ -390,9 +402,19 @@ class Server(CatalogMixin, HttpMixin):
         return self._native.tool_names()
 
     def run(self) -> None:
-        """Serves stdio until stdin ends or Ctrl-C (blocking; runs its own asyncio loop)."""
+        """Serves stdio until stdin ends or Ctrl-C (blocking).
+
+        A server with an `async def` tool or a lifespan serves on an asyncio loop of its own, in
+        this thread. A server of plain functions serves with no loop, and asyncio is not
+        imported (on a small machine that is tens of milliseconds of every start); its
+        `async def` resources, prompts and middleware, if any, run on a loop in a daemon
+        thread, started when first needed, as does a tool `async def` added while it serves.
+        """
         with contextlib.suppress(KeyboardInterrupt):
-            _run_on_new_loop(self.run_async())
+            if self._async_tools or self._lifespan.factory is not None:
+                _run_on_new_loop(self.run_async())
+            else:
+                self._serve_stdio_without_loop()
 
     def stop(self) -> None:
         """Ends everything this server serves: a running `run()` / `run_async()` and every
@@ -411,7 +433,43 @@ class Server(CatalogMixin, HttpMixin):
         async with self:  # the lifespan, around serving
             await self._serve_stdio()
 
+    def _serve_stdio_without_loop(self) -> None:
+        _logs.follow_level()
+        stop = _native.StopSignal()
+        failed: list[BaseException] = []
+        served = threading.Event()
+
+        def serve() -> None:
+            try:
+                self._native.serve_stdio(None, stop)
+            except BaseException as exc:
+                failed.append(exc)
+            finally:
+                served.set()
+
+        # The engine serves on a thread of its own while this one waits on an Event, which
+        # Ctrl-C interrupts (a native call would not return to run Python's signal handler;
+        # an interrupted `Thread.join()` takes the thread for ended on Python 3.11).
+        self._serving_without_loop += 1
+        try:
+            # Redirect before serving starts: a call may run as soon as the first line is read.
+            with contextlib.redirect_stdout(sys.stderr):
+                threading.Thread(target=serve, name="toolwire-stdio").start()
+                try:
+                    served.wait()
+                except KeyboardInterrupt:
+                    # As under a loop: stop reading; calls in flight finish.
+                    stop.stop()
+                    served.wait()
+                    raise
+        finally:
+            self._serving_without_loop -= 1
+        if failed:
+            raise failed[0]
+
     async def _serve_stdio(self) -> None:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)
@@ -447,6 +505,8 @@ class Server(CatalogMixin, HttpMixin):
 
     def _bind_loop(self) -> tuple[asyncio.AbstractEventLoop, Any]:
         """Runs `async def` tools on the running loop, or on a private one."""
+        import asyncio
+
         _logs.follow_level()
         try:
             loop = asyncio.get_running_loop()
