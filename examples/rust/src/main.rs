@@ -1,4 +1,4 @@
-//! `toolwire-demo [--extra-tools N [--fault-tools] [--bench-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
+//! `toolwire-demo [--extra-tools N [--fault-tools] [--bench-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--idle-poll-us US] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]`:
 //! the Rust demo server (or the conformance suite's server) on stdio, or on Streamable HTTP at
 //! `http://ADDR:PORT/mcp`. `--host-thread` serves stdio with the loop the bindings use
 //! (`toolwire::host::HostStdio`, driven from the main thread), so the tests cover it too.
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use toolwire::transport::http::{HttpOptions, ResponseMode};
 
-const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] [--bench-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
+const USAGE: &str = "usage: toolwire-demo [--extra-tools N [--fault-tools] [--bench-tools] | --conformance [--task-ttl-ms MS] [--max-tasks N]] [--no-metrics] [--idle-poll-us US] [--otlp URL] [--redis URL] [--request-state-key SECRET]... [--host-thread | --http PORT [--host ADDR] [--stateless] [--json | --sse] [--metrics-path PATH]]";
 
 struct Args {
     extra_tools: usize,
@@ -28,6 +28,9 @@ struct Args {
     metrics: bool,
     /// `--metrics-path`: serve the Prometheus text there (HTTP).
     metrics_path: Option<String>,
+    /// `--idle-poll-us`: the most the serve loop looks for the next request before it sleeps
+    /// (`ServerOptions::idle_poll`; 0: never).
+    idle_poll_us: Option<u64>,
     /// `--otlp`: export the request spans to this OTLP/HTTP collector (`http://HOST:4318`).
     otlp: Option<String>,
     /// `--redis`: share tasks and changes with the other replicas using this Redis.
@@ -63,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
         max_tasks: None,
         metrics: true,
         metrics_path: None,
+        idle_poll_us: None,
         otlp: None,
         redis: None,
         request_state_keys: Vec::new(),
@@ -95,6 +99,13 @@ fn parse_args() -> Result<Args, String> {
             "--bench-tools" => parsed.bench_tools = true,
             "--host-thread" => parsed.host_thread = true,
             "--no-metrics" => parsed.metrics = false,
+            "--idle-poll-us" => {
+                parsed.idle_poll_us = Some(
+                    args.next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or("--idle-poll-us needs a number of microseconds (0: never)")?,
+                );
+            }
             "--otlp" => parsed.otlp = Some(args.next().ok_or("--otlp needs a collector URL")?),
             "--redis" => parsed.redis = Some(args.next().ok_or("--redis needs a URL")?),
             "--request-state-key" => parsed
@@ -133,6 +144,9 @@ fn parse_args() -> Result<Args, String> {
 fn build(args: &Args) -> Result<toolwire::Server, toolwire::Error> {
     let mut options = toolwire::ServerOptions::default();
     options.metrics = args.metrics;
+    if let Some(us) = args.idle_poll_us {
+        options.idle_poll = std::time::Duration::from_micros(us);
+    }
     if !args.request_state_keys.is_empty() {
         options.request_state_keys =
             Some(toolwire::StateKeys::from_secrets(&args.request_state_keys)?);
