@@ -1,7 +1,8 @@
 // The demo server of the shared contract, with Kotlin handlers: echo, add, sleep, fail.
 //
 // Run it with `examples/run-demo kotlin [--extra-tools N] [--http PORT]` (`--conformance`: the
-// conformance suite's server, Conformance.kt; `--redis URL` and `--request-state-key SECRET`,
+// conformance suite's server, Conformance.kt; `--bench-tools`: the tools of bench/payloads,
+// BenchTools.kt; `--redis URL` and `--request-state-key SECRET`,
 // repeatable, make it one replica of several behind a load balancer). The schemas are spelled out as JSON
 // Schema text so that every language's demo lists exactly the same tools.
 package dev.toolwire.demo
@@ -140,6 +141,7 @@ fun addFaultTools(server: Server) {
 fun main(args: Array<String>) {
     var extraTools = 0
     var faultTools = false
+    var benchTools = false
     var httpPort: Int? = null
     var conformance = false
     var stateless = false
@@ -156,6 +158,7 @@ fun main(args: Array<String>) {
             "--http" -> httpPort = args.getOrNull(++i)?.toIntOrNull() ?: usage("--http needs a port (0 picks one)")
             "--conformance" -> conformance = true
             "--fault-tools" -> faultTools = true
+            "--bench-tools" -> benchTools = true
             "--stateless" -> stateless = true
             "--json" -> json = true
             "--sse" -> responseMode = HttpResponseMode.SSE
@@ -167,7 +170,7 @@ fun main(args: Array<String>) {
     }
     val shared = ServerConfig(redis = redis, requestStateKeys = requestStateKeys)
     val server = try {
-        if (conformance) buildConformanceServer(shared) else buildDemoServer(extraTools, shared).also { if (faultTools) addFaultTools(it) }
+        if (conformance) buildConformanceServer(shared) else buildDemoServer(extraTools, shared).also { if (faultTools) addFaultTools(it); if (benchTools) addBenchTools(it) }
     } catch (e: ToolwireException) {
         // An unreachable Redis, a short secret: said once, not as a stack trace.
         System.err.println("toolwire-demo: ${e.detail}")
@@ -187,6 +190,6 @@ fun main(args: Array<String>) {
 }
 
 private fun usage(problem: String): Nothing {
-    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N [--fault-tools] | --conformance] [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]")
+    System.err.println("toolwire-demo: $problem\nusage: demo [--extra-tools N [--fault-tools] [--bench-tools] | --conformance] [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]")
     exitProcess(2)
 }
