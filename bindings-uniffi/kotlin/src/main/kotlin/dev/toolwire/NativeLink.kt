@@ -28,8 +28,7 @@ internal class Completion(val callId: Long, val result: ToolResult)
 internal object NativeLink {
     init {
         // The same library the generated bindings load (and the same override property).
-        val name = System.getProperty("uniffi.component.toolwire.libraryOverride") ?: "toolwire_uniffi"
-        Native.register(NativeLink::class.java, name)
+        Native.register(NativeLink::class.java, NativeLibraryLocation.library)
     }
 
     @JvmStatic private external fun toolwire_queued_tool(
