@@ -389,7 +389,8 @@ class Server(CatalogMixin, HttpMixin):
         timeout_ms = None if timeout is None else int(timeout * 1000)
         if is_async:
             self._async_tools = True
-            if self._serving_without_loop and self._loop is None:
+            # (A loop bound before, by a session, may have closed since.)
+            if self._serving_without_loop and (self._loop is None or self._loop.is_closed()):
                 self._bind_loop()
         self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
 
