@@ -108,6 +108,8 @@ class ServerBase:
         _logs.follow_level()
         self._native = native
         self._background_loop: Optional[asyncio.AbstractEventLoop] = None
+        # Engine threads may ask for it at once (a server serving without a loop).
+        self._background_lock = threading.Lock()
         # The loop `async def` resources, prompts and completers run on (the serving one).
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._lifespan = Lifespan(lifespan)
@@ -136,8 +138,17 @@ class ServerBase:
         await self._lifespan.exit()
 
     def _private_loop(self) -> asyncio.AbstractEventLoop:
-        if self._background_loop is None or self._background_loop.is_closed():
-            loop = new_event_loop()
-            threading.Thread(target=loop.run_forever, name="toolwire-loop", daemon=True).start()
-            self._background_loop = loop
-        return self._background_loop
+        with self._background_lock:
+            if self._background_loop is None or self._background_loop.is_closed():
+                loop = new_event_loop()
+                threading.Thread(target=loop.run_forever, name="toolwire-loop", daemon=True).start()
+                self._background_loop = loop
+            return self._background_loop
+
+    def _handler_loop(self) -> asyncio.AbstractEventLoop:
+        """The loop `async def` resources, prompts and middleware run on: the serving one, or
+        (serving without a loop, or the one bound before has closed) the private one."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return self._private_loop()
+        return loop

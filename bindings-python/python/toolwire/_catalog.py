@@ -230,7 +230,7 @@ class CatalogMixin(ServerBase):
         if inspect.isawaitable(result):
             import asyncio
 
-            loop = self._loop or self._private_loop()
+            loop = self._handler_loop()
             return asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
         return result
 

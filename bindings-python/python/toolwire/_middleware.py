@@ -91,7 +91,7 @@ class Around:
     def before(self, request: dict[str, Any], decide: Callable[[dict[str, Any]], None]) -> None:
         """The engine's `before`: starts the middleware on the serving loop and returns; the
         verdict goes to `decide` (no thread waits for it)."""
-        loop = self._server._loop or self._server._private_loop()
+        loop = self._server._handler_loop()
 
         def start() -> None:
             task = loop.create_task(self._before(request))

@@ -448,20 +448,25 @@ class Server(CatalogMixin, HttpMixin):
             finally:
                 served.set()
 
-        # The engine serves on a thread of its own while this one waits on an Event, which
-        # Ctrl-C interrupts (a native call would not return to run Python's signal handler;
-        # an interrupted `Thread.join()` takes the thread for ended on Python 3.11).
+        # The engine serves on a thread of its own while this one waits on an Event, in short
+        # waits: Ctrl-C interrupts none of a native call, of a lock wait on Windows before
+        # Python 3.14, or (usably) of `Thread.join()` on 3.11, which takes the thread for ended.
         self._serving_without_loop += 1
         try:
+            if self._async_tools and (self._loop is None or self._loop.is_closed()):
+                self._bind_loop()  # an `async def` tool was added since `run()` looked
             # Redirect before serving starts: a call may run as soon as the first line is read.
             with contextlib.redirect_stdout(sys.stderr):
                 threading.Thread(target=serve, name="toolwire-stdio").start()
                 try:
-                    served.wait()
-                except KeyboardInterrupt:
-                    # As under a loop: stop reading; calls in flight finish.
+                    while not served.wait(0.25):
+                        pass
+                except BaseException:
+                    # Ctrl-C, or a signal handler's SystemExit: as under a loop, stop reading;
+                    # calls in flight finish.
                     stop.stop()
-                    served.wait()
+                    while not served.wait(0.25):
+                        pass
                     raise
         finally:
             self._serving_without_loop -= 1
