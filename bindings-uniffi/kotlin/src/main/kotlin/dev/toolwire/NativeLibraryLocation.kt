@@ -104,7 +104,9 @@ internal object NativeLibraryLocation {
         val size = entry.size
         val crc = entry.crc
         if (size <= 0 || crc < 0) return null
-        val root = cacheSetting?.let(::File) ?: defaultCacheRoot() ?: return null
+        // Absolute: JNA takes a relative path for a bare library name.
+        val root = cacheSetting?.takeIf { it.isNotEmpty() }?.let { File(it).absoluteFile }
+            ?: defaultCacheRoot() ?: return null
         val directory = File(root, "toolwire/${java.lang.Long.toHexString(crc)}-$size")
         val library = File(directory, fileName)
         if (library.length() == size) return library.path
