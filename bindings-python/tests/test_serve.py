@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -130,6 +131,21 @@ def _text(answer: dict) -> str:
     return answer["result"]["content"][0]["text"]
 
 
+def _start(script, **popen) -> subprocess.Popen:
+    """The script serving stdio, talked to through pipes, with SIGINT at its default (a shell
+    that started the tests in the background without job control has it ignored)."""
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        **popen,
+    )
+    assert proc.stdin and proc.stdout
+    return proc
+
+
 def test_importing_toolwire_does_not_import_asyncio() -> None:
     # asyncio is tens of milliseconds of a start on a small machine; a loop is made only where
     # one is used.
@@ -171,7 +187,7 @@ def test_an_async_tool_added_while_serving_without_a_loop_runs_on_one(tmp_path) 
         "    return 'added'\n"
         "server.run()\n"
     )
-    proc = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = _start(script)
     assert proc.stdin and proc.stdout
 
     def ask(message: dict) -> dict:
@@ -211,27 +227,22 @@ def test_serving_stdio_twice_without_a_loop_fails_with_busy(tmp_path) -> None:
 
 
 def test_ctrl_c_stops_a_server_without_a_loop_after_calls_in_flight_finish(tmp_path) -> None:
+    # The tool is in flight until the test, having sent Ctrl-C, writes a byte to its pipe.
+    release_read, release_write = os.pipe()
     script = tmp_path / "slow.py"
     script.write_text(
-        "import threading\n"
+        "import os\n"
         "from toolwire import Context, Server\n"
         "server = Server('slow')\n"
         "@server.tool()\n"
         "def slow(ctx: Context) -> str:\n"
         "    ctx.progress(1)\n"
-        "    # Until the test has sent Ctrl-C and it has stopped the reading (a timed wait: the\n"
-        "    # tool cannot see the signal), then the answer still goes out.\n"
-        "    threading.Event().wait(0.3)\n"
+        f"    os.read({release_read}, 1)\n"
         "    return 'finished'\n"
         "server.run()\n"
     )
-    proc = subprocess.Popen(
-        [sys.executable, str(script)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    proc = _start(script, pass_fds=(release_read,))
+    os.close(release_read)
     assert proc.stdin and proc.stdout
     proc.stdin.write(line(INITIALIZE))
     call = _call(1, "slow")
@@ -241,6 +252,8 @@ def test_ctrl_c_stops_a_server_without_a_loop_after_calls_in_flight_finish(tmp_p
     assert json.loads(proc.stdout.readline())["id"] == 0
     assert json.loads(proc.stdout.readline())["method"] == "notifications/progress"
     proc.send_signal(signal.SIGINT)  # stdin stays open: only the signal can end it
+    os.write(release_write, b"x")
+    os.close(release_write)
     assert _text(json.loads(proc.stdout.readline())) == "finished"
     assert proc.wait(timeout=10) == 0, proc.stderr.read() if proc.stderr else b""
     assert proc.stdout.read() == b""
