@@ -169,7 +169,6 @@ mod flooding {
         }
     }
 
-    #[async_trait::async_trait]
     impl FrameReader for Reader {
         async fn read_frame(&mut self) -> Option<Result<Vec<u8>, FrameError>> {
             let n = self.read.load(Ordering::Acquire);
@@ -189,7 +188,6 @@ mod flooding {
         }
     }
 
-    #[async_trait::async_trait]
     impl FrameWriter for Writer {
         async fn write_frame(&mut self, _frame: &str) -> std::io::Result<()> {
             // A client that does not read: the write waits until it does.

@@ -31,12 +31,24 @@ pub(crate) fn start(
     version: ProtocolVersion,
     modern: Option<Arc<Envelope>>,
 ) {
-    let Some(Value::Object(mut params)) = params else {
+    let Some(Value::Object(given)) = params else {
         return responder.error(ErrorObject::invalid_params(
             "Invalid params: tools/call needs params with a tool \"name\"",
         ));
     };
-    let name = match params.remove("name") {
+    // Taken apart in one pass: cheaper than two `remove`s from the B-tree, and the rest
+    // (`_meta`, a modern call's fields) is usually empty.
+    let (mut name, mut arguments, mut params) = (None, None, Map::new());
+    for (key, value) in given {
+        match key.as_str() {
+            "name" => name = Some(value),
+            "arguments" => arguments = Some(value),
+            _ => {
+                params.insert(key, value);
+            }
+        }
+    }
+    let name = match name {
         Some(Value::String(name)) => name,
         _ => {
             return responder.error(ErrorObject::invalid_params(
@@ -44,7 +56,7 @@ pub(crate) fn start(
             ));
         }
     };
-    let arguments = match params.remove("arguments") {
+    let arguments = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(arguments @ Value::Object(_)) => arguments,
         Some(_) => {

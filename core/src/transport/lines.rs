@@ -1,6 +1,5 @@
 //! Newline-delimited JSON framing (the stdio transport's), with a bounded line length.
 
-use async_trait::async_trait;
 use std::collections::VecDeque;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
@@ -98,7 +97,6 @@ impl<R: AsyncRead + Unpin + Send> LineReader<R> {
     }
 }
 
-#[async_trait]
 impl<R: AsyncRead + Unpin + Send> FrameReader for LineReader<R> {
     async fn read_frame(&mut self) -> Option<Result<Vec<u8>, FrameError>> {
         loop {
@@ -138,7 +136,6 @@ impl<W: AsyncWrite + Unpin + Send> LineWriter<W> {
     }
 }
 
-#[async_trait]
 impl<W: AsyncWrite + Unpin + Send> FrameWriter for LineWriter<W> {
     async fn write_frame(&mut self, frame: &str) -> std::io::Result<()> {
         self.inner.write_all(frame.as_bytes()).await?;

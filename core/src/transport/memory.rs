@@ -1,6 +1,5 @@
 //! Two linked in-process ends: what one sends, the other receives.
 
-use async_trait::async_trait;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::{FrameError, FrameReader, FrameWriter, Transport};
@@ -63,14 +62,12 @@ impl MemoryReceiver {
     }
 }
 
-#[async_trait]
 impl FrameReader for MemoryReceiver {
     async fn read_frame(&mut self) -> Option<Result<Vec<u8>, FrameError>> {
         self.rx.recv().await.map(Ok)
     }
 }
 
-#[async_trait]
 impl FrameWriter for MemorySender {
     async fn write_frame(&mut self, frame: &str) -> std::io::Result<()> {
         self.tx

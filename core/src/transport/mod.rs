@@ -16,7 +16,7 @@ pub mod memory;
 mod serve;
 mod stdio;
 
-use async_trait::async_trait;
+use std::future::Future;
 
 pub use lines::{LineDecoder, LineReader, LineTransport, LineWriter, stdio};
 pub use stdio::{PORTABLE_IO_ENV, StdinSource, StdioClaim, StdoutSink, portable_io_forced};
@@ -36,20 +36,20 @@ pub enum FrameError {
     Io(#[from] std::io::Error),
 }
 
-/// The receiving half of a transport; frames are read one at a time.
-#[async_trait]
+/// The receiving half of a transport; frames are read one at a time. Implement its methods as
+/// `async fn`s. Not boxed (no `async_trait`): a frame read costs no allocation of its own.
 pub trait FrameReader: Send {
-    /// The next frame, or `None` at the end of the stream.
-    async fn read_frame(&mut self) -> Option<Result<Vec<u8>, FrameError>>;
+    /// The next frame, or `None` at the end of the stream. Dropping the future before it is
+    /// ready must lose no frame: the serve loop looks for a frame without waiting first.
+    fn read_frame(&mut self) -> impl Future<Output = Option<Result<Vec<u8>, FrameError>>> + Send;
 }
 
-/// The sending half of a transport.
-#[async_trait]
+/// The sending half of a transport. Implement its methods as `async fn`s.
 pub trait FrameWriter: Send {
     /// Queues one frame (a compact JSON text without a line terminator).
-    async fn write_frame(&mut self, frame: &str) -> std::io::Result<()>;
+    fn write_frame(&mut self, frame: &str) -> impl Future<Output = std::io::Result<()>> + Send;
     /// Pushes queued frames out.
-    async fn flush(&mut self) -> std::io::Result<()>;
+    fn flush(&mut self) -> impl Future<Output = std::io::Result<()>> + Send;
 }
 
 /// A bidirectional transport that splits into a reader and a writer.

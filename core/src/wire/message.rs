@@ -117,7 +117,7 @@ pub fn parse_frame(bytes: &[u8], limits: &Limits) -> Frame {
     // Fast path: a well-formed single object straight into typed fields.
     if let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(text) {
         return Frame::Single(classify(Parts {
-            jsonrpc_ok: envelope.jsonrpc.as_deref() == Some("2.0"),
+            jsonrpc_ok: envelope.jsonrpc,
             id: envelope.id,
             method: envelope.method.map(|m| Ok(m.into_owned())),
             params: envelope.params,
@@ -142,8 +142,8 @@ pub fn parse_frame(bytes: &[u8], limits: &Limits) -> Frame {
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
-    #[serde(borrow, default)]
-    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "is_version_2")]
+    jsonrpc: bool,
     #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     #[serde(borrow, default)]
@@ -154,6 +154,22 @@ struct Envelope<'a> {
     result: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     error: Option<Value>,
+}
+
+/// Whether `jsonrpc` is "2.0", read without copying it (serde's `Option<Cow<str>>` always
+/// copies). Anything but a string fails the fast path, and the slow one says what is wrong.
+fn is_version_2<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    struct Version2;
+    impl serde::de::Visitor<'_> for Version2 {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<bool, E> {
+            Ok(text == "2.0")
+        }
+    }
+    deserializer.deserialize_str(Version2)
 }
 
 /// Keeps an explicit `null` apart from an absent key.
