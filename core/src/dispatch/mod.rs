@@ -31,7 +31,9 @@ mod watch;
 
 pub use context::{Context, json_number};
 pub use peer::RequestOptions;
-pub(crate) use responder::{RequestStream, StreamItem, StreamReceiver};
+pub(crate) use responder::RequestStream;
+#[cfg(feature = "http")]
+pub(crate) use responder::{StreamItem, StreamReceiver};
 pub use server::{Server, ServerBuilder, ServerOptions};
 pub(crate) use session::SessionShared;
 pub use session::{Outbound, Session};

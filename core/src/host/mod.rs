@@ -91,6 +91,7 @@ pub fn share_state(
 
 /// The Streamable HTTP options as a host hands them over, read and checked in one place. The
 /// bearer-token validator is the host's own callback, so each binding adds it to the result.
+#[cfg(feature = "http")]
 #[derive(Clone, Debug, Default)]
 pub struct HttpSettings {
     /// The endpoint path (default `/mcp`).
@@ -124,6 +125,7 @@ pub struct HttpSettings {
     pub metrics_path: Option<String>,
 }
 
+#[cfg(feature = "http")]
 impl HttpSettings {
     /// The transport's options; `json_response` beside another response mode is refused.
     pub fn into_options(self) -> Result<crate::transport::http::HttpOptions, crate::Error> {

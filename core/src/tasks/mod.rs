@@ -14,6 +14,7 @@
 
 mod store;
 
+#[cfg(feature = "redis")]
 pub(crate) use store::{full, full_for_client};
 
 use std::collections::HashMap;

@@ -21,9 +21,10 @@ use serde_json::{Map, Value, json};
 
 pub use envelope::TraceContext;
 pub(crate) use envelope::{
-    Envelope, PROTOCOL_VERSION_KEY, check_required_keys, claims_modern, missing_capability,
-    read_envelope, unsupported_version,
+    Envelope, claims_modern, missing_capability, read_envelope, unsupported_version,
 };
+#[cfg(feature = "http")]
+pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys};
 pub use input::InputRequired;
 pub(crate) use input::{Round, Signal, check_response_shape, keep_declared};
 pub(crate) use listen::Listeners;
