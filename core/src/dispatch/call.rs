@@ -26,7 +26,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 pub(crate) fn start(
     session: &Arc<SessionShared>,
-    mut responder: Responder,
+    responder: Responder,
     params: Option<Value>,
     version: ProtocolVersion,
     modern: Option<Arc<Envelope>>,
@@ -65,6 +65,19 @@ pub(crate) fn start(
             ));
         }
     };
+    start_parsed(session, responder, name, arguments, params, version, modern);
+}
+
+/// A call whose `name` and `arguments` (an object) were read; `params` holds its other members.
+pub(crate) fn start_parsed(
+    session: &Arc<SessionShared>,
+    mut responder: Responder,
+    name: String,
+    arguments: Value,
+    params: Map<String, Value>,
+    version: ProtocolVersion,
+    modern: Option<Arc<Envelope>>,
+) {
     let Some(tool) = session.server.registry.get(&name) else {
         return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };

@@ -11,7 +11,7 @@ use super::paging::write_page;
 use super::responder::{BatchCollector, OutboundSender, ReplyTarget, Responder};
 use super::{SessionShared, call};
 use crate::protocol::ProtocolVersion;
-use crate::wire::{ErrorObject, Frame, Inbound, RequestId, error_frame};
+use crate::wire::{ErrorObject, Frame, Inbound, PlainCall, RequestId, error_frame};
 
 impl SessionShared {
     pub(super) fn dispatch_frame(self: &Arc<Self>, frame: Frame, out: &OutboundSender) {
@@ -26,6 +26,39 @@ impl SessionShared {
             }
             Frame::Batch(items) => self.dispatch_batch(items, out),
         }
+    }
+
+    /// A plain `tools/call` (no `_meta`) in an initialized legacy session with no middleware and
+    /// no spans wanted goes straight to the call, its `params` never made a tree; any other
+    /// takes the ordinary path, where each of those is looked at.
+    pub(super) fn dispatch_plain_call(self: &Arc<Self>, call: PlainCall, out: &OutboundSender) {
+        let legacy = match self.negotiated.get() {
+            Some(negotiated)
+                if call.meta.is_none()
+                    && !self.modern.load(std::sync::atomic::Ordering::Acquire)
+                    && !self.server.options.modern_only
+                    && self.server.middleware.current().is_none()
+                    && !super::trace::spans_wanted() =>
+            {
+                negotiated.version
+            }
+            _ => return self.dispatch(call.into_inbound(), ReplyTarget::Direct, out),
+        };
+        let metered = self.server.metrics.request("tools/call");
+        let responder = Responder::new(out.clone(), call.id, ReplyTarget::Direct).metered(metered);
+        let arguments = match call.arguments {
+            None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
+            Some(arguments) => arguments,
+        };
+        call::start_parsed(
+            self,
+            responder,
+            call.name,
+            arguments,
+            serde_json::Map::new(),
+            legacy,
+            None,
+        );
     }
 
     fn dispatch(self: &Arc<Self>, message: Inbound, target: ReplyTarget, out: &OutboundSender) {

@@ -24,7 +24,7 @@ use crate::host::{CallTask, HostHooks};
 use crate::limiter::Limiter;
 use crate::metrics::LiveGauge;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
-use crate::wire::{ErrorObject, RequestId, error_frame, parse_frame};
+use crate::wire::{ErrorObject, Parsed, RequestId, error_frame, parse_inbound};
 
 /// What `initialize` settled.
 pub(crate) struct Negotiated {
@@ -189,7 +189,10 @@ impl Session {
     /// Never blocks: tool calls are spawned, everything else is answered at once.
     pub fn handle_frame(&self, frame: &[u8]) {
         let shared = &self.shared;
-        shared.dispatch_frame(parse_frame(frame, &shared.server.limits), &shared.out);
+        match parse_inbound(frame, &shared.server.limits) {
+            Parsed::Call(call) => shared.dispatch_plain_call(call, &shared.out),
+            Parsed::Frame(frame) => shared.dispatch_frame(frame, &shared.out),
+        }
     }
 
     /// Answers a frame the transport refused for its size (it never reached the parser).

@@ -1,5 +1,6 @@
 use std::borrow::Cow;
 
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
@@ -83,50 +84,60 @@ pub enum Frame {
 /// Oversize frames and frames nested too deeply are refused with -32600 before parsing;
 /// invalid UTF-8 and invalid JSON are -32700; valid JSON that is not a message is -32600.
 pub fn parse_frame(bytes: &[u8], limits: &Limits) -> Frame {
-    if bytes.len() > limits.max_frame_bytes {
-        return Frame::Single(Err(Rejection::answer(
-            None,
-            ErrorObject::invalid_request(format!(
-                "Invalid request: frame of {} bytes exceeds the limit of {} bytes",
-                bytes.len(),
-                limits.max_frame_bytes
-            )),
-        )));
+    match parse_inbound(bytes, limits) {
+        Parsed::Frame(frame) => frame,
+        Parsed::Call(call) => Frame::Single(Ok(call.into_inbound())),
     }
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(err) => {
-            return Frame::Single(Err(Rejection::answer(
-                None,
-                ErrorObject::parse_error(format!(
-                    "Parse error: invalid UTF-8 at byte {}",
-                    err.valid_up_to()
-                )),
-            )));
+}
+
+/// A `tools/call` request in its commonest shape (`params` holding `name`, `arguments` and
+/// `_meta` at most), read straight into its fields: no tree is built for its `params`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PlainCall {
+    pub(crate) id: RequestId,
+    pub(crate) name: String,
+    /// `arguments` as given: absent, `null` or an object.
+    pub(crate) arguments: Option<Value>,
+    /// `_meta` as given, when present.
+    pub(crate) meta: Option<Value>,
+}
+
+impl PlainCall {
+    /// The same request as any other, its `params` a tree again.
+    pub(crate) fn into_inbound(self) -> Inbound {
+        let members = CallMembers {
+            name: Some(Value::String(self.name)),
+            arguments: self.arguments,
+            meta: self.meta,
+            rest: Map::new(),
+        };
+        Inbound::Request {
+            id: self.id,
+            method: "tools/call".to_owned(),
+            params: Some(members.into_tree()),
         }
-    };
-    if let Err(offset) = check_depth(bytes, limits.max_depth) {
-        return Frame::Single(Err(Rejection::answer(
-            None,
-            ErrorObject::invalid_request(format!(
-                "Invalid request: nesting deeper than {} levels (at byte {offset})",
-                limits.max_depth
-            )),
-        )));
     }
-    // Fast path: a well-formed single object straight into typed fields.
+}
+
+/// A frame, or a plain tool call taken out of the ordinary path.
+#[derive(Debug)]
+pub(crate) enum Parsed {
+    Call(PlainCall),
+    Frame(Frame),
+}
+
+/// [`parse_frame`], except that a [`PlainCall`] comes out as one (the session's hot path).
+pub(crate) fn parse_inbound(bytes: &[u8], limits: &Limits) -> Parsed {
+    let text = match checked_text(bytes, limits) {
+        Ok(text) => text,
+        Err(rejection) => return Parsed::Frame(Frame::Single(Err(rejection))),
+    };
+    // Fast path: a well-formed single object straight into typed fields, in one pass.
     if let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(text) {
-        return Frame::Single(classify(Parts {
-            jsonrpc_ok: envelope.jsonrpc,
-            id: envelope.id,
-            method: envelope.method.map(|m| Ok(m.into_owned())),
-            params: envelope.params,
-            result: envelope.result,
-            error: envelope.error,
-        }));
+        return envelope.into_parsed();
     }
     // Slow path: find out exactly what is wrong.
-    match serde_json::from_str::<Value>(text) {
+    Parsed::Frame(match serde_json::from_str::<Value>(text) {
         Err(err) => Frame::Single(Err(Rejection::answer(
             None,
             ErrorObject::parse_error(format!("Parse error: {err}")),
@@ -137,44 +148,302 @@ pub fn parse_frame(bytes: &[u8], limits: &Limits) -> Frame {
         ))),
         Ok(Value::Array(items)) => Frame::Batch(items.into_iter().map(classify_value).collect()),
         Ok(other) => Frame::Single(classify_value(other)),
+    })
+}
+
+/// The frame's text, once it passed the limits and is UTF-8.
+fn checked_text<'a>(bytes: &'a [u8], limits: &Limits) -> Result<&'a str, Rejection> {
+    if bytes.len() > limits.max_frame_bytes {
+        return Err(Rejection::answer(
+            None,
+            ErrorObject::invalid_request(format!(
+                "Invalid request: frame of {} bytes exceeds the limit of {} bytes",
+                bytes.len(),
+                limits.max_frame_bytes
+            )),
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|err| {
+        Rejection::answer(
+            None,
+            ErrorObject::parse_error(format!(
+                "Parse error: invalid UTF-8 at byte {}",
+                err.valid_up_to()
+            )),
+        )
+    })?;
+    if let Err(offset) = check_depth(bytes, limits.max_depth) {
+        return Err(Rejection::answer(
+            None,
+            ErrorObject::invalid_request(format!(
+                "Invalid request: nesting deeper than {} levels (at byte {offset})",
+                limits.max_depth
+            )),
+        ));
+    }
+    Ok(text)
+}
+
+/// One message's members, read in one pass. Anything unexpected (a member of the wrong type,
+/// a repeated member, a call's `params` that is not an object) fails this read, and the slow
+/// path, which reads the frame as a tree, says what is wrong.
+struct Envelope<'a> {
+    jsonrpc: bool,
+    id: Option<Value>,
+    method: Option<Cow<'a, str>>,
+    params: Option<Params>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+/// `params` as read: a tree, or, after `"method":"tools/call"`, a call's members apart.
+enum Params {
+    Tree(Value),
+    Call(CallMembers),
+}
+
+/// A call's `params` members; `rest` holds any other (a repeated one too: the last one wins,
+/// as in a tree).
+#[derive(Default)]
+struct CallMembers {
+    name: Option<Value>,
+    arguments: Option<Value>,
+    meta: Option<Value>,
+    rest: Map<String, Value>,
+}
+
+impl CallMembers {
+    /// A string `name`, `arguments` absent, `null` or an object, and nothing else.
+    fn are_plain(&self) -> bool {
+        matches!(self.name, Some(Value::String(_)))
+            && matches!(self.arguments, None | Some(Value::Null | Value::Object(_)))
+            && self.rest.is_empty()
+    }
+
+    fn into_tree(self) -> Value {
+        let mut tree = Map::new();
+        let known = [
+            ("name", self.name),
+            ("arguments", self.arguments),
+            ("_meta", self.meta),
+        ];
+        for (key, value) in known {
+            if let Some(value) = value {
+                tree.insert(key.to_owned(), value);
+            }
+        }
+        tree.extend(self.rest);
+        Value::Object(tree)
+    }
+}
+
+impl<'a> Envelope<'a> {
+    /// The message as a [`PlainCall`] when it is one, else classified as any other.
+    fn into_parsed(self) -> Parsed {
+        let plain = self.jsonrpc
+            && self.method.as_deref() == Some("tools/call")
+            && self.result.is_none()
+            && self.error.is_none()
+            && matches!(&self.params, Some(Params::Call(members)) if members.are_plain());
+        let id = match &self.id {
+            Some(id) if plain => RequestId::from_json(id),
+            _ => None,
+        };
+        match (id, self.params) {
+            (
+                Some(id),
+                Some(Params::Call(CallMembers {
+                    name: Some(Value::String(name)),
+                    arguments,
+                    meta,
+                    ..
+                })),
+            ) => Parsed::Call(PlainCall {
+                id,
+                name,
+                arguments,
+                meta,
+            }),
+            (_, params) => {
+                let message = Envelope { params, ..self };
+                Parsed::Frame(Frame::Single(classify(message.into_parts())))
+            }
+        }
+    }
+
+    fn into_parts(self) -> Parts {
+        Parts {
+            jsonrpc_ok: self.jsonrpc,
+            id: self.id,
+            method: self.method.map(|m| Ok(m.into_owned())),
+            params: self.params.map(|params| match params {
+                Params::Tree(tree) => tree,
+                Params::Call(members) => members.into_tree(),
+            }),
+            result: self.result,
+            error: self.error,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(EnvelopeVisitor)
     }
 }
 
 #[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(default, deserialize_with = "is_version_2")]
-    jsonrpc: bool,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(default, deserialize_with = "present")]
-    params: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    result: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    error: Option<Value>,
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
 }
 
-/// Whether `jsonrpc` is "2.0", read without copying it (serde's `Option<Cow<str>>` always
-/// copies). Anything but a string fails the fast path, and the slow one says what is wrong.
-fn is_version_2<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    struct Version2;
-    impl serde::de::Visitor<'_> for Version2 {
-        type Value = bool;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a string")
-        }
-        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<bool, E> {
-            Ok(text == "2.0")
-        }
+struct EnvelopeVisitor;
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
     }
-    deserializer.deserialize_str(Version2)
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+        fn once<T, E: serde::de::Error>(
+            slot: &mut Option<T>,
+            value: T,
+            name: &'static str,
+        ) -> Result<(), E> {
+            if slot.replace(value).is_some() {
+                return Err(E::duplicate_field(name));
+            }
+            Ok(())
+        }
+        let mut jsonrpc = None;
+        let mut envelope = Envelope {
+            jsonrpc: false,
+            id: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+        };
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Jsonrpc => once(&mut jsonrpc, map.next_value::<Version2>()?.0, "jsonrpc")?,
+                Member::Id => once(&mut envelope.id, map.next_value()?, "id")?,
+                Member::Method => {
+                    once(
+                        &mut envelope.method,
+                        map.next_value::<Text<'de>>()?.0,
+                        "method",
+                    )?;
+                }
+                Member::Params => {
+                    let params = if envelope.method.as_deref() == Some("tools/call") {
+                        Params::Call(map.next_value()?)
+                    } else {
+                        Params::Tree(map.next_value()?)
+                    };
+                    once(&mut envelope.params, params, "params")?;
+                }
+                Member::Result => once(&mut envelope.result, map.next_value()?, "result")?,
+                Member::Error => once(&mut envelope.error, map.next_value()?, "error")?,
+                Member::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        envelope.jsonrpc = jsonrpc.unwrap_or(false);
+        Ok(envelope)
+    }
 }
 
-/// Keeps an explicit `null` apart from an absent key.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+impl<'de> Deserialize<'de> for CallMembers {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = CallMembers;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CallMembers, A::Error> {
+                let mut members = CallMembers::default();
+                while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+                    let slot = match key.as_ref() {
+                        "name" => &mut members.name,
+                        "arguments" => &mut members.arguments,
+                        "_meta" => &mut members.meta,
+                        _ => {
+                            members.rest.insert(key.into_owned(), map.next_value()?);
+                            continue;
+                        }
+                    };
+                    let value = map.next_value()?;
+                    if slot.is_some() {
+                        members.rest.insert(key.into_owned(), value);
+                    } else {
+                        *slot = Some(value);
+                    }
+                }
+                Ok(members)
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
+/// Whether `jsonrpc` is "2.0", read without copying it.
+struct Version2(bool);
+
+impl<'de> Deserialize<'de> for Version2 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Check;
+        impl Visitor<'_> for Check {
+            type Value = Version2;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Version2, E> {
+                Ok(Version2(text == "2.0"))
+            }
+        }
+        deserializer.deserialize_str(Check)
+    }
+}
+
+/// A string borrowed from the frame when it has no escapes (serde's `Cow<str>` always copies).
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Borrowing;
+        impl<'de> Visitor<'de> for Borrowing {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                text: &'de str,
+            ) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+        deserializer.deserialize_str(Borrowing)
+    }
 }
 
 struct Parts {
@@ -372,6 +641,47 @@ mod tests {
             panic!()
         };
         assert_eq!(r.error.code, ErrorCode::PARSE_ERROR);
+    }
+
+    #[test]
+    fn plain_calls_skip_the_tree_and_read_as_any_request() {
+        let limits = Limits::default();
+        let plain = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
+            r#"{"method":"tools/call","params":{"arguments":{"a":[1,{"b":null}]},"name":"e\u0063ho"},"id":"x","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":7}}}"#,
+        ];
+        for text in plain {
+            let Parsed::Call(call) = parse_inbound(text.as_bytes(), &limits) else {
+                panic!("not a plain call: {text}")
+            };
+            // The same request the ordinary path reads, tree and all.
+            let tree: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(Ok(call.into_inbound()), classify_value(tree), "{text}");
+        }
+        let ordinary = [
+            // Another member, a wrong type, or no id: the ordinary path says what it is.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"echo"}}"#,
+        ];
+        for text in ordinary {
+            let Parsed::Frame(Frame::Single(parsed)) = parse_inbound(text.as_bytes(), &limits)
+            else {
+                panic!("not one ordinary message: {text}")
+            };
+            let tree: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(parsed, classify_value(tree), "{text}");
+        }
     }
 
     #[test]

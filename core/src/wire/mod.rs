@@ -13,6 +13,7 @@ pub use codes::{ErrorCode, ErrorObject};
 pub use id::RequestId;
 pub use limits::{Limits, check_depth};
 pub use message::{Frame, Inbound, Rejection, parse_frame};
+pub(crate) use message::{Parsed, PlainCall, parse_inbound};
 pub(crate) use outbound::{
     error_frame, notification_frame, request_frame, result_frame, result_frame_with,
 };
