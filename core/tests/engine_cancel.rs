@@ -69,14 +69,17 @@ async fn default_deadline_applies_to_tools_without_their_own() {
     );
 }
 
+/// Says when a handler's future is dropped.
+struct OnDrop(Arc<tokio::sync::Notify>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
 #[tokio::test]
 async fn cancelling_a_call_drops_a_handler_that_ignores_it() {
-    struct OnDrop(Arc<tokio::sync::Notify>);
-    impl Drop for OnDrop {
-        fn drop(&mut self) {
-            self.0.notify_one();
-        }
-    }
     let dropped = Arc::new(tokio::sync::Notify::new());
     let server = Server::builder("test", "1")
         .tool(Tool::new("forever"), {
@@ -145,4 +148,53 @@ async fn shutdown_drains_then_cancels_past_the_deadline() {
         took >= Duration::from_millis(300) && took < Duration::from_secs(2),
         "shutdown took {took:?}: it waits for the 300 ms drain deadline, not for the long call"
     );
+}
+
+/// A cancelled id used again at once: the cancelled call, ending after the new one started,
+/// must not unregister it (the new call is still cancellable and answers).
+#[tokio::test]
+async fn an_id_used_again_after_its_cancel_keeps_the_new_call() {
+    let first_ended = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let server = Server::builder("test", "1")
+        .tool(Tool::new("until_cancelled"), {
+            let first_ended = first_ended.clone();
+            move |_ctx: Context, _args: Value| {
+                // Dropped when the cancel ends the call; the call unregisters in that poll.
+                let guard = OnDrop(first_ended.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                    Ok::<_, ToolError>(ToolOutput::text("never"))
+                }
+            }
+        })
+        .tool(Tool::new("gate"), {
+            let release = release.clone();
+            move |_ctx: Context, _args: Value| {
+                let release = release.clone();
+                async move {
+                    release.notified().await;
+                    Ok::<_, ToolError>(ToolOutput::text("released"))
+                }
+            }
+        })
+        .build()
+        .expect("valid test server");
+    let mut client = Client::initialized(&server).await;
+    client.send(&call(1, "until_cancelled", json!({})));
+    client.send(&cancel(1));
+    client.send(&call(1, "gate", json!({})));
+    first_ended.notified().await;
+    assert_eq!(
+        client.session.calls_in_flight(),
+        1,
+        "the new call is registered"
+    );
+    release.notify_one();
+    let answer = client.recv().await.expect("the new call's answer");
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"]["content"][0]["text"], "released");
+    assert_eq!(client.session.calls_in_flight(), 0);
+    assert!(client.finish().await.is_empty());
 }

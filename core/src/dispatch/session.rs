@@ -373,19 +373,17 @@ impl SessionShared {
     /// one: children share their parent's lock, which every call would contend on. Shutdown
     /// cancels the calls through this table instead.
     pub(crate) fn register_call(&self, id: &RequestId) -> Option<(u64, Arc<CallCancel>)> {
+        // One hash of the id per lookup (SipHash: ids are the client's choice), so one lookup.
         let mut table = self.inflight_table();
-        if table.contains_key(id) {
+        let std::collections::hash_map::Entry::Vacant(slot) = table.entry(id.clone()) else {
             return None;
-        }
+        };
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
         let cancel = Arc::new(CallCancel::default());
-        table.insert(
-            id.clone(),
-            InflightCall {
-                serial,
-                cancel: cancel.clone(),
-            },
-        );
+        slot.insert(InflightCall {
+            serial,
+            cancel: cancel.clone(),
+        });
         Some((serial, cancel))
     }
 
@@ -393,11 +391,14 @@ impl SessionShared {
     /// cancelled it (its answer must then be suppressed).
     pub(crate) fn finish_call(&self, id: &RequestId, serial: u64) -> bool {
         let mut table = self.inflight_table();
-        if table.get(id).is_some_and(|call| call.serial == serial) {
-            table.remove(id);
-            true
-        } else {
-            false
+        match table.remove_entry(id) {
+            Some((_, call)) if call.serial == serial => true,
+            // The id was cancelled and is in use again by a newer call: that one stays.
+            Some((id, call)) => {
+                table.insert(id, call);
+                false
+            }
+            None => false,
         }
     }
 
