@@ -131,3 +131,35 @@ async fn logs_follow_the_session_level_and_progress_only_increases() {
     );
     assert!(client.finish().await.is_empty());
 }
+
+/// A call in an initialized 2025-11-25 session whose `_meta` names a protocol version is
+/// refused, plain as the call otherwise is; a `_meta` that names none is served.
+#[tokio::test]
+async fn a_legacy_call_claiming_the_modern_era_is_refused() {
+    let server = toolwire_demo::build_server().unwrap();
+    let mut client = Client::initialized(&server).await;
+    let claiming = client
+        .request(
+            json!(1),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hi"},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+        )
+        .await;
+    assert_eq!(claiming["id"], 1);
+    assert_eq!(claiming["error"]["code"], -32600, "{claiming}");
+    assert!(
+        claiming["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("connection of their own")),
+        "{claiming}"
+    );
+    let plain = client
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hi"}, "_meta": {"progressToken": "p"}}),
+        )
+        .await;
+    assert_eq!(plain["result"]["content"][0]["text"], "hi", "{plain}");
+}

@@ -28,13 +28,13 @@ impl SessionShared {
         }
     }
 
-    /// A plain `tools/call` (no `_meta`) in an initialized legacy session with no middleware and
-    /// no spans wanted goes straight to the call, its `params` never made a tree; any other
-    /// takes the ordinary path, where each of those is looked at.
+    /// A plain `tools/call` in an initialized legacy session with no middleware and no spans
+    /// wanted, whose `_meta` claims no modern version, goes straight to the call, its `params`
+    /// never made a tree; any other takes the ordinary path, where each of those is looked at.
     pub(super) fn dispatch_plain_call(self: &Arc<Self>, call: PlainCall, out: &OutboundSender) {
         let legacy = match self.negotiated.get() {
             Some(negotiated)
-                if call.meta.is_none()
+                if !super::modern::meta_claims_modern(call.meta.as_ref())
                     && !self.modern.load(std::sync::atomic::Ordering::Acquire)
                     && !self.server.options.modern_only
                     && self.server.middleware.current().is_none()
@@ -50,15 +50,12 @@ impl SessionShared {
             None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
             Some(arguments) => arguments,
         };
-        call::start_parsed(
-            self,
-            responder,
-            call.name,
-            arguments,
-            serde_json::Map::new(),
-            legacy,
-            None,
-        );
+        // `_meta` (a progress token, a trace context) is the only other member a plain call has.
+        let mut params = serde_json::Map::new();
+        if let Some(meta) = call.meta {
+            params.insert("_meta".to_owned(), meta);
+        }
+        call::start_parsed(self, responder, call.name, arguments, params, legacy, None);
     }
 
     fn dispatch(self: &Arc<Self>, message: Inbound, target: ReplyTarget, out: &OutboundSender) {

@@ -52,7 +52,13 @@ impl TraceContext {
 
 /// Whether a request claims the modern era: its `_meta` names a protocol version.
 pub(crate) fn claims_modern(params: Option<&Value>) -> bool {
-    meta_of(params).is_some_and(|meta| meta.contains_key(PROTOCOL_VERSION_KEY))
+    meta_claims_modern(params.and_then(|params| params.get("_meta")))
+}
+
+/// Whether a request's `_meta` names a protocol version (see [`claims_modern`]).
+pub(crate) fn meta_claims_modern(meta: Option<&Value>) -> bool {
+    meta.and_then(Value::as_object)
+        .is_some_and(|meta| meta.contains_key(PROTOCOL_VERSION_KEY))
 }
 
 fn meta_of(params: Option<&Value>) -> Option<&Map<String, Value>> {

@@ -21,7 +21,8 @@ use serde_json::{Map, Value, json};
 
 pub use envelope::TraceContext;
 pub(crate) use envelope::{
-    Envelope, claims_modern, missing_capability, read_envelope, unsupported_version,
+    Envelope, claims_modern, meta_claims_modern, missing_capability, read_envelope,
+    unsupported_version,
 };
 #[cfg(feature = "http")]
 pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys};
