@@ -151,7 +151,7 @@ async fn shutdown_drains_then_cancels_past_the_deadline() {
 }
 
 /// A cancelled id used again at once: the cancelled call, ending after the new one started,
-/// must not unregister it (the new call is still cancellable and answers).
+/// must not unregister it (it stays in flight and answers).
 #[tokio::test]
 async fn an_id_used_again_after_its_cancel_keeps_the_new_call() {
     let first_ended = Arc::new(tokio::sync::Notify::new());

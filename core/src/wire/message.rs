@@ -685,6 +685,41 @@ mod tests {
     }
 
     #[test]
+    fn odd_envelopes_read_as_their_tree_says() {
+        // Each is read as the whole frame's tree is: no member read twice, a repeated member
+        // refused by the fast read, `null` never taken for an absent member.
+        let limits = Limits::default();
+        let cases = [
+            r#"{"jsonrpc":"2.0","id":1,"method":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","params":{"name":"echo"},"id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"},"x":[1]}"#,
+        ];
+        for text in cases {
+            let parsed = match parse_inbound(text.as_bytes(), &limits) {
+                Parsed::Call(call) => Ok(call.into_inbound()),
+                Parsed::Frame(Frame::Single(parsed)) => parsed,
+                Parsed::Frame(Frame::Batch(_)) => panic!("a batch: {text}"),
+            };
+            let tree: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(parsed, classify_value(tree), "{text}");
+        }
+        // `method: null` is no method at all, never a response.
+        let err = single(r#"{"jsonrpc":"2.0","id":1,"method":null,"result":{}}"#).unwrap_err();
+        assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
+        // A JSON array is a batch, never one message read by position.
+        let err = single("[]").unwrap_err();
+        assert_eq!(err.error.message, "Invalid request: empty batch");
+        let Frame::Batch(items) = parse_frame(br#"["2.0",1,"ping"]"#, &limits) else {
+            panic!("not a batch")
+        };
+        assert!(items.iter().all(Result::is_err));
+    }
+
+    #[test]
     fn batches_are_split() {
         let frame = parse_frame(
             br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"},5]"#,
