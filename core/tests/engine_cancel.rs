@@ -78,20 +78,20 @@ impl Drop for OnDrop {
     }
 }
 
+/// A handler that never ends on its own and ignores its cancel; `guard` goes with its future.
+async fn pending_until_dropped(guard: OnDrop) -> Result<ToolOutput, ToolError> {
+    let _guard = guard;
+    std::future::pending::<()>().await;
+    Ok(ToolOutput::text("never"))
+}
+
 #[tokio::test]
 async fn cancelling_a_call_drops_a_handler_that_ignores_it() {
     let dropped = Arc::new(tokio::sync::Notify::new());
     let server = Server::builder("test", "1")
         .tool(Tool::new("forever"), {
             let dropped = dropped.clone();
-            move |_ctx: Context, _args: Value| {
-                let guard = OnDrop(dropped.clone());
-                async move {
-                    let _guard = guard;
-                    std::future::pending::<()>().await;
-                    Ok::<_, ToolError>(ToolOutput::text("never"))
-                }
-            }
+            move |_ctx: Context, _args: Value| pending_until_dropped(OnDrop(dropped.clone()))
         })
         .build()
         .expect("valid test server");
@@ -159,15 +159,8 @@ async fn an_id_used_again_after_its_cancel_keeps_the_new_call() {
     let server = Server::builder("test", "1")
         .tool(Tool::new("until_cancelled"), {
             let first_ended = first_ended.clone();
-            move |_ctx: Context, _args: Value| {
-                // Dropped when the cancel ends the call; the call unregisters in that poll.
-                let guard = OnDrop(first_ended.clone());
-                async move {
-                    let _guard = guard;
-                    std::future::pending::<()>().await;
-                    Ok::<_, ToolError>(ToolOutput::text("never"))
-                }
-            }
+            // Dropped when the cancel ends the call; the call unregisters in that poll.
+            move |_ctx: Context, _args: Value| pending_until_dropped(OnDrop(first_ended.clone()))
         })
         .tool(Tool::new("gate"), {
             let release = release.clone();
