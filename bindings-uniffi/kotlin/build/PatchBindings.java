@@ -2,10 +2,13 @@
 // the generated bindings ask NativeLibraryLocation for the library JNA is to load, instead of
 // handing JNA the bare name (which makes JNA copy the library out of the jar at every start),
 // and call NativeLibraryLocation.prepare() before each call into it (JNA's own native part).
+// Callback interfaces' vtables are registered at their first use instead of at load.
 // Fails the build when the generated code no longer has exactly one of each line it replaces.
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 public class PatchBindings {
     public static void main(String[] args) throws Exception {
@@ -20,7 +23,36 @@ public class PatchBindings {
             text,
             "callback: (UniffiRustCallStatus) -> U): U {\n    var status = UniffiRustCallStatus()\n",
             "callback: (UniffiRustCallStatus) -> U): U {\n    NativeLibraryLocation.prepare()\n    var status = UniffiRustCallStatus()\n");
+        text = registerCallbackInterfacesOnFirstUse(file, text);
         Files.writeString(file, text, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The generated library object registers every callback interface's vtable when it loads
+     * (JNA structures of callbacks: tens of milliseconds of a start, for interfaces most servers
+     * never implement). Each is registered instead by its converter's object, which every Kotlin
+     * implementation passes through before Rust can hold it.
+     */
+    private static String registerCallbackInterfacesOnFirstUse(Path file, String text) {
+        Matcher registration = Pattern.compile("        uniffiCallbackInterface(\\w+)\\.register\\(this\\)\n").matcher(text);
+        java.util.List<String> names = new java.util.ArrayList<>();
+        while (registration.find()) {
+            names.add(registration.group(1));
+        }
+        if (names.isEmpty() && !text.contains("registered on first use by FfiConverterType")) {
+            throw new IllegalStateException(file + ": the generated code no longer registers callback interfaces as expected");
+        }
+        for (String name : names) {
+            text = replaceOnce(
+                file,
+                text,
+                "        uniffiCallbackInterface" + name + ".register(this)\n",
+                "        // " + name + ": registered on first use by FfiConverterType" + name + " (PatchBindings)\n");
+            String converter = "public object FfiConverterType" + name + ": FfiConverter<" + name + ", Long> {\n"
+                + "    internal val handleMap = UniffiHandleMap<" + name + ">()\n";
+            text = replaceOnce(file, text, converter, converter + "\n    init {\n        uniffiCallbackInterface" + name + ".register(UniffiLib)\n    }\n");
+        }
+        return text;
     }
 
     private static String replaceOnce(Path file, String text, String from, String to) {

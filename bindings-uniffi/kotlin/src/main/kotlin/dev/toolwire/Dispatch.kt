@@ -27,7 +27,8 @@ internal object Dispatch {
     private val nextKey = AtomicInteger()
     /** Calls whose handlers suspended, by call id: cancelled when the engine says so. */
     private val running = ConcurrentHashMap<Long, Job>()
-    private val blockingScope = CoroutineScope(SupervisorJob() + Dispatchers.IO)
+    // At the first blocking call: kotlinx.coroutines' IO scheduler is no part of a start.
+    private val blockingScope by lazy { CoroutineScope(SupervisorJob() + Dispatchers.IO) }
 
     @Volatile
     private var dispatcherStarted = false

@@ -11,6 +11,7 @@ import kotlinx.coroutines.sync.withLock
 import kotlinx.coroutines.withContext
 import java.util.Collections
 import java.util.WeakHashMap
+import java.util.concurrent.atomic.AtomicInteger
 import kotlin.coroutines.AbstractCoroutineContextElement
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.coroutineContext
@@ -88,13 +89,16 @@ internal class Lifespan private constructor() {
 
     @Volatile
     var hooks: Hooks? = null
-    private val lock = Mutex()
+
+    // Made at first use: a server without a lifespan (most) serves without loading
+    // kotlinx.coroutines at all until a call suspends, a good part of a JVM server's start.
+    private val lock by lazy { Mutex() }
+    private val inFlight by lazy { MutableStateFlow(0) }
 
     @Volatile
     private var running = false
     private var value: Any? = null
-    private var holders = 0
-    private val inFlight = MutableStateFlow(0)
+    private val holders = AtomicInteger()
 
     /** Starts the value if it is not running; a failure is thrown (and the next call tries again). */
     private suspend fun ensureStarted(): Any? {
@@ -110,24 +114,20 @@ internal class Lifespan private constructor() {
     }
 
     suspend fun acquire() {
-        lock.withLock { holders++ }
+        holders.incrementAndGet()
         try {
             ensureStarted()
         } catch (e: Throwable) {
-            lock.withLock { holders-- }
+            holders.decrementAndGet()
             throw e
         }
     }
 
     suspend fun release() {
-        val last = lock.withLock {
-            if (holders > 0) holders--
-            holders == 0
-        }
-        if (!last) return
+        if (!letGo()) return
         inFlight.first { it == 0 }
         lock.withLock {
-            if (!running || holders > 0) return@withLock
+            if (!running || holders.get() > 0) return@withLock
             val ending = value
             running = false
             value = null
@@ -164,6 +164,30 @@ internal class Lifespan private constructor() {
             val current = value
             if (compareAndSet(current, current + delta)) return
         }
+    }
+
+    /** One holder fewer; true when none is left. */
+    private fun letGo(): Boolean = holders.updateAndGet { if (it > 0) it - 1 else 0 } == 0
+
+    /**
+     * [acquire] from a thread that may block ([runStdio], [runHttp]); with no hooks and nothing
+     * running there is nothing to start, so no coroutine is made.
+     */
+    fun acquireBlocking() {
+        if (hooks == null && !running) {
+            holders.incrementAndGet()
+            return
+        }
+        runBlocking { acquire() }
+    }
+
+    /** [release] from a thread that may block; as [acquireBlocking], nothing to stop costs nothing. */
+    fun releaseBlocking() {
+        if (hooks == null && !running) {
+            letGo()
+            return
+        }
+        runBlocking { release() }
     }
 
     fun current(): Any? {

@@ -71,7 +71,7 @@ internal object NativeLink {
         val definitionBytes = serialised(FfiConverterTypeToolDefinition.allocationSize(definition)) {
             FfiConverterTypeToolDefinition.write(definition, it)
         }
-        val error = direct(ERROR_CAPACITY)
+        val error = errorBuffer.get()
         val outcome = toolwire_queued_tool(
             serverBytes, serverBytes.limit().toLong(), definitionBytes, definitionBytes.limit().toLong(),
             toolKey, error, error.capacity().toLong(),
@@ -79,10 +79,16 @@ internal object NativeLink {
         if (outcome != 0L) throw refusal(outcome, error)
     }
 
+    /**
+     * Where a refusal's error is written, one per thread and kept: a new one per registration
+     * zeroed 64 KiB of fresh memory for each tool, a visible part of a start with many tools.
+     */
+    private val errorBuffer = ThreadLocal.withInitial { direct(ERROR_CAPACITY) }
+
     /** Opens stdio for [server], served from the thread that then calls [serve]. */
     fun openStdio(server: Server): Long {
         val serverBytes = serialised(FfiConverterTypeServer.allocationSize(server)) { FfiConverterTypeServer.write(server, it) }
-        val error = direct(ERROR_CAPACITY)
+        val error = errorBuffer.get()
         val id = toolwire_stdio_open(serverBytes, serverBytes.limit().toLong(), error, error.capacity().toLong())
         if (id <= 0L) throw refusal(id, error)
         return id
@@ -220,9 +226,10 @@ internal object NativeLink {
         if (outcome == Long.MIN_VALUE || outcome >= 0L) {
             return ToolwireException.Internal("the library refused the call without saying why")
         }
-        error.limit((-outcome).toInt())
-        error.order(ByteOrder.BIG_ENDIAN)
-        return FfiConverterTypeToolwireError.read(error)
+        // Read through a view: the buffer is kept for the next call, at position 0.
+        val written = error.duplicate().order(ByteOrder.BIG_ENDIAN)
+        written.limit((-outcome).toInt())
+        return FfiConverterTypeToolwireError.read(written)
     }
 
     /** Text, structured and error results go as text; others (content blocks) serialised. */

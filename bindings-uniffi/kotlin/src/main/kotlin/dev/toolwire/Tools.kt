@@ -61,11 +61,11 @@ fun Server.runStdio() {
     EngineLogs.start()
     val lifespan = Lifespan.of(this)
     // The lifespan first: a failure to start is this call's exception, before stdin is read.
-    kotlinx.coroutines.runBlocking { lifespan.acquire() }
+    lifespan.acquireBlocking()
     try {
         runStdioLoop(this)
     } finally {
-        kotlinx.coroutines.runBlocking { lifespan.release() }
+        lifespan.releaseBlocking()
     }
 }
 
@@ -211,11 +211,11 @@ fun Server.runHttp(
 ) {
     EngineLogs.start()
     val lifespan = Lifespan.of(this)
-    kotlinx.coroutines.runBlocking { lifespan.acquire() }
+    lifespan.acquireBlocking()
     try {
         serveHttpUntilShutdown(this, host, port, options, validator, onListening)
     } finally {
-        kotlinx.coroutines.runBlocking { lifespan.release() }
+        lifespan.releaseBlocking()
     }
 }
 

@@ -14,9 +14,13 @@ import java.util.concurrent.TimeUnit
 
 /** The Kotlin demo as a real process on stdio (the `runStdio` driver path). */
 class StdioTest {
-    private fun startDemo(mainClass: String = "dev.toolwire.demo.DemoKt", stderr: File? = null): Process {
+    private fun startDemo(
+        mainClass: String = "dev.toolwire.demo.DemoKt",
+        stderr: File? = null,
+        jvmOptions: List<String> = emptyList(),
+    ): Process {
         val java = File(System.getProperty("java.home"), "bin/java").path
-        val builder = ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), mainClass)
+        val builder = ProcessBuilder(listOf(java) + jvmOptions + listOf("-cp", System.getProperty("java.class.path"), mainClass))
         builder.environment().remove("TOOLWIRE_PORTABLE_IO")
         if (stderr == null) {
             builder.redirectError(ProcessBuilder.Redirect.INHERIT)
@@ -79,6 +83,23 @@ class StdioTest {
         if (stderr != null) {
             assertTrue("the portable bell" in stderr.readText(), "the portable path was not taken")
         }
+    }
+
+    @Test
+    fun `a server of tools lists them without loading coroutines or callback interfaces`() {
+        // What a start does not load is what it does not pay for: kotlinx.coroutines is loaded
+        // at the first call that needs it, a callback interface when an object of it is passed.
+        val classes = File.createTempFile("toolwire-classes", ".log").also { it.deleteOnExit() }
+        val demo = startDemo(jvmOptions = listOf("-Xlog:class+load=info:file=${classes.path}"))
+        demo.send(initialize, initialized, """{"jsonrpc":"2.0","id":1,"method":"tools/list"}""")
+        demo.outputStream.close()
+        val byId = demo.answers().associateBy { it["id"].toString() }
+        assertTrue(demo.waitFor(15, TimeUnit.SECONDS))
+        val tools = byId.getValue("1").getValue("result").jsonObject.getValue("tools").jsonArray
+        assertTrue(tools.any { it.jsonObject.getValue("name").jsonPrimitive.content == "echo" }, tools.toString())
+        val loaded = classes.readLines()
+        assertTrue(loaded.any { " dev.toolwire.UniffiLib " in it }, "the class-load log must show the library's classes")
+        assertEquals(emptyList<String>(), loaded.filter { " kotlinx.coroutines." in it || ".uniffiCallbackInterface" in it })
     }
 
     @Test
