@@ -39,6 +39,14 @@ import java.util.zip.CheckedInputStream
  * A copy is written under a name of its own and renamed into place, so servers starting at
  * once never load a partial file; its CRC-32 is checked while it is written. Copies of other
  * versions are left where they are.
+ *
+ * On Linux, JNA's first use also runs `ldconfig -p` in a subprocess to learn the directories
+ * it searches for libraries loaded by bare name (`jna.platform.library.path`): 40–60 ms of a
+ * start here, for a library JNA is handed by path. [prepare] sets that property first, when
+ * it is unset, to the same directories read from `/etc/ld.so.conf` and its includes (the
+ * configuration `ldconfig` builds its cache from) followed by the ones JNA adds itself, so
+ * another library the app loads through JNA by bare name is searched for where it was before.
+ * Setting the property yourself, or `-Dtoolwire.library.cache=false`, keeps JNA's own search.
  */
 internal object NativeLibraryLocation {
     private const val NAME = "toolwire_uniffi"
@@ -68,6 +76,22 @@ internal object NativeLibraryLocation {
 
     private fun prepareDispatch() {
         val cacheSetting = System.getProperty("toolwire.library.cache")
+        if (cacheSetting != "false" && Platform.isLinux() && System.getProperty(PLATFORM_PATH) == null) {
+            try {
+                // Platform, not Native: Native's first touch loads JNA's native part, set up below.
+                val directories = linuxPlatformPath(File("/"), if (Platform.is64Bit()) 64 else 32)
+                if (directories.isNotEmpty()) {
+                    val joined = StringBuilder()
+                    for (directory in directories) {
+                        if (joined.length > 0) joined.append(File.pathSeparatorChar)
+                        joined.append(directory)
+                    }
+                    System.setProperty(PLATFORM_PATH, joined.toString())
+                }
+            } catch (_: Exception) {
+                // An unreadable or odd configuration (a bad glob): JNA runs ldconfig as before.
+            }
+        }
         if (cacheSetting == "false" || System.getProperty("jna.boot.library.path") != null) return
         // Read by Native's static initialiser: no effect once JNA is in use (set anyway).
         val loader = NativeLibraryLocation::class.java.classLoader ?: return
@@ -75,6 +99,81 @@ internal object NativeLibraryLocation {
         val fileName = if (Platform.isMac()) "libjnidispatch.jnilib" else System.mapLibraryName("jnidispatch")
         val copy = resourceFile(loader, "com/sun/jna/${Platform.RESOURCE_PREFIX}/$fileName", fileName, cacheSetting) ?: return
         System.setProperty("jna.boot.library.path", File(copy).parent)
+    }
+
+    private const val PLATFORM_PATH = "jna.platform.library.path"
+
+    /**
+     * The directories JNA would search for a library loaded by bare name on Linux, without
+     * running `ldconfig -p`: those `/etc/ld.so.conf` names (following `include`s), then
+     * `/usr/lib64`, `/lib64` (`32` on a 32-bit JVM), `/usr/lib` and `/lib`; only those that exist,
+     * each once. [root] stands for `/` (tests read a made-up tree). Written with the JDK's string
+     * and file functions only: kotlin.text's and kotlin.io's facades are large classes to load.
+     */
+    internal fun linuxPlatformPath(root: File, bits: Int): List<String> {
+        val found = LinkedHashSet<String>()
+        readLdConf(root, File(root, "etc/ld.so.conf"), found, depth = 0)
+        for (name in arrayOf("/usr/lib$bits", "/lib$bits", "/usr/lib", "/lib")) found.add(name)
+        return found.filter { File(root, it.substring(1)).isDirectory }
+    }
+
+    /** One ld.so.conf file's directories into [into]; `include` patterns are read in name order. */
+    private fun readLdConf(root: File, file: File, into: MutableSet<String>, depth: Int) {
+        // ldconfig stops deep include chains too; a loop of includes ends here.
+        if (depth > 8 || !file.isFile) return
+        val lines = try {
+            Files.readAllLines(file.toPath())
+        } catch (_: java.io.IOException) {
+            return
+        }
+        for (line in lines) {
+            // Entries are separated by spaces, tabs, colons or commas; `DIR=TYPE` names a type.
+            val words = java.util.StringTokenizer(withoutComment(line), " \t:,")
+            if (!words.hasMoreTokens()) continue
+            val first = words.nextToken()
+            if (first == "hwcap") continue
+            if (first == "include") {
+                while (words.hasMoreTokens()) {
+                    for (included in includedFiles(root, file, words.nextToken())) readLdConf(root, included, into, depth + 1)
+                }
+                continue
+            }
+            var word: String? = first
+            while (word != null) {
+                val directory = directoryOf(word)
+                if (directory != null) into.add(directory)
+                word = if (words.hasMoreTokens()) words.nextToken() else null
+            }
+        }
+    }
+
+    private fun withoutComment(line: String): String {
+        for (i in 0 until line.length) if (line[i] == '#') return line.substring(0, i)
+        return line
+    }
+
+    /** An absolute directory without its `=TYPE` and trailing slashes; null for anything else. */
+    private fun directoryOf(word: String): String? {
+        if (word.length == 0 || word[0] != '/') return null
+        var end = word.length
+        for (i in 0 until word.length) {
+            if (word[i] == '=') {
+                end = i
+                break
+            }
+        }
+        while (end > 1 && word[end - 1] == '/') end--
+        return word.substring(0, end)
+    }
+
+    /** The files an `include` pattern (a glob in its last part) names, relative to [from]'s directory. */
+    private fun includedFiles(root: File, from: File, pattern: String): List<File> {
+        val path = if (pattern[0] == '/') File(root, pattern.substring(1)) else File(from.parentFile, pattern)
+        val directory = path.parentFile ?: return emptyList()
+        val matcher = java.nio.file.FileSystems.getDefault().getPathMatcher("glob:" + path.name)
+        val names = directory.list() ?: return emptyList()
+        java.util.Arrays.sort(names)
+        return names.filter { matcher.matches(java.nio.file.Paths.get(it)) }.map { File(directory, it) }
     }
 
     private fun locate(): String {

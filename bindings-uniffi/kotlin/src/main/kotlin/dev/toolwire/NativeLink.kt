@@ -27,6 +27,8 @@ internal class Completion(val callId: Long, val result: ToolResult)
  */
 internal object NativeLink {
     init {
+        // JNA set up as for the generated bindings, whichever of the two touches it first.
+        NativeLibraryLocation.prepare()
         // The same library the generated bindings load (and the same override property).
         Native.register(NativeLink::class.java, NativeLibraryLocation.library)
     }

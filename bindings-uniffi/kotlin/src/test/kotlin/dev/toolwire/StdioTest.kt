@@ -86,9 +86,10 @@ class StdioTest {
     }
 
     @Test
-    fun `a server of tools lists them without loading coroutines or callback interfaces`() {
+    fun `a server of tools lists them without coroutines, callback interfaces or a subprocess`() {
         // What a start does not load is what it does not pay for: kotlinx.coroutines is loaded
-        // at the first call that needs it, a callback interface when an object of it is passed.
+        // at the first call that needs it, a callback interface when an object of it is passed,
+        // and no process is spawned (JNA's `ldconfig -p`; see NativeLibraryLocation).
         val classes = File.createTempFile("toolwire-classes", ".log").also { it.deleteOnExit() }
         val demo = startDemo(jvmOptions = listOf("-Xlog:class+load=info:file=${classes.path}"))
         demo.send(initialize, initialized, """{"jsonrpc":"2.0","id":1,"method":"tools/list"}""")
@@ -99,7 +100,10 @@ class StdioTest {
         assertTrue(tools.any { it.jsonObject.getValue("name").jsonPrimitive.content == "echo" }, tools.toString())
         val loaded = classes.readLines()
         assertTrue(loaded.any { " dev.toolwire.UniffiLib " in it }, "the class-load log must show the library's classes")
-        assertEquals(emptyList<String>(), loaded.filter { " kotlinx.coroutines." in it || ".uniffiCallbackInterface" in it })
+        assertEquals(
+            emptyList<String>(),
+            loaded.filter { " kotlinx.coroutines." in it || ".uniffiCallbackInterface" in it || " java.lang.ProcessImpl " in it },
+        )
     }
 
     @Test
