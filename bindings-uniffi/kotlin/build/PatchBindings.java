@@ -2,7 +2,8 @@
 // the generated bindings ask NativeLibraryLocation for the library JNA is to load, instead of
 // handing JNA the bare name (which makes JNA copy the library out of the jar at every start),
 // and call NativeLibraryLocation.prepare() before each call into it (JNA's own native part).
-// Callback interfaces' vtables are registered at their first use instead of at load.
+// Callback interfaces' vtables are registered at their first use instead of at load, and strings
+// are encoded by the JDK's getBytes (checked) instead of a CharsetEncoder.
 // Fails the build when the generated code no longer has exactly one of each line it replaces.
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,6 +24,17 @@ public class PatchBindings {
             text,
             "callback: (UniffiRustCallStatus) -> U): U {\n    var status = UniffiRustCallStatus()\n",
             "callback: (UniffiRustCallStatus) -> U): U {\n    NativeLibraryLocation.prepare()\n    var status = UniffiRustCallStatus()\n");
+        // Strings lowered with the JDK's own encoding (an intrinsic copy for most strings) instead
+        // of a CharsetEncoder walking a CharBuffer, which the interpreter runs char by char: most
+        // of a tool registration's cost at start. Decoding the bytes back is what checks them: a
+        // lone surrogate (which getBytes turns into '?') still goes to the encoder, which refuses it.
+        text = replaceOnce(
+            file,
+            text,
+            "    fun toUtf8(value: String): ByteBuffer {\n        // Make sure we don't have invalid UTF-16, check for lone surrogates.\n",
+            "    fun toUtf8(value: String): ByteBuffer {\n        val bytes = value.toByteArray(Charsets.UTF_8)\n"
+                + "        if (String(bytes, Charsets.UTF_8) == value) return ByteBuffer.wrap(bytes)\n"
+                + "        // Make sure we don't have invalid UTF-16, check for lone surrogates.\n");
         text = registerCallbackInterfacesOnFirstUse(file, text);
         Files.writeString(file, text, StandardCharsets.UTF_8);
     }

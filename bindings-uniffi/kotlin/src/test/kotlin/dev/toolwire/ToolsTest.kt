@@ -416,6 +416,27 @@ class ToolsTest {
     }
 
     @Test
+    fun `text crosses to the engine exactly, and a lone surrogate is refused`() {
+        // Every non-ASCII width and characters that look like JSON escapes, through the
+        // bindings' string lowering (patched to the JDK's encoder, checked by decoding back).
+        val text = "héllo ∑ 😀 \u0000 \\ \" \n end"
+        val server = Server("kotlin-test", "1.0", text)
+        server.tool(ToolDefinition(name = "described", description = text)) { _, _ -> ToolResult.Text("") }
+        RawClient(server).use { client ->
+            assertEquals(text, client.initialize().getValue("instructions").jsonPrimitive.content)
+            client.send("""{"jsonrpc":"2.0","id":1,"method":"tools/list"}""")
+            val tool = client.recvObject().result().getValue("tools").jsonArray[0].jsonObject
+            assertEquals(text, tool.getValue("description").jsonPrimitive.content)
+        }
+        // Not valid UTF-16, so no UTF-8 for it: refused before it reaches the engine, as
+        // UniFFI's own encoder refused it (getBytes alone would have sent a '?').
+        assertThrows<java.nio.charset.CharacterCodingException> {
+            server.tool(ToolDefinition(name = "lone", description = "half \uD83D of a pair")) { _, _ -> ToolResult.Text("") }
+        }
+        assertEquals(listOf("described"), server.toolNames())
+    }
+
+    @Test
     fun `the per-session and per-principal call limits are options and refuse 0`() {
         val refused = assertThrows<ToolwireException.InvalidArgument> {
             Server("limits", "1", null, ServerConfig(maxConcurrentCallsPerSession = 0u))
