@@ -121,14 +121,16 @@ internal object NativeLibraryLocation {
     private fun readLdConf(root: File, file: File, into: MutableSet<String>, depth: Int) {
         // ldconfig stops deep include chains too; a loop of includes ends here.
         if (depth > 8 || !file.isFile) return
-        val lines = try {
-            Files.readAllLines(file.toPath())
+        val text = try {
+            // Paths are bytes: Latin-1 keeps each one as it is.
+            String(Files.readAllBytes(file.toPath()), Charsets.ISO_8859_1)
         } catch (_: java.io.IOException) {
             return
         }
-        for (line in lines) {
-            // Entries are separated by spaces, tabs, colons or commas; `DIR=TYPE` names a type.
-            val words = java.util.StringTokenizer(withoutComment(line), " \t:,")
+        // Entries are separated by spaces, tabs, colons or commas; `DIR=TYPE` names a type.
+        val lines = java.util.StringTokenizer(text, "\n")
+        while (lines.hasMoreTokens()) {
+            val words = java.util.StringTokenizer(withoutComment(lines.nextToken()), " \t\r:,")
             if (!words.hasMoreTokens()) continue
             val first = words.nextToken()
             if (first == "hwcap") continue
@@ -168,12 +170,52 @@ internal object NativeLibraryLocation {
 
     /** The files an `include` pattern (a glob in its last part) names, relative to [from]'s directory. */
     private fun includedFiles(root: File, from: File, pattern: String): List<File> {
+        val files = ArrayList<File>()
         val path = if (pattern[0] == '/') File(root, pattern.substring(1)) else File(from.parentFile, pattern)
-        val directory = path.parentFile ?: return emptyList()
-        val matcher = java.nio.file.FileSystems.getDefault().getPathMatcher("glob:" + path.name)
-        val names = directory.list() ?: return emptyList()
+        val directory = path.parentFile ?: return files
+        val names = directory.list() ?: return files
         java.util.Arrays.sort(names)
-        return names.filter { matcher.matches(java.nio.file.Paths.get(it)) }.map { File(directory, it) }
+        for (name in names) if (globMatches(path.name, 0, name, 0)) files.add(File(directory, name))
+        return files
+    }
+
+    /**
+     * Whether [name] from [n] matches [glob] from [g]: `*`, `?` and `[…]` (ranges, `!` or `^`
+     * negating), as glob(3) reads a file name. (The JDK's glob matcher compiles a regex through
+     * lambdas, a cost at the very start of a process.)
+     */
+    internal fun globMatches(glob: String, g: Int, name: String, n: Int): Boolean {
+        if (g == glob.length) return n == name.length
+        when (glob[g]) {
+            '*' -> {
+                for (rest in n..name.length) if (globMatches(glob, g + 1, name, rest)) return true
+                return false
+            }
+            '?' -> return n < name.length && globMatches(glob, g + 1, name, n + 1)
+            '[' -> {
+                if (n == name.length) return false
+                var i = g + 1
+                val negated = i < glob.length && (glob[i] == '!' || glob[i] == '^')
+                if (negated) i++
+                var matched = false
+                var first = true
+                while (i < glob.length && (first || glob[i] != ']')) {
+                    first = false
+                    val low = glob[i]
+                    if (i + 2 < glob.length && glob[i + 1] == '-' && glob[i + 2] != ']') {
+                        if (name[n] in low..glob[i + 2]) matched = true
+                        i += 3
+                    } else {
+                        if (name[n] == low) matched = true
+                        i++
+                    }
+                }
+                // No closing bracket: the `[` is a plain character.
+                if (i == glob.length) return name[n] == '[' && globMatches(glob, g + 1, name, n + 1)
+                return matched != negated && globMatches(glob, i + 1, name, n + 1)
+            }
+            else -> return n < name.length && name[n] == glob[g] && globMatches(glob, g + 1, name, n + 1)
+        }
     }
 
     private fun locate(): String {

@@ -1,6 +1,7 @@
 package dev.toolwire
 
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.io.TempDir
@@ -53,6 +54,27 @@ class NativeLibraryLocationTest {
             listOf("/opt/e", "/opt/a", "/opt/d", "/opt/b", "/opt/c", "/opt/g", "/usr/lib64", "/lib"),
             NativeLibraryLocation.linuxPlatformPath(root, 64),
         )
+    }
+
+    @Test
+    fun `include patterns match file names as glob does`() {
+        fun matches(glob: String, name: String) = NativeLibraryLocation.globMatches(glob, 0, name, 0)
+        assertTrue(matches("*.conf", "libc.conf"))
+        assertTrue(matches("*.conf", ".conf"))
+        assertFalse(matches("*.conf", "libc.conf~"))
+        assertFalse(matches("*.conf", "libc.cnf"))
+        assertTrue(matches("x86_64-*-gnu.conf", "x86_64-linux-gnu.conf"))
+        assertTrue(matches("?.conf", "a.conf"))
+        assertFalse(matches("?.conf", "ab.conf"))
+        assertTrue(matches("[a-c]*", "brew"))
+        assertFalse(matches("[a-c]*", "drew"))
+        assertTrue(matches("[!a-c]*", "drew"))
+        assertTrue(matches("[^a]x", "bx"))
+        assertTrue(matches("[]]x", "]x"))
+        assertTrue(matches("a[b", "a[b"))
+        assertFalse(matches("a[b", "ab"))
+        assertTrue(matches("*", ""))
+        assertFalse(matches("?", ""))
     }
 
     @Test
