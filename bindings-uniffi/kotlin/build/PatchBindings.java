@@ -8,6 +8,8 @@
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -47,7 +49,7 @@ public class PatchBindings {
      */
     private static String registerCallbackInterfacesOnFirstUse(Path file, String text) {
         Matcher registration = Pattern.compile("        uniffiCallbackInterface(\\w+)\\.register\\(this\\)\n").matcher(text);
-        java.util.List<String> names = new java.util.ArrayList<>();
+        List<String> names = new ArrayList<>();
         while (registration.find()) {
             names.add(registration.group(1));
         }

@@ -103,20 +103,25 @@ internal class Lifespan private constructor() {
     /** Starts the value if it is not running; a failure is thrown (and the next call tries again). */
     private suspend fun ensureStarted(): Any? {
         if (running) return value
-        return lock.withLock {
-            if (!running) {
-                val hooks = hooks ?: return@withLock null
-                value = hooks.start()
-                running = true
-            }
-            value
+        return lock.withLock { startIfStopped() }
+    }
+
+    /** Under [lock]. */
+    private suspend fun startIfStopped(): Any? {
+        if (!running) {
+            val hooks = hooks ?: return null
+            value = hooks.start()
+            running = true
         }
+        return value
     }
 
     suspend fun acquire() {
         holders.incrementAndGet()
         try {
-            ensureStarted()
+            // Through the lock even when it runs: a release that saw no holder may be stopping it
+            // right now, and this waits for that stop to end and starts it again.
+            if (hooks != null) lock.withLock { startIfStopped() }
         } catch (e: Throwable) {
             holders.decrementAndGet()
             throw e

@@ -43,10 +43,12 @@ import java.util.zip.CheckedInputStream
  * On Linux, JNA's first use also runs `ldconfig -p` in a subprocess to learn the directories
  * it searches for libraries loaded by bare name (`jna.platform.library.path`): 40–60 ms of a
  * start here, for a library JNA is handed by path. [prepare] sets that property first, when
- * it is unset, to the same directories read from `/etc/ld.so.conf` and its includes (the
- * configuration `ldconfig` builds its cache from) followed by the ones JNA adds itself, so
- * another library the app loads through JNA by bare name is searched for where it was before.
- * Setting the property yourself, or `-Dtoolwire.library.cache=false`, keeps JNA's own search.
+ * it is unset, as JNA would: its six fixed directories first, in its order, then the
+ * directories of `/etc/ld.so.conf` and its includes (what `ldconfig` builds its cache from) and
+ * their `glibc-hwcaps` subdirectories, instead of those of the libraries in the cache. Another
+ * library the app loads through JNA by bare name is found in the same place; one in a configured
+ * directory that `ldconfig` has not been run over since is now found too. Setting the property
+ * yourself, or `-Dtoolwire.library.cache=false`, keeps JNA's own search.
  */
 internal object NativeLibraryLocation {
     private const val NAME = "toolwire_uniffi"
@@ -79,7 +81,7 @@ internal object NativeLibraryLocation {
         if (cacheSetting != "false" && Platform.isLinux() && System.getProperty(PLATFORM_PATH) == null) {
             try {
                 // Platform, not Native: Native's first touch loads JNA's native part, set up below.
-                val directories = linuxPlatformPath(File("/"), if (Platform.is64Bit()) 64 else 32)
+                val directories = linuxPlatformPath(File("/"), if (Platform.is64Bit()) 64 else 32, jnaMultiArch())
                 if (directories.isNotEmpty()) {
                     val joined = StringBuilder()
                     for (directory in directories) {
@@ -105,19 +107,50 @@ internal object NativeLibraryLocation {
 
     /**
      * The directories JNA would search for a library loaded by bare name on Linux, without
-     * running `ldconfig -p`: those `/etc/ld.so.conf` names (following `include`s), then
-     * `/usr/lib64`, `/lib64` (`32` on a 32-bit JVM), `/usr/lib` and `/lib`; only those that exist,
-     * each once. [root] stands for `/` (tests read a made-up tree). Written with the JDK's string
-     * and file functions only: kotlin.text's and kotlin.io's facades are large classes to load.
+     * running `ldconfig -p`: JNA's fixed six (`/usr/lib/MULTIARCH`, `/lib/MULTIARCH`,
+     * `/usr/libBITS`, `/libBITS`, `/usr/lib`, `/lib`), then those `/etc/ld.so.conf` names
+     * (following `include`s), then every `glibc-hwcaps` subdirectory of those; only those that
+     * exist, each once. [root] stands for `/` (tests read a made-up tree). Written with the JDK's
+     * string and file functions only: kotlin.text's and kotlin.io's facades are large to load.
      */
-    internal fun linuxPlatformPath(root: File, bits: Int): List<String> {
+    internal fun linuxPlatformPath(root: File, bits: Int, multiArch: String): List<String> {
         val found = LinkedHashSet<String>()
+        for (name in arrayOf("/usr/lib/$multiArch", "/lib/$multiArch", "/usr/lib$bits", "/lib$bits", "/usr/lib", "/lib")) {
+            found.add(name)
+        }
         readLdConf(root, File(root, "etc/ld.so.conf"), found, depth = 0)
-        for (name in arrayOf("/usr/lib$bits", "/lib$bits", "/usr/lib", "/lib")) found.add(name)
+        // ldconfig caches the libraries of each directory's glibc-hwcaps subdirectories too.
+        for (directory in ArrayList(found)) {
+            val variants = File(root, directory.substring(1) + "/glibc-hwcaps").list() ?: continue
+            java.util.Arrays.sort(variants)
+            for (variant in variants) found.add("$directory/glibc-hwcaps/$variant")
+        }
         return found.filter { File(root, it.substring(1)).isDirectory }
     }
 
-    /** One ld.so.conf file's directories into [into]; `include` patterns are read in name order. */
+    /** JNA's own name for this machine's multiarch directories (its `getMultiArchPath`). */
+    internal fun jnaMultiArch(): String {
+        val kernel = if (Platform.iskFreeBSD()) "-kfreebsd" else if (Platform.isGNU()) "" else "-linux"
+        var cpu = Platform.ARCH
+        var libc = "-gnu"
+        if (Platform.isIntel()) {
+            cpu = if (Platform.is64Bit()) "x86_64" else "i386"
+        } else if (Platform.isPPC()) {
+            cpu = if (Platform.is64Bit()) "powerpc64" else "powerpc"
+        } else if (Platform.isARM()) {
+            cpu = "arm"
+            libc = "-gnueabi"
+        } else if (Platform.ARCH == "mips64el") {
+            libc = "-gnuabi64"
+        }
+        return cpu + kernel + libc
+    }
+
+    /**
+     * One ld.so.conf file's directories into [into], as glibc's ldconfig reads it: a directory
+     * per line (`DIR=TYPE` names a type), `include PATTERN…` with the matching files read in
+     * name order, `hwcap` lines ignored, `#` starting a comment.
+     */
     private fun readLdConf(root: File, file: File, into: MutableSet<String>, depth: Int) {
         // ldconfig stops deep include chains too; a loop of includes ends here.
         if (depth > 8 || !file.isFile) return
@@ -127,26 +160,34 @@ internal object NativeLibraryLocation {
         } catch (_: java.io.IOException) {
             return
         }
-        // Entries are separated by spaces, tabs, colons or commas; `DIR=TYPE` names a type.
         val lines = java.util.StringTokenizer(text, "\n")
         while (lines.hasMoreTokens()) {
-            val words = java.util.StringTokenizer(withoutComment(lines.nextToken()), " \t\r:,")
-            if (!words.hasMoreTokens()) continue
-            val first = words.nextToken()
-            if (first == "hwcap") continue
-            if (first == "include") {
-                while (words.hasMoreTokens()) {
-                    for (included in includedFiles(root, file, words.nextToken())) readLdConf(root, included, into, depth + 1)
+            val line = withoutComment(lines.nextToken())
+            var start = 0
+            while (start < line.length && Character.isWhitespace(line[start])) start++
+            if (start == line.length) continue
+            if (startsWithWord(line, start, "include", ignoreCase = false)) {
+                val patterns = java.util.StringTokenizer(line.substring(start + 8), " \t")
+                while (patterns.hasMoreTokens()) {
+                    for (included in includedFiles(root, file, patterns.nextToken())) readLdConf(root, included, into, depth + 1)
                 }
                 continue
             }
-            var word: String? = first
-            while (word != null) {
-                val directory = directoryOf(word)
-                if (directory != null) into.add(directory)
-                word = if (words.hasMoreTokens()) words.nextToken() else null
-            }
+            if (startsWithWord(line, start, "hwcap", ignoreCase = true)) continue
+            val directory = directoryOf(line.substring(start))
+            if (directory != null) into.add(directory)
         }
+    }
+
+    /** Whether [word] (then a space or tab) starts [line] at [start]. */
+    private fun startsWithWord(line: String, start: Int, word: String, ignoreCase: Boolean): Boolean {
+        val end = start + word.length
+        if (end >= line.length || (line[end] != ' ' && line[end] != '\t')) return false
+        for (i in 0 until word.length) {
+            val c = line[start + i]
+            if (c != word[i] && !(ignoreCase && Character.toLowerCase(c) == word[i])) return false
+        }
+        return true
     }
 
     private fun withoutComment(line: String): String {
@@ -154,39 +195,59 @@ internal object NativeLibraryLocation {
         return line
     }
 
-    /** An absolute directory without its `=TYPE` and trailing slashes; null for anything else. */
-    private fun directoryOf(word: String): String? {
-        if (word.length == 0 || word[0] != '/') return null
-        var end = word.length
-        for (i in 0 until word.length) {
-            if (word[i] == '=') {
+    /** An absolute directory without its `=TYPE`, trailing blanks and slashes; null for anything else. */
+    private fun directoryOf(entry: String): String? {
+        if (entry.length == 0 || entry[0] != '/') return null
+        var end = entry.length
+        for (i in 0 until entry.length) {
+            if (entry[i] == '=') {
                 end = i
                 break
             }
         }
-        while (end > 1 && word[end - 1] == '/') end--
-        return word.substring(0, end)
+        while (end > 0 && Character.isWhitespace(entry[end - 1])) end--
+        while (end > 1 && entry[end - 1] == '/') end--
+        return entry.substring(0, end)
     }
 
-    /** The files an `include` pattern (a glob in its last part) names, relative to [from]'s directory. */
+    /**
+     * The files an `include` pattern names, relative to [from]'s directory. Only its last part
+     * may be a glob, as in every distribution's include of `ld.so.conf.d`; glob(3) would take
+     * one in any part.
+     */
     private fun includedFiles(root: File, from: File, pattern: String): List<File> {
         val files = ArrayList<File>()
         val path = if (pattern[0] == '/') File(root, pattern.substring(1)) else File(from.parentFile, pattern)
         val directory = path.parentFile ?: return files
         val names = directory.list() ?: return files
         java.util.Arrays.sort(names)
-        for (name in names) if (globMatches(path.name, 0, name, 0)) files.add(File(directory, name))
+        for (name in names) if (globMatches(path.name, name)) files.add(File(directory, name))
         return files
     }
 
     /**
-     * Whether [name] from [n] matches [glob] from [g]: `*`, `?` and `[…]` (ranges, `!` or `^`
-     * negating), as glob(3) reads a file name. (The JDK's glob matcher compiles a regex through
-     * lambdas, a cost at the very start of a process.)
+     * Whether the file [name] matches [glob], as glob(3) without flags reads a name: `*`, `?`,
+     * `[…]` (ranges, `!` or `^` negating), a backslash quoting the next character, and a leading `.`
+     * matched only by a `.` written in the pattern. (The JDK's glob matcher compiles a regex
+     * through lambdas, a cost at the very start of a process.)
      */
-    internal fun globMatches(glob: String, g: Int, name: String, n: Int): Boolean {
+    internal fun globMatches(glob: String, name: String): Boolean {
+        if (name.length > 0 && name[0] == '.') {
+            val literalDot = (glob.length > 0 && glob[0] == '.') || (glob.length > 1 && glob[0] == '\\' && glob[1] == '.')
+            if (!literalDot) return false
+        }
+        return globMatches(glob, 0, name, 0)
+    }
+
+    private fun globMatches(glob: String, g: Int, name: String, n: Int): Boolean {
         if (g == glob.length) return n == name.length
         when (glob[g]) {
+            '\\' -> {
+                // A trailing backslash stands for itself.
+                val literal = if (g + 1 < glob.length) glob[g + 1] else '\\'
+                val next = if (g + 1 < glob.length) g + 2 else g + 1
+                return n < name.length && name[n] == literal && globMatches(glob, next, name, n + 1)
+            }
             '*' -> {
                 for (rest in n..name.length) if (globMatches(glob, g + 1, name, rest)) return true
                 return false
