@@ -69,6 +69,7 @@ internal object NativeLibraryLocation {
         synchronized(this) {
             if (prepared) return
             try {
+                preparePlatformPath()
                 prepareDispatch()
             } finally {
                 prepared = true
@@ -76,24 +77,27 @@ internal object NativeLibraryLocation {
         }
     }
 
+    /** JNA's search path for bare library names, set before JNA would run `ldconfig -p` for it. */
+    private fun preparePlatformPath() {
+        if (System.getProperty("toolwire.library.cache") == "false" || !Platform.isLinux()) return
+        if (System.getProperty(PLATFORM_PATH) != null) return
+        try {
+            // Platform, not Native: Native's first touch loads JNA's native part (prepareDispatch).
+            val directories = linuxPlatformPath(File("/"), if (Platform.is64Bit()) 64 else 32, jnaMultiArch())
+            if (directories.isEmpty()) return
+            val joined = StringBuilder()
+            for (directory in directories) {
+                if (joined.length > 0) joined.append(File.pathSeparatorChar)
+                joined.append(directory)
+            }
+            System.setProperty(PLATFORM_PATH, joined.toString())
+        } catch (_: Exception) {
+            // An unreadable or odd configuration (a bad glob): JNA runs ldconfig as before.
+        }
+    }
+
     private fun prepareDispatch() {
         val cacheSetting = System.getProperty("toolwire.library.cache")
-        if (cacheSetting != "false" && Platform.isLinux() && System.getProperty(PLATFORM_PATH) == null) {
-            try {
-                // Platform, not Native: Native's first touch loads JNA's native part, set up below.
-                val directories = linuxPlatformPath(File("/"), if (Platform.is64Bit()) 64 else 32, jnaMultiArch())
-                if (directories.isNotEmpty()) {
-                    val joined = StringBuilder()
-                    for (directory in directories) {
-                        if (joined.length > 0) joined.append(File.pathSeparatorChar)
-                        joined.append(directory)
-                    }
-                    System.setProperty(PLATFORM_PATH, joined.toString())
-                }
-            } catch (_: Exception) {
-                // An unreadable or odd configuration (a bad glob): JNA runs ldconfig as before.
-            }
-        }
         if (cacheSetting == "false" || System.getProperty("jna.boot.library.path") != null) return
         // Read by Native's static initialiser: no effect once JNA is in use (set anyway).
         val loader = NativeLibraryLocation::class.java.classLoader ?: return
@@ -104,6 +108,7 @@ internal object NativeLibraryLocation {
     }
 
     private const val PLATFORM_PATH = "jna.platform.library.path"
+    private const val MAX_CONF_BYTES = 1L shl 20
 
     /**
      * The directories JNA would search for a library loaded by bare name on Linux, without
@@ -152,8 +157,9 @@ internal object NativeLibraryLocation {
      * name order, `hwcap` lines ignored, `#` starting a comment.
      */
     private fun readLdConf(root: File, file: File, into: MutableSet<String>, depth: Int) {
-        // ldconfig stops deep include chains too; a loop of includes ends here.
-        if (depth > 8 || !file.isFile) return
+        // ldconfig stops deep include chains too; a loop of includes ends here. A configuration
+        // file is a few lines: one past MAX_CONF_BYTES is not read, and JNA's search loses it.
+        if (depth > 8 || !file.isFile || file.length() > MAX_CONF_BYTES) return
         val text = try {
             // Paths are bytes: Latin-1 keeps each one as it is.
             String(Files.readAllBytes(file.toPath()), Charsets.ISO_8859_1)

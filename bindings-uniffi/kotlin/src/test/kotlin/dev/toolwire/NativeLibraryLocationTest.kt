@@ -111,6 +111,9 @@ class NativeLibraryLocationTest {
         write("etc/ld.so.conf.d/loop.conf", "include /etc/ld.so.conf\n")
         directories("opt/a", "usr/lib32", "usr/lib")
         assertEquals(listOf("/usr/lib32", "/usr/lib", "/opt/a"), NativeLibraryLocation.linuxPlatformPath(root, 32, "i386-linux-gnu"))
+        // A file too large to be a configuration is not read (the bound on what a start reads).
+        File(root, "etc/ld.so.conf").writeText("/opt/a\n" + "#".repeat(1 shl 20))
+        assertEquals(listOf("/usr/lib32", "/usr/lib"), NativeLibraryLocation.linuxPlatformPath(root, 32, "i386-linux-gnu"))
         File(root, "etc").deleteRecursively()
         assertEquals(listOf("/usr/lib32", "/usr/lib"), NativeLibraryLocation.linuxPlatformPath(root, 32, "i386-linux-gnu"))
     }
