@@ -12,7 +12,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::middleware::{Observer, Outcome};
 use super::modern::ModernStamp;
 use crate::metrics::{AnswerKind, Metered, Series};
-use crate::protocol::{ProtocolVersion, ToolOutput};
+use crate::protocol::{Content, ProtocolVersion, ToolOutput};
 use crate::wire::{
     ErrorCode, ErrorObject, RequestId, error_frame, result_frame, result_frame_with,
 };
@@ -451,7 +451,20 @@ impl Responder {
         if output.is_error && self.ending == AnswerKind::Result {
             self.ending = AnswerKind::ToolError;
         }
-        self.result(&output.as_result(version));
+        // A stamp beside the output's own `_meta` is merged into it as a value (`result`);
+        // otherwise the result is written by hand, straight into its frame, and a stamp is
+        // spliced in before its closing brace.
+        if self.stamp.is_some() && output.meta.is_some() {
+            return self.result(&output.as_result(version));
+        }
+        let text_len: usize = output.content.iter().map(Content::text_len).sum();
+        self.result_written(text_len + 64, |json| {
+            output.write_result(version, json).map_err(|err| {
+                ErrorObject::internal(format!(
+                    "Internal error: failed to serialise a result: {err}"
+                ))
+            })
+        });
     }
 
     pub(crate) fn result<T: Serialize + ?Sized>(mut self, result: &T) {

@@ -5,6 +5,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::ProtocolVersion;
+use crate::wire::push_json_string;
 
 /// One content block of a tool result: text, image, audio, resource link or embedded resource.
 ///
@@ -86,6 +87,14 @@ impl Content {
             return Err(format!("a {kind} content block needs {missing:?}"));
         }
         Ok(Content(Repr::Object(map)))
+    }
+
+    /// The length of a plain text block's text (0 for any other block): a size hint.
+    pub(crate) fn text_len(&self) -> usize {
+        match &self.0 {
+            Repr::Text(text) => text.len(),
+            Repr::Object(_) => 0,
+        }
     }
 
     /// The block's `type`.
@@ -284,6 +293,68 @@ impl ToolOutput {
         serde_json::to_value(self.as_result(version)).unwrap_or(Value::Null)
     }
 
+    /// Appends the bytes serialising [`as_result`](Self::as_result) gives, written by hand:
+    /// text is escaped eight bytes at a time ([`push_json_string`]), and structured content
+    /// without blocks is rendered to JSON once, for both its text block and
+    /// `structuredContent` (serde would write it twice, once escaped). A test holds the two
+    /// equal.
+    pub(crate) fn write_result(
+        &self,
+        version: ProtocolVersion,
+        out: &mut String,
+    ) -> Result<(), serde_json::Error> {
+        // The same members in the same order as `CallToolResult`'s `Serialize`.
+        out.push('{');
+        if let Some(meta) = &self.meta {
+            out.push_str("\"_meta\":");
+            out.push_str(&serde_json::to_string(meta)?);
+            out.push(',');
+        }
+        out.push_str("\"content\":[");
+        let shows_structured = self.version_shows_structured(version);
+        let mut rendered = None;
+        if self.content.is_empty()
+            && let Some(structured) = &self.structured
+        {
+            let text = structured.to_string();
+            write_text_block(out, &text);
+            rendered = Some(text);
+        } else {
+            for (at, block) in self.content.iter().enumerate() {
+                if at > 0 {
+                    out.push(',');
+                }
+                match &block.for_version(version).0 {
+                    Repr::Text(text) => write_text_block(out, text),
+                    Repr::Object(map) => out.push_str(&serde_json::to_string(map)?),
+                }
+            }
+        }
+        out.push(']');
+        if self.is_error {
+            out.push_str(",\"isError\":true");
+        }
+        if shows_structured && let Some(structured) = &self.structured {
+            out.push_str(",\"structuredContent\":");
+            match rendered {
+                Some(text) => out.push_str(&text),
+                None => out.push_str(&serde_json::to_string(structured)?),
+            }
+        }
+        out.push('}');
+        Ok(())
+    }
+
+    /// Whether a client of `version` gets `structuredContent` (when there is one).
+    fn version_shows_structured(&self, version: ProtocolVersion) -> bool {
+        // Structured content that is not an object is 2026-07-28's alone: older clients get
+        // its text rendering (in `content`) only.
+        version.has_structured_output()
+            && self.structured.as_ref().is_some_and(|structured| {
+                structured.is_object() || version.has_any_structured_value()
+            })
+    }
+
     /// The `CallToolResult` for a client that negotiated `version`, serialised straight from
     /// this output: answering a call builds no JSON object first.
     pub(crate) fn as_result(&self, version: ProtocolVersion) -> CallToolResult<'_> {
@@ -307,6 +378,13 @@ fn is_whole_result(map: &Map<String, Value>) -> bool {
             .all(|block| block.get("type").is_some_and(Value::is_string))
 }
 
+/// `{"text":…,"type":"text"}`, as a text block serialises (keys in sorted order).
+fn write_text_block(out: &mut String, text: &str) {
+    out.push_str("{\"text\":");
+    push_json_string(out, text);
+    out.push_str(",\"type\":\"text\"}");
+}
+
 /// See [`ToolOutput::as_result`].
 pub(crate) struct CallToolResult<'a> {
     output: &'a ToolOutput,
@@ -326,11 +404,8 @@ impl Serialize for CallToolResult<'_> {
         if output.is_error {
             map.serialize_entry("isError", &true)?;
         }
-        // Structured content that is not an object is 2026-07-28's alone: older clients get its
-        // text rendering (in `content`) only.
-        if self.version.has_structured_output()
+        if output.version_shows_structured(self.version)
             && let Some(structured) = &output.structured
-            && (structured.is_object() || self.version.has_any_structured_value())
         {
             map.serialize_entry("structuredContent", structured)?;
         }
@@ -405,6 +480,51 @@ mod tests {
         }
         // A whole result with a malformed block is an error, not silently data.
         assert!(ToolOutput::from_returned(json!({"content": [{"type": "image"}]})).is_err());
+    }
+
+    #[test]
+    fn the_hand_written_result_is_what_serde_writes() {
+        let mut meta = Map::new();
+        meta.insert("progressToken".into(), json!("p\"1"));
+        let outputs = [
+            ToolOutput::default(),
+            ToolOutput::text(""),
+            ToolOutput::text("hello"),
+            ToolOutput::text("quote\" backslash\\ lines\r\n\u{1} ünï 🦀 ".repeat(40)),
+            ToolOutput::error("it \"failed\"\n"),
+            ToolOutput::structured(
+                json!({"items": [{"id": 1, "name": "a\"b", "tags": ["x", "\n"]}]}),
+            ),
+            ToolOutput::structured(json!([1, "two", null])),
+            ToolOutput::structured(json!("a string")),
+            ToolOutput {
+                content: vec![
+                    Content::text("first"),
+                    Content::image("aGk=", "image/png"),
+                    Content::audio("aGk=", "audio/wav"),
+                    Content::resource_link("file:///a%20b", "a b"),
+                    Content::embedded_text("file:///c", "c\td"),
+                    Content::from_json(
+                        json!({"type": "text", "text": "t", "annotations": {"priority": 1.5}}),
+                    )
+                    .unwrap(),
+                ],
+                structured: Some(json!({"sum": 3})),
+                is_error: true,
+                meta: Some(meta),
+            },
+        ];
+        for output in &outputs {
+            for version in ProtocolVersion::ALL {
+                let mut written = String::new();
+                output.write_result(version, &mut written).unwrap();
+                assert_eq!(
+                    written,
+                    serde_json::to_string(&output.as_result(version)).unwrap(),
+                    "{version}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -4,12 +4,14 @@
 //! notification, `result`/`error` a response), never by serde's untagged variant order.
 
 mod codes;
+mod escape;
 mod id;
 mod limits;
 mod message;
 mod outbound;
 
 pub use codes::{ErrorCode, ErrorObject};
+pub(crate) use escape::push_json_string;
 pub use id::RequestId;
 pub use limits::{Limits, check_depth};
 pub use message::{Frame, Inbound, Rejection, parse_frame};
