@@ -325,6 +325,52 @@ function lifespanFailure(err) {
   return new Error(`the server's lifespan failed to start: ${message}`)
 }
 
+/**
+ * Sends `process.stdout`'s writes to stderr until `restore()`; `protocolWrite(bytes)` writes to
+ * the real stdout. Unless `eager`, the stream is patched when first read, not now: Node makes
+ * `process.stdout` on first use, and making it loads its stream modules (about 5 ms of a
+ * start), which the engine's own stdio path never needs.
+ */
+function redirectStdout(eager) {
+  const redirected = function redirected(...args) {
+    return process.stderr.write(...args)
+  }
+  let stream = null
+  let original = null
+  const patch = (s) => {
+    if (stream === null) {
+      stream = s
+      original = s.write
+      s.write = redirected
+    }
+    return s
+  }
+  const descriptor = Object.getOwnPropertyDescriptor(process, 'stdout')
+  // Node's own property is a configurable getter that makes the stream once; anything else
+  // (a test's replacement, an older Node) is patched now, as before.
+  const lazy = !eager && typeof descriptor?.get === 'function' && descriptor.configurable === true
+  if (lazy) {
+    Object.defineProperty(process, 'stdout', {
+      ...descriptor,
+      get() {
+        Object.defineProperty(process, 'stdout', descriptor)
+        return patch(descriptor.get.call(process))
+      },
+    })
+  } else {
+    patch(process.stdout)
+  }
+  return {
+    protocolWrite(bytes) {
+      original.call(stream, bytes)
+    },
+    restore() {
+      if (stream !== null) stream.write = original
+      else if (lazy) Object.defineProperty(process, 'stdout', descriptor)
+    },
+  }
+}
+
 class Server {
   #native
   #onToolError
@@ -788,15 +834,12 @@ class Server {
     } catch (err) {
       return Promise.reject(err)
     }
-    const { stdout, stderr } = process
-    const protocolWrite = stdout.write
+    // Tools that console.log must not corrupt the protocol stream: stdout's writes go to
+    // stderr while serving.
+    const redirect = redirectStdout(stdio.streams)
     let ended = false
     const write = (bytes) => {
-      if (bytes && !ended) protocolWrite.call(stdout, bytes)
-    }
-    // Tools that console.log must not corrupt the protocol stream.
-    stdout.write = function redirected(...args) {
-      return stderr.write(...args)
+      if (bytes && !ended) redirect.protocolWrite(bytes)
     }
     // Ctrl-C or a polite kill ends serving the way end of input does (calls in flight finish),
     // unless the application listens for those signals itself.
@@ -814,7 +857,7 @@ class Server {
     })
     const restore = () => {
       ended = true
-      stdout.write = protocolWrite
+      redirect.restore()
       for (const signal of signals) process.off(signal, onSignal)
       this.#stdio.delete(serving)
     }

@@ -11,9 +11,10 @@ const fixture = join(import.meta.dirname, 'fixtures', 'stdio-server.cjs')
 
 /** Spawns the fixture; `portable` forces the portable paths (JavaScript streams, as on an OS
  * where the native pump cannot open stdin) with the engine's debug log on. */
-function start({ portable = false } = {}) {
+function start({ portable = false, logAfter = false } = {}) {
   const env = { ...process.env }
   delete env.TOOLWIRE_PORTABLE_IO
+  if (logAfter) env.STDIO_FIXTURE_LOG_AFTER = '1'
   if (portable) Object.assign(env, { TOOLWIRE_PORTABLE_IO: '1', TOOLWIRE_LOG: 'toolwire=debug' })
   const child = spawn(process.execPath, [fixture], { stdio: ['pipe', 'pipe', 'pipe'], env })
   let stdout = ''
@@ -94,6 +95,40 @@ test('console.log in a tool goes to stderr; stdout carries only protocol', async
   assert.match(server.stderr(), /noise from a tool/)
   assert.deepEqual(server.rest(), [])
 })
+
+test('serving pipes loads no stream module until stdout is used; console.log still goes to stderr', async () => {
+  const server = start()
+  await handshake(server)
+  server.send(call(1, 'streams-loaded'))
+  const loaded = (await server.json()).result.content[0].text
+  if (loaded !== 'false') server.child.kill()
+  assert.equal(loaded, 'false')
+  server.send(call(2, 'print'))
+  assert.equal((await server.json()).result.content[0].text, 'printed')
+  server.child.stdin.end()
+  await server.exited
+  assert.match(server.stderr(), /noise from a tool/)
+  assert.deepEqual(server.rest(), [])
+})
+
+for (const portable of [false, true]) {
+  for (const printed of [false, true]) {
+    test(`stdout is the application's again once serving has ended${printed ? ', after a tool logged' : ''}${portable ? ' (portable paths)' : ''}`, async () => {
+      const server = start({ portable, logAfter: true })
+      await handshake(server)
+      if (printed) {
+        server.send(call(1, 'print'))
+        assert.equal((await server.json()).result.content[0].text, 'printed')
+      }
+      server.child.stdin.end()
+      const [code] = await server.exited
+      assert.equal(code, 0)
+      assert.deepEqual(server.rest(), ['logged after serving'])
+      assert.equal(/noise from a tool/.test(server.stderr()), printed)
+      assert.doesNotMatch(server.stderr(), /logged after serving/)
+    })
+  }
+}
 
 for (const portable of [false, true]) {
   test(`bad lines get JSON-RPC errors and serving goes on; CRLF and split writes are fine${portable ? ' (portable paths)' : ''}`, async () => {

@@ -5,7 +5,7 @@
 // one replica of several behind a load balancer). The schemas are spelled out as JSON
 // Schema so that every language's demo lists exactly the same tools (see bindings-node's
 // README section for zod).
-import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { setTimeout as delay } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 
@@ -100,6 +100,10 @@ function codePoints(text) {
 }
 
 function addBenchTools(server) {
+  // node:fs by require, here: an ESM import of it anywhere in the demo made Node build its whole
+  // export list at start, which loads its stream and promise modules (a few ms of every start,
+  // bench tools or not).
+  const { readFileSync } = createRequire(import.meta.url)('node:fs')
   const bytes = object({ bytes: { type: 'integer', minimum: 0, maximum: MAX_BYTES } }, ['bytes'])
   server.tool('take_text', {
     description: 'Answers the length in characters of the text it is given.',
