@@ -327,9 +327,9 @@ function lifespanFailure(err) {
 
 /**
  * Sends `process.stdout`'s writes to stderr until `restore()`; `protocolWrite(bytes)` writes to
- * the real stdout. Unless `eager`, the stream is patched when first read, not now: Node makes
- * `process.stdout` on first use, and making it loads its stream modules (about 5 ms of a
- * start), which the engine's own stdio path never needs.
+ * the real stdout. Unless `eager`, a stream not made yet is patched when first read, not now:
+ * Node makes `process.stdout` on first use, and making it loads its stream modules (about 5 ms
+ * of a start), which the engine's own stdio path never needs.
  */
 function redirectStdout(eager) {
   const redirected = function redirected(...args) {
@@ -346,27 +346,37 @@ function redirectStdout(eager) {
     return s
   }
   const descriptor = Object.getOwnPropertyDescriptor(process, 'stdout')
-  // Node's own property is a configurable getter that makes the stream once; anything else
-  // (a test's replacement, an older Node) is patched now, as before.
-  const lazy = !eager && typeof descriptor?.get === 'function' && descriptor.configurable === true
+  // Only while Node's stream modules are not loaded can no one hold the stream yet (console
+  // keeps the one it first wrote to, code may keep a reference): making it loads them. Node's
+  // own property is a configurable getter that makes the stream once; anything else (a test's
+  // replacement, an older Node) is patched now, as before.
+  const streamsLoaded = !Array.isArray(process.moduleLoadList) || process.moduleLoadList.includes('NativeModule stream')
+  const lazy = !eager && !streamsLoaded && typeof descriptor?.get === 'function' && descriptor.configurable === true
+  let ours = null
   if (lazy) {
-    Object.defineProperty(process, 'stdout', {
+    ours = {
       ...descriptor,
       get() {
         Object.defineProperty(process, 'stdout', descriptor)
         return patch(descriptor.get.call(process))
       },
-    })
+    }
+    Object.defineProperty(process, 'stdout', ours)
   } else {
     patch(process.stdout)
   }
   return {
     protocolWrite(bytes) {
+      if (stream === null) patch(process.stdout)
       original.call(stream, bytes)
     },
     restore() {
-      if (stream !== null) stream.write = original
-      else if (lazy) Object.defineProperty(process, 'stdout', descriptor)
+      if (stream !== null) {
+        stream.write = original
+      } else if (ours !== null && Object.getOwnPropertyDescriptor(process, 'stdout')?.get === ours.get) {
+        // Still our getter (not replaced by the application meanwhile): Node's own again.
+        Object.defineProperty(process, 'stdout', descriptor)
+      }
     },
   }
 }

@@ -11,10 +11,11 @@ const fixture = join(import.meta.dirname, 'fixtures', 'stdio-server.cjs')
 
 /** Spawns the fixture; `portable` forces the portable paths (JavaScript streams, as on an OS
  * where the native pump cannot open stdin) with the engine's debug log on. */
-function start({ portable = false, logAfter = false } = {}) {
+function start({ portable = false, logAfter = false, holdStdout = false } = {}) {
   const env = { ...process.env }
   delete env.TOOLWIRE_PORTABLE_IO
   if (logAfter) env.STDIO_FIXTURE_LOG_AFTER = '1'
+  if (holdStdout) env.STDIO_FIXTURE_HOLD_STDOUT = '1'
   if (portable) Object.assign(env, { TOOLWIRE_PORTABLE_IO: '1', TOOLWIRE_LOG: 'toolwire=debug' })
   const child = spawn(process.execPath, [fixture], { stdio: ['pipe', 'pipe', 'pipe'], env })
   let stdout = ''
@@ -110,6 +111,22 @@ test('serving pipes loads no stream module until stdout is used; console.log sti
   assert.match(server.stderr(), /noise from a tool/)
   assert.deepEqual(server.rest(), [])
 })
+
+for (const portable of [false, true]) {
+  test(`a stdout held from before serving writes to stderr while serving${portable ? ' (portable paths)' : ''}`, async () => {
+    const server = start({ portable, holdStdout: true, logAfter: true })
+    await handshake(server)
+    server.send(call(1, 'print-held'))
+    const answer = await server.json()
+    if (answer.result?.content?.[0]?.text !== 'printed') server.child.kill()
+    assert.equal(answer.result.content[0].text, 'printed')
+    server.child.stdin.end()
+    const [code] = await server.exited
+    assert.equal(code, 0)
+    assert.match(server.stderr(), /noise through a held stdout/)
+    assert.deepEqual(server.rest(), ['logged after serving'])
+  })
+}
 
 for (const portable of [false, true]) {
   for (const printed of [false, true]) {

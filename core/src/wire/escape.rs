@@ -8,8 +8,8 @@
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `word` is `"`, `\` or below 0x20. May also flag a clean word
-/// (a borrow past a real match), never miss one: a flagged word is looked at byte by byte.
+/// Whether any byte of `word` is `"`, `\` or below 0x20: exact for the word (a borrow can
+/// only mark a byte above a real match, so a flagged word is then looked at byte by byte).
 #[inline]
 fn needs_escape(word: u64) -> bool {
     let has_zero = |v: u64| v.wrapping_sub(LOW_BITS) & !v & HIGH_BITS;
