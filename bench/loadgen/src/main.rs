@@ -70,6 +70,9 @@ pub struct Plan {
     /// `--payloads`: big payloads and validation cost (bench/payloads), with payloads of this
     /// many bytes.
     pub payloads: Option<u64>,
+    /// With `--payloads`: only the validation phases, after a whole unmeasured pass of them
+    /// (a JIT's compiling and the big payloads' garbage stay out of the figures).
+    pub validation_only: bool,
     pub command: Vec<String>,
 }
 
@@ -126,7 +129,9 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
                   with --payload-bytes payloads, one call at a time and 8 in flight (MB/s, calls/s,
                   server CPU per call), then validate_big against validate_small (the same
                   document; CPU per call, and whether a deeply invalid one is refused)
-  --payload-bytes N  --payloads with payloads of N bytes (default 1048576)";
+  --payload-bytes N  --payloads with payloads of N bytes (default 1048576)
+  --validation-only  with --payloads: validate_big against validate_small only, measured in a
+                  second pass of both (the first warms a JIT up)";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
@@ -152,6 +157,7 @@ fn parse_args() -> Result<Plan, String> {
         sleep_ceiling: false,
         multi_thread: false,
         payloads: None,
+        validation_only: false,
         command: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -183,6 +189,7 @@ fn parse_args() -> Result<Plan, String> {
             "--bare" => plan.bare = true,
             "--payloads" => plan.payloads = Some(plan.payloads.unwrap_or(1024 * 1024)),
             "--payload-bytes" => plan.payloads = Some(number("--payload-bytes")?),
+            "--validation-only" => plan.validation_only = true,
             "--calls-per-session" => plan.calls_per_session = number("--calls-per-session")?.max(1),
             "--" => {
                 plan.command = args.collect();
@@ -237,6 +244,9 @@ fn parse_args() -> Result<Plan, String> {
         && (plan.http || plan.soak.is_some() || plan.faults.is_some() || plan.cold_start.is_some())
     {
         return Err("--payloads goes with stdio only, alone".into());
+    }
+    if plan.validation_only && plan.payloads.is_none() {
+        return Err("--validation-only goes with --payloads".into());
     }
     if plan.multi_thread && !plan.sleep_ceiling {
         return Err("--multi-thread goes with --sleep-ceiling".into());
