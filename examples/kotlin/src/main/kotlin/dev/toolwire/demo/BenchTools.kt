@@ -4,7 +4,8 @@
 // - `give_structured {bytes}`: answers `{"items": [...]}` of `bytes / 64` items as structured
 //   content, checked against its output schema (the engine adds its JSON text as a text block);
 // - `validate_big`: the large input schema of bench/schemas/big.json; answers `lines=N`;
-// - `validate_small {text}`: a trivial schema (other properties allowed); answers `ok`.
+// - `validate_small {text}`: a trivial schema (other properties allowed); parses its arguments
+//   as `validate_big` does, answers `ok`.
 package dev.toolwire.demo
 
 import dev.toolwire.Server
@@ -114,5 +115,10 @@ fun addBenchTools(server: Server) {
             description = "A trivial schema; answers ok.",
             inputSchemaJson = """{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}""",
         ),
-    ) { _, _ -> ToolResult.Text("ok") }
+    ) { _, args ->
+        // Parsed as validate_big's are (a Kotlin handler gets its arguments as JSON text), so
+        // that the two tools' difference is the schema check, not the handler's parse.
+        arguments(args)
+        ToolResult.Text("ok")
+    }
 }
