@@ -15,7 +15,8 @@ const INSTRUCTIONS = 'Demo server: echo text, add two numbers, sleep with progre
 // Loaded at the first sleep, not at start: importing `node:timers/promises` costs a server that
 // never sleeps about 1.7 ms of its start (bench/cold-start-pairs, 60 rounds).
 const require = createRequire(import.meta.url)
-const delay = (ms, options) => require('node:timers/promises').setTimeout(ms, undefined, options)
+let timers
+const delay = (ms, options) => (timers ??= require('node:timers/promises')).setTimeout(ms, undefined, options)
 
 const object = (properties, required) => ({ type: 'object', properties, required, additionalProperties: false })
 

@@ -131,7 +131,7 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
                   document; CPU per call, and whether a deeply invalid one is refused)
   --payload-bytes N  --payloads with payloads of N bytes (default 1048576)
   --validation-only  with --payloads: validate_big against validate_small only, measured in a
-                  second pass of both (the first warms a JIT up)";
+                  second pass of both (the first warms a JIT up); --payload-bytes is unused";
 
 fn parse_args() -> Result<Plan, String> {
     let mut plan = Plan {
