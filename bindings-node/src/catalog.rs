@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use napi::bindgen_prelude::{FnArgs, FunctionRef, Unknown};
 use serde_json::Value;
 use toolwire::host::JsonCallback;
+use toolwire::wire::json_text;
 use toolwire::{Context, ToolError};
 
 use crate::context::CallHandle;
@@ -66,7 +67,7 @@ impl JsJsonHandler {
         // Held until the answer came: dropped, it forgets an answer that never will.
         let held = Token::new();
         let token = held.number();
-        let request = request.to_string();
+        let request = json_text(&request);
         let args = FnArgs::from((token, request, call));
         let returned = call_wrapper(&self.func, &self.remote, token, args).await;
         let json = match returned {

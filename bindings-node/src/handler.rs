@@ -14,6 +14,7 @@ use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, Status};
 use serde_json::Value;
+use toolwire::wire::json_text;
 use toolwire::{Context, ToolError, ToolHandler, ToolOutput};
 
 use crate::context::{self, CallHandle};
@@ -98,7 +99,7 @@ impl ToolHandler for JsToolHandler {
         // Dropped unfinished (a cancel, a deadline), it fires the handler's AbortSignal.
         let mut guard = CallHandle::register(ctx);
         let call = guard.id();
-        let arguments = arguments.to_string();
+        let arguments = json_text(&arguments);
         let returned = match js_thread::current_env() {
             Some(env) => js_thread::in_handle_scope(&env, || {
                 let func = self.func.borrow_back(&env)?;

@@ -24,6 +24,7 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use serde_json::Value;
 use toolwire::ErrorObject;
 use toolwire::middleware::{Middleware, Outcome, RequestInfo, Verdict};
+use toolwire::wire::json_text;
 
 use crate::js_thread;
 use crate::settle::{Remote, Returned, Token, call_wrapper};
@@ -65,7 +66,7 @@ impl Middleware for JsMiddleware {
         // Held until the verdict came: dropped, it forgets a verdict that never will.
         let held = Token::new();
         let verdict = match self
-            .start(held.number(), request.to_json().to_string())
+            .start(held.number(), json_text(&request.to_json()))
             .await
         {
             Ok(Returned::Ready(json)) => json,

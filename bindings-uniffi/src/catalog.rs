@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use toolwire::wire::json_text;
 use toolwire::{
     Completion, CompletionRequest, Prompt, PromptArgument, PromptMessage, PromptRequest,
     PromptResult, Resource, ResourceContents, ResourceRequest, ResourceTemplate, ToolError,
@@ -237,7 +238,7 @@ pub struct Round {
 impl Round {
     fn of(responses: &serde_json::Map<String, serde_json::Value>, state: Option<String>) -> Self {
         Round {
-            input_responses_json: serde_json::Value::Object(responses.clone()).to_string(),
+            input_responses_json: json_text(&serde_json::Value::Object(responses.clone())),
             request_state: state,
         }
     }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use toolwire::wire::json_text;
 use toolwire::{Context, RequestOptions};
 
 use crate::errors::{ToolwireError, invalid_json};
@@ -340,5 +341,5 @@ fn parse_params(json: &str) -> Result<Value, ToolwireError> {
 }
 
 fn answer(outcome: Result<Value, toolwire::Error>) -> Result<String, ToolwireError> {
-    outcome.map(|value| value.to_string()).map_err(Into::into)
+    outcome.map(|value| json_text(&value)).map_err(Into::into)
 }

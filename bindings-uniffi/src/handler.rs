@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use toolwire::wire::json_text;
 use toolwire::{Context, ToolError, ToolOutput};
 
 use crate::context::CallContext;
@@ -45,7 +46,7 @@ impl toolwire::ToolHandler for ForeignTool {
     async fn call(&self, context: Context, arguments: Value) -> Result<ToolOutput, ToolError> {
         let outcome = self
             .0
-            .call(CallContext::new(context), arguments.to_string())
+            .call(CallContext::new(context), json_text(&arguments))
             .await;
         into_output(outcome)
     }
@@ -57,7 +58,7 @@ pub(crate) struct BlockingTool(pub(crate) Arc<dyn BlockingToolHandler>);
 impl toolwire::ToolHandler for BlockingTool {
     async fn call(&self, context: Context, arguments: Value) -> Result<ToolOutput, ToolError> {
         let handler = self.0.clone();
-        let arguments = arguments.to_string();
+        let arguments = json_text(&arguments);
         let call =
             runtime().spawn_blocking(move || handler.call(CallContext::new(context), arguments));
         match call.await {

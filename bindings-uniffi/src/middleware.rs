@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolwire::middleware as engine;
+use toolwire::wire::json_text;
 use toolwire::{ErrorCode, ErrorObject};
 
 use crate::context::RequestId;
@@ -179,7 +180,7 @@ impl From<&engine::RequestInfo> for RequestInfo {
         RequestInfo {
             method: request.method.clone(),
             name: request.name.clone(),
-            arguments_json: request.arguments.as_ref().map(|a| a.to_string()),
+            arguments_json: request.arguments.as_ref().map(json_text),
             principal: request.principal.clone(),
             protocol_version: request.protocol_version.map(|v| v.as_str().to_owned()),
             request_id: RequestId::from(&request.request_id),

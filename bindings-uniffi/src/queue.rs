@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
+use toolwire::wire::json_text;
 use toolwire::{Context, ToolError, ToolOutput};
 
 use crate::result::ToolResult;
@@ -234,7 +235,7 @@ impl toolwire::ToolHandler for QueuedTool {
             PendingCall {
                 call_id,
                 tool_key: self.key,
-                arguments_json: arguments.to_string(),
+                arguments_json: json_text(&arguments),
             },
             reply,
             context,

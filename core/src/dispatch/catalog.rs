@@ -16,7 +16,7 @@ use super::paging::write_page;
 use super::responder::Responder;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::protocol::ProtocolVersion;
-use crate::wire::{ErrorCode, ErrorObject, RequestId};
+use crate::wire::{ErrorCode, ErrorObject, RequestId, json_text};
 
 pub(crate) fn handle(
     session: &Arc<SessionShared>,
@@ -174,7 +174,7 @@ fn answer_page<V>(
     // up front: a few kilobytes, grown as needed.
     responder.result_written(4096, |json| {
         write_page(json, items, params, page_size, list_key, |item, json| {
-            json.push_str(&render(item).to_string())
+            json.push_str(&json_text(&render(item)))
         })
     });
 }

@@ -5,7 +5,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::ProtocolVersion;
-use crate::wire::push_json_string;
+use crate::wire::{json_text, push_json_string};
 
 /// One content block of a tool result: text, image, audio, resource link or embedded resource.
 ///
@@ -252,7 +252,7 @@ impl ToolOutput {
                 ToolOutput::from_json(Value::Object(map))
             }
             object @ Value::Object(_) => Ok(ToolOutput::structured(object)),
-            other => Ok(ToolOutput::text(other.to_string())),
+            other => Ok(ToolOutput::text(json_text(&other))),
         }
     }
 
@@ -316,7 +316,10 @@ impl ToolOutput {
         if self.content.is_empty()
             && let Some(structured) = &self.structured
         {
-            let text = structured.to_string();
+            let text = json_text(structured);
+            // Room for the escaped text block (a quote takes two bytes) and `structuredContent`
+            // at once, instead of doubling up to them (a megabyte's copies).
+            out.reserve(text.len() * 5 / 2 + 64);
             write_text_block(out, &text);
             rendered = Some(text);
         } else {
@@ -423,7 +426,7 @@ impl Serialize for ContentFor<'_> {
         if output.content.is_empty()
             && let Some(structured) = &output.structured
         {
-            return [Content::text(structured.to_string())].serialize(serializer);
+            return [Content::text(json_text(structured))].serialize(serializer);
         }
         serializer.collect_seq(
             output

@@ -13,6 +13,7 @@ use crate::limiter::Limiter;
 use crate::metrics::{Metrics, Series};
 use crate::protocol::tool::valid_tool_name;
 use crate::protocol::{ProtocolVersion, Tool};
+use crate::wire::json_text;
 use crate::{Error, ToolHandler};
 pub(crate) use schema::{CompiledSchema, describe_violations};
 pub use schema::{Violation, invalid_arguments_text, invalid_prompt_arguments_text};
@@ -36,7 +37,7 @@ pub(crate) struct RegisteredTool {
 impl RegisteredTool {
     /// This tool's `tools/list` entry (compact JSON) for `version`.
     pub(crate) fn listing(&self, version: ProtocolVersion) -> &str {
-        self.listing[version.index()].get_or_init(|| self.def.to_json(version).to_string())
+        self.listing[version.index()].get_or_init(|| json_text(&self.def.to_json(version)))
     }
 }
 
@@ -149,7 +150,7 @@ impl ToolRegistry {
         tool: &str,
         which: &'static str,
     ) -> Result<Arc<CompiledSchema>, Error> {
-        let text = schema.to_string();
+        let text = json_text(schema);
         let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(compiled) = cache.by_text.get(&text).and_then(Weak::upgrade) {
             return Ok(compiled);

@@ -9,6 +9,7 @@ mod id;
 mod limits;
 mod message;
 mod outbound;
+mod text;
 
 pub use codes::{ErrorCode, ErrorObject};
 pub(crate) use escape::push_json_string;
@@ -19,3 +20,4 @@ pub(crate) use message::{Parsed, PlainCall, parse_inbound};
 pub(crate) use outbound::{
     error_frame, notification_frame, request_frame, result_frame, result_frame_with,
 };
+pub use text::json_text;
