@@ -1,10 +1,12 @@
 //! In-process dispatch through the session entry point: parse → route → validate → handler →
-//! serialise, for `tools/call echo`, `tools/list` with 100 tools, `ping`, and the parser alone.
-//! Run: `cargo bench -p toolwire --bench dispatch`.
+//! serialise, for `tools/call echo`, `tools/list` with 100 tools, `ping`, and the parser alone;
+//! and a value's JSON text both ways (`json_text` against `Display`).
+//! Run: `cargo bench -p toolwire --bench dispatch` (`-- "JSON text"` for the last alone).
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
 use std::hint::black_box;
-use toolwire::wire::{Limits, parse_frame};
+use toolwire::wire::{Limits, json_text, parse_frame};
 use toolwire::{Outbound, Server, ServerOptions, Session};
 
 fn connect(rt: &tokio::runtime::Runtime, server: &Server) -> (Session, Outbound) {
@@ -79,5 +81,22 @@ fn dispatch(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, dispatch);
+/// A call's arguments, and the bench tools' `give_structured` answer for 1 MiB (16,384 items).
+fn json_texts(c: &mut Criterion) {
+    let arguments = json!({"city": "Paris", "days": 3, "units": "metric"});
+    let items: Vec<Value> = (0..16_384u64)
+        .map(|n| json!({"id": n, "name": format!("item-{n:06}"), "tags": ["alpha", "beta", "gamma"]}))
+        .collect();
+    let structured = json!({ "items": items });
+    for (what, value) in [("arguments", &arguments), ("1 MiB structured", &structured)] {
+        c.bench_function(&format!("JSON text of {what}: json_text"), |b| {
+            b.iter(|| black_box(json_text(black_box(value))))
+        });
+        c.bench_function(&format!("JSON text of {what}: Display"), |b| {
+            b.iter(|| black_box(black_box(value).to_string()))
+        });
+    }
+}
+
+criterion_group!(benches, dispatch, json_texts);
 criterion_main!(benches);
