@@ -86,7 +86,7 @@ impl Middleware for JsMiddleware {
         let mut heard = outcome.to_json();
         heard["elapsedMs"] = serde_json::json!(elapsed.as_secs_f64() * 1000.0);
         heard["sequence"] = serde_json::json!(request.sequence);
-        let heard = heard.to_string();
+        let heard = json_text(&heard);
         if let Some(env) = js_thread::current_env() {
             // Quick: the wrapper only hands the outcome to the middleware's `next()`.
             let called = js_thread::in_handle_scope(&env, || {

@@ -181,13 +181,13 @@ impl CallContext {
 
     /// The capabilities the client declared, as JSON text (`null` before `initialize`).
     pub fn client_capabilities_json(&self) -> String {
-        self.context.client_capabilities().to_string()
+        json_text(self.context.client_capabilities())
     }
 
     /// 2026-07-28 MRTR: JSON text of the client's answers to an earlier round's questions, by
     /// key (`{}` in a first round or a legacy session).
     pub fn input_responses_json(&self) -> String {
-        Value::Object(self.context.input_responses().clone()).to_string()
+        json_text(&Value::Object(self.context.input_responses().clone()))
     }
 
     /// 2026-07-28 MRTR: the state this tool returned with its last `InputRequired`, verified
@@ -311,7 +311,7 @@ impl CallContext {
         let options = request_options(timeout_ms);
         let answers =
             on_runtime(async move { context.ask_all(questions, options).await }).await??;
-        Ok(answers.iter().map(Value::to_string).collect())
+        Ok(answers.iter().map(json_text).collect())
     }
 
     /// Sends any request to the client and returns its result as JSON text. `timeout_ms`

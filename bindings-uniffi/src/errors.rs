@@ -4,6 +4,7 @@
 //! `detail` (not `message`, which Kotlin's `Throwable` owns).
 
 use serde_json::Value;
+use toolwire::wire::json_text;
 use toolwire::{Error, ToolError};
 
 /// Everything the engine's API can fail with, in one flat enum.
@@ -132,7 +133,7 @@ impl From<Error> for ToolwireError {
             Error::Peer(error) => ToolwireError::Client {
                 code: i64::from(error.code.0),
                 detail: error.message.to_string(),
-                data_json: error.data.as_ref().map(|data| data.to_string()),
+                data_json: error.data.as_ref().map(json_text),
             },
             Error::Transport(_) | Error::NoRuntime(_) => ToolwireError::Transport { detail },
             Error::InvalidArgument(_) => ToolwireError::InvalidArgument { detail },

@@ -317,9 +317,10 @@ impl ToolOutput {
             && let Some(structured) = &self.structured
         {
             let text = json_text(structured);
-            // Room for the escaped text block (a quote takes two bytes) and `structuredContent`
-            // at once, instead of doubling up to them (a megabyte's copies).
-            out.reserve(text.len() * 5 / 2 + 64);
+            // Room for the escaped text block (a quote takes two bytes) and, when shown,
+            // `structuredContent` at once, instead of doubling up to them (a megabyte's copies).
+            let halves = if shows_structured { 5 } else { 3 };
+            out.reserve((text.len() / 2).saturating_mul(halves).saturating_add(64));
             write_text_block(out, &text);
             rendered = Some(text);
         } else {

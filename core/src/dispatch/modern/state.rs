@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::Error;
-use crate::wire::ErrorObject;
+use crate::wire::{ErrorObject, json_text, push_json_string};
 
 const PREFIX: &str = "tw1.";
 const NONCE_LEN: usize = 24;
@@ -272,7 +272,7 @@ pub(crate) fn canonical_json(value: &Value) -> String {
                     if i > 0 {
                         out.push(',');
                     }
-                    out.push_str(&Value::from(key.as_str()).to_string());
+                    push_json_string(out, key);
                     out.push(':');
                     write(&map[key], out);
                 }
@@ -288,7 +288,7 @@ pub(crate) fn canonical_json(value: &Value) -> String {
                 }
                 out.push(']');
             }
-            other => out.push_str(&other.to_string()),
+            other => out.push_str(&json_text(other)),
         }
     }
     let mut out = String::new();
