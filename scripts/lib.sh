@@ -1,0 +1,12 @@
+# scripts/lib.sh — what the repository's shell scripts share. Source it: . "$root/scripts/lib.sh"
+
+# mvn_quiet ARGS...: Maven in batch mode, quiet, its output on stdout with the stray colour
+# resets Maven 3.8 prints even in batch mode stripped. Its stdin is closed: a script that is a
+# server's stdin (examples/run-demo) must not let Maven read what a client piped in.
+mvn_quiet() { mvn -q -B "$@" </dev/null 2>&1 | sed 's/\x1b\[[0-9;]*m//g'; }
+
+# free_gib: the GiB free on the file system of the current folder, one decimal.
+free_gib() { df -P -k . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
+
+# free_under GIB: true when under GIB GiB are free here.
+free_under() { awk -v free="$(free_gib)" -v limit="$1" 'BEGIN { exit !(free < limit) }'; }
