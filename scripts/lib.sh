@@ -10,3 +10,9 @@ free_gib() { df -P -k . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
 
 # free_under GIB: true when under GIB GiB are free here.
 free_under() { awk -v free="$(free_gib)" -v limit="$1" 'BEGIN { exit !(free < limit) }'; }
+
+# build_rust_bins: the Rust demo and the load generator, in release, in one cargo run. Every
+# script builds them this way: built alone, each would resolve its dependencies' features (tokio's
+# `signal`, `process`) apart from the other's and have them compiled again.
+toolwire_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_rust_bins() { (cd "$toolwire_root" && cargo build --release --quiet -p toolwire-demo -p toolwire-loadgen); }
