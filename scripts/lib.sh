@@ -15,4 +15,4 @@ free_under() { awk -v free="$(free_gib)" -v limit="$1" 'BEGIN { exit !(free < li
 # script builds them this way: built alone, each would resolve its dependencies' features (tokio's
 # `signal`, `process`) apart from the other's and have them compiled again.
 toolwire_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build_rust_bins() { (cd "$toolwire_root" && cargo build --release --quiet -p toolwire-demo -p toolwire-loadgen); }
+build_rust_bins() { (cd "$toolwire_root" && cargo build --release --quiet --locked -p toolwire-demo -p toolwire-loadgen); }
