@@ -14,5 +14,18 @@ free_under() { awk -v free="$(free_gib)" -v limit="$1" 'BEGIN { exit !(free < li
 # build_rust_bins: the Rust demo and the load generator, in release, in one cargo run. Every
 # script builds them this way: built alone, each would resolve its dependencies' features (tokio's
 # `signal`, `process`) apart from the other's and have them compiled again.
+# TOOLWIRE_RUST_BIN_DIR=DIR: both are built already in DIR (scripts/test-all: the debug build its
+# Rust tests made, as the tests check behaviour, not speed); build_rust_bins only checks they are
+# there, and the scripts run them from $rust_bin_dir.
 toolwire_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build_rust_bins() { (cd "$toolwire_root" && cargo build --release --quiet --locked -p toolwire-demo -p toolwire-loadgen); }
+rust_bin_dir="${TOOLWIRE_RUST_BIN_DIR:-$toolwire_root/target/release}"
+build_rust_bins() {
+  if [[ -n "${TOOLWIRE_RUST_BIN_DIR:-}" ]]; then
+    local bin
+    for bin in toolwire-demo toolwire-loadgen; do
+      [[ -x "$rust_bin_dir/$bin" ]] || { echo "TOOLWIRE_RUST_BIN_DIR: $rust_bin_dir has no $bin" >&2; return 1; }
+    done
+    return 0
+  fi
+  (cd "$toolwire_root" && cargo build --release --quiet --locked -p toolwire-demo -p toolwire-loadgen)
+}

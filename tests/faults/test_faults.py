@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tests" / "interop" / "python"))
 from logwatch import LogWatch  # noqa: E402
 
 RUN_DEMO = ROOT / "examples" / "run-demo"
-LOADGEN = ROOT / "target" / "release" / "toolwire-loadgen"
+# A release build, or the one in TOOLWIRE_RUST_BIN_DIR (scripts/lib.sh; scripts/test-all: its debug build).
+LOADGEN = Path(os.environ.get("TOOLWIRE_RUST_BIN_DIR") or ROOT / "target" / "release") / "toolwire-loadgen"
 LANG = os.environ.get("TOOLWIRE_DEMO_LANG", "rust")
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 INIT = {

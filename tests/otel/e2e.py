@@ -14,6 +14,7 @@ Usage: python3 tests/otel/e2e.py   (exit 0 when every check passes)
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -24,6 +25,8 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# A release build, or the one in TOOLWIRE_RUST_BIN_DIR (scripts/lib.sh; scripts/test-all: its debug build).
+DEMO = Path(os.environ.get("TOOLWIRE_RUST_BIN_DIR") or ROOT / "target/release") / "toolwire-demo"
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 META_PARENT = "b7ad6b7169203331"
 HEADER_PARENT = "00f067aa0ba902b7"
@@ -93,7 +96,7 @@ def main() -> None:
         )
         try:
             demo, listening = started(
-                [str(ROOT / "target/release/toolwire-demo"), "--http", "0", "--otlp", where.group(1)],
+                [str(DEMO), "--http", "0", "--otlp", where.group(1)],
                 r"listening on (http://\S+/mcp)",
                 "the demo",
             )
