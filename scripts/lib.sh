@@ -23,7 +23,7 @@ build_rust_bins() {
   if [[ -n "${TOOLWIRE_RUST_BIN_DIR:-}" ]]; then
     local bin
     for bin in toolwire-demo toolwire-loadgen; do
-      [[ -x "$rust_bin_dir/$bin" ]] || { echo "TOOLWIRE_RUST_BIN_DIR: $rust_bin_dir has no $bin" >&2; return 1; }
+      [[ -x "$TOOLWIRE_RUST_BIN_DIR/$bin" ]] || { echo "TOOLWIRE_RUST_BIN_DIR: $TOOLWIRE_RUST_BIN_DIR has no $bin" >&2; return 1; }
     done
     return 0
   fi
