@@ -164,6 +164,29 @@ pub(crate) fn unsupported_version(requested: &Value) -> ErrorObject {
     .with_data(json!({"supported": supported, "requested": requested}))
 }
 
+/// `-32022` for an `initialize` this connection will not serve: the server speaks 2026-07-28 only,
+/// or an earlier request on the connection chose 2026-07-28. Says which, and what to do.
+pub(crate) fn initialize_refused(requested: &Value, modern_only: bool) -> ErrorObject {
+    let supported = supported_versions();
+    let why = if modern_only {
+        format!(
+            "this server speaks only {}, per request, with no initialize",
+            supported.join(", ")
+        )
+    } else {
+        format!(
+            "this connection already speaks {}, chosen by an earlier request on it; \
+             initialize (2024-11-05 to 2025-11-25) needs a connection of its own",
+            supported.join(", ")
+        )
+    };
+    ErrorObject::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("initialize refused: {why}"),
+    )
+    .with_data(json!({"supported": supported, "requested": requested}))
+}
+
 /// `-32021`: the request needs a capability the client did not declare on it.
 pub(crate) fn missing_capability(required: Value, why: &str) -> ErrorObject {
     ErrorObject::new(
@@ -219,6 +242,24 @@ mod tests {
         assert_eq!(ok.log_level, Some(LogLevel::Warning));
         assert!(ok.client_info.is_none(), "clientInfo is optional");
         assert!(ok.trace.traceparent.is_some());
+    }
+
+    #[test]
+    fn a_refused_initialize_says_why() {
+        let locked = initialize_refused(&json!("2025-11-25"), false);
+        assert!(
+            locked.message.contains("chosen by an earlier request"),
+            "{}",
+            locked.message
+        );
+        assert_eq!(locked.data.expect("data")["requested"], "2025-11-25");
+        let only = initialize_refused(&json!("2024-11-05"), true);
+        assert!(
+            only.message.contains("speaks only 2026-07-28"),
+            "{}",
+            only.message
+        );
+        assert_eq!(only.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
     }
 
     #[test]

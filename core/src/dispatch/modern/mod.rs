@@ -21,8 +21,8 @@ use serde_json::{Map, Value, json};
 
 pub use envelope::TraceContext;
 pub(crate) use envelope::{
-    Envelope, claims_modern, meta_claims_modern, missing_capability, read_envelope,
-    unsupported_version,
+    Envelope, claims_modern, initialize_refused, meta_claims_modern, missing_capability,
+    read_envelope, unsupported_version,
 };
 #[cfg(feature = "http")]
 pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys};
@@ -177,17 +177,15 @@ impl SessionShared {
     /// which then sets it (stdio and every duplex transport: one era per connection).
     pub(crate) fn era_for(&self, method: &str, params: Option<&Value>) -> EraChoice {
         let claims = claims_modern(params);
-        let refuse_initialize = || {
-            let requested = params
-                .and_then(|p| p.get("protocolVersion"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            EraChoice::Refuse(unsupported_version(&requested))
-        };
+        let modern_only = self.server.options.modern_only;
         // A modern-only server has no legacy era at all, whatever the transport assumed.
-        if self.modern.load(Ordering::Acquire) || self.server.options.modern_only {
+        if self.modern.load(Ordering::Acquire) || modern_only {
             if method == "initialize" && !claims {
-                return refuse_initialize();
+                let requested = params
+                    .and_then(|p| p.get("protocolVersion"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                return EraChoice::Refuse(initialize_refused(&requested, modern_only));
             }
             return EraChoice::Modern;
         }
@@ -202,7 +200,8 @@ impl SessionShared {
             };
         }
         // Undecided: a modern claim is served modern, and locks the connection once its
-        // envelope reads (a failed probe leaves the client free to fall back to initialize).
+        // envelope reads, but for server/discover (see handle_modern): a failed or unanswered
+        // probe leaves the client free to fall back to initialize.
         if claims {
             EraChoice::Modern
         } else {
@@ -221,7 +220,12 @@ impl SessionShared {
             Ok(envelope) => Arc::new(envelope),
             Err(error) => return responder.error(error),
         };
-        self.modern.store(true, Ordering::Release);
+        // server/discover creates no state, so it does not decide the connection's era: a client
+        // that probes and falls back to initialize when the answer is late (the AI SDK waits 1 s)
+        // gets a handshake-era session. Any other request with a valid envelope does decide it.
+        if name != Method::ServerDiscover.name() {
+            self.modern.store(true, Ordering::Release);
+        }
         let Some(method) = Method::parse(name).filter(|m| m.is_modern()) else {
             return responder.error(ErrorObject::method_not_found(name));
         };
