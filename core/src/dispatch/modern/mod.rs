@@ -22,10 +22,10 @@ use serde_json::{Map, Value, json};
 pub use envelope::TraceContext;
 pub(crate) use envelope::{
     Envelope, claims_modern, initialize_refused, meta_claims_modern, missing_capability,
-    read_envelope, unsupported_version,
+    read_envelope,
 };
 #[cfg(feature = "http")]
-pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys};
+pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys, unsupported_version};
 pub use input::InputRequired;
 pub(crate) use input::{Round, Signal, check_response_shape, keep_declared};
 pub(crate) use listen::Listeners;
