@@ -18,6 +18,15 @@ free_under() { awk -v free="$(free_gib)" -v limit="$1" 'BEGIN { exit !(free < li
 # Rust tests made, as the tests check behaviour, not speed); build_rust_bins only checks they are
 # there, and the scripts run them from $rust_bin_dir.
 toolwire_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# While scripts/test-all runs, it also names the folder in target/test-all/rust-bin-dir, with its
+# process id: the MCP clients the tests start servers through pass only a few environment
+# variables on to them (the SDKs' stdio transports), and examples/run-demo must find it anyway.
+if [[ -z "${TOOLWIRE_RUST_BIN_DIR:-}" && -f "$toolwire_root/target/test-all/rust-bin-dir" ]]; then
+  read -r test_all_pid test_all_bins <"$toolwire_root/target/test-all/rust-bin-dir" || true
+  if [[ -n "${test_all_bins:-}" ]] && kill -0 "${test_all_pid:-0}" 2>/dev/null; then
+    export TOOLWIRE_RUST_BIN_DIR="$test_all_bins"
+  fi
+fi
 rust_bin_dir="${TOOLWIRE_RUST_BIN_DIR:-$toolwire_root/target/release}"
 build_rust_bins() {
   if [[ -n "${TOOLWIRE_RUST_BIN_DIR:-}" ]]; then

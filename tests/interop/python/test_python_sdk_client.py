@@ -28,7 +28,7 @@ def demo(log: ServerLog) -> StdioServerParameters:
     return StdioServerParameters(
         command="bash",
         args=["-c", f'exec "{RUN_DEMO}" {LANG} 2>"{log.path}"'],
-        env={"TOOLWIRE_LOG": "toolwire=debug"},
+        env={**os.environ, "TOOLWIRE_LOG": "toolwire=debug"},
     )
 
 
