@@ -103,8 +103,12 @@ fn missing(what: &str) -> ErrorObject {
 }
 
 /// The whole ladder: required keys (`-32602`), a version we speak (`-32022`), well-formed
-/// capabilities, client info and log level (`-32602`).
-pub(crate) fn read_envelope(params: Option<&Value>) -> Result<Envelope, ErrorObject> {
+/// capabilities, client info and log level (`-32602`). `modern_only`: the server serves no
+/// `initialize` (what the `-32022` says it speaks).
+pub(crate) fn read_envelope(
+    params: Option<&Value>,
+    modern_only: bool,
+) -> Result<Envelope, ErrorObject> {
     check_required_keys(params)?;
     let empty = Map::new();
     let meta = meta_of(params).unwrap_or(&empty);
@@ -113,7 +117,7 @@ pub(crate) fn read_envelope(params: Option<&Value>) -> Result<Envelope, ErrorObj
         .as_str()
         .and_then(ProtocolVersion::parse)
         .filter(|v| v.is_stateless())
-        .ok_or_else(|| unsupported_version(requested))?;
+        .ok_or_else(|| unsupported_version(requested, modern_only))?;
     let client_capabilities = match meta.get(CLIENT_CAPABILITIES_KEY) {
         Some(caps @ Value::Object(_)) => caps.clone(),
         _ => {
@@ -150,14 +154,19 @@ pub(crate) fn read_envelope(params: Option<&Value>) -> Result<Envelope, ErrorObj
     })
 }
 
-/// `-32022`, naming what we speak and echoing what was asked.
-pub(crate) fn unsupported_version(requested: &Value) -> ErrorObject {
+/// `-32022`, naming what we speak and echoing what was asked. A `modern_only` server serves no
+/// `initialize`, so the message offers it only when the server does.
+pub(crate) fn unsupported_version(requested: &Value, modern_only: bool) -> ErrorObject {
     let supported = supported_versions();
+    let handshake = if modern_only {
+        ""
+    } else {
+        " (and 2024-11-05 to 2025-11-25 through initialize)"
+    };
     ErrorObject::new(
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
         format!(
-            "Unsupported protocol version {requested}; this server speaks {} per request \
-             (and 2024-11-05 to 2025-11-25 through initialize)",
+            "Unsupported protocol version {requested}; this server speaks {} per request{handshake}",
             supported.join(", ")
         ),
     )
@@ -206,7 +215,7 @@ mod tests {
 
     #[test]
     fn the_ladder_refuses_in_order() {
-        let code = |p: Option<Value>| read_envelope(p.as_ref()).err().map(|e| e.code.0);
+        let code = |p: Option<Value>| read_envelope(p.as_ref(), false).err().map(|e| e.code.0);
         assert_eq!(code(None), Some(-32602));
         assert_eq!(code(Some(json!({}))), Some(-32602));
         assert_eq!(
@@ -232,12 +241,15 @@ mod tests {
             ))),
             Some(-32602)
         );
-        let ok = read_envelope(Some(&params(json!({
-            PROTOCOL_VERSION_KEY: "2026-07-28",
-            CLIENT_CAPABILITIES_KEY: {"sampling": {}},
-            LOG_LEVEL_KEY: "warning",
-            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-        }))))
+        let ok = read_envelope(
+            Some(&params(json!({
+                PROTOCOL_VERSION_KEY: "2026-07-28",
+                CLIENT_CAPABILITIES_KEY: {"sampling": {}},
+                LOG_LEVEL_KEY: "warning",
+                "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+            }))),
+            false,
+        )
         .expect("valid");
         assert_eq!(ok.log_level, Some(LogLevel::Warning));
         assert!(ok.client_info.is_none(), "clientInfo is optional");
@@ -264,9 +276,17 @@ mod tests {
 
     #[test]
     fn unsupported_version_data_names_both_sides() {
-        let error = unsupported_version(&json!("2099-01-01"));
+        let error = unsupported_version(&json!("2099-01-01"), false);
+        assert!(
+            error.message.contains("through initialize"),
+            "{}",
+            error.message
+        );
         let data = error.data.expect("data");
         assert_eq!(data["requested"], "2099-01-01");
         assert_eq!(data["supported"], json!(["2026-07-28"]));
+        // A server that serves no initialize does not offer it.
+        let only = unsupported_version(&json!("2099-01-01"), true);
+        assert!(!only.message.contains("initialize"), "{}", only.message);
     }
 }

@@ -216,7 +216,7 @@ impl SessionShared {
         name: &str,
         params: Option<Value>,
     ) {
-        let envelope = match read_envelope(params.as_ref()) {
+        let envelope = match read_envelope(params.as_ref(), self.server.options.modern_only) {
             Ok(envelope) => Arc::new(envelope),
             Err(error) => return responder.error(error),
         };

@@ -250,7 +250,10 @@ pub(super) async fn post(
         && crate::protocol::ProtocolVersion::parse(text).is_none()
         && !crate::dispatch::modern::claims_modern(params.as_ref())
     {
-        return error_reply(Some(&id), &unsupported_version(&Value::from(text)));
+        return error_reply(
+            Some(&id),
+            &unsupported_version(&Value::from(text), server.options().modern_only),
+        );
     }
     if let Err(error) = check_required_keys(params.as_ref()) {
         return error_reply(Some(&id), &error);
