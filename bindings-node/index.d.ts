@@ -269,8 +269,9 @@ export interface Connection {
 export type ResourceValue =
   | string
   | Uint8Array
-  | { text: string; mimeType?: string; _meta?: Record<string, unknown> }
-  | { blob: string | Uint8Array; mimeType?: string; _meta?: Record<string, unknown> }
+  | ArrayBuffer
+  | { text: string; uri?: string; mimeType?: string; _meta?: Record<string, unknown> }
+  | { blob: string | Uint8Array | ArrayBuffer; uri?: string; mimeType?: string; _meta?: Record<string, unknown> }
 export type ResourceHandler = (
   uri: string,
   variables: Record<string, string>,

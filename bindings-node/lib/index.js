@@ -601,10 +601,10 @@ class Server {
     for (const key of ['title', 'description', 'mimeType', 'annotations', '_meta']) {
       if (config[key] !== undefined) definition[key] = config[key]
     }
-    const wrapper = jsonWrapper(this.#afterLifespan((request, call) => handler(request.uri, request.variables, this.#requestContext(request, call))), (value, request) =>
+    const wrapper = jsonWrapper(this.#afterLifespan((request, call) => handler(request.uri, request.variables, this.#requestContext(request, call))), (value) =>
       value instanceof InputRequired
         ? { inputRequired: value.toJSON() }
-        : { contents: resourceContents(request.uri, value, config.mimeType) },
+        : { returned: returned(value) },
     )
     const failed = this.#native.addResource(JSON.stringify(definition), template, wrapper)
     if (failed) throw fromNative(failed)
@@ -657,7 +657,7 @@ class Server {
     const failed = this.#native.addPrompt(
       JSON.stringify(definition),
       jsonWrapper(this.#afterLifespan(args.parse === null ? render : parsing), (value) =>
-        value instanceof InputRequired ? { inputRequired: value.toJSON() } : promptResult(value),
+        value instanceof InputRequired ? { inputRequired: value.toJSON() } : { returned: returned(value) },
       ),
     )
     if (failed) throw fromNative(failed)
@@ -1393,37 +1393,27 @@ function jsonWrapper(handler, shape) {
   }
 }
 
-function resourceContents(uri, value, mimeType) {
-  const items = Array.isArray(value) ? value : [value]
-  return items.map((item) => {
-    let entry
-    if (typeof item === 'string') entry = { uri, text: item }
-    else if (item instanceof Uint8Array || item instanceof ArrayBuffer) entry = { uri, blob: base64(item instanceof ArrayBuffer ? new Uint8Array(item) : item) }
-    else if (item && typeof item === 'object' && ('text' in item || 'blob' in item)) {
-      entry = { uri, ...item }
-      if (entry.blob !== undefined) entry.blob = base64(entry.blob)
-    } else throw new TypeError(`a resource handler returned ${typeof item}; return a string, bytes or { text | blob }`)
-    if (mimeType !== undefined && entry.mimeType === undefined) entry.mimeType = mimeType
-    return entry
-  })
+/**
+ * A resource or prompt handler's return value as the JSON the engine reads by its one rule
+ * (core's `ResourceContents::from_returned` and `PromptResult::from_returned`, the same in every
+ * language): only what JSON cannot say is converted here. Bytes (`Uint8Array`, `Buffer`,
+ * `ArrayBuffer`) become `{ blob: base64 }` (as a `blob` value, its base64); lists and messages
+ * are looked into; `undefined` is nothing.
+ */
+function returned(value) {
+  if (value === undefined) return null
+  if (Array.isArray(value)) return value.map(returned)
+  if (isBytes(value)) return { blob: base64(value) }
+  if (value !== null && typeof value === 'object') {
+    const converted = { ...value }
+    if (isBytes(converted.blob)) converted.blob = base64(converted.blob)
+    if (Array.isArray(converted.messages)) converted.messages = converted.messages.map(returned)
+    return converted
+  }
+  return value
 }
 
-function promptMessage(item) {
-  if (typeof item === 'string') return { role: 'user', content: { type: 'text', text: item } }
-  if (item && typeof item === 'object' && 'role' in item) {
-    const content = typeof item.content === 'string' ? { type: 'text', text: item.content } : item.content
-    return { role: item.role, content }
-  }
-  if (item && typeof item === 'object' && 'type' in item) return { role: 'user', content: item }
-  throw new TypeError(`a prompt message cannot be ${typeof item}`)
-}
-
-function promptResult(value) {
-  if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray(value.messages)) {
-    return { ...value, messages: value.messages.map(promptMessage) }
-  }
-  return { messages: (Array.isArray(value) ? value : [value]).map(promptMessage) }
-}
+const isBytes = (value) => value instanceof Uint8Array || value instanceof ArrayBuffer
 
 /** The engine's own log levels (not the client-facing `ctx.log` ones), most severe first. */
 const ENGINE_LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace']

@@ -60,6 +60,44 @@ test('lists and reads resources, sync and async, text and blob', async () => {
   assert.equal(notes.text, 'notes of monday at memo://notes/monday')
 })
 
+test('returned values are read by the rule every language shares', async () => {
+  // Core's from_returned rules (the same in Python): bytes anywhere a blob can be, the
+  // registered MIME type as the default, and a value that says nothing refused saying what to return.
+  const server = new Server({ name: 'returns', version: '1' })
+    .resource('memo://mixed', { mimeType: 'text/plain' }, () => [
+      'one',
+      new Uint8Array([0, 1]),
+      { blob: new Uint8Array([2]).buffer, mime_type: 'a/b' },
+      { text: 't', uri: 'memo://x' },
+    ])
+    .resource('memo://number', {}, () => 42)
+    .prompt('described', {}, () => ({ description: 'd', messages: ['hi', { role: 'assistant', content: image('AAAA', 'image/png') }] }))
+    .prompt('nothing', {}, () => undefined)
+  const client = new Client(server)
+  await client.initialize()
+  const contents = (await request(client, 1, 'resources/read', { uri: 'memo://mixed' })).result.contents
+  assert.deepEqual(contents, [
+    { uri: 'memo://mixed', mimeType: 'text/plain', text: 'one' },
+    { uri: 'memo://mixed', mimeType: 'text/plain', blob: Buffer.from([0, 1]).toString('base64') },
+    { uri: 'memo://mixed', mimeType: 'a/b', blob: Buffer.from([2]).toString('base64') },
+    { uri: 'memo://x', mimeType: 'text/plain', text: 't' },
+  ])
+  const number = (await request(client, 2, 'resources/read', { uri: 'memo://number' })).error
+  assert.equal(number.code, -32603)
+  assert.match(number.message, /a resource handler returned a number; return text, bytes/)
+  const got = (await request(client, 3, 'prompts/get', { name: 'described' })).result
+  assert.deepEqual(got, {
+    description: 'd',
+    messages: [
+      { role: 'user', content: { type: 'text', text: 'hi' } },
+      { role: 'assistant', content: { type: 'image', data: 'AAAA', mimeType: 'image/png' } },
+    ],
+  })
+  const nothing = (await request(client, 4, 'prompts/get', { name: 'nothing' })).error
+  assert.equal(nothing.code, -32603)
+  assert.match(nothing.message, /a prompt message cannot be nothing \(null\)/)
+})
+
 test('missing and failing resources get -32002 and -32603', async () => {
   const client = new Client(catalogServer())
   await client.initialize()

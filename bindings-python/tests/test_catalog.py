@@ -90,6 +90,50 @@ def test_missing_and_failing_resources(client_for) -> None:
     assert request(client, 4, "resources/read", {})["error"]["code"] == -32602
 
 
+def test_returned_values_are_read_by_the_rule_every_language_shares(client_for) -> None:
+    """Core's `from_returned` rules (the same in Node): bytes anywhere a blob can be, the
+    registered MIME type as the default, and a value that says nothing refused saying what to
+    return."""
+    server = Server("returns")
+
+    @server.resource("memo://mixed", mime_type="text/plain")
+    def mixed() -> list:
+        return ["one", b"\x00\x01", {"blob": bytearray(b"\x02"), "mime_type": "a/b"}, {"text": "t", "uri": "memo://x"}]
+
+    @server.resource("memo://number")
+    def number() -> int:
+        return 42
+
+    @server.prompt()
+    def described() -> dict:
+        return {"description": "d", "messages": ["hi", {"role": "assistant", "content": Image("AAAA", "image/png")}]}
+
+    @server.prompt()
+    def nothing() -> None:
+        return None
+
+    client = client_for(server)
+    contents = request(client, 1, "resources/read", {"uri": "memo://mixed"})["result"]["contents"]
+    assert contents == [
+        {"uri": "memo://mixed", "mimeType": "text/plain", "text": "one"},
+        {"uri": "memo://mixed", "mimeType": "text/plain", "blob": base64.b64encode(b"\x00\x01").decode()},
+        {"uri": "memo://mixed", "mimeType": "a/b", "blob": base64.b64encode(b"\x02").decode()},
+        {"uri": "memo://x", "mimeType": "text/plain", "text": "t"},
+    ]
+    error = request(client, 2, "resources/read", {"uri": "memo://number"})["error"]
+    assert error["code"] == -32603 and "a resource handler returned a number; return text, bytes" in error["message"]
+    got = request(client, 3, "prompts/get", {"name": "described"})["result"]
+    assert got == {
+        "description": "d",
+        "messages": [
+            {"role": "user", "content": {"type": "text", "text": "hi"}},
+            {"role": "assistant", "content": {"type": "image", "data": "AAAA", "mimeType": "image/png"}},
+        ],
+    }
+    error = request(client, 4, "prompts/get", {"name": "nothing"})["error"]
+    assert error["code"] == -32603 and "a prompt message cannot be nothing (null)" in error["message"]
+
+
 def test_prompts_with_argument_checks(client_for) -> None:
     client = client_for(catalog_server())
     prompts = request(client, 1, "prompts/list", {})["result"]["prompts"]

@@ -110,7 +110,7 @@ class CatalogMixin(ServerBase):
                 raise
             if isinstance(value, InputRequired):
                 return {"inputRequired": value.to_json()}
-            return {"contents": _resource_contents(request["uri"], value, mime_type)}
+            return {"returned": _returned(value)}
 
         self._native.add_resource(definition, invoke, template)
 
@@ -182,7 +182,7 @@ class CatalogMixin(ServerBase):
                 value = self._call(fn, **kwargs)
                 if isinstance(value, InputRequired):
                     return {"inputRequired": value.to_json()}
-                return _prompt_result(value)
+                return {"returned": _returned(value)}
             except Exception:
                 logger.error("prompt %s raised", definition["name"], exc_info=True)
                 raise
@@ -377,47 +377,29 @@ def _annotated_doc(hint: Any) -> Optional[str]:
     return None
 
 
-def _resource_contents(uri: str, value: Any, mime_type: Optional[str]) -> list[dict[str, Any]]:
-    """A resource function's return value as the wire's `contents` list."""
-    items = value if isinstance(value, list) else [value]
-    contents = []
-    for item in items:
-        if isinstance(item, str):
-            entry: dict[str, Any] = {"uri": uri, "text": item}
-        elif isinstance(item, (bytes, bytearray, memoryview)):
-            entry = {"uri": uri, "blob": base64.b64encode(bytes(item)).decode("ascii")}
-        elif isinstance(item, dict) and ("text" in item or "blob" in item):
-            entry = {"uri": uri, **item}
-            if "mime_type" in entry:
-                entry["mimeType"] = entry.pop("mime_type")
-        else:
-            raise TypeError(f"a resource function returned {type(item).__name__}; return str, bytes or a dict")
-        if mime_type is not None:
-            entry.setdefault("mimeType", mime_type)
-        contents.append(entry)
-    return contents
+def _returned(value: Any) -> Any:
+    """A resource or prompt function's return value as the JSON the engine reads by its one rule
+    (core's `ResourceContents::from_returned` and `PromptResult::from_returned`, the same in
+    every language): only what JSON cannot say is converted here. Bytes become
+    `{"blob": base64}` (as a `blob` value, its base64), content blocks such as `Image` their
+    JSON; lists, messages and their `content` are looked into."""
+    if isinstance(value, (list, tuple)):
+        return [_returned(item) for item in value]
+    if isinstance(value, dict):
+        converted = dict(value)
+        if isinstance(converted.get("blob"), (bytes, bytearray, memoryview)):
+            converted["blob"] = _base64(converted["blob"])
+        if "content" in converted:
+            converted["content"] = _returned(converted["content"])
+        if isinstance(converted.get("messages"), (list, tuple)):
+            converted["messages"] = _returned(converted["messages"])
+        return converted
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"blob": _base64(value)}
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return value
 
 
-def _message(item: Any) -> dict[str, Any]:
-    if isinstance(item, str):
-        return {"role": "user", "content": {"type": "text", "text": item}}
-    if isinstance(item, dict) and "role" in item:
-        content = item.get("content")
-        if isinstance(content, str):
-            content = {"type": "text", "text": content}
-        elif hasattr(content, "to_json"):
-            content = content.to_json()
-        return {"role": item["role"], "content": content}
-    if hasattr(item, "to_json"):
-        return {"role": "user", "content": item.to_json()}
-    raise TypeError(f"a prompt message cannot be {type(item).__name__}")
-
-
-def _prompt_result(value: Any) -> dict[str, Any]:
-    """A prompt function's return value as the wire's `GetPromptResult`."""
-    if isinstance(value, dict) and "messages" in value:
-        result = dict(value)
-        result["messages"] = [_message(m) for m in value["messages"]]
-        return result
-    items = value if isinstance(value, list) else [value]
-    return {"messages": [_message(m) for m in items]}
+def _base64(data: bytes | bytearray | memoryview) -> str:
+    return base64.b64encode(bytes(data)).decode("ascii")

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::protocol::ProtocolVersion;
+use crate::wire::json_text;
 use crate::{Content, Error};
 
 /// A resource with a fixed URI (`resources/list`).
@@ -196,6 +197,53 @@ impl ResourceContents {
         }
     }
 
+    /// What a resource function's plain return value means, the one rule every binding follows
+    /// (as [`ToolOutput::from_returned`](crate::ToolOutput::from_returned) is for tools). The
+    /// host has already made its bytes `{"blob": base64}` and its content objects JSON:
+    /// - a string is text contents of `uri`;
+    /// - an object with `text` or `blob` (exactly one) is one contents item: `uri` defaults to
+    ///   the URI read, `mimeType` (or `mime_type`) to `mime_type`, the MIME type the resource
+    ///   was registered with; `_meta` is kept;
+    /// - an array is one item per element, each by the two rules above;
+    /// - anything else (`null`, a number, a boolean, any other object) is refused, saying what
+    ///   to return.
+    pub fn from_returned(
+        uri: &str,
+        value: Value,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<Self>, String> {
+        let items = match value {
+            Value::Array(items) => items,
+            one => vec![one],
+        };
+        items
+            .into_iter()
+            .map(|item| Self::item_from_returned(uri, item, mime_type))
+            .collect()
+    }
+
+    fn item_from_returned(uri: &str, item: Value, mime_type: Option<&str>) -> Result<Self, String> {
+        let mut map = match item {
+            Value::String(text) => return Ok(ResourceContents::text(uri, mime_type, text)),
+            Value::Object(map) if map.contains_key("text") || map.contains_key("blob") => map,
+            other => {
+                return Err(format!(
+                    "a resource handler returned {}; return text, bytes, an object with \
+                     \"text\" or \"blob\", or a list of them",
+                    kind_of(&other)
+                ));
+            }
+        };
+        if let Some(spelled) = map.remove("mime_type") {
+            map.entry("mimeType").or_insert(spelled);
+        }
+        map.entry("uri").or_insert_with(|| json!(uri));
+        if let Some(mime_type) = mime_type {
+            map.entry("mimeType").or_insert_with(|| json!(mime_type));
+        }
+        Self::from_json(Value::Object(map))
+    }
+
     /// From its JSON form; exactly one of `text` and `blob`.
     pub fn from_json(value: Value) -> Result<Self, String> {
         let contents: ResourceContents =
@@ -369,6 +417,42 @@ impl PromptResult {
         }
     }
 
+    /// What a prompt function's plain return value means, the one rule every binding follows.
+    /// The host has already made its content objects JSON:
+    /// - an object with a `messages` array is the result: each element a message by the rules
+    ///   below, `description` kept;
+    /// - an array is the messages, one per element;
+    /// - anything else is the one message.
+    ///
+    /// A message is a string (a user's text), an object with `role` (`user` or `assistant`)
+    /// and `content` (a string is a text block, otherwise a content block), or a content block
+    /// alone (an object with a string `type`: the user's).
+    pub fn from_returned(value: Value) -> Result<Self, String> {
+        let (description, items) = match value {
+            Value::Object(mut map) if matches!(map.get("messages"), Some(Value::Array(_))) => {
+                let description = match map.remove("description") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(text)) => Some(text),
+                    Some(_) => return Err("a prompt's \"description\" must be a string".into()),
+                };
+                let Some(Value::Array(items)) = map.remove("messages") else {
+                    return Err("a prompt result needs a \"messages\" array".into());
+                };
+                (description, items)
+            }
+            Value::Array(items) => (None, items),
+            one => (None, vec![one]),
+        };
+        let messages = items
+            .into_iter()
+            .map(message_from_returned)
+            .collect::<Result<_, _>>()?;
+        Ok(PromptResult {
+            description,
+            messages,
+        })
+    }
+
     /// From its JSON form (`{"description"?, "messages": [{"role", "content"}]}`).
     pub fn from_json(value: Value) -> Result<Self, String> {
         let description = value
@@ -405,6 +489,51 @@ impl PromptResult {
             result["description"] = json!(description);
         }
         result
+    }
+}
+
+/// One prompt message by [`PromptResult::from_returned`]'s rule.
+fn message_from_returned(item: Value) -> Result<PromptMessage, String> {
+    match item {
+        Value::String(text) => Ok(PromptMessage::user(Content::text(text))),
+        Value::Object(mut map) if map.contains_key("role") => {
+            let role = match map.get("role").and_then(Value::as_str) {
+                Some("user") => Role::User,
+                Some("assistant") => Role::Assistant,
+                _ => {
+                    return Err(format!(
+                        "a prompt message's \"role\" must be \"user\" or \"assistant\", not {}",
+                        map.get("role").map_or_else(|| "null".into(), json_text)
+                    ));
+                }
+            };
+            let content = match map.remove("content") {
+                Some(Value::String(text)) => Content::text(text),
+                Some(block) => Content::from_json(block)?,
+                None => return Err("a prompt message needs \"content\"".into()),
+            };
+            Ok(PromptMessage { role, content })
+        }
+        Value::Object(map) if matches!(map.get("type"), Some(Value::String(_))) => {
+            Ok(PromptMessage::user(Content::from_json(Value::Object(map))?))
+        }
+        other => Err(format!(
+            "a prompt message cannot be {}; return text, a content block or an object with \
+             \"role\" and \"content\"",
+            kind_of(&other)
+        )),
+    }
+}
+
+/// How a refusal names the JSON value a host function returned.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing (null)",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list inside a list",
+        Value::Object(_) => "an object without the keys that say what it is",
     }
 }
 
@@ -450,4 +579,103 @@ fn listing<T: Serialize>(def: &T, version: ProtocolVersion) -> Value {
         map.remove("title");
     }
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contents(value: Value, mime_type: Option<&str>) -> Result<Value, String> {
+        ResourceContents::from_returned("memo://a", value, mime_type).map(|c| json!(c))
+    }
+
+    #[test]
+    fn a_returned_resource_value_is_read_by_one_rule() {
+        assert_eq!(
+            contents(json!("hi"), Some("text/plain")),
+            Ok(json!([{"uri": "memo://a", "mimeType": "text/plain", "text": "hi"}]))
+        );
+        // The host's bytes arrive as {"blob"}; its own keys win over the defaults.
+        assert_eq!(
+            contents(
+                json!([{"blob": "AAE="}, {"text": "t", "uri": "memo://b", "mime_type": "a/b"}]),
+                Some("text/plain")
+            ),
+            Ok(json!([
+                {"uri": "memo://a", "mimeType": "text/plain", "blob": "AAE="},
+                {"uri": "memo://b", "mimeType": "a/b", "text": "t"}
+            ]))
+        );
+        assert_eq!(
+            contents(json!({"text": "t", "_meta": {"k": 1}}), None),
+            Ok(json!([{"uri": "memo://a", "text": "t", "_meta": {"k": 1}}]))
+        );
+    }
+
+    #[test]
+    fn a_returned_resource_value_that_says_nothing_is_refused_saying_what_to_return() {
+        for (value, named) in [
+            (json!(null), "nothing"),
+            (json!(3), "a number"),
+            (json!({"x": 1}), "an object without"),
+            (json!([["nested"]]), "a list inside a list"),
+        ] {
+            let why = contents(value, None).expect_err("refused");
+            assert!(
+                why.contains(named) && why.contains("return text, bytes"),
+                "{why}"
+            );
+        }
+        let both = contents(json!({"text": "t", "blob": "AA=="}), None).expect_err("refused");
+        assert!(both.contains("exactly one"), "{both}");
+    }
+
+    #[test]
+    fn a_returned_prompt_value_is_read_by_one_rule() {
+        let text = |t: &str| Content::text(t);
+        assert_eq!(
+            PromptResult::from_returned(json!("hello")),
+            Ok(PromptResult::new(vec![PromptMessage::user(text("hello"))]))
+        );
+        assert_eq!(
+            PromptResult::from_returned(json!([
+                "one",
+                {"role": "assistant", "content": "two"},
+                {"type": "text", "text": "three"},
+                {"role": "user", "content": {"type": "text", "text": "four"}}
+            ])),
+            Ok(PromptResult::new(vec![
+                PromptMessage::user(text("one")),
+                PromptMessage::assistant(text("two")),
+                PromptMessage::user(text("three")),
+                PromptMessage::user(text("four")),
+            ]))
+        );
+        let described = PromptResult::from_returned(json!({
+            "description": "d", "messages": ["m"]
+        }))
+        .expect("read");
+        assert_eq!(described.description.as_deref(), Some("d"));
+        assert_eq!(described.messages, vec![PromptMessage::user(text("m"))]);
+    }
+
+    #[test]
+    fn a_returned_prompt_value_that_says_nothing_is_refused() {
+        for (value, named) in [
+            (json!(7), "cannot be a number"),
+            (json!([null]), "cannot be nothing"),
+            (
+                json!({"role": "system", "content": "x"}),
+                "\"user\" or \"assistant\"",
+            ),
+            (json!({"role": "user"}), "needs \"content\""),
+            (
+                json!({"messages": [], "description": 1}),
+                "must be a string",
+            ),
+        ] {
+            let why = PromptResult::from_returned(value).expect_err("refused");
+            assert!(why.contains(named), "{why}");
+        }
+    }
 }

@@ -42,8 +42,8 @@ pub trait JsonCallback: Send + Sync + 'static {
 ///
 /// | as | request | answer |
 /// |---|---|---|
-/// | resource | `{"uri", "variables", "inputResponses"?, "requestState"?}` | `{"contents": [{"uri", "text" or "blob", "mimeType"?}]}` |
-/// | prompt | `{"name", "arguments", "inputResponses"?, "requestState"?}` | `{"messages": [{"role", "content"}], "description"?}` |
+/// | resource | `{"uri", "variables", "inputResponses"?, "requestState"?}` | `{"returned": value}` ([`ResourceContents::from_returned`]'s rule), or `{"contents": [{"uri", "text" or "blob", "mimeType"?}]}` |
+/// | prompt | `{"name", "arguments", "inputResponses"?, "requestState"?}` | `{"returned": value}` ([`PromptResult::from_returned`]'s rule), or `{"messages": [{"role", "content"}], "description"?}` |
 /// | completer | `{"ref", "argument", "value", "context"}` | `{"values": ["..."]}` |
 /// | token check | `{"token"}` | `{"subject"?, "scopes"?}`, `{"insufficientScope": "..."}`, or `null` |
 pub struct ViaJson<C>(pub C);
@@ -137,7 +137,8 @@ fn with_round(
 #[async_trait]
 impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
     async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
-        let answer = self
+        let (uri, mime_type) = (request.uri.clone(), request.mime_type.clone());
+        let mut answer = self
             .answer(
                 with_round(
                     json!({"uri": request.uri, "variables": request.variables}),
@@ -147,6 +148,13 @@ impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
                 request.ctx,
             )
             .await?;
+        if let Some(returned) = answer
+            .as_object_mut()
+            .and_then(|map| map.remove("returned"))
+        {
+            return ResourceContents::from_returned(&uri, returned, mime_type.as_deref())
+                .map_err(ToolError::new);
+        }
         let Some(Value::Array(items)) = answer.get("contents") else {
             return Err(ToolError::new("the resource handler returned no contents"));
         };
@@ -160,7 +168,7 @@ impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
 #[async_trait]
 impl<C: JsonCallback> PromptHandler for ViaJson<C> {
     async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
-        let answer = self
+        let mut answer = self
             .answer(
                 with_round(
                     json!({"name": request.name, "arguments": request.arguments}),
@@ -170,6 +178,12 @@ impl<C: JsonCallback> PromptHandler for ViaJson<C> {
                 request.ctx,
             )
             .await?;
+        if let Some(returned) = answer
+            .as_object_mut()
+            .and_then(|map| map.remove("returned"))
+        {
+            return PromptResult::from_returned(returned).map_err(ToolError::new);
+        }
         PromptResult::from_json(answer).map_err(ToolError::new)
     }
 }

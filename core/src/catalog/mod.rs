@@ -30,6 +30,8 @@ pub struct ResourceRequest {
     pub uri: String,
     /// Template variables by name (empty for a fixed resource).
     pub variables: BTreeMap<String, String>,
+    /// The MIME type the resource or template was registered with, if any.
+    pub mime_type: Option<String>,
     /// 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key.
     pub input_responses: serde_json::Map<String, serde_json::Value>,
     /// 2026-07-28 MRTR: the state an earlier round returned, verified.
@@ -148,6 +150,13 @@ where
 pub(crate) struct RegisteredResource {
     pub(crate) def: Resource,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+/// What `resources/read` found for a URI.
+pub(crate) struct FoundResource {
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+    pub(crate) variables: BTreeMap<String, String>,
+    pub(crate) mime_type: Option<String>,
 }
 
 pub(crate) struct RegisteredTemplate {
@@ -386,18 +395,24 @@ impl Catalog {
     }
 
     /// The handler for `uri`: its fixed resource, else the first template that matches.
-    pub(crate) fn find_resource(
-        &self,
-        uri: &str,
-    ) -> Option<(Arc<dyn ResourceHandler>, BTreeMap<String, String>)> {
+    /// The handler of `uri`, its template's variables and its registered MIME type.
+    pub(crate) fn find_resource(&self, uri: &str) -> Option<FoundResource> {
         if let Some(resource) = snapshot(&self.resources).get(uri) {
-            return Some((resource.handler.clone(), BTreeMap::new()));
+            return Some(FoundResource {
+                handler: resource.handler.clone(),
+                variables: BTreeMap::new(),
+                mime_type: resource.def.mime_type.clone(),
+            });
         }
         snapshot(&self.templates).values().find_map(|template| {
             template
                 .pattern
                 .matches(uri)
-                .map(|variables| (template.handler.clone(), variables))
+                .map(|variables| FoundResource {
+                    handler: template.handler.clone(),
+                    variables,
+                    mime_type: template.def.mime_type.clone(),
+                })
         })
     }
 

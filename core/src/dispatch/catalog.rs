@@ -191,7 +191,7 @@ fn read(
         ));
     };
     let is_modern = modern.is_some();
-    let Some((handler, variables)) = session.server.catalog.find_resource(&uri) else {
+    let Some(found) = session.server.catalog.find_resource(&uri) else {
         return responder.error(not_found(&uri, is_modern));
     };
     let binding = Binding::new(
@@ -214,12 +214,13 @@ fn read(
         let (input_responses, request_state) = live.answers();
         let request = ResourceRequest {
             uri: uri.clone(),
-            variables,
+            variables: found.variables,
+            mime_type: found.mime_type,
             input_responses,
             request_state,
             ctx: Some(live.context()),
         };
-        let read = live.run(handler.read(request)).await;
+        let read = live.run(found.handler.read(request)).await;
         let (true, Some(read)) = (live.finish(&session, responder.id()), read) else {
             return responder.suppress();
         };
