@@ -45,7 +45,7 @@ pub(crate) fn describe(err: &toolwire::Error) -> Value {
         E::Transport(_) | E::NoRuntime(_) => "TOOLWIRE_TRANSPORT",
         E::Busy(_) => "TOOLWIRE_BUSY",
         E::InputRequired => "TOOLWIRE_INPUT_REQUIRED",
-        E::InvalidArgument(_) => "ERR_INVALID_ARG_VALUE",
+        E::InvalidArgument(_) | E::InvalidResult { .. } => "ERR_INVALID_ARG_VALUE",
         _ => "TOOLWIRE_ERROR",
     };
     json!({ "code": code, "message": message })

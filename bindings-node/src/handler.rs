@@ -85,8 +85,8 @@ fn output(json: &str) -> Outcome {
     }
     let value = serde_json::from_str(json)
         .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))?;
-    ToolOutput::from_returned(value)
-        .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))
+    // "invalid tool result: …", what is wrong and what to return.
+    ToolOutput::from_returned(value).map_err(ToolError::from)
 }
 
 fn js_failure(err: &napi::Error) -> ToolError {

@@ -222,7 +222,7 @@ test('an invalid or unserialisable result is an error result, and the server kee
   const client = await connected(server)
   const bad = await client.callResult(1, 'bad')
   assert.equal(bad.isError, true)
-  assert.match(firstText(bad), /invalid result/)
+  assert.match(firstText(bad), /invalid tool result/)
   const cycle = await client.callResult(3, 'cycle')
   assert.equal(cycle.isError, true)
   assert.match(firstText(cycle), /circular/)

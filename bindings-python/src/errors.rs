@@ -112,7 +112,7 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
             err
         }
         E::Transport(_) | E::NoRuntime(_) => TransportError::new_err(message),
-        E::InvalidArgument(_) => PyValueError::new_err(message),
+        E::InvalidArgument(_) | E::InvalidResult { .. } => PyValueError::new_err(message),
         E::Busy(_) => BusyError::new_err(message),
         E::InputRequired => InputRequiredError::new_err(message),
         _ => ToolwireError::new_err(message),

@@ -76,8 +76,8 @@ pub(crate) fn output_from_py(result: &Bound<'_, PyAny>) -> Outcome {
         return Err(input_required_from_json(&asked.get().value)?.into());
     }
     let value = to_json(result).map_err(|e| tool_error(result.py(), e))?;
-    ToolOutput::from_returned(value)
-        .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))
+    // "invalid tool result: …", what is wrong and what to return.
+    ToolOutput::from_returned(value).map_err(ToolError::from)
 }
 
 /// A tool's `InputRequired` as the Python layer hands it over: its JSON

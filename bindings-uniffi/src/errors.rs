@@ -136,7 +136,9 @@ impl From<Error> for ToolwireError {
                 data_json: error.data.as_ref().map(json_text),
             },
             Error::Transport(_) | Error::NoRuntime(_) => ToolwireError::Transport { detail },
-            Error::InvalidArgument(_) => ToolwireError::InvalidArgument { detail },
+            Error::InvalidArgument(_) | Error::InvalidResult { .. } => {
+                ToolwireError::InvalidArgument { detail }
+            }
             Error::Busy(_) => ToolwireError::Busy { detail },
             Error::InputRequired => ToolwireError::InputRequired {
                 detail,

@@ -167,9 +167,7 @@ impl ContentBlock {
             } => Content::audio(data_base64, mime_type),
             ContentBlock::ResourceLink { uri, name } => Content::resource_link(uri, name),
             ContentBlock::EmbeddedText { uri, text } => Content::embedded_text(uri, text),
-            ContentBlock::Json { json } => {
-                Content::from_json(parse("a content block", &json)?).map_err(ToolError::new)?
-            }
+            ContentBlock::Json { json } => Content::from_json(parse("a content block", &json)?)?,
         })
     }
 }

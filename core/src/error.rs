@@ -42,6 +42,15 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A result, as JSON or as a handler's returned value, that says nothing the protocol can
+    /// answer with (a tool's, a resource read's, a prompt's, one content block).
+    #[error("invalid {kind}: {message}")]
+    InvalidResult {
+        /// `"tool result"`, `"resource contents"`, `"prompt result"`, `"content block"`.
+        kind: &'static str,
+        /// What is wrong, and what to return instead.
+        message: String,
+    },
     /// The client did not declare the capability a server→client request needs.
     #[error("the client did not declare the {capability} capability")]
     CapabilityNotSupported {

@@ -211,7 +211,7 @@ impl ResourceContents {
         uri: &str,
         value: Value,
         mime_type: Option<&str>,
-    ) -> Result<Vec<Self>, String> {
+    ) -> Result<Vec<Self>, Error> {
         let items = match value {
             Value::Array(items) => items,
             one => vec![one],
@@ -219,7 +219,8 @@ impl ResourceContents {
         items
             .into_iter()
             .map(|item| Self::item_from_returned(uri, item, mime_type))
-            .collect()
+            .collect::<Result<_, _>>()
+            .map_err(invalid_contents)
     }
 
     fn item_from_returned(uri: &str, item: Value, mime_type: Option<&str>) -> Result<Self, String> {
@@ -241,13 +242,17 @@ impl ResourceContents {
         if let Some(mime_type) = mime_type {
             map.entry("mimeType").or_insert_with(|| json!(mime_type));
         }
-        Self::from_json(Value::Object(map))
+        Self::read(Value::Object(map))
     }
 
     /// From its JSON form; exactly one of `text` and `blob`.
-    pub fn from_json(value: Value) -> Result<Self, String> {
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        Self::read(value).map_err(invalid_contents)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let contents: ResourceContents =
-            serde_json::from_value(value).map_err(|e| format!("invalid resource contents: {e}"))?;
+            serde_json::from_value(value).map_err(|e| e.to_string())?;
         if contents.text.is_some() == contents.blob.is_some() {
             return Err("resource contents need exactly one of \"text\" and \"blob\"".into());
         }
@@ -427,7 +432,11 @@ impl PromptResult {
     /// A message is a string (a user's text), an object with `role` (`user` or `assistant`)
     /// and `content` (a string is a text block, otherwise a content block), or a content block
     /// alone (an object with a string `type`: the user's).
-    pub fn from_returned(value: Value) -> Result<Self, String> {
+    pub fn from_returned(value: Value) -> Result<Self, Error> {
+        Self::read_returned(value).map_err(invalid_prompt_result)
+    }
+
+    fn read_returned(value: Value) -> Result<Self, String> {
         let (description, items) = match value {
             Value::Object(mut map) if matches!(map.get("messages"), Some(Value::Array(_))) => {
                 let description = match map.remove("description") {
@@ -454,7 +463,11 @@ impl PromptResult {
     }
 
     /// From its JSON form (`{"description"?, "messages": [{"role", "content"}]}`).
-    pub fn from_json(value: Value) -> Result<Self, String> {
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        Self::read(value).map_err(invalid_prompt_result)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let description = value
             .get("description")
             .and_then(Value::as_str)
@@ -469,7 +482,7 @@ impl PromptResult {
                 Some("assistant") => Role::Assistant,
                 other => return Err(format!("invalid prompt message role {other:?}")),
             };
-            let content = Content::from_json(item.get("content").cloned().unwrap_or(Value::Null))?;
+            let content = Content::read(item.get("content").cloned().unwrap_or(Value::Null))?;
             messages.push(PromptMessage { role, content });
         }
         Ok(PromptResult {
@@ -509,19 +522,33 @@ fn message_from_returned(item: Value) -> Result<PromptMessage, String> {
             };
             let content = match map.remove("content") {
                 Some(Value::String(text)) => Content::text(text),
-                Some(block) => Content::from_json(block)?,
+                Some(block) => Content::read(block)?,
                 None => return Err("a prompt message needs \"content\"".into()),
             };
             Ok(PromptMessage { role, content })
         }
         Value::Object(map) if matches!(map.get("type"), Some(Value::String(_))) => {
-            Ok(PromptMessage::user(Content::from_json(Value::Object(map))?))
+            Ok(PromptMessage::user(Content::read(Value::Object(map))?))
         }
         other => Err(format!(
             "a prompt message cannot be {}; return text, a content block or an object with \
              \"role\" and \"content\"",
             kind_of(&other)
         )),
+    }
+}
+
+fn invalid_contents(message: String) -> Error {
+    Error::InvalidResult {
+        kind: "resource contents",
+        message,
+    }
+}
+
+fn invalid_prompt_result(message: String) -> Error {
+    Error::InvalidResult {
+        kind: "prompt result",
+        message,
     }
 }
 
@@ -586,7 +613,9 @@ mod tests {
     use super::*;
 
     fn contents(value: Value, mime_type: Option<&str>) -> Result<Value, String> {
-        ResourceContents::from_returned("memo://a", value, mime_type).map(|c| json!(c))
+        ResourceContents::from_returned("memo://a", value, mime_type)
+            .map(|c| json!(c))
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -634,8 +663,8 @@ mod tests {
     fn a_returned_prompt_value_is_read_by_one_rule() {
         let text = |t: &str| Content::text(t);
         assert_eq!(
-            PromptResult::from_returned(json!("hello")),
-            Ok(PromptResult::new(vec![PromptMessage::user(text("hello"))]))
+            PromptResult::from_returned(json!("hello")).ok(),
+            Some(PromptResult::new(vec![PromptMessage::user(text("hello"))]))
         );
         assert_eq!(
             PromptResult::from_returned(json!([
@@ -643,8 +672,9 @@ mod tests {
                 {"role": "assistant", "content": "two"},
                 {"type": "text", "text": "three"},
                 {"role": "user", "content": {"type": "text", "text": "four"}}
-            ])),
-            Ok(PromptResult::new(vec![
+            ]))
+            .ok(),
+            Some(PromptResult::new(vec![
                 PromptMessage::user(text("one")),
                 PromptMessage::assistant(text("two")),
                 PromptMessage::user(text("three")),
@@ -674,7 +704,9 @@ mod tests {
                 "must be a string",
             ),
         ] {
-            let why = PromptResult::from_returned(value).expect_err("refused");
+            let why = PromptResult::from_returned(value)
+                .expect_err("refused")
+                .to_string();
             assert!(why.contains(named), "{why}");
         }
     }

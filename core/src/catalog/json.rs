@@ -153,14 +153,14 @@ impl<C: JsonCallback> ResourceHandler for ViaJson<C> {
             .and_then(|map| map.remove("returned"))
         {
             return ResourceContents::from_returned(&uri, returned, mime_type.as_deref())
-                .map_err(ToolError::new);
+                .map_err(ToolError::from);
         }
         let Some(Value::Array(items)) = answer.get("contents") else {
             return Err(ToolError::new("the resource handler returned no contents"));
         };
         items
             .iter()
-            .map(|item| ResourceContents::from_json(item.clone()).map_err(ToolError::new))
+            .map(|item| ResourceContents::from_json(item.clone()).map_err(ToolError::from))
             .collect()
     }
 }
@@ -182,9 +182,9 @@ impl<C: JsonCallback> PromptHandler for ViaJson<C> {
             .as_object_mut()
             .and_then(|map| map.remove("returned"))
         {
-            return PromptResult::from_returned(returned).map_err(ToolError::new);
+            return PromptResult::from_returned(returned).map_err(ToolError::from);
         }
-        PromptResult::from_json(answer).map_err(ToolError::new)
+        PromptResult::from_json(answer).map_err(ToolError::from)
     }
 }
 

@@ -5,6 +5,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::ProtocolVersion;
+use crate::Error;
 use crate::wire::{json_text, push_json_string};
 
 /// One content block of a tool result: text, image, audio, resource link or embedded resource.
@@ -70,7 +71,16 @@ impl Content {
     }
 
     /// Reads a content block from JSON, checking its `type` and required fields.
-    pub fn from_json(value: Value) -> Result<Self, String> {
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        Self::read(value).map_err(|message| Error::InvalidResult {
+            kind: "content block",
+            message,
+        })
+    }
+
+    /// [`from_json`](Self::from_json) for readers of results that hold blocks: what is wrong,
+    /// which they name as theirs.
+    pub(crate) fn read(value: Value) -> Result<Self, String> {
         let Value::Object(map) = value else {
             return Err("a content block must be an object".into());
         };
@@ -244,20 +254,26 @@ impl ToolOutput {
     ///   `isError` and `_meta`) is taken as that result, as the official SDKs' users write it;
     /// - any other object is structured content (with its text rendering for older clients);
     /// - any other value (number, boolean, array) is one text block of its JSON text.
-    pub fn from_returned(value: Value) -> Result<Self, String> {
+    pub fn from_returned(value: Value) -> Result<Self, Error> {
+        Self::read_returned(value).map_err(invalid_tool_result)
+    }
+
+    fn read_returned(value: Value) -> Result<Self, String> {
         match value {
             Value::String(text) => Ok(ToolOutput::text(text)),
             Value::Null => Ok(ToolOutput::default()),
-            Value::Object(map) if is_whole_result(&map) => {
-                ToolOutput::from_json(Value::Object(map))
-            }
+            Value::Object(map) if is_whole_result(&map) => ToolOutput::read(Value::Object(map)),
             object @ Value::Object(_) => Ok(ToolOutput::structured(object)),
             other => Ok(ToolOutput::text(json_text(&other))),
         }
     }
 
     /// Reads a `CallToolResult`-shaped object (`content`, `structuredContent`, `isError`, `_meta`).
-    pub fn from_json(value: Value) -> Result<Self, String> {
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        Self::read(value).map_err(invalid_tool_result)
+    }
+
+    fn read(value: Value) -> Result<Self, String> {
         let Value::Object(mut map) = value else {
             return Err("a tool result must be an object".into());
         };
@@ -265,7 +281,7 @@ impl ToolOutput {
             None => Vec::new(),
             Some(Value::Array(items)) => items
                 .into_iter()
-                .map(Content::from_json)
+                .map(Content::read)
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err("\"content\" must be an array".into()),
         };
@@ -435,6 +451,13 @@ impl Serialize for ContentFor<'_> {
                 .iter()
                 .map(|block| block.for_version(*version)),
         )
+    }
+}
+
+fn invalid_tool_result(message: String) -> Error {
+    Error::InvalidResult {
+        kind: "tool result",
+        message,
     }
 }
 

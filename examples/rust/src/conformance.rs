@@ -37,8 +37,7 @@ fn content(blocks: Vec<Value>) -> Result<ToolOutput, ToolError> {
     let blocks = blocks
         .into_iter()
         .map(Content::from_json)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ToolError::new)?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(ToolOutput::content(blocks))
 }
 
@@ -343,8 +342,7 @@ fn build(
             |request: toolwire::PromptRequest| async move {
                 let uri = request.arguments.get("resourceUri").cloned().unwrap_or_default();
                 let embedded = Content::from_json(json!({"type": "resource", "resource": {
-                    "uri": uri, "mimeType": "text/plain", "text": "Embedded resource content for testing."}}))
-                .map_err(ToolError::new)?;
+                    "uri": uri, "mimeType": "text/plain", "text": "Embedded resource content for testing."}}))?;
                 Ok(PromptResult::new(vec![
                     PromptMessage::user(embedded),
                     PromptMessage::user(Content::text("Please process the embedded resource above.")),
