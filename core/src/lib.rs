@@ -9,6 +9,8 @@ pub mod catalog;
 pub mod changes;
 mod dispatch;
 mod error;
+#[cfg(feature = "http")]
+mod events;
 mod flag;
 mod handler;
 pub mod host;
@@ -24,6 +26,7 @@ pub mod protocol;
 #[cfg(feature = "redis")]
 pub mod redis;
 mod registry;
+mod runtime;
 pub mod tasks;
 #[cfg(feature = "otel")]
 pub mod telemetry;

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use super::SessionShared;
 use super::call::id_in_flight;
 use super::context::{CallState, Context};
-use super::method::{Family, Method};
 use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::protocol::ProtocolVersion;
+use crate::protocol::method::{Family, Method};
 use crate::wire::{ErrorCode, ErrorObject, RequestId, json_text};
 
 pub(crate) fn handle(

@@ -17,7 +17,6 @@ mod catalog;
 mod context;
 mod exchange;
 mod lifecycle;
-pub(crate) mod method;
 pub(crate) mod middleware;
 pub(crate) mod modern;
 mod paging;

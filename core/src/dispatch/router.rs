@@ -4,13 +4,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::method::Method;
 use super::middleware::{Middleware, Observer, RequestInfo, Verdict, WaitingSlot, decide};
 use super::modern::EraChoice;
 use super::paging::write_page;
 use super::responder::{BatchCollector, OutboundSender, ReplyTarget, Responder};
 use super::{SessionShared, call};
 use crate::protocol::ProtocolVersion;
+use crate::protocol::method::Method;
 use crate::wire::{ErrorObject, Frame, Inbound, PlainCall, RequestId, error_frame};
 
 impl SessionShared {

@@ -173,7 +173,7 @@ pub(crate) struct ServerInner {
     /// Legacy SSE events and session records shared with other replicas: Streamable HTTP
     /// uses it instead of its own `event_store`.
     #[cfg(feature = "http")]
-    pub(crate) event_store: Option<Arc<dyn crate::transport::http::EventStore>>,
+    pub(crate) event_store: Option<Arc<dyn crate::events::EventStore>>,
     /// The host's rules in front of every request.
     pub(crate) middleware: super::middleware::Chain,
     pub(crate) metrics: Arc<Metrics>,
@@ -456,7 +456,7 @@ pub struct ServerBuilder {
     changes: Option<Arc<dyn ChangeBus>>,
     task_store: Option<Arc<dyn TaskStore>>,
     #[cfg(feature = "http")]
-    event_store: Option<Arc<dyn crate::transport::http::EventStore>>,
+    event_store: Option<Arc<dyn crate::events::EventStore>>,
     middleware: Vec<Arc<dyn Middleware>>,
 }
 
@@ -512,7 +512,7 @@ impl ServerBuilder {
     /// resume a session's stream (`Last-Event-ID`) on another replica. Set, it takes the place
     /// of [`HttpOptions::event_store`](crate::transport::http::HttpOptions::event_store).
     #[cfg(feature = "http")]
-    pub fn event_store(mut self, store: Arc<dyn crate::transport::http::EventStore>) -> Self {
+    pub fn event_store(mut self, store: Arc<dyn crate::events::EventStore>) -> Self {
         self.event_store = Some(store);
         self
     }

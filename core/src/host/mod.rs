@@ -24,13 +24,10 @@ mod local;
 #[cfg(unix)]
 mod stdio;
 
-use std::sync::OnceLock;
-
-use tokio::runtime::Runtime;
-
 pub use crate::catalog::json::{JsonCallback, ViaJson, input_required_from_json};
 pub use crate::dispatch::json_number;
 pub use crate::registry::{invalid_arguments_text, invalid_prompt_arguments_text};
+pub use crate::runtime::{build_runtime, runtime};
 pub use local::LocalExecutor;
 #[cfg(unix)]
 pub use stdio::{HostStdio, StdioWaker};
@@ -207,31 +204,6 @@ pub struct HostHooks {
     /// Takes each call that did not finish at its first poll; the host polls it to completion
     /// (on its loop, waking on the task's waker). `None`: it runs as a task on the runtime.
     pub spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
-}
-
-/// Builds an engine runtime: one worker thread named `toolwire` runs the protocol (cross-core
-/// wake-ups cost more than they give for protocol work); host handlers run on the host's own
-/// threads, blocking ones on the runtime's blocking pool. For a binding whose host framework
-/// must own the runtime (napi); the others use [`runtime`].
-pub fn build_runtime() -> std::io::Result<Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("toolwire")
-        .enable_all()
-        .build()
-}
-
-/// The process's engine runtime, built by [`build_runtime`] on first use and shared by every
-/// server of the process.
-///
-/// # Panics
-/// If the OS refuses the runtime's thread or its I/O driver at first use; a binding calls this
-/// inside its own panic guard.
-pub fn runtime() -> &'static Runtime {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        build_runtime().unwrap_or_else(|err| panic!("toolwire: cannot start its runtime: {err}"))
-    })
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::dispatch::method::Method;
+use crate::protocol::method::Method;
 use crate::wire::ErrorCode;
 
 /// The latency histogram's upper bounds, in seconds (Prometheus' usual ladder, from 100 µs:

@@ -2,7 +2,9 @@
 
 mod content;
 mod implementation;
+pub(crate) mod input;
 mod logging;
+pub(crate) mod method;
 mod root;
 pub(crate) mod tool;
 mod version;
@@ -11,5 +13,5 @@ pub use content::{Content, ToolOutput};
 pub use implementation::{Icon, Implementation};
 pub use logging::LogLevel;
 pub use root::Root;
-pub use tool::{Tool, ToolAnnotations};
+pub use tool::{TaskSupport, Tool, ToolAnnotations};
 pub use version::ProtocolVersion;

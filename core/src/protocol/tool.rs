@@ -4,6 +4,34 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{Icon, ProtocolVersion};
+use crate::Error;
+
+/// Whether a tool may run as a task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Never: every call answers in its request (the default).
+    #[default]
+    Never,
+    /// When the client declares the extension and the call takes a while or asks a question;
+    /// otherwise in its request.
+    Optional,
+    /// Only as a task: a client without the extension gets -32021.
+    Required,
+}
+
+impl TaskSupport {
+    /// Reads `"never"`, `"optional"` or `"required"`.
+    pub fn parse(text: &str) -> Result<TaskSupport, Error> {
+        match text {
+            "never" => Ok(TaskSupport::Never),
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            other => Err(Error::InvalidArgument(format!(
+                "task support {other:?}: one of \"never\", \"optional\", \"required\""
+            ))),
+        }
+    }
+}
 
 /// Hints about a tool's behaviour. Clients treat them as untrusted.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -42,7 +70,7 @@ pub struct Tool {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_concurrency: Option<usize>,
-    pub(crate) task_support: crate::tasks::TaskSupport,
+    pub(crate) task_support: TaskSupport,
 }
 
 #[derive(Deserialize)]
@@ -83,16 +111,16 @@ impl Tool {
             meta: None,
             timeout: None,
             max_concurrency: None,
-            task_support: crate::tasks::TaskSupport::Never,
+            task_support: TaskSupport::Never,
         }
     }
 
     /// Reads a definition in its wire form (`name`, `title`, `description`, `inputSchema`,
     /// `outputSchema`, `annotations`, `icons`, `_meta`), as the bindings pass it, plus
     /// toolwire's `taskSupport` (see [`task_support`](Self::task_support)), which is never sent.
-    pub fn from_json(value: Value) -> Result<Self, crate::Error> {
+    pub fn from_json(value: Value) -> Result<Self, Error> {
         let wire: ToolWire =
-            serde_json::from_value(value).map_err(|err| crate::Error::InvalidDefinition {
+            serde_json::from_value(value).map_err(|err| Error::InvalidDefinition {
                 kind: "tool",
                 message: err.to_string(),
             })?;
@@ -107,7 +135,7 @@ impl Tool {
         tool.icons = wire.icons;
         tool.meta = wire.meta;
         if let Some(support) = wire.task_support {
-            tool.task_support = crate::tasks::TaskSupport::parse(&support)?;
+            tool.task_support = TaskSupport::parse(&support)?;
         }
         Ok(tool)
     }
@@ -116,8 +144,8 @@ impl Tool {
     /// The handler does not change: inside a task, `ctx.elicit` and the like wait for the
     /// client's `tasks/update`.
     ///
-    /// [`TaskSupport::Never`]: crate::tasks::TaskSupport::Never
-    pub fn task_support(mut self, support: crate::tasks::TaskSupport) -> Self {
+    /// [`TaskSupport::Never`]: TaskSupport::Never
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = support;
         self
     }

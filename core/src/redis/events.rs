@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::Shared;
-use crate::transport::http::EventStore;
+use crate::events::EventStore;
 
 /// An [`EventStore`] shared by every replica connected to one Redis (see
 /// [`Redis`](super::Redis)).

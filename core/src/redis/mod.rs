@@ -144,7 +144,7 @@ impl Redis {
             )));
         }
         let runtime = tokio::runtime::Handle::try_current()
-            .unwrap_or_else(|_| crate::host::runtime().handle().clone());
+            .unwrap_or_else(|_| crate::runtime::runtime().handle().clone());
         runtime.spawn(changes::publish(Arc::downgrade(&shared), queued));
         let (subscribed, ready) = std::sync::mpsc::sync_channel(1);
         runtime.spawn(changes::subscribe(Arc::downgrade(&shared), subscribed));

@@ -28,39 +28,15 @@ use tokio::sync::oneshot;
 use crate::Error;
 use crate::cancel::CallCancel;
 use crate::changes::{Change, ChangeBus};
-use crate::dispatch::modern::check_response_shape;
+use crate::protocol::input::check_response_shape;
 use crate::wire::ErrorObject;
 pub use store::{MemoryTaskStore, TaskAction, TaskRecord, TaskSignal, TaskStatus, TaskStore};
 
 /// The extension's identifier, in capabilities.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// Whether a tool may run as a task.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TaskSupport {
-    /// Never: every call answers in its request (the default).
-    #[default]
-    Never,
-    /// When the client declares the extension and the call takes a while or asks a question;
-    /// otherwise in its request.
-    Optional,
-    /// Only as a task: a client without the extension gets -32021.
-    Required,
-}
-
-impl TaskSupport {
-    /// Reads `"never"`, `"optional"` or `"required"`.
-    pub fn parse(text: &str) -> Result<TaskSupport, Error> {
-        match text {
-            "never" => Ok(TaskSupport::Never),
-            "optional" => Ok(TaskSupport::Optional),
-            "required" => Ok(TaskSupport::Required),
-            other => Err(Error::InvalidArgument(format!(
-                "task support {other:?}: one of \"never\", \"optional\", \"required\""
-            ))),
-        }
-    }
-}
+/// Whether a tool may run as a task: part of a tool's definition, so defined with it.
+pub use crate::protocol::TaskSupport;
 
 /// Whether a request's client capabilities declare the extension.
 pub(crate) fn declared(client_capabilities: &Value) -> bool {

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use serde_json::{Map, Value, json};
 
 use super::state::{Binding, Carried, Sealer, canonical_json, hex_digest};
+use crate::protocol::input::check_response_shape;
 use crate::wire::ErrorObject;
 
 /// A handler's answer that it needs the client's input before it can finish (2026-07-28):
@@ -207,30 +208,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) fn question_key(method: &str, params: &Value) -> String {
     let digest = hex_digest(canonical_json(&json!({"m": method, "p": params})).as_bytes());
     format!("tw-{}", &digest[..16])
-}
-
-/// The minimal shape of each kind's answer, so a handler never gets garbage as an answer.
-pub(crate) fn check_response_shape(
-    method: &str,
-    key: &str,
-    answer: &Value,
-) -> Result<(), ErrorObject> {
-    let ok = match method {
-        "elicitation/create" => answer
-            .get("action")
-            .and_then(Value::as_str)
-            .is_some_and(|a| matches!(a, "accept" | "decline" | "cancel")),
-        "sampling/createMessage" => answer.get("content").is_some() && answer.get("role").is_some(),
-        "roots/list" => answer.get("roots").is_some_and(Value::is_array),
-        _ => true,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(ErrorObject::invalid_params(format!(
-            "Invalid params: inputResponses[{key:?}] is not a valid answer to {method}"
-        )))
-    }
 }
 
 /// The input requests the client can take on this request: those of kinds (and, for URL-mode

@@ -27,17 +27,17 @@ pub(crate) use envelope::{
 #[cfg(feature = "http")]
 pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys, unsupported_version};
 pub use input::InputRequired;
-pub(crate) use input::{Round, Signal, check_response_shape, keep_declared};
+pub(crate) use input::{Round, Signal, keep_declared};
 pub(crate) use listen::Listeners;
 pub use state::StateKeys;
 pub(crate) use state::{Binding, Sealer};
 
 use super::SessionShared;
-use super::method::Method;
 use super::responder::Responder;
 use super::server::ServerInner;
 use crate::metrics::AnswerKind;
 use crate::protocol::ProtocolVersion;
+use crate::protocol::method::Method;
 use crate::wire::ErrorObject;
 
 /// How long a client may cache a list, `server/discover` or a read (2026-07-28 caching).

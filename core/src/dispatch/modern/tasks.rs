@@ -8,9 +8,9 @@ use serde_json::{Map, Value, json};
 use super::answer_typed;
 use super::envelope::{Envelope, missing_capability};
 use crate::dispatch::SessionShared;
-use crate::dispatch::method::Method;
 use crate::dispatch::responder::Responder;
 use crate::dispatch::server::ServerInner;
+use crate::protocol::method::Method;
 use crate::tasks::{self, TaskRecord};
 use crate::wire::ErrorObject;
 

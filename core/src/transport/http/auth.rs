@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::headers::text_header;
 use super::replies::{Reply, challenge_reply, json_reply, quoted};
-use crate::host::{JsonCallback, ViaJson};
+use crate::catalog::json::{JsonCallback, ViaJson};
 
 /// What a valid token says about its holder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
