@@ -16,6 +16,7 @@ mod call;
 mod catalog;
 mod context;
 mod exchange;
+pub(crate) mod hooks;
 mod lifecycle;
 pub(crate) mod middleware;
 pub(crate) mod modern;

@@ -14,13 +14,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Server;
+use super::hooks::{CallTask, HostHooks};
 use super::peer::PeerRequests;
 use super::responder::{Backlog, Notify, OutboundSender, RequestStream};
 use super::server::ServerInner;
 use super::watch::watch_changes;
 use crate::Error;
 use crate::cancel::CallCancel;
-use crate::host::{CallTask, HostHooks};
 use crate::limiter::Limiter;
 use crate::metrics::LiveGauge;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};

@@ -16,7 +16,7 @@
 //! | [`input_required_from_json`] | a host's `{inputRequests, requestState}` as an [`InputRequired`](crate::InputRequired) |
 //! | [`ModernSettings`] | the 2026-07-28 options as hosts give them (text and numbers), applied once for all |
 //! | [`HttpSettings`] | the Streamable HTTP options as hosts give them, read once for all (the token validator aside) |
-//! | [`share_state`] | tasks and changes shared with other replicas through Redis (`redis` feature) |
+//! | `share_state` | tasks and changes shared with other replicas through Redis (`redis` feature) |
 //!
 //! Applications use the crate root instead.
 
@@ -25,6 +25,7 @@ mod local;
 mod stdio;
 
 pub use crate::catalog::json::{JsonCallback, ViaJson, input_required_from_json};
+pub use crate::dispatch::hooks::{CallTask, HostHooks};
 pub use crate::dispatch::json_number;
 pub use crate::registry::{invalid_arguments_text, invalid_prompt_arguments_text};
 pub use crate::runtime::{build_runtime, runtime};
@@ -185,25 +186,6 @@ impl HttpSettings {
         }
         Ok(options)
     }
-}
-
-/// A tool call that did not finish when first polled, handed to [`HostHooks::spawn_call`].
-pub type CallTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
-
-/// How a host that runs its own event loop takes part in a session
-/// ([`Session::hosted`](crate::Session::hosted)).
-///
-/// The host feeds frames with [`Session::handle_frame`](crate::Session::handle_frame) on its
-/// loop's thread; a call is first polled right there, so a handler that answers at once runs on
-/// that thread too.
-pub struct HostHooks {
-    /// Runs after every outbound frame is queued, on whatever thread queued it: the host
-    /// schedules a drain of [`Outbound::try_recv`](crate::Outbound::try_recv) on its loop. It
-    /// must be quick.
-    pub notify: Box<dyn Fn() + Send + Sync>,
-    /// Takes each call that did not finish at its first poll; the host polls it to completion
-    /// (on its loop, waking on the task's waker). `None`: it runs as a task on the runtime.
-    pub spawn_call: Option<Box<dyn Fn(CallTask) + Send + Sync>>,
 }
 
 #[cfg(test)]
