@@ -84,7 +84,7 @@ fn output(json: &str) -> Outcome {
         return Err(toolwire::host::input_required_from_json(&asked)?.into());
     }
     let value = serde_json::from_str(json)
-        .map_err(|why| ToolError::new(format!("the tool returned an invalid result: {why}")))?;
+        .map_err(|why| ToolError::new(format!("invalid tool result: not JSON: {why}")))?;
     // "invalid tool result: …", what is wrong and what to return.
     ToolOutput::from_returned(value).map_err(ToolError::from)
 }

@@ -48,10 +48,11 @@ pub use dispatch::{
 pub use error::Error;
 pub use handler::{ToolError, ToolHandler};
 pub use protocol::{
-    Content, Implementation, LogLevel, ProtocolVersion, Root, Tool, ToolAnnotations, ToolOutput,
+    Content, Implementation, LogLevel, ProtocolVersion, Root, TaskSupport, Tool, ToolAnnotations,
+    ToolOutput,
 };
 pub use registry::Violation;
-pub use tasks::{TaskStatus, TaskStore, TaskSupport};
+pub use tasks::{TaskStatus, TaskStore};
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{ErrorCode, ErrorObject, RequestId};
 

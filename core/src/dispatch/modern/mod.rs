@@ -216,7 +216,10 @@ impl SessionShared {
         name: &str,
         params: Option<Value>,
     ) {
-        let envelope = match read_envelope(params.as_ref(), self.server.options.modern_only) {
+        // What the -32022 for an unknown version offers: `initialize` only where this connection
+        // (one not locked to 2026-07-28 already) on this server would serve it.
+        let no_initialize = self.server.options.modern_only || self.modern.load(Ordering::Acquire);
+        let envelope = match read_envelope(params.as_ref(), no_initialize) {
             Ok(envelope) => Arc::new(envelope),
             Err(error) => return responder.error(error),
         };
