@@ -1,6 +1,5 @@
 //! `NativeServer`: the core's server, for the JS `Server` wrapper.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use napi::Either;
@@ -187,15 +186,15 @@ impl NativeServer {
         template: bool,
         handler: Function<'_, JsonArgs, Unknown<'static>>,
     ) -> napi::Result<Option<Value>> {
-        let handler = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
+        let handler = ViaJson(JsJsonHandler::new(&handler)?);
         let added = if template {
             parse_definition("resource template", &definition)
                 .and_then(ResourceTemplate::from_json)
-                .and_then(|def| self.server.add_resource_template_arc(def, handler))
+                .and_then(|def| self.server.add_resource_template(def, handler))
         } else {
             parse_definition("resource", &definition)
                 .and_then(Resource::from_json)
-                .and_then(|def| self.server.add_resource_arc(def, handler))
+                .and_then(|def| self.server.add_resource(def, handler))
         };
         Ok(added.err().map(|err| errors::describe(&err)))
     }
@@ -212,10 +211,10 @@ impl NativeServer {
             Ok(def) => def,
             Err(err) => return Ok(Some(errors::describe(&err))),
         };
-        let handler = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
+        let handler = ViaJson(JsJsonHandler::new(&handler)?);
         Ok(self
             .server
-            .add_prompt_arc(def, handler)
+            .add_prompt(def, handler)
             .err()
             .map(|err| errors::describe(&err)))
     }
@@ -240,10 +239,10 @@ impl NativeServer {
                 )));
             }
         };
-        let completer = Arc::new(ViaJson(JsJsonHandler::new(&handler)?));
+        let completer = ViaJson(JsJsonHandler::new(&handler)?);
         Ok(self
             .server
-            .set_completer_arc(reference, completer)
+            .set_completer(reference, completer)
             .err()
             .map(|err| errors::describe(&err)))
     }

@@ -222,32 +222,30 @@ impl NativeServer {
         func: Py<PyAny>,
         template: bool,
     ) -> PyResult<()> {
-        let handler = Arc::new(ViaJson(PyJsonHandler {
+        let handler = ViaJson(PyJsonHandler {
             func: Arc::new(func),
             token_check: false,
-        }));
+        });
         let definition = to_json(definition)?;
         if template {
             let def = ResourceTemplate::from_json(definition).map_err(to_py_err)?;
             self.server
-                .add_resource_template_arc(def, handler)
+                .add_resource_template(def, handler)
                 .map_err(to_py_err)
         } else {
             let def = Resource::from_json(definition).map_err(to_py_err)?;
-            self.server
-                .add_resource_arc(def, handler)
-                .map_err(to_py_err)
+            self.server.add_resource(def, handler).map_err(to_py_err)
         }
     }
 
     /// Registers a prompt rendered by `func(request) -> {"messages": [...]}`.
     fn add_prompt(&self, definition: &Bound<'_, PyAny>, func: Py<PyAny>) -> PyResult<()> {
         let def = Prompt::from_json(to_json(definition)?).map_err(to_py_err)?;
-        let handler = Arc::new(ViaJson(PyJsonHandler {
+        let handler = ViaJson(PyJsonHandler {
             func: Arc::new(func),
             token_check: false,
-        }));
-        self.server.add_prompt_arc(def, handler).map_err(to_py_err)
+        });
+        self.server.add_prompt(def, handler).map_err(to_py_err)
     }
 
     /// What the server has done and is doing (see core's `Server::metrics`).
@@ -280,12 +278,12 @@ impl NativeServer {
                 )));
             }
         };
-        let completer = Arc::new(ViaJson(PyJsonHandler {
+        let completer = ViaJson(PyJsonHandler {
             func: Arc::new(func),
             token_check: false,
-        }));
+        });
         self.server
-            .set_completer_arc(reference, completer)
+            .set_completer(reference, completer)
             .map_err(to_py_err)
     }
 

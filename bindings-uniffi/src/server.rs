@@ -87,8 +87,7 @@ impl Server {
     /// Puts `middleware` in front of every request but `initialize` from now on, after those
     /// added before it: its `before` may refuse a request, its `after` hears how each ended.
     pub fn add_middleware(&self, middleware: Arc<dyn Middleware>) {
-        self.server
-            .add_middleware_arc(Arc::new(ForeignMiddleware(middleware)));
+        self.server.add_middleware(ForeignMiddleware(middleware));
     }
 
     /// What the server has done and is doing, as JSON text (the wrapper's `metrics()` parses
@@ -163,10 +162,10 @@ impl Server {
         reader: Arc<dyn ResourceReader>,
     ) -> Result<(), ToolwireError> {
         let mime_type = definition.mime_type.clone();
-        let handler = Arc::new(ForeignResource { reader, mime_type });
+        let handler = ForeignResource { reader, mime_type };
         match definition.into_core()? {
-            Ok(resource) => self.server.add_resource_arc(resource, handler)?,
-            Err(template) => self.server.add_resource_template_arc(template, handler)?,
+            Ok(resource) => self.server.add_resource(resource, handler)?,
+            Err(template) => self.server.add_resource_template(template, handler)?,
         }
         Ok(())
     }
@@ -179,7 +178,7 @@ impl Server {
     ) -> Result<(), ToolwireError> {
         Ok(self
             .server
-            .add_prompt_arc(definition.into_core(), Arc::new(ForeignPrompt(renderer)))?)
+            .add_prompt(definition.into_core(), ForeignPrompt(renderer))?)
     }
 
     /// Completes the arguments of the prompt `prompt_name`.
@@ -188,9 +187,9 @@ impl Server {
         prompt_name: String,
         completer: Arc<dyn ArgumentCompleter>,
     ) -> Result<(), ToolwireError> {
-        Ok(self.server.set_completer_arc(
+        Ok(self.server.set_completer(
             toolwire::Reference::Prompt(prompt_name),
-            Arc::new(ForeignCompleter(completer)),
+            ForeignCompleter(completer),
         )?)
     }
 
@@ -200,9 +199,9 @@ impl Server {
         uri_template: String,
         completer: Arc<dyn ArgumentCompleter>,
     ) -> Result<(), ToolwireError> {
-        Ok(self.server.set_completer_arc(
+        Ok(self.server.set_completer(
             toolwire::Reference::ResourceTemplate(uri_template),
-            Arc::new(ForeignCompleter(completer)),
+            ForeignCompleter(completer),
         )?)
     }
 

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -33,6 +34,14 @@ where
 {
     async fn call(&self, ctx: Context, arguments: Value) -> Result<ToolOutput, ToolError> {
         (self)(ctx, arguments).await
+    }
+}
+
+/// A handler shared behind an `Arc` is a handler: the registering methods take it as any other.
+#[async_trait]
+impl<T: ToolHandler + ?Sized> ToolHandler for Arc<T> {
+    async fn call(&self, ctx: Context, arguments: Value) -> Result<ToolOutput, ToolError> {
+        (**self).call(ctx, arguments).await
     }
 }
 

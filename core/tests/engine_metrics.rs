@@ -95,7 +95,7 @@ async fn requests_and_calls_are_counted_by_how_they_ended() {
     let server = server_with(options, gate.clone());
     // Hears each request's end, after it was counted: the test waits for that, not for time.
     let ended = Arc::new(Ended::default());
-    server.add_middleware_arc(ended.clone());
+    server.add_middleware(ended.clone());
     let mut client = Client::initialized(&server).await;
     assert_eq!(server.metrics()["sessions"], 1);
 

@@ -100,7 +100,7 @@ async fn answer(client: &mut Client, message: Value) -> Value {
 async fn before_refuses_and_after_hears_every_outcome() {
     let server = server();
     let gate = Arc::new(Gatekeeper::default());
-    server.add_middleware_arc(gate.clone());
+    server.add_middleware(gate.clone());
     let mut client = Client::initialized(&server).await;
     let call = |id: i64, name: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -210,7 +210,7 @@ async fn a_middleware_that_awaits_holds_its_request() {
             }
         }
     };
-    server.add_middleware_arc(slot.clone());
+    server.add_middleware(slot.clone());
     let mut client = Client::initialized(&server).await;
     client.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "late"}}}));

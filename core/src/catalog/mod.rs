@@ -63,6 +63,13 @@ where
     }
 }
 
+#[async_trait]
+impl<T: ResourceHandler + ?Sized> ResourceHandler for Arc<T> {
+    async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
+        (**self).read(request).await
+    }
+}
+
 /// A `prompts/get`: the prompt's name and its (string) arguments, already checked against
 /// the prompt's declared arguments.
 #[derive(Clone, Debug)]
@@ -97,6 +104,13 @@ where
 {
     async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
         (self)(request).await
+    }
+}
+
+#[async_trait]
+impl<T: PromptHandler + ?Sized> PromptHandler for Arc<T> {
+    async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
+        (**self).get(request).await
     }
 }
 
@@ -144,6 +158,13 @@ where
 {
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
         (self)(request).await
+    }
+}
+
+#[async_trait]
+impl<T: Completer + ?Sized> Completer for Arc<T> {
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
+        (**self).complete(request).await
     }
 }
 

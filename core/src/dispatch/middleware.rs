@@ -195,6 +195,17 @@ pub trait Middleware: Send + Sync + 'static {
     }
 }
 
+#[async_trait]
+impl<T: Middleware + ?Sized> Middleware for Arc<T> {
+    async fn before(&self, request: &RequestInfo) -> Verdict {
+        (**self).before(request).await
+    }
+
+    fn after(&self, request: &RequestInfo, outcome: &Outcome, elapsed: Duration) {
+        (**self).after(request, outcome, elapsed);
+    }
+}
+
 /// The server's middlewares, in order; read on every request once any is set.
 #[derive(Default)]
 pub(crate) struct Chain {

@@ -6,20 +6,22 @@
 //! | `router`, `method` | each inbound message to its handler, through one method table |
 //! | `lifecycle` | `initialize`, `notifications/initialized`, the log level |
 //! | `call`, `context` | a tool call from arguments to answer, and what its handler gets |
-//! | `catalog`, `paging` | resources, prompts, completion; the list methods' pages |
+//! | `catalog_methods`, `paging` | resources, prompts, completion; the list methods' pages |
 //! | `watch` | list changes and resource updates pushed to each session |
 //! | `peer`, `responder` | requests to the client; where answers go |
 //! | `exchange` | what the HTTP transport needs beyond frames in and out |
 //! | `modern` | the 2026-07-28 era: the `_meta` ladder, discover, MRTR, listen |
 
+mod builder;
 mod call;
-mod catalog;
+mod catalog_methods;
 mod context;
 mod exchange;
 pub(crate) mod hooks;
 mod lifecycle;
 pub(crate) mod middleware;
 pub(crate) mod modern;
+mod options;
 mod paging;
 mod peer;
 mod responder;
@@ -29,11 +31,13 @@ mod session;
 pub(crate) mod trace;
 mod watch;
 
+pub use builder::ServerBuilder;
 pub use context::{Context, json_number};
+pub use options::ServerOptions;
 pub use peer::RequestOptions;
 pub(crate) use responder::RequestStream;
 #[cfg(feature = "http")]
 pub(crate) use responder::{StreamItem, StreamReceiver};
-pub use server::{Server, ServerBuilder, ServerOptions};
+pub use server::Server;
 pub(crate) use session::SessionShared;
 pub use session::{Outbound, Session};

@@ -269,7 +269,9 @@ impl SessionShared {
             Method::ToolsCall => call::start(self, responder, params, version, None),
             Method::ToolsList => self.list_tools(responder, params, version),
             Method::LoggingSetLevel => self.set_log_level(responder, params),
-            catalog => super::catalog::handle(self, responder, catalog, params, version, None),
+            catalog => {
+                super::catalog_methods::handle(self, responder, catalog, params, version, None)
+            }
         }
     }
 

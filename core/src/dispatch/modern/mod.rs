@@ -251,9 +251,14 @@ impl SessionShared {
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
                 tasks::handle(self, responder, method, params, &envelope)
             }
-            catalog => {
-                super::catalog::handle(self, responder, catalog, params, version, Some(envelope))
-            }
+            catalog => super::catalog_methods::handle(
+                self,
+                responder,
+                catalog,
+                params,
+                version,
+                Some(envelope),
+            ),
         }
     }
 }

@@ -1,0 +1,264 @@
+//! [`ServerBuilder`]: a server's identity, options and first registrations, checked and
+//! assembled in `build`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::middleware::{Chain, Middleware};
+use super::modern::{CacheScope, Listeners, ModernStamp, Sealer, StateKeys};
+use super::options::ServerOptions;
+use super::server::{Server, ServerInner, share};
+use crate::Error;
+use crate::catalog::{
+    Catalog, Completer, Prompt, PromptHandler, Reference, Resource, ResourceHandler,
+    ResourceTemplate,
+};
+use crate::changes::{ChangeBus, LocalChangeBus};
+use crate::handler::ToolHandler;
+use crate::limiter::{Limiter, PrincipalLimiters};
+use crate::metrics::Metrics;
+use crate::protocol::{Implementation, Tool};
+use crate::registry::ToolRegistry;
+use crate::tasks::{MemoryTaskStore, TaskSettings, TaskStore, Tasks};
+use crate::wire::Limits;
+
+/// Builds a [`Server`]; registration errors surface in [`build`](Self::build).
+#[must_use]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    options: ServerOptions,
+    tools: Vec<(Tool, Arc<dyn ToolHandler>)>,
+    catalog: Vec<Registration>,
+    changes: Option<Arc<dyn ChangeBus>>,
+    task_store: Option<Arc<dyn TaskStore>>,
+    #[cfg(feature = "http")]
+    event_store: Option<Arc<dyn crate::events::EventStore>>,
+    middleware: Vec<Arc<dyn Middleware>>,
+}
+
+/// A catalog entry given to the builder, registered in `build`.
+enum Registration {
+    Resource(Resource, Arc<dyn ResourceHandler>),
+    Template(ResourceTemplate, Arc<dyn ResourceHandler>),
+    Prompt(Prompt, Arc<dyn PromptHandler>),
+    Completer(Reference, Arc<dyn Completer>),
+}
+
+impl ServerBuilder {
+    pub(super) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            options: ServerOptions::default(),
+            tools: Vec::new(),
+            catalog: Vec::new(),
+            changes: None,
+            task_store: None,
+            #[cfg(feature = "http")]
+            event_store: None,
+            middleware: Vec::new(),
+        }
+    }
+
+    /// Display name of the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Description of the server (2025-11-25).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// Usage hints for the model, sent in the `initialize` result.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Engine options.
+    pub fn options(mut self, options: ServerOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The bus that carries list changes and resource updates to sessions and listen streams
+    /// (default: a [`LocalChangeBus`], within this process). Replicas that share one bus
+    /// announce each other's changes.
+    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
+        self.changes = Some(bus);
+        self
+    }
+
+    /// Where tasks are kept (default: a [`MemoryTaskStore`], in this process).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// Where legacy (2025) Streamable HTTP sessions keep their SSE events and what re-opens
+    /// them, for every endpoint serving this server: replicas sharing one store let a client
+    /// resume a session's stream (`Last-Event-ID`) on another replica. Set, it takes the place
+    /// of [`HttpOptions::event_store`](crate::transport::http::HttpOptions::event_store).
+    #[cfg(feature = "http")]
+    pub fn event_store(mut self, store: Arc<dyn crate::events::EventStore>) -> Self {
+        self.event_store = Some(store);
+        self
+    }
+
+    /// Adds a tool (a handler behind an `Arc` is kept as it is).
+    pub fn tool(mut self, tool: Tool, handler: impl ToolHandler) -> Self {
+        self.tools.push((tool, share(handler, |h| Arc::new(h))));
+        self
+    }
+
+    /// Adds a tool whose handler is already behind an `Arc`.
+    #[deprecated(since = "0.2.0", note = "`tool` takes an `Arc<dyn ToolHandler>` too")]
+    pub fn tool_arc(self, tool: Tool, handler: Arc<dyn ToolHandler>) -> Self {
+        self.tool(tool, handler)
+    }
+
+    /// Adds a resource with a fixed URI.
+    pub fn resource(mut self, resource: Resource, handler: impl ResourceHandler) -> Self {
+        self.catalog.push(Registration::Resource(
+            resource,
+            share(handler, |h| Arc::new(h)),
+        ));
+        self
+    }
+
+    /// Adds a resource template.
+    pub fn resource_template(
+        mut self,
+        template: ResourceTemplate,
+        handler: impl ResourceHandler,
+    ) -> Self {
+        self.catalog.push(Registration::Template(
+            template,
+            share(handler, |h| Arc::new(h)),
+        ));
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: Prompt, handler: impl PromptHandler) -> Self {
+        self.catalog.push(Registration::Prompt(
+            prompt,
+            share(handler, |h| Arc::new(h)),
+        ));
+        self
+    }
+
+    /// Puts `middleware` in front of every request (after those added before it; see
+    /// [`Middleware`]).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(share(middleware, |m| Arc::new(m)));
+        self
+    }
+
+    /// Completes the arguments of a prompt or template added to this builder.
+    pub fn completer(mut self, reference: Reference, completer: impl Completer) -> Self {
+        self.catalog.push(Registration::Completer(
+            reference,
+            share(completer, |c| Arc::new(c)),
+        ));
+        self
+    }
+
+    /// Checks every tool and builds the server.
+    pub fn build(self) -> Result<Server, Error> {
+        let options = self.options;
+        options.check()?;
+        let metrics = Metrics::new(options.metrics);
+        let registry = ToolRegistry::new(options.max_queued_calls, metrics.clone());
+        for (tool, handler) in self.tools {
+            registry.insert(registry.prepare(tool, handler)?)?;
+        }
+        let catalog = Catalog::default();
+        for registration in self.catalog {
+            match registration {
+                Registration::Resource(def, handler) => catalog.add_resource(def, handler)?,
+                Registration::Template(def, handler) => catalog.add_template(def, handler)?,
+                Registration::Prompt(def, handler) => catalog.add_prompt(def, handler)?,
+                Registration::Completer(reference, completer) => {
+                    catalog.set_completer(reference, completer)?;
+                }
+            }
+        }
+        let keys = match options.request_state_keys.clone() {
+            Some(keys) => keys,
+            None => StateKeys::ephemeral()?,
+        };
+        let sealer = Sealer::new(
+            keys,
+            options.request_state_ttl,
+            options.max_request_state_bytes,
+            &self.info.name,
+        );
+        // Announced from here on: what was registered above is what a client first lists.
+        let changes = self
+            .changes
+            .unwrap_or_else(|| Arc::new(LocalChangeBus::default()));
+        registry.announce_to(changes.clone());
+        catalog.announce_to(changes.clone());
+        let tasks = Arc::new(Tasks::new(
+            self.task_store
+                .unwrap_or_else(|| Arc::new(MemoryTaskStore::default())),
+            changes.clone(),
+            TaskSettings {
+                ttl: options.task_ttl,
+                poll_interval: options.task_poll_interval,
+                max_tasks: options.max_tasks,
+                max_per_principal: options.max_tasks_per_principal,
+            },
+            metrics.clone(),
+        ));
+        let queued_calls: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+        let mut inner = ServerInner {
+            info: self.info,
+            instructions: self.instructions,
+            limits: Limits {
+                max_frame_bytes: options.max_frame_bytes,
+                max_depth: options.max_depth,
+            },
+            call_limiter: Limiter::sharing_queue(
+                options.max_concurrent_calls,
+                options.max_queued_calls,
+                queued_calls.clone(),
+            ),
+            principal_limiters: PrincipalLimiters::new(
+                options.max_concurrent_calls_per_principal,
+                options.max_queued_calls,
+                queued_calls.clone(),
+            ),
+            queued_calls,
+            registry,
+            catalog,
+            modern_stamp: Arc::new(ModernStamp::new(Value::Null, 0, CacheScope::Private)),
+            sealer,
+            listeners: Arc::new(Listeners::new(options.max_listen_streams)),
+            changes,
+            tasks,
+            #[cfg(feature = "http")]
+            event_store: self.event_store,
+            middleware: Chain::default(),
+            metrics,
+            options,
+        };
+        for middleware in self.middleware {
+            inner.middleware.add(middleware);
+        }
+        inner.modern_stamp = Arc::new(ModernStamp::new(
+            inner.modern_server_info(),
+            inner.options.cache_ttl_ms,
+            inner.options.cache_scope,
+        ));
+        Ok(Server {
+            inner: Arc::new(inner),
+        })
+    }
+}
