@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use super::responder::{OutboundSender, RequestStream};
+use super::outbound::OutboundSender;
+use super::request_stream::RequestStream;
 use super::session::current_runtime;
 use super::{Session, SessionShared};
 use crate::Error;

@@ -11,7 +11,7 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::SessionShared;
-use super::responder::OutboundSender;
+use super::outbound::OutboundSender;
 use crate::Error;
 use crate::wire::{ErrorObject, RequestId, notification_frame, request_frame};
 

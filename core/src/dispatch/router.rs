@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 
 use super::middleware::{Middleware, Observer, RequestInfo, Verdict, WaitingSlot, decide};
 use super::modern::EraChoice;
+use super::outbound::OutboundSender;
 use super::paging::write_page;
-use super::responder::{BatchCollector, OutboundSender, ReplyTarget, Responder};
+use super::responder::{BatchCollector, ReplyTarget, Responder};
 use super::{SessionShared, call};
 use crate::protocol::ProtocolVersion;
 use crate::protocol::method::Method;

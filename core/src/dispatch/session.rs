@@ -15,8 +15,9 @@ use tokio_util::task::TaskTracker;
 
 use super::Server;
 use super::hooks::{CallTask, HostHooks};
+use super::outbound::{Backlog, Notify, OutboundSender};
 use super::peer::PeerRequests;
-use super::responder::{Backlog, Notify, OutboundSender, RequestStream};
+use super::request_stream::RequestStream;
 use super::server::ServerInner;
 use super::watch::watch_changes;
 use crate::Error;

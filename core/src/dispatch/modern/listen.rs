@@ -12,7 +12,8 @@ use super::envelope::{Envelope, SUBSCRIPTION_ID_KEY};
 use super::tasks::extension_missing;
 use crate::changes::ChangeFeed;
 use crate::dispatch::SessionShared;
-use crate::dispatch::responder::{OutboundSender, Responder};
+use crate::dispatch::outbound::OutboundSender;
+use crate::dispatch::responder::Responder;
 use crate::tasks::{self, Tasks};
 use crate::wire::{ErrorObject, RequestId, notification_frame};
 
