@@ -1,4 +1,4 @@
-//! One HTTP request in, one response out: the checks, then POST, GET or DELETE.
+//! One HTTP request in, one response out: the checks, then POST (in `post`), GET or DELETE.
 #![allow(
     clippy::result_large_err,
     reason = "the Err side is the refusal to send, built once on a rare path"
@@ -14,25 +14,21 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
+use super::HttpOptions;
 use super::auth::METADATA_PATH;
 use super::body::{Body, SseBody};
-use super::forward::{as_items, drain_ready, forward, last_frame};
+use super::forward::forward;
 use super::guard::Guard;
 use super::headers::{
-    LAST_EVENT_HEADER, SESSION_HEADER, accepts, header_version, header_version_text, is_json,
-    read_body, text_header, trace_into_meta,
+    LAST_EVENT_HEADER, SESSION_HEADER, accepts, header_version, header_version_text, text_header,
 };
-use super::modern;
-use super::replies::{
-    Reply, accepted, closing_refusal, json_or_accepted, json_reply, method_not_allowed, refusal,
-    retry_later, sse_response,
-};
+use super::post;
+use super::replies::{Reply, closing_refusal, method_not_allowed, refusal, sse_response};
 use super::sessions::{Admission, Client, HttpSession, STANDALONE, SessionLimits, SessionTable};
 use super::sse::{Outlet, SseStream, parse_event_id};
-use super::{HttpOptions, ResponseMode};
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
-use crate::wire::{Frame, Inbound, error_frame, parse_frame};
+use crate::wire::parse_frame;
 use crate::{Server, Session};
 
 /// A request body the endpoint can read: hyper's own, or any `http_body` a host's server gives.
@@ -48,14 +44,14 @@ impl<B> RequestBody for B where
 }
 
 pub(crate) struct Endpoint {
-    server: Server,
-    options: HttpOptions,
+    pub(super) server: Server,
+    pub(super) options: HttpOptions,
     /// Held while a session is taken over from another replica.
     adopting: Mutex<()>,
     guard: Guard,
-    sessions: SessionTable,
-    max_body: usize,
-    stop: CancellationToken,
+    pub(super) sessions: SessionTable,
+    pub(super) max_body: usize,
+    pub(super) stop: CancellationToken,
     /// Mounted in a host's web server, which routed the request here: the path is not matched.
     mounted: bool,
 }
@@ -66,7 +62,7 @@ pub(crate) struct Endpoint {
 pub(crate) struct Connection {
     endpoint: Arc<Endpoint>,
     /// The peer's address: who holds the sessions opened here when no token names a subject.
-    peer: IpAddr,
+    pub(super) peer: IpAddr,
     last_session: Mutex<Weak<HttpSession>>,
 }
 
@@ -85,7 +81,7 @@ impl Connection {
 
     /// The live session `id`, if `owner` may use it: the one this connection used last while
     /// it is still listed, else the table's; otherwise the 404 to send.
-    fn session(&self, id: &str, owner: Option<&str>) -> Result<Arc<HttpSession>, Reply> {
+    pub(super) fn session(&self, id: &str, owner: Option<&str>) -> Result<Arc<HttpSession>, Reply> {
         let mut last = self.last_session.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(session) = last.upgrade()
             && &*session.id == id
@@ -219,7 +215,7 @@ impl Endpoint {
             .and_then(ProtocolVersion::parse)
             .is_some_and(ProtocolVersion::is_stateless);
         match *request.method() {
-            Method::POST => self.post(connection, request, owner).await,
+            Method::POST => post::post(self, connection, request, owner).await,
             _ if modern_version => method_not_allowed("POST"),
             Method::GET if self.options.stateless => method_not_allowed("POST"),
             Method::GET => self.get(&request, owner),
@@ -230,244 +226,8 @@ impl Endpoint {
         }
     }
 
-    async fn post(
-        &self,
-        connection: &Connection,
-        request: Request<impl RequestBody>,
-        owner: Option<String>,
-    ) -> Reply {
-        let (parts, body) = request.into_parts();
-        let headers = &parts.headers;
-        let needs_sse = self.options.response_mode != ResponseMode::Json;
-        if !accepts(headers, "application/json")
-            || (needs_sse && !accepts(headers, "text/event-stream"))
-        {
-            let wanted = if needs_sse {
-                "application/json and text/event-stream"
-            } else {
-                "application/json"
-            };
-            return refusal(
-                StatusCode::NOT_ACCEPTABLE,
-                &format!("Not Acceptable: the client must accept {wanted}"),
-            );
-        }
-        if !is_json(headers) {
-            return refusal(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Unsupported Media Type: the body must be application/json",
-            );
-        }
-        let read = read_body(body, self.max_body);
-        let read = match self.options.body_read_timeout {
-            // A body that came with its head is read before the deadline is ever armed.
-            Some(limit) => tokio::time::timeout(limit, read).await.unwrap_or_else(|_| {
-                Err(closing_refusal(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "Request Timeout: the body did not come in time",
-                ))
-            }),
-            None => read.await,
-        };
-        let body = match read {
-            Ok(body) => body,
-            Err(reply) => return reply,
-        };
-        let frame = trace_into_meta(parse_frame(&body, &self.server.inner.limits), headers);
-        // The body decides the era (a request naming its version in `_meta`), not the session.
-        if modern::is_modern(headers, &frame) {
-            return modern::post(
-                &self.server,
-                headers,
-                frame,
-                owner,
-                &self.stop,
-                modern::Answers {
-                    keep_alive: self.options.sse_keep_alive,
-                    backlog: self.server.inner.options.listen_backlog,
-                    json_only: self.options.response_mode == ResponseMode::Json,
-                },
-            )
-            .await;
-        }
-        let version = match header_version(headers) {
-            Ok(version) => version,
-            Err(reply) => return reply,
-        };
-        let session_id = text_header(headers, &SESSION_HEADER);
-        if let Frame::Single(Err(rejection)) = &frame {
-            return json_reply(
-                StatusCode::BAD_REQUEST,
-                error_frame(rejection.id.as_ref(), &rejection.error),
-            );
-        }
-        // What re-opens the session on another replica, kept if the store is shared.
-        let initialize_params = match &frame {
-            Frame::Single(Ok(Inbound::Request { method, params, .. }))
-                if method == "initialize" =>
-            {
-                Some(params.clone().unwrap_or(serde_json::Value::Null))
-            }
-            _ => None,
-        };
-        let initialize = initialize_params.is_some();
-        if self.options.stateless {
-            return self.post_stateless(frame, version, initialize, owner).await;
-        }
-        let (http_session, created) = match session_id {
-            Some(id) => match connection.session(id, owner.as_deref()) {
-                Ok(session) => (session, false),
-                Err(reply) => return reply,
-            },
-            // The session limits are checked once initialize has succeeded, when the session
-            // is listed: a full table may make room then (see `SessionTable::insert`).
-            None if initialize => {
-                let Ok((session, outbound)) = Session::authenticated(&self.server, owner.clone())
-                else {
-                    return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
-                };
-                let client = Client::new(owner.as_deref(), connection.peer);
-                match HttpSession::start(
-                    session,
-                    outbound,
-                    owner,
-                    client,
-                    self.options.event_store.clone(),
-                    self.options.sse_retry,
-                    None,
-                ) {
-                    Some(session) => (session, true),
-                    None => {
-                        return refusal(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            "Internal Server Error: no secure random source for a session id",
-                        );
-                    }
-                }
-            }
-            None => {
-                return refusal(
-                    StatusCode::BAD_REQUEST,
-                    "Bad Request: Mcp-Session-Id header is required",
-                );
-            }
-        };
-        let Some(_busy) = http_session.begin_request() else {
-            return session_gone();
-        };
-        let session = &http_session.session;
-        let answers = session.answers_expected(&frame);
-        if answers == 0 {
-            session.handle_parsed(frame, None);
-            return accepted();
-        }
-        let (stream, mut items) = RequestStream::new(answers, true);
-        session.handle_parsed(frame, Some(stream));
-        let mut reply = match (self.options.response_mode, drain_ready(&mut items)) {
-            (ResponseMode::Json, ready) => {
-                let standalone = &http_session.standalone;
-                let answer = last_frame(as_items(ready), &mut items, |f| standalone.push(&f));
-                json_or_accepted(answer.await)
-            }
-            (ResponseMode::Auto, Ok(answer)) => json_reply(StatusCode::OK, answer),
-            (_, ready) => self.answer_sse(&http_session, as_items(ready), items),
-        };
-        if created {
-            if session.protocol_version().is_none() {
-                // initialize failed: the client saw why; no session was opened.
-                http_session.terminate();
-            } else {
-                let limits = self.session_limits();
-                match self.sessions.insert(http_session.clone(), limits) {
-                    Admission::Admitted { evicted } => {
-                        if let Some(evicted) = evicted {
-                            // Debug, not info: a greedy client makes one per session it opens.
-                            tracing::debug!(
-                                session = %evicted.id,
-                                client = ?evicted.client,
-                                "ended an idle session to make room for a new one"
-                            );
-                            evicted.terminate();
-                        }
-                        if let Ok(value) = HeaderValue::from_str(&http_session.id) {
-                            reply.headers_mut().insert(SESSION_HEADER.clone(), value);
-                        }
-                        let record = serde_json::json!({
-                            "owner": http_session.owner,
-                            "initialize": initialize_params,
-                        });
-                        self.options
-                            .event_store
-                            .remember_session(&http_session.id, &record.to_string());
-                    }
-                    Admission::ClientFull => {
-                        self.server.inner.metrics.refused(Limit::Sessions);
-                        http_session.terminate();
-                        return retry_later(
-                            StatusCode::TOO_MANY_REQUESTS,
-                            &format!(
-                                "Too Many Requests: this client holds {} live sessions, its limit, \
-                                 and none is idle; end one (DELETE) or retry later",
-                                limits.per_client
-                            ),
-                        );
-                    }
-                    Admission::TableFull => {
-                        self.server.inner.metrics.refused(Limit::Sessions);
-                        http_session.terminate();
-                        return retry_later(
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            "Service Unavailable: too many live sessions; retry later",
-                        );
-                    }
-                }
-            }
-        }
-        reply
-    }
-
-    /// One POST on its own: a throwaway session, initialized as the version header says.
-    async fn post_stateless(
-        &self,
-        frame: Frame,
-        version: Option<ProtocolVersion>,
-        initialize: bool,
-        owner: Option<String>,
-    ) -> Reply {
-        let Ok(session) = Session::for_one_exchange(&self.server, owner) else {
-            return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
-        };
-        if !initialize {
-            session.assume_initialized(version.unwrap_or(ProtocolVersion::V2025_03_26));
-        }
-        let answers = session.answers_expected(&frame);
-        if answers == 0 {
-            session.handle_parsed(frame, None);
-            return accepted();
-        }
-        let (stream, mut items) = RequestStream::new(answers, false);
-        session.handle_parsed(frame, Some(stream));
-        let ready = match (self.options.response_mode, drain_ready(&mut items)) {
-            (ResponseMode::Sse, ready) => as_items(ready),
-            (_, Ok(answer)) => return json_reply(StatusCode::OK, answer),
-            // What precedes the answer has nowhere to go without a session.
-            (ResponseMode::Json, Err(ready)) => {
-                return json_or_accepted(last_frame(ready, &mut items, drop).await);
-            }
-            (_, Err(ready)) => ready,
-        };
-        let sse = SseStream::new("s".into(), None, self.options.sse_retry);
-        let reply = self.sse_reply(&sse, false);
-        tokio::spawn(async move {
-            forward(&sse, ready, items).await;
-            sse.end();
-            drop(session);
-        });
-        reply
-    }
-
     /// An SSE answer on a resumable stream of the session.
-    fn answer_sse(
+    pub(super) fn answer_sse(
         &self,
         http_session: &Arc<HttpSession>,
         ready: Vec<StreamItem>,
@@ -490,7 +250,7 @@ impl Endpoint {
         reply
     }
 
-    fn sse_reply(&self, sse: &SseStream, priming: bool) -> Reply {
+    pub(super) fn sse_reply(&self, sse: &SseStream, priming: bool) -> Reply {
         let (connection, body) = self.outlet();
         sse.attach(connection, priming);
         sse_response(body.counted(self.server.inner.metrics.stream_opened()))
@@ -613,7 +373,7 @@ impl Endpoint {
         }
     }
 
-    fn session_limits(&self) -> SessionLimits {
+    pub(super) fn session_limits(&self) -> SessionLimits {
         SessionLimits {
             max: self.options.max_sessions,
             per_client: self.options.max_sessions_per_client,
@@ -700,7 +460,7 @@ impl Endpoint {
 }
 
 /// The answer to a request for a session that does not exist (any more).
-fn session_gone() -> Reply {
+pub(super) fn session_gone() -> Reply {
     refusal(
         StatusCode::NOT_FOUND,
         "Not Found: unknown or expired session; initialize a new one",

@@ -21,6 +21,7 @@ mod headers;
 mod in_place;
 mod modern;
 mod mount;
+mod post;
 mod replies;
 mod sessions;
 mod sse;

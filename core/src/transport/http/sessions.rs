@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hyper::StatusCode;
+
 use super::events::EventStore;
+use super::replies::{Reply, retry_later};
 use super::sse::{Replay, SseStream};
 use crate::{Outbound, Session};
 
@@ -279,6 +282,35 @@ pub(crate) enum Admission {
     /// The table is full, and no session may make room: none idle of a client holding at
     /// least two more sessions than the newcomer's, nor of the newcomer's own client.
     TableFull,
+}
+
+impl Admission {
+    /// The session taken out to make room (if any), or the reply refusing the newcomer: a 429
+    /// when its own client holds its share, a 503 when the table is full.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the Err side is the refusal to send, built once on a rare path"
+    )]
+    pub(crate) fn into_result(
+        self,
+        limits: SessionLimits,
+    ) -> Result<Option<Arc<HttpSession>>, Reply> {
+        match self {
+            Admission::Admitted { evicted } => Ok(evicted),
+            Admission::ClientFull => Err(retry_later(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "Too Many Requests: this client holds {} live sessions, its limit, and none \
+                     is idle; end one (DELETE) or retry later",
+                    limits.per_client
+                ),
+            )),
+            Admission::TableFull => Err(retry_later(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many live sessions; retry later",
+            )),
+        }
+    }
 }
 
 /// The live sessions by id, and how many each client holds.
