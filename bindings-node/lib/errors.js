@@ -1,4 +1,6 @@
 'use strict'
+// Errors: the engine's (ToolwireError), and those a handler or middleware throws to choose the
+// answer (ProtocolError, ToolError, ResourceNotFound).
 
 /**
  * The engine's errors, with Node's idiom: one class, told apart by `code`
@@ -48,4 +50,53 @@ function checkCounts(options) {
   }
 }
 
-module.exports = { ToolwireError, fromNative, created, unwrap, checkCounts }
+/** Whether `err` is the engine's "ask the client first" signal (not a failure). */
+const isInputRequired = (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_INPUT_REQUIRED'
+
+/**
+ * Thrown by a tool when the call itself failed rather than the tool's work: the client gets a
+ * JSON-RPC error with `rpcCode` (e.g. -32603) instead of an `isError` result, and a task ends
+ * `failed` instead of `completed`. For what the model should read, throw any other Error.
+ */
+class ProtocolError extends Error {
+  constructor(rpcCode, message) {
+    super(message)
+    if (!Number.isInteger(rpcCode) || rpcCode < -(2 ** 31) || rpcCode >= 2 ** 31) {
+      throw new TypeError('toolwire: ProtocolError(rpcCode, message) needs a JSON-RPC error code (a 32-bit integer)')
+    }
+    this.name = 'ProtocolError'
+    this.rpcCode = rpcCode
+  }
+}
+
+/**
+ * Thrown by a middleware before `next()`: the `tools/call` is answered with an `isError` result
+ * of this message, for the model to read (another method gets JSON-RPC -32603). A tool may
+ * throw it too, as any Error: an `isError` result.
+ */
+class ToolError extends Error {
+  constructor(message) {
+    super(message)
+    this.name = 'ToolError'
+  }
+}
+
+/** Throw it in a resource handler: the client gets JSON-RPC -32002 (resource not found). */
+class ResourceNotFound extends Error {
+  constructor(message = 'Resource not found') {
+    super(message)
+    this.name = 'ResourceNotFound'
+  }
+}
+
+module.exports = {
+  ToolwireError,
+  fromNative,
+  created,
+  unwrap,
+  checkCounts,
+  isInputRequired,
+  ProtocolError,
+  ToolError,
+  ResourceNotFound,
+}

@@ -1,0 +1,472 @@
+'use strict'
+// The Server: its options, tools, middleware, metrics, and the transports it serves (stdio,
+// HTTP, mounted, `connect()`), which start and end its lifespan. What it registers and serves
+// with is made in the modules beside it.
+
+const native = require('./native')
+const { checkCounts, created, fromNative, isInputRequired, ProtocolError } = require('./errors')
+const { compileSchema, pointer } = require('./schema')
+const { CALL, Context } = require('./context')
+const { errorResult, protocolErrorJson, returnedJson } = require('./content')
+const { Lifespan, lifespanFailure } = require('./lifespan')
+const { hasThen } = require('./settle')
+const { aroundWrapper } = require('./middleware')
+const { resourceEntry, promptEntry, completionEntry } = require('./catalog')
+const { HttpServer, validatorWrapper } = require('./http')
+const { mountedHandler } = require('./mount')
+const { redirectStdout, serveStdioStreams } = require('./stdio')
+
+const TOOL_CONFIG_KEYS = new Set([
+  'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
+  'taskSupport',
+])
+
+class Server {
+  #native
+  #onToolError
+  #lifespan
+  /** The running `serveStdio()`s: `{ stop() }` each, whose Promise resolves once it has ended. */
+  #stdio = new Set()
+  /** The running HTTP servers this server started. */
+  #http = new Set()
+  /** The sessions `connect()` opened and nobody ended yet: `{ shutdown() }` each. */
+  #connections = new Set()
+  /** The `httpHandler()`s that served a request and were not closed since: `{ shutdown() }` each. */
+  #mounts = new Set()
+
+  /**
+   * @param {object} options `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
+   *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxConcurrentCallsPerSession`,
+   *   `maxConcurrentCallsPerPrincipal`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
+   *   `metrics` (default true), and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`;
+   *   `redis` (a URL) shares tasks and changes with the other replicas through that Redis.
+   */
+  constructor(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError('toolwire: new Server({ name, version, ... })')
+    const { onToolError, lifespan, ...init } = options
+    if (typeof init.name !== 'string' || typeof init.version !== 'string') {
+      throw new TypeError('toolwire: a Server needs a string name and version')
+    }
+    if (lifespan !== undefined && typeof lifespan !== 'function') {
+      throw new TypeError('toolwire: lifespan must be a function (async, or an async generator that yields once)')
+    }
+    checkCounts(init)
+    this.#native = created(native.createServer(init), native.NativeServer)
+    this.#onToolError = onToolError ?? defaultToolErrorLog
+    this.#lifespan = new Lifespan(lifespan)
+  }
+
+  /**
+   * Runs the `lifespan` (once; `serveStdio()`, `serveHttp()` and `connect()` start it too) and
+   * resolves when it has, or rejects with its error. `close()` ends it.
+   */
+  start() {
+    return this.#lifespan.start(this)
+  }
+
+  /**
+   * Registers a tool. `handler(args, ctx)` may return a value or a Promise: a string (text),
+   * nothing (no content), a whole CallToolResult (`content` an array of blocks, and no keys
+   * besides `content`, `structuredContent`, `isError`, `_meta`), another object (structured
+   * content plus its JSON as text), or anything else (one text block of its JSON). A throw
+   * becomes an `isError` result with the error's message.
+   */
+  tool(name, config, handler) {
+    if (typeof config === 'function' && handler === undefined) {
+      handler = config
+      config = {}
+    }
+    if (typeof name !== 'string') throw new TypeError('toolwire: a tool needs a string name')
+    if (typeof handler !== 'function') throw new TypeError(`toolwire: tool ${JSON.stringify(name)} needs a handler function`)
+    config = config ?? {}
+    for (const key of Object.keys(config)) {
+      if (!TOOL_CONFIG_KEYS.has(key)) throw new TypeError(`toolwire: unknown tool option ${JSON.stringify(key)} for tool ${JSON.stringify(name)}`)
+    }
+    const input = compileSchema(config.inputSchema, 'input', 'inputSchema')
+    const output = compileSchema(config.outputSchema, 'output', 'outputSchema')
+    const definition = { name, inputSchema: input.json ?? { type: 'object' } }
+    for (const key of ['title', 'description', 'annotations', 'icons', '_meta']) {
+      if (config[key] !== undefined) definition[key] = config[key]
+    }
+    if (output.json !== undefined) definition.outputSchema = output.json
+    if (config.taskSupport !== undefined) definition.taskSupport = config.taskSupport
+    const failed = this.#native.addTool(
+      JSON.stringify(definition),
+      this.#wrap(name, handler, input.parse),
+      config.timeoutMs ?? undefined,
+      config.maxConcurrency ?? undefined,
+    )
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /**
+   * Puts `fn(request, next)` in front of every request but `initialize` (and 2026-07-28's
+   * `server/discover`), after the middlewares added before it, as in Koa or Hono:
+   *
+   *   server.middleware(async (request, next) => {
+   *     if (!staff.has(request.principal)) throw new ProtocolError(-32001, 'Forbidden')
+   *     const outcome = await next() // the request is handled here
+   *     audit.info(`${request.method} ${request.name}: ${outcome.kind} in ${outcome.elapsedMs} ms`)
+   *   })
+   *
+   * The code before `next()` decides: throw `ProtocolError` for that JSON-RPC error, `ToolError`
+   * for an `isError` result of a `tools/call` (another method gets -32603). `next()` resolves
+   * with how the request ended (`{ kind, code?, elapsedMs }`) once the answer is sent: what runs
+   * after it observes. A middleware that throws anything else, or settles without calling
+   * `next()`, refuses the request with -32603 (a throw is written to stderr).
+   */
+  middleware(fn) {
+    if (typeof fn !== 'function') throw new TypeError('toolwire: server.middleware(async (request, next) => { ... }) needs a function')
+    this.#native.addMiddleware(aroundWrapper(fn))
+    return this
+  }
+
+  /** Unregisters a tool; returns whether it existed. Clients are told (list_changed). */
+  removeTool(name) {
+    return this.#native.removeTool(name)
+  }
+
+  /** The registered tools' names, sorted. */
+  get toolNames() {
+    return this.#native.toolNames()
+  }
+
+  /**
+   * What the server has done and is doing: by method (`methods`) and by tool (`tools`) the
+   * `calls`, `inFlight`, how they ended (`outcomes`: `result`, `tool_error`, `invalid_params`,
+   * `cancelled`, `refused`, …) and a latency histogram (`latency`: `count`, `sumSeconds`,
+   * cumulative `buckets` of `le` seconds); then `callsInFlight`, `callsQueued`, `refused` by
+   * limit, live `sessions`, open SSE `streams`, `listenStreams` and `tasks` running.
+   */
+  metrics() {
+    return JSON.parse(this.#native.metricsJson())
+  }
+
+  /**
+   * The metrics in the Prometheus text format (0.0.4), for a route of your own
+   * (`res.type('text/plain; version=0.0.4').send(server.metricsText())`); `serveHttp`'s
+   * `metricsPath` serves it itself.
+   */
+  metricsText() {
+    return this.#native.metricsText()
+  }
+
+  #wrap(name, handler, parse) {
+    const onError = this.#onToolError
+    const fail = (err, ctx) => {
+      if (err instanceof ProtocolError) return protocolErrorJson(err)
+      // After a cancel or a deadline the answer is discarded; the abort is no failure. Nor is
+      // the engine's "ask the client first" (2026-07-28): it answers input_required itself.
+      if (!ctx.isCancelled && !isInputRequired(err)) {
+        try {
+          onError(err, name)
+        } catch {
+          // A failing log hook must not turn a tool error into a lost answer.
+        }
+      }
+      const message = err instanceof Error ? err.message : String(err)
+      return errorResult(message || (err instanceof Error ? err.name : 'Error'))
+    }
+    const run = (args, ctx) => {
+      // A result that cannot be serialised (a cycle, a BigInt) fails like a throw.
+      const settle = (value) => {
+        try {
+          return returnedJson(value)
+        } catch (err) {
+          return fail(err, ctx)
+        }
+      }
+      let value
+      try {
+        value = handler(args, ctx)
+      } catch (err) {
+        return fail(err, ctx)
+      }
+      if (!hasThen(value)) return settle(value)
+      // The engine gets nothing now and the result when the Promise settles.
+      Promise.resolve(value).then(settle, (err) => fail(err, ctx)).then((json) => native.settleCall(ctx[CALL], json))
+      return undefined
+    }
+    const lifespan = this.#lifespan
+    // Until the lifespan has started, a call waits for it (and fails if it cannot start).
+    const later = (call, start) => {
+      lifespan.pending.then(start, (err) => fail(lifespanFailure(err), new Context(call, lifespan))).then((json) => {
+        if (json !== undefined) native.settleCall(call, json)
+      })
+      return undefined
+    }
+    if (parse === null) {
+      return (call, args) => {
+        if (lifespan.pending !== null) return later(call, () => run(JSON.parse(args), new Context(call, lifespan)))
+        return run(JSON.parse(args), new Context(call, lifespan))
+      }
+    }
+    const invalid = (issues) =>
+      errorResult(native.invalidArgumentsText(name, issues.map((issue) => ({ path: pointer(issue.path), message: issue.message }))))
+    const parsing = (call, args) => {
+      const parsed = parse(JSON.parse(args))
+      const ctx = new Context(call, lifespan)
+      if (!hasThen(parsed)) return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
+      // An async refinement: the arguments are known later, and so is the result.
+      parsed.then(
+        (p) => {
+          if (p.issues) return native.settleCall(call, invalid(p.issues))
+          const json = run(p.data, ctx)
+          if (json !== undefined) native.settleCall(call, json)
+        },
+        (err) => native.settleCall(call, fail(err, ctx)),
+      )
+      return undefined
+    }
+    return (call, args) => (lifespan.pending !== null ? later(call, () => parsing(call, args)) : parsing(call, args))
+  }
+
+  /**
+   * Registers a resource. A `uri` with `{variables}` is a resource template (RFC 6570: `{id}` is
+   * one path segment, `{+path}` anything). `handler(uri, variables)` may return (or resolve to)
+   * a string (text), a Buffer/Uint8Array (a blob), `{ text | blob, mimeType }`, or an array of
+   * those; throw `new ResourceNotFound()` for a URI that does not exist.
+   */
+  resource(uri, config, handler) {
+    const { definition, template, wrapper } = resourceEntry(uri, config, handler, this.#lifespan)
+    const failed = this.#native.addResource(JSON.stringify(definition), template, wrapper)
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /**
+   * Registers a prompt. Its arguments come from `config.argsSchema` (a zod raw shape such as
+   * `{ language: z.string().describe('…') }`, a zod object, or a JSON Schema object of string
+   * properties), which also checks and parses them (refused ones answer -32602), or are listed
+   * in `config.arguments` as `{ name, title?, description?, required? }`. `handler(args, round)`
+   * may return (or resolve to) a string (one user message), an array of messages (strings,
+   * content blocks, or `{ role, content }`), or `{ messages, description? }`. Arguments made
+   * with `completable()` or with an enum are completed without a `completion()` of your own.
+   */
+  prompt(name, config, handler) {
+    const { definition, wrapper, complete } = promptEntry(name, config, handler, this.#lifespan)
+    const failed = this.#native.addPrompt(JSON.stringify(definition), wrapper)
+    if (failed) throw fromNative(failed)
+    if (complete !== null) this.completion({ prompt: name }, complete)
+    return this
+  }
+
+  /**
+   * Completes the arguments of a prompt (`{ prompt: name }`) or the variables of a resource
+   * template (`{ template: uriTemplate }`): `complete(argument, value, context)` returns (or
+   * resolves to) suggested values, best first.
+   */
+  completion(target, complete) {
+    const { kind, key, wrapper } = completionEntry(target, complete, this.#lifespan)
+    const failed = this.#native.setCompleter(kind, key, wrapper)
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /** Unregisters a resource or template; returns whether it existed. */
+  removeResource(uri) {
+    return this.#native.removeResource(uri)
+  }
+
+  /** Unregisters a prompt; returns whether it existed. */
+  removePrompt(name) {
+    return this.#native.removePrompt(name)
+  }
+
+  /** Tells the clients subscribed to `uri` that it changed. */
+  notifyResourceUpdated(uri) {
+    this.#native.notifyResourceUpdated(uri)
+  }
+
+  /**
+   * Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one). Resolves once
+   * listening, to an `HttpServer` (`url`, `close()`, `closed`). Options: `path`, `stateless`,
+   * `responseMode` (`'auto'` | `'json'` | `'sse'`), `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `maxSessionsPerClient`, `sessionIdleTimeoutMs`, `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `maxConnections`, `maxSseBufferedBytes`,
+   * `tokenValidator(token) -> { subject?, scopes? } | { insufficientScope } | null` (sync or async) with
+   * `authorizationServers` and `resourceUrl`, `metricsPath` (serves `metricsText()` to GET there).
+   * Host and Origin are checked by default.
+   */
+  async serveHttp(host = '127.0.0.1', port = 8000, options = {}) {
+    const { tokenValidator, ...init } = options ?? {}
+    checkCounts(init)
+    await this.start()
+    let resolveClosed
+    const closed = new Promise((resolve) => {
+      resolveClosed = resolve
+    })
+    const validator = validatorWrapper(tokenValidator)
+    const nativeHttp = created(this.#native.startHttp({ host, port, ...init }, validator, () => resolveClosed()), native.NativeHttpServer)
+    const http = new HttpServer(nativeHttp, closed)
+    this.#http.add(http)
+    closed.then(() => this.#http.delete(http))
+    return http
+  }
+
+  /**
+   * Streamable HTTP inside a web server of your own: a request handler `(req, res, next?)` for
+   * node:http or Express (`app.all('/mcp', handler)`), and `handler.fetch(request)` for Web
+   * `Request` → `Response` frameworks. The app routes requests to it (the path is not matched
+   * again). Options: `serveHttp`'s less the listener's (`headerReadTimeoutMs`, `maxConnections`
+   * belong to the app's server). The Host guard lets only loopback names through unless
+   * `allowedHosts` names the app's host names. The first request starts the server's
+   * `lifespan`; `await handler.close()` ends the handler's sessions (calls in flight finish
+   * first) and its hold on the lifespan, which ends unless something else is served; a request
+   * after it starts again. `server.close()` closes it too.
+   */
+  httpHandler(options = {}) {
+    const { tokenValidator, ...init } = options ?? {}
+    for (const key of ['host', 'port', 'headerReadTimeoutMs', 'maxConnections']) {
+      if (init[key] !== undefined) {
+        throw new TypeError(`toolwire: httpHandler has no ${key} option: the app's own HTTP server listens`)
+      }
+    }
+    checkCounts(init)
+    const validator = validatorWrapper(tokenValidator)
+    const create = () => created(this.#native.httpEndpoint(init, validator), native.NativeHttpEndpoint)
+    return mountedHandler(create, this.#mounts, () => this.start(), () => this.#releaseLifespan())
+  }
+
+  /** Ends the lifespan when nothing is served any more (a transport of the server's ended). */
+  async #releaseLifespan() {
+    if (this.#stdio.size === 0 && this.#http.size === 0 && this.#mounts.size === 0 && this.#connections.size === 0) {
+      await this.#lifespan.stop()
+    }
+  }
+
+  /**
+   * Serves one client over stdin/stdout until stdin ends (then calls in flight finish), or
+   * `close()`, SIGINT or SIGTERM (when the application has no listener of its own). While
+   * serving, anything else written to stdout goes to stderr. A process has one stdin: while it
+   * is served (by this server or another), this rejects with `TOOLWIRE_BUSY`.
+   */
+  serveStdio() {
+    let stdio
+    try {
+      // Core's claim on stdin comes first, on every path.
+      stdio = created(this.#native.serveStdio(), native.NativeStdio)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    // Tools that console.log must not corrupt the protocol stream: stdout's writes go to
+    // stderr while serving.
+    const redirect = redirectStdout(stdio.streams)
+    let ended = false
+    const write = (bytes) => {
+      if (bytes && !ended) redirect.protocolWrite(bytes)
+    }
+    // Ctrl-C or a polite kill ends serving the way end of input does (calls in flight finish),
+    // unless the application listens for those signals itself.
+    const onSignal = () => this.close()
+    const signals = ['SIGINT', 'SIGTERM'].filter((signal) => process.listenerCount(signal) === 0)
+    for (const signal of signals) process.once(signal, onSignal)
+    const serving = {}
+    this.#stdio.add(serving)
+    // Calls read before the lifespan has started wait for it; if it cannot start, serving ends
+    // and the returned Promise rejects with its error.
+    let lifespanError = null
+    this.start().catch((err) => {
+      lifespanError = err
+      serving.stop?.()
+    })
+    const restore = () => {
+      ended = true
+      redirect.restore()
+      for (const signal of signals) process.off(signal, onSignal)
+      this.#stdio.delete(serving)
+    }
+    let done
+    if (!stdio.streams) {
+      // Pipes and sockets: the engine reads and writes them from this thread's event loop.
+      done = stdio.served().then(restore)
+      serving.stop = () => {
+        stdio.stop()
+        return done
+      }
+    } else {
+      let connection
+      try {
+        // Frames queued outside a feed (Promise handlers, progress, timers) arrive here.
+        connection = this.#native.connect(() => write(connection.take()))
+      } catch (err) {
+        stdio.release()
+        restore()
+        return Promise.reject(err)
+      }
+      done = serveStdioStreams(stdio, connection, write, restore, serving)
+    }
+    return done.then(async () => {
+      if (lifespanError !== null) throw lifespanError
+      // End of input with nothing else served: the lifespan ends with it (as close() ends it).
+      if (this.#stdio.size === 0 && this.#http.size === 0 && this.#mounts.size === 0) await this.#lifespan.stop()
+    })
+  }
+
+  /**
+   * Ends every transport this server serves: `serveStdio()` (reading stops, calls in flight
+   * finish, then its Promise resolves), every HTTP server `serveHttp()` started (as their
+   * `close()`) and every `connect()` session (as its `shutdown()`); then the `lifespan`.
+   * Resolves once all of them have ended.
+   */
+  close() {
+    const ends = []
+    for (const serving of this.#stdio) ends.push(serving.stop())
+    for (const http of this.#http) ends.push(http.close())
+    for (const connection of this.#connections) ends.push(connection.shutdown())
+    for (const mount of this.#mounts) ends.push(mount.shutdown())
+    // The lifespan ends last: calls in flight may still use what it gave.
+    return Promise.all(ends).then(() => this.#lifespan.stop())
+  }
+
+  /**
+   * A session over a channel of your own: `send(message)` gets each outbound JSON text;
+   * feed inbound ones to `handleFrame(message)`.
+   */
+  connect(send) {
+    if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
+    // Calls wait for the lifespan; a failed start is each call's error (await start() to see it).
+    this.start().catch(() => {})
+    const connection = this.#native.connect(() => flush(connection.takeMessages()))
+    const flush = (messages) => {
+      for (const message of messages) send(message)
+    }
+    const open = this.#connections
+    let ending = null
+    const session = {
+      /** Feeds one inbound JSON-RPC message (text or bytes). */
+      handleFrame(message) {
+        flush(connection.feedMessage(typeof message === 'string' ? Buffer.from(message) : message))
+      },
+      /** No more input: calls in flight finish (their answers are sent), then the session ends. */
+      shutdown() {
+        ending ??= (async () => {
+          try {
+            await connection.shutdown()
+            flush(connection.takeMessages())
+          } finally {
+            open.delete(session)
+          }
+        })()
+        return ending
+      },
+      /** Ends at once: calls in flight are cancelled and nothing more is sent. */
+      close() {
+        open.delete(session)
+        connection.close()
+      },
+      get protocolVersion() {
+        return connection.protocolVersion ?? null
+      },
+    }
+    open.add(session)
+    return session
+  }
+}
+
+/** A tool's failure when the options give no `onToolError`: its stack to stderr. */
+function defaultToolErrorLog(err, toolName) {
+  const detail = err instanceof Error ? err.stack || err.message : String(err)
+  process.stderr.write(`toolwire: tool ${JSON.stringify(toolName)} failed: ${detail}\n`)
+}
+
+module.exports = { Server }
