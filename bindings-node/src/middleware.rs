@@ -2,7 +2,7 @@
 //! request and the outcome say (`RequestInfo::to_json`, `Outcome::to_json`) and what a verdict
 //! means (`Verdict::from_json`); this converts and reaches the JS thread.
 //!
-//! The JS layer's wrapper (`Server.middleware` in `lib/index.js`) is one function
+//! The JS layer's wrapper (`Server.middleware`, made in `lib/middleware.js`) is one function
 //! `(token, json)`:
 //! - `before`: `token` numbers the request, `json` is its `RequestInfo`. The wrapper returns the
 //!   verdict's JSON text now (the middleware called `next()` or threw before it awaited), or

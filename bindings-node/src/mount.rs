@@ -1,5 +1,5 @@
 //! `NativeHttpEndpoint` and `NativeExchange`: core's mountable Streamable HTTP endpoint, for
-//! the request handler of `lib/index.js` (`server.httpHandler()`: node:http, Express, or Web
+//! the request handler of `lib/mount.js` (`server.httpHandler()`: node:http, Express, or Web
 //! `Request`/`Response`). Only types are converted here: the request head and body chunks in,
 //! the response head and body chunks out. Each operation that waits is an `async fn` (a JS
 //! Promise) run on the engine's runtime.
