@@ -4,6 +4,7 @@
 //! notification, `result`/`error` a response), never by serde's untagged variant order.
 
 mod codes;
+mod envelope;
 mod escape;
 mod id;
 mod limits;
