@@ -131,7 +131,7 @@ pub(crate) fn start_parsed(
         serial,
         version,
     );
-    session.run_task(task);
+    run_task(session, task);
 }
 
 /// A request's `_meta.progressToken`, when it is one (a string or an integer).
@@ -161,33 +161,32 @@ fn open_modern_call(
     ModernRound::open(&session.server, envelope, params, binding).map(Box::new)
 }
 
-impl SessionShared {
-    /// Runs a request's work: polled once right here (a call that finishes at once costs no
-    /// task spawn, and a host feeding frames from its own thread, a JS event loop, runs its
-    /// quick handlers on that thread); if pending it goes on as a task (the host's, if it takes
-    /// them), whose first poll registers its real wake-ups.
-    pub(crate) fn run_task(&self, work: impl Future<Output = ()> + Send + 'static) {
-        // The request's span, when spans are wanted, goes with its work.
-        let span = if super::trace::spans_wanted() {
-            tracing::Span::current()
-        } else {
-            tracing::Span::none()
-        };
-        let mut task = Box::pin(
-            self.tasks
-                .track_future(tracing::Instrument::instrument(work, span)),
-        );
-        let finished = {
-            let _runtime = self.runtime.enter();
-            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-            task.as_mut().poll(&mut cx).is_ready()
-        };
-        if !finished {
-            match &self.spawn_call {
-                Some(spawn_call) => spawn_call(task),
-                None => {
-                    self.runtime.spawn(task);
-                }
+/// Runs a request's work: polled once right here (a call that finishes at once costs no
+/// task spawn, and a host feeding frames from its own thread, a JS event loop, runs its
+/// quick handlers on that thread); if pending it goes on as a task (the host's, if it takes
+/// them), whose first poll registers its real wake-ups.
+pub(crate) fn run_task(session: &SessionShared, work: impl Future<Output = ()> + Send + 'static) {
+    // The request's span, when spans are wanted, goes with its work.
+    let span = if super::trace::spans_wanted() {
+        tracing::Span::current()
+    } else {
+        tracing::Span::none()
+    };
+    let mut task = Box::pin(
+        session
+            .tasks
+            .track_future(tracing::Instrument::instrument(work, span)),
+    );
+    let finished = {
+        let _runtime = session.runtime.enter();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        task.as_mut().poll(&mut cx).is_ready()
+    };
+    if !finished {
+        match &session.spawn_call {
+            Some(spawn_call) => spawn_call(task),
+            None => {
+                session.runtime.spawn(task);
             }
         }
     }

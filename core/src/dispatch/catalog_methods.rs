@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::SessionShared;
+use super::call;
 use super::call::id_in_flight;
 use super::context::{CallState, Context};
 use super::modern::{Binding, Envelope, ModernRound};
@@ -210,7 +211,7 @@ fn read(
     };
     let session = session.clone();
     let task_session = session.clone();
-    task_session.run_task(async move {
+    call::run_task(&task_session, async move {
         let (input_responses, request_state) = live.answers();
         let request = ResourceRequest {
             uri: uri.clone(),
@@ -305,7 +306,7 @@ fn get_prompt(
     };
     let task_session = session.clone();
     let session = session.clone();
-    task_session.run_task(async move {
+    call::run_task(&task_session, async move {
         let (input_responses, request_state) = live.answers();
         let request = PromptRequest {
             name: name.clone(),
@@ -423,7 +424,7 @@ fn complete(
     };
     let task_session = session.clone();
     let session = session.clone();
-    task_session.run_task(async move {
+    call::run_task(&task_session, async move {
         let completed = live.run(completer.complete(request)).await;
         let (true, Some(completed)) = (live.finish(&session, responder.id()), completed) else {
             return responder.suppress();

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::modern::{ModernRound, Signal, TraceContext};
+use super::peer;
 use super::{RequestOptions, RequestStream, SessionShared};
 use crate::Error;
 use crate::cancel::CallCancel;
@@ -459,7 +460,7 @@ impl Context {
         }
         let out = self.session().sender_for(self.call.stream.as_ref());
         tokio::select! {
-            outcome = self.session().peer_request(&out, method, params, &options) => outcome,
+            outcome = peer::peer_request(self.session(), &out, method, params, &options) => outcome,
             () = self.call.cancel.cancelled() => Err(Error::Cancelled),
         }
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::outbound::OutboundSender;
 use super::request_stream::RequestStream;
+use super::router;
 use super::session::current_runtime;
 use super::{Session, SessionShared};
 use crate::Error;
@@ -51,10 +52,10 @@ impl Session {
     /// one, to the session's outbound channel).
     pub(crate) fn handle_parsed(&self, frame: Frame, stream: Option<Arc<RequestStream>>) {
         match stream {
-            Some(stream) => self
-                .shared
-                .dispatch_frame(frame, &OutboundSender::Stream(stream)),
-            None => self.shared.dispatch_frame(frame, &self.shared.out),
+            Some(stream) => {
+                router::dispatch_frame(&self.shared, frame, &OutboundSender::Stream(stream))
+            }
+            None => router::dispatch_frame(&self.shared, frame, &self.shared.out),
         }
     }
 

@@ -103,87 +103,85 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-impl SessionShared {
-    /// Sends `method` to the client on `out` (the stream of the call that asks) and waits for
-    /// the answer.
-    pub(crate) async fn peer_request(
-        &self,
-        out: &OutboundSender,
-        method: &str,
-        params: Value,
-        options: &RequestOptions,
-    ) -> Result<Value, Error> {
-        if self.shutdown.is_cancelled() {
-            return Err(Error::Closed);
+/// Sends `method` to the client on `out` (the stream of the call that asks) and waits for
+/// the answer.
+pub(crate) async fn peer_request(
+    session: &SessionShared,
+    out: &OutboundSender,
+    method: &str,
+    params: Value,
+    options: &RequestOptions,
+) -> Result<Value, Error> {
+    if session.shutdown.is_cancelled() {
+        return Err(Error::Closed);
+    }
+    if !out.has_back_channel() {
+        return Err(Error::NoBackChannel {
+            method: method.to_owned(),
+        });
+    }
+    let defaults = &session.server.options;
+    let timeout = options.timeout.unwrap_or(defaults.client_request_timeout);
+    let max_total = options
+        .max_timeout
+        .unwrap_or(defaults.client_request_max_timeout)
+        .max(timeout);
+    // Our id doubles as the progress token, so the client can keep a slow answer alive.
+    let mut params = match params {
+        Value::Object(map) => map,
+        Value::Null => serde_json::Map::new(),
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "{method} params must be an object, not {other}"
+            )));
         }
-        if !out.has_back_channel() {
-            return Err(Error::NoBackChannel {
-                method: method.to_owned(),
-            });
-        }
-        let defaults = &self.server.options;
-        let timeout = options.timeout.unwrap_or(defaults.client_request_timeout);
-        let max_total = options
-            .max_timeout
-            .unwrap_or(defaults.client_request_max_timeout)
-            .max(timeout);
-        // Our id doubles as the progress token, so the client can keep a slow answer alive.
-        let mut params = match params {
-            Value::Object(map) => map,
-            Value::Null => serde_json::Map::new(),
-            other => {
-                return Err(Error::InvalidArgument(format!(
-                    "{method} params must be an object, not {other}"
-                )));
-            }
-        };
-        let id = self.peer.next_id.fetch_add(1, Ordering::Relaxed);
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert("progressToken".into(), Value::from(id));
-        }
-        let (reply_tx, reply_rx) = oneshot::channel();
-        let progress = Arc::new(Notify::new());
-        self.peer.table().insert(
-            id,
-            Pending {
-                reply: reply_tx,
-                progress: progress.clone(),
-            },
-        );
-        let mut guard = PendingGuard {
-            session: self,
-            out,
-            id,
-            armed: true,
-            reason: "the request was abandoned",
-        };
-        out.send(request_frame(id, method, Some(&params)));
+    };
+    let id = session.peer.next_id.fetch_add(1, Ordering::Relaxed);
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert("progressToken".into(), Value::from(id));
+    }
+    let (reply_tx, reply_rx) = oneshot::channel();
+    let progress = Arc::new(Notify::new());
+    session.peer.table().insert(
+        id,
+        Pending {
+            reply: reply_tx,
+            progress: progress.clone(),
+        },
+    );
+    let mut guard = PendingGuard {
+        session,
+        out,
+        id,
+        armed: true,
+        reason: "the request was abandoned",
+    };
+    out.send(request_frame(id, method, Some(&params)));
 
-        let start = Instant::now();
-        let hard_deadline = start + max_total;
-        let mut deadline = (start + timeout).min(hard_deadline);
-        tokio::pin!(reply_rx);
-        loop {
-            tokio::select! {
-                reply = &mut reply_rx => {
-                    guard.armed = false;
-                    return match reply {
-                        Ok(Ok(value)) => Ok(value),
-                        Ok(Err(error)) => Err(Error::Peer(error)),
-                        Err(_) => Err(Error::Closed),
-                    };
-                }
-                () = progress.notified() => {
-                    deadline = (Instant::now() + timeout).min(hard_deadline);
-                }
-                () = tokio::time::sleep_until(deadline) => {
-                    guard.reason = "timed out";
-                    drop(guard);
-                    return Err(Error::Timeout { after: start.elapsed() });
-                }
+    let start = Instant::now();
+    let hard_deadline = start + max_total;
+    let mut deadline = (start + timeout).min(hard_deadline);
+    tokio::pin!(reply_rx);
+    loop {
+        tokio::select! {
+            reply = &mut reply_rx => {
+                guard.armed = false;
+                return match reply {
+                    Ok(Ok(value)) => Ok(value),
+                    Ok(Err(error)) => Err(Error::Peer(error)),
+                    Err(_) => Err(Error::Closed),
+                };
+            }
+            () = progress.notified() => {
+                deadline = (Instant::now() + timeout).min(hard_deadline);
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                guard.reason = "timed out";
+                drop(guard);
+                return Err(Error::Timeout { after: start.elapsed() });
             }
         }
     }

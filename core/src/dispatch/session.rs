@@ -18,6 +18,7 @@ use super::hooks::{CallTask, HostHooks};
 use super::outbound::{Backlog, Notify, OutboundSender};
 use super::peer::PeerRequests;
 use super::request_stream::RequestStream;
+use super::router;
 use super::server::ServerInner;
 use super::watch::watch_changes;
 use crate::Error;
@@ -191,8 +192,8 @@ impl Session {
     pub fn handle_frame(&self, frame: &[u8]) {
         let shared = &self.shared;
         match parse_inbound(frame, &shared.server.limits) {
-            Parsed::Call(call) => shared.dispatch_plain_call(call, &shared.out),
-            Parsed::Frame(frame) => shared.dispatch_frame(frame, &shared.out),
+            Parsed::Call(call) => router::dispatch_plain_call(shared, call, &shared.out),
+            Parsed::Frame(frame) => router::dispatch_frame(shared, frame, &shared.out),
         }
     }
 
@@ -307,9 +308,7 @@ impl SessionShared {
         self.principal = principal;
         self
     }
-}
 
-impl SessionShared {
     /// Counted among the live sessions from now (`initialize` succeeded).
     pub(super) fn count_live(&self) {
         *self.counted.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -323,16 +322,7 @@ impl SessionShared {
             .unwrap_or_else(|e| e.into_inner())
             .take();
     }
-}
 
-impl Drop for SessionShared {
-    /// A session dropped without `shutdown` still stops its background watcher.
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-impl SessionShared {
     pub(crate) fn send(&self, frame: String) {
         self.out.send(frame);
     }
@@ -405,5 +395,12 @@ impl SessionShared {
 
     pub(crate) fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
         self.subscriptions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for SessionShared {
+    /// A session dropped without `shutdown` still stops its background watcher.
+    fn drop(&mut self) {
+        self.shutdown.cancel();
     }
 }

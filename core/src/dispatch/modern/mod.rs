@@ -35,6 +35,7 @@ pub(crate) use state::{Binding, Sealer};
 use super::SessionShared;
 use super::responder::Responder;
 use super::server::ServerInner;
+use crate::dispatch::router;
 use crate::metrics::AnswerKind;
 use crate::protocol::ProtocolVersion;
 use crate::protocol::method::Method;
@@ -172,94 +173,93 @@ pub(crate) enum EraChoice {
     Refuse(ErrorObject),
 }
 
-impl SessionShared {
-    /// The era of a request: the connection's, once set; otherwise the request's own claim,
-    /// which then sets it (stdio and every duplex transport: one era per connection).
-    pub(crate) fn era_for(&self, method: &str, params: Option<&Value>) -> EraChoice {
-        let claims = claims_modern(params);
-        let modern_only = self.server.options.modern_only;
-        // A modern-only server has no legacy era at all, whatever the transport assumed.
-        if self.modern.load(Ordering::Acquire) || modern_only {
-            if method == "initialize" && !claims {
-                let requested = params
-                    .and_then(|p| p.get("protocolVersion"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                return EraChoice::Refuse(initialize_refused(&requested, modern_only));
-            }
-            return EraChoice::Modern;
+/// The era of a request: the connection's, once set; otherwise the request's own claim,
+/// which then sets it (stdio and every duplex transport: one era per connection).
+pub(crate) fn era_for(session: &SessionShared, method: &str, params: Option<&Value>) -> EraChoice {
+    let claims = claims_modern(params);
+    let modern_only = session.server.options.modern_only;
+    // A modern-only server has no legacy era at all, whatever the transport assumed.
+    if session.modern.load(Ordering::Acquire) || modern_only {
+        if method == "initialize" && !claims {
+            let requested = params
+                .and_then(|p| p.get("protocolVersion"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            return EraChoice::Refuse(initialize_refused(&requested, modern_only));
         }
-        if self.negotiated.get().is_some() {
-            return if claims {
-                EraChoice::Refuse(ErrorObject::invalid_request(
-                    "Invalid request: this connection was initialized and speaks the \
-                     2025-11-25 era; send 2026-07-28 requests on a connection of their own",
-                ))
-            } else {
-                EraChoice::Legacy
-            };
-        }
-        // Undecided: a modern claim is served modern, and locks the connection once its
-        // envelope reads, but for server/discover (see handle_modern): a failed or unanswered
-        // probe leaves the client free to fall back to initialize.
-        if claims {
-            EraChoice::Modern
+        return EraChoice::Modern;
+    }
+    if session.negotiated.get().is_some() {
+        return if claims {
+            EraChoice::Refuse(ErrorObject::invalid_request(
+                "Invalid request: this connection was initialized and speaks the \
+                 2025-11-25 era; send 2026-07-28 requests on a connection of their own",
+            ))
         } else {
             EraChoice::Legacy
-        }
+        };
     }
+    // Undecided: a modern claim is served modern, and locks the connection once its
+    // envelope reads, but for server/discover (see handle_modern): a failed or unanswered
+    // probe leaves the client free to fall back to initialize.
+    if claims {
+        EraChoice::Modern
+    } else {
+        EraChoice::Legacy
+    }
+}
 
-    /// A modern request: the ladder, then the method table of 2026-07-28.
-    pub(crate) fn handle_modern(
-        self: &Arc<Self>,
-        responder: Responder,
-        name: &str,
-        params: Option<Value>,
-    ) {
-        // What the -32022 for an unknown version offers: `initialize` only where this connection
-        // (one not locked to 2026-07-28 already) on this server would serve it.
-        let no_initialize = self.server.options.modern_only || self.modern.load(Ordering::Acquire);
-        let envelope = match read_envelope(params.as_ref(), no_initialize) {
-            Ok(envelope) => Arc::new(envelope),
-            Err(error) => return responder.error(error),
-        };
-        // server/discover creates no state, so it does not decide the connection's era: a client
-        // that probes and falls back to initialize when the answer is late (the AI SDK waits 1 s)
-        // gets a handshake-era session. Any other request with a valid envelope does decide it.
-        if name != Method::ServerDiscover.name() {
-            self.modern.store(true, Ordering::Release);
+/// A modern request: the ladder, then the method table of 2026-07-28.
+pub(crate) fn handle_modern(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    name: &str,
+    params: Option<Value>,
+) {
+    // What the -32022 for an unknown version offers: `initialize` only where this connection
+    // (one not locked to 2026-07-28 already) on this server would serve it.
+    let no_initialize =
+        session.server.options.modern_only || session.modern.load(Ordering::Acquire);
+    let envelope = match read_envelope(params.as_ref(), no_initialize) {
+        Ok(envelope) => Arc::new(envelope),
+        Err(error) => return responder.error(error),
+    };
+    // server/discover creates no state, so it does not decide the connection's era: a client
+    // that probes and falls back to initialize when the answer is late (the AI SDK waits 1 s)
+    // gets a handshake-era session. Any other request with a valid envelope does decide it.
+    if name != Method::ServerDiscover.name() {
+        session.modern.store(true, Ordering::Release);
+    }
+    let Some(method) = Method::parse(name).filter(|m| m.is_modern()) else {
+        return responder.error(ErrorObject::method_not_found(name));
+    };
+    if method != Method::ToolsCall && session.inflight_table().contains_key(responder.id()) {
+        let message = format!(
+            "Invalid request: id {} is already used by a request in flight",
+            responder.id()
+        );
+        return responder.error(ErrorObject::invalid_request(message));
+    }
+    let responder = responder.stamped(session.server.modern_stamp.clone(), method.is_cacheable());
+    let version = envelope.version;
+    match method {
+        Method::ServerDiscover => responder.result(&session.server.discover_result(version)),
+        Method::ToolsCall => {
+            super::call::start(session, responder, params, version, Some(envelope))
         }
-        let Some(method) = Method::parse(name).filter(|m| m.is_modern()) else {
-            return responder.error(ErrorObject::method_not_found(name));
-        };
-        if method != Method::ToolsCall && self.inflight_table().contains_key(responder.id()) {
-            let message = format!(
-                "Invalid request: id {} is already used by a request in flight",
-                responder.id()
-            );
-            return responder.error(ErrorObject::invalid_request(message));
+        Method::ToolsList => router::list_tools(session, responder, params, version),
+        Method::SubscriptionsListen => listen::start(session, responder, params, envelope),
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            tasks::handle(session, responder, method, params, &envelope)
         }
-        let responder = responder.stamped(self.server.modern_stamp.clone(), method.is_cacheable());
-        let version = envelope.version;
-        match method {
-            Method::ServerDiscover => responder.result(&self.server.discover_result(version)),
-            Method::ToolsCall => {
-                super::call::start(self, responder, params, version, Some(envelope))
-            }
-            Method::ToolsList => self.list_tools(responder, params, version),
-            Method::SubscriptionsListen => listen::start(self, responder, params, envelope),
-            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-                tasks::handle(self, responder, method, params, &envelope)
-            }
-            catalog => super::catalog_methods::handle(
-                self,
-                responder,
-                catalog,
-                params,
-                version,
-                Some(envelope),
-            ),
-        }
+        catalog => super::catalog_methods::handle(
+            session,
+            responder,
+            catalog,
+            params,
+            version,
+            Some(envelope),
+        ),
     }
 }
 
