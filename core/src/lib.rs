@@ -20,6 +20,7 @@ pub mod logs;
 mod metrics;
 /// Middleware: the host's rules in front of every request ([`Middleware`]) and what they see.
 pub mod middleware {
+    pub use crate::dispatch::around::{Around, Ended, Next, Refusal};
     pub use crate::dispatch::middleware::{Middleware, Outcome, RequestInfo, Verdict};
 }
 pub mod protocol;

@@ -244,3 +244,67 @@ async fn a_middleware_that_awaits_holds_its_request() {
     );
     assert_eq!(outcomes(5).await[4], Outcome::Cancelled);
 }
+
+/// An around middleware in Rust: refuses `secret` before `next`, forgets `next` for `risky`,
+/// and hears how the others ended after it.
+struct Audit {
+    ended: tokio::sync::mpsc::UnboundedSender<(Option<String>, Outcome)>,
+}
+
+#[async_trait]
+impl toolwire::middleware::Around for Audit {
+    async fn around(
+        &self,
+        request: RequestInfo,
+        next: toolwire::middleware::Next,
+    ) -> Result<(), toolwire::middleware::Refusal> {
+        match request.name.as_deref() {
+            Some("secret") => {
+                return Err(toolwire::middleware::Refusal::Error(ErrorObject::new(
+                    ErrorCode(-32001),
+                    "Forbidden".to_owned(),
+                )));
+            }
+            Some("risky") => return Ok(()),
+            _ => {}
+        }
+        let ended = next.run().await;
+        let _ = self.ended.send((request.name, ended.outcome));
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_around_middleware_decides_before_next_and_hears_the_end_after_it() {
+    let (ended, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let server = server();
+    server.add_around("audit", Audit { ended });
+    let mut client = Client::initialized(&server).await;
+    let call = |id: i64, name: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": {"text": "hi"}}})
+    };
+    let ok = answer(&mut client, call(1, "echo")).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "hi");
+    assert_eq!(
+        heard.recv().await,
+        Some((Some("echo".to_owned()), Outcome::Result))
+    );
+    let refused = answer(&mut client, call(2, "secret")).await;
+    assert_eq!(
+        (&refused["error"]["code"], &refused["error"]["message"]),
+        (&json!(-32001), &json!("Forbidden"))
+    );
+    let forgot = answer(&mut client, call(3, "risky")).await;
+    assert_eq!(forgot["error"]["code"], -32603);
+    assert_eq!(
+        forgot["error"]["message"],
+        "Internal error: middleware audit returned without calling next"
+    );
+    let failed = answer(&mut client, call(4, "fail")).await;
+    assert_eq!(failed["result"]["isError"], true);
+    assert_eq!(
+        heard.recv().await,
+        Some((Some("fail".to_owned()), Outcome::ToolError))
+    );
+}

@@ -160,6 +160,12 @@ impl ServerBuilder {
         self
     }
 
+    /// Puts `around` around every request, after the middlewares added before it (see
+    /// [`Around`](crate::middleware::Around)); `name` names it in refusals and logs.
+    pub fn around(self, name: &str, around: impl crate::middleware::Around) -> Self {
+        self.middleware(super::around::AroundMiddleware::rust(around, name))
+    }
+
     /// Completes the arguments of a prompt or template added to this builder.
     pub fn completer(mut self, reference: Reference, completer: impl Completer) -> Self {
         self.catalog.push(Registration::Completer(

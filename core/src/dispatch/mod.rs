@@ -9,9 +9,11 @@
 //! | `catalog_methods`, `paging` | resources, prompts, completion; the list methods' pages |
 //! | `watch` | list changes and resource updates pushed to each session |
 //! | `peer`, `responder` | requests to the client; where answers go |
+//! | `middleware`, `around` | the host's rules before each request and after it; one function around it |
 //! | `exchange` | what the HTTP transport needs beyond frames in and out |
 //! | `modern` | the 2026-07-28 era: the `_meta` ladder, discover, MRTR, listen |
 
+pub(crate) mod around;
 mod builder;
 mod call;
 mod catalog_methods;

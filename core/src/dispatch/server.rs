@@ -198,6 +198,12 @@ impl Server {
             .add(share(middleware, |m| Arc::new(m)));
     }
 
+    /// Puts `around` around every request from now on, after the middlewares added before it
+    /// (see [`Around`](crate::middleware::Around)); `name` names it in refusals and logs.
+    pub fn add_around(&self, name: &str, around: impl crate::middleware::Around) {
+        self.add_middleware(super::around::AroundMiddleware::rust(around, name));
+    }
+
     /// [`add_middleware`](Self::add_middleware) for a middleware behind an `Arc`.
     #[deprecated(
         since = "0.2.0",

@@ -10,6 +10,7 @@
 //! | [`LocalExecutor`] | polls those calls on the host's thread when the host is woken |
 //! | [`HostStdio`] | stdio served from the host's own thread (Unix): the one stdio loop of the bindings |
 //! | [`ViaJson`], [`JsonCallback`] | a host callback that takes and returns JSON text, as a resource, prompt, completion or token handler |
+//! | [`AroundMiddleware`], [`HostAround`], [`AroundCall`] | a host's `middleware(request, next)`: the host runs its function, core decides what its ending means |
 //! | [`json_number`] | a number written the same way by every language (`3`, not `3.0`) |
 //! | [`invalid_arguments_text`] | the text of an invalid-arguments result, for hosts that check arguments themselves |
 //! | [`invalid_prompt_arguments_text`] | the same for prompt arguments (a -32602 error's message) |
@@ -25,6 +26,7 @@ mod local;
 mod stdio;
 
 pub use crate::catalog::json::{JsonCallback, ViaJson, input_required_from_json};
+pub use crate::dispatch::around::{AroundCall, AroundMiddleware, Finished, HostAround, OnEnded};
 pub use crate::dispatch::hooks::{CallTask, HostHooks};
 pub use crate::dispatch::json_number;
 pub use crate::registry::{invalid_arguments_text, invalid_prompt_arguments_text};
