@@ -33,7 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<http::NativeHttpServer>()?;
     m.add_class::<mount::NativeHttpEndpoint>()?;
     m.add_class::<mount::NativeExchange>()?;
-    m.add_class::<middleware::Decide>()?;
+    m.add_class::<middleware::PyAroundCall>()?;
     m.add_function(wrap_pyfunction!(logs::set_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(logs::next_logs, m)?)?;
     m.add_function(wrap_pyfunction!(logs::close_logs, m)?)?;

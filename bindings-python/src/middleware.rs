@@ -1,83 +1,74 @@
-//! `PyMiddleware`: a Python middleware in front of every request. Core decides what the
-//! request and the outcome say (`RequestInfo::to_json`, `Outcome::to_json`) and what a verdict
-//! means (`Verdict::from_json`); this converts and calls.
+//! `PyAround`: a Python `async def middleware(request, call_next)` around every request. Core
+//! decides what its ending means (`toolwire::host::AroundMiddleware`: `call_next` once, a return
+//! without it or a failure refuses with -32603, what runs after it only observes); this
+//! converts and calls.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use async_trait::async_trait;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use serde_json::Value;
-use tokio::sync::oneshot;
-use toolwire::ErrorObject;
-use toolwire::middleware::{Middleware, Outcome, RequestInfo, Verdict};
+use toolwire::host::{AroundCall, HostAround};
+use toolwire::middleware::RequestInfo;
 
 use crate::convert::{to_json, to_py};
 
-pub(crate) struct PyMiddleware {
-    /// `before(request, decide)`: starts the middleware on the serving loop and returns at
-    /// once; `decide(verdict)` is called when it has decided (no thread waits meanwhile).
-    pub(crate) before: Arc<Py<PyAny>>,
-    /// `after(outcome)`: quick (it hands the outcome to the loop), called once the answer is out.
-    pub(crate) after: Arc<Py<PyAny>>,
+/// `start(request, call)`: starts the middleware on the serving loop and returns at once; the
+/// middleware reports through `call` (`next`, `finish`).
+pub(crate) struct PyAround {
+    pub(crate) start: Py<PyAny>,
 }
 
-/// The `decide` callable a Python middleware's `before` gets: its verdict, once.
-#[pyclass(frozen, module = "toolwire._native")]
-pub(crate) struct Decide {
-    tx: Mutex<Option<oneshot::Sender<Value>>>,
-}
-
-#[pymethods]
-impl Decide {
-    fn __call__(&self, verdict: &Bound<'_, PyAny>) -> PyResult<()> {
-        let verdict = to_json(verdict)?;
-        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = tx.send(verdict);
-        }
-        Ok(())
-    }
-}
-
-fn refusal(why: String) -> Verdict {
-    // A rule that cannot be checked does not let the request through.
-    Verdict::Refuse(ErrorObject::internal(format!("Internal error: {why}")))
-}
-
-#[async_trait]
-impl Middleware for PyMiddleware {
-    async fn before(&self, request: &RequestInfo) -> Verdict {
-        let (tx, rx) = oneshot::channel();
+impl HostAround for PyAround {
+    fn start(&self, request: &RequestInfo, call: AroundCall) {
         let request = request.to_json();
         let started = Python::attach(|py| -> PyResult<()> {
-            let decide = Py::new(
-                py,
-                Decide {
-                    tx: Mutex::new(Some(tx)),
-                },
-            )?;
-            self.before.call1(py, (to_py(py, &request)?, decide))?;
+            let call = Py::new(py, PyAroundCall { call: call.clone() })?;
+            self.start.call1(py, (to_py(py, &request)?, call))?;
             Ok(())
         });
         if let Err(err) = started {
-            return refusal(format!("a middleware could not start: {err}"));
-        }
-        match rx.await {
-            Ok(verdict) => Verdict::from_json(&verdict)
-                .unwrap_or_else(|why| refusal(format!("a middleware answered wrongly: {why}"))),
-            Err(_) => refusal("a middleware never decided (its loop is gone)".into()),
+            call.finish(toolwire::host::Finished::Failed(format!(
+                "it could not start: {err}"
+            )));
         }
     }
+}
 
-    fn after(&self, request: &RequestInfo, outcome: &Outcome, elapsed: Duration) {
-        let mut heard = outcome.to_json();
-        heard["elapsed"] = serde_json::json!(elapsed.as_secs_f64());
-        heard["sequence"] = serde_json::json!(request.sequence);
-        Python::attach(|py| {
-            let called = to_py(py, &heard).and_then(|heard| self.after.call1(py, (heard,)));
-            if let Err(err) = called {
-                tracing::warn!(%err, "a middleware's after hook failed");
-            }
-        });
+/// One request's way through a Python middleware (`toolwire.host::AroundCall`).
+#[pyclass(frozen, name = "AroundCall", module = "toolwire._native")]
+pub(crate) struct PyAroundCall {
+    call: AroundCall,
+}
+
+#[pymethods]
+impl PyAroundCall {
+    /// The middleware called `call_next()`: `on_end(ended)` is called (on an engine thread)
+    /// with `{"kind", "code"?, "elapsed"}` once the answer is out. RuntimeError when called
+    /// before for this request, or after the verdict was out.
+    fn next(&self, on_end: Py<PyAny>) -> PyResult<()> {
+        self.call
+            .next(Box::new(move |ended| {
+                let ended = ended.to_json();
+                Python::attach(|py| {
+                    let heard = to_py(py, &ended).and_then(|ended| on_end.call1(py, (ended,)));
+                    if let Err(err) = heard {
+                        tracing::warn!(%err, "a middleware's call_next() could not hear the end");
+                    }
+                });
+            }))
+            .map_err(|err| PyRuntimeError::new_err(err.to_string()))
+    }
+
+    /// The middleware ended: `None` (it returned), `{"refuse": {"code", "message", "data"?}}`,
+    /// `{"toolError": text}` or `{"failed": text}`.
+    fn finish(&self, report: &Bound<'_, PyAny>) {
+        let report = to_json(report).unwrap_or_else(
+            |err| serde_json::json!({"failed": format!("its report could not be read: {err}")}),
+        );
+        self.call.finish_json(&report);
+    }
+
+    /// Whether the client cancelled the request before the middleware decided.
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.call.is_cancelled()
     }
 }

@@ -18,8 +18,9 @@ use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{BridgeSlot, PyToolHandler};
 use crate::http::NativeHttpServer;
-use crate::middleware::PyMiddleware;
+use crate::middleware::PyAround;
 use crate::mount::NativeHttpEndpoint;
+use toolwire::host::AroundMiddleware;
 use toolwire::host::runtime;
 
 #[pyclass(frozen, module = "toolwire._native")]
@@ -258,13 +259,14 @@ impl NativeServer {
         self.server.metrics_text()
     }
 
-    /// Puts a middleware in front of every request: `before(request, decide)` starts it and
-    /// returns at once (`decide(verdict)` follows), `after(outcome)` once the answer is out.
-    fn add_middleware(&self, before: Py<PyAny>, after: Py<PyAny>) {
-        self.server.add_middleware(PyMiddleware {
-            before: Arc::new(before),
-            after: Arc::new(after),
-        });
+    /// Puts a middleware around every request: `start(request, call)` starts it and returns
+    /// at once; it reports through `call`. `name` names it in refusals and logs.
+    fn add_middleware(&self, start: Py<PyAny>, name: &str) {
+        self.server.add_middleware(AroundMiddleware::new(
+            PyAround { start },
+            format!("middleware {name}"),
+            "call_next()",
+        ));
     }
 
     /// Completes arguments of a prompt (`kind` "prompt") or template ("template").

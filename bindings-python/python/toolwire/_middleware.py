@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import traceback
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
-from ._base import logger
+from . import _native
 from ._content import ProtocolError, ToolError
 
 if TYPE_CHECKING:
@@ -75,7 +76,9 @@ _KINDS = {
 
 
 class Around:
-    """Runs one `async def middleware(request, call_next)` as the engine's before/after pair."""
+    """Runs one `async def middleware(request, call_next)` for the engine, which decides what
+    its ending means (`call_next()` once; a return without it, or a failure, refuses the
+    request with -32603; what runs after it only observes): this converts and reports."""
 
     def __init__(self, fn: Middleware, server: CatalogMixin) -> None:
         if not inspect.iscoroutinefunction(fn):
@@ -84,28 +87,18 @@ class Around:
             )
         self._fn = fn
         self._server = server
-        self._name = getattr(fn, "__name__", repr(fn))
-        # Requests past `before`, by sequence: their `call_next()` waits for the outcome.
-        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Outcome]]] = {}
+        self.name = getattr(fn, "__name__", repr(fn))
 
-    def before(self, request: dict[str, Any], decide: Callable[[dict[str, Any]], None]) -> None:
-        """The engine's `before`: starts the middleware on the serving loop and returns; the
-        verdict goes to `decide` (no thread waits for it)."""
+    def start(self, request: dict[str, Any], call: _native.AroundCall) -> None:
+        """Starts the middleware on the serving loop and returns (no thread waits for it)."""
         loop = self._server._handler_loop()
 
         def start() -> None:
-            task = loop.create_task(self._before(request))
-            task.add_done_callback(lambda done: decide(self._verdict_of(done)))
+            loop.create_task(self._run(request, call))
 
         loop.call_soon_threadsafe(start)
 
-    def _verdict_of(self, done: asyncio.Task[dict[str, Any]]) -> dict[str, Any]:
-        if not done.cancelled() and done.exception() is None:
-            return done.result()
-        logger.error("middleware %s could not run", self._name, exc_info=None if done.cancelled() else done.exception())
-        return {"refuse": {"code": -32603, "message": f"Internal error: middleware {self._name} failed"}}
-
-    async def _before(self, raw: dict[str, Any]) -> dict[str, Any]:
+    async def _run(self, raw: dict[str, Any], call: _native.AroundCall) -> None:
         import asyncio
 
         request = Request(
@@ -118,56 +111,31 @@ class Around:
             sequence=raw["sequence"],
         )
         loop = asyncio.get_running_loop()
-        entered: asyncio.Future[None] = loop.create_future()
-        outcome: asyncio.Future[Outcome] = loop.create_future()
 
         async def call_next() -> Outcome:
-            if entered.done():
-                raise RuntimeError("call_next() is called once per request")
-            entered.set_result(None)
-            return await outcome
+            ended: asyncio.Future[dict[str, Any]] = loop.create_future()
+            call.next(lambda heard: loop.call_soon_threadsafe(_settle, ended, heard))
+            heard = await ended
+            return Outcome(
+                kind=_KINDS.get(heard["kind"], "refused"),  # type: ignore[arg-type]
+                code=heard.get("code"),
+                elapsed=heard["elapsed"],
+            )
 
-        task = loop.create_task(self._fn(request, call_next))
-        await asyncio.wait({entered, task}, return_when=asyncio.FIRST_COMPLETED)
-        if entered.done():
-            self._waiting[request.sequence] = (loop, outcome)
-            task.add_done_callback(self._log_failure)
-            return {"continue": True}
-        return self._refusal(task)
-
-    def _refusal(self, task: asyncio.Task[Any]) -> dict[str, Any]:
-        import asyncio
-
-        error = task.exception() if not task.cancelled() else asyncio.CancelledError()
-        if error is None:
-            message = f"Internal error: middleware {self._name} returned without calling call_next()"
-            return {"refuse": {"code": -32603, "message": message}}
-        if isinstance(error, ProtocolError):
-            return {"refuse": {"code": error.code, "message": error.message}}
-        if isinstance(error, ToolError):
-            return {"toolError": str(error)}
-        logger.error("middleware %s raised", self._name, exc_info=error)
-        return {"refuse": {"code": -32603, "message": f"Internal error: middleware {self._name} failed"}}
-
-    def _log_failure(self, task: asyncio.Task[Any]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("middleware %s raised after call_next()", self._name, exc_info=task.exception())
-
-    def after(self, heard: dict[str, Any]) -> None:
-        """The engine's `after`, where the answer is sent: hands the outcome to `call_next()`."""
-        waiting = self._waiting.pop(heard["sequence"], None)
-        if waiting is None:
-            return  # it never got past this middleware's `before`
-        loop, outcome = waiting
-        result = Outcome(
-            kind=_KINDS.get(heard["kind"], "refused"),  # type: ignore[arg-type]
-            code=heard.get("code"),
-            elapsed=heard["elapsed"],
-        )
-        if not loop.is_closed():
-            loop.call_soon_threadsafe(_settle, outcome, result)
+        try:
+            await self._fn(request, call_next)
+        except ProtocolError as error:
+            call.finish({"refuse": {"code": error.code, "message": error.message}})
+        except ToolError as error:
+            call.finish({"toolError": str(error)})
+        except BaseException as error:  # noqa: BLE001 - any failure refuses (or, after call_next, is logged)
+            call.finish({"failed": "".join(traceback.format_exception(error)).rstrip()})
+            if not isinstance(error, Exception):
+                raise
+        else:
+            call.finish(None)
 
 
-def _settle(future: asyncio.Future[Outcome], outcome: Outcome) -> None:
+def _settle(future: asyncio.Future[dict[str, Any]], heard: dict[str, Any]) -> None:
     if not future.done():
-        future.set_result(outcome)
+        future.set_result(heard)

@@ -212,13 +212,9 @@ class NativeServer:
         resource_url: Optional[str],
         metrics_path: Optional[str] = None,
     ) -> NativeHttpServer: ...
-    def add_middleware(
-        self,
-        before: Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None],
-        after: Callable[[dict[str, Any]], None],
-    ) -> None:
-        """`before(request, decide)` returns at once; `decide({"continue": True} | {"refuse":
-        {...}} | {"toolError": text})` follows. `after({"kind", "code"?, "elapsed", "sequence"})`."""
+    def add_middleware(self, start: Callable[[dict[str, Any], AroundCall], None], name: str) -> None:
+        """`start(request, call)` returns at once; the middleware reports through `call`. The
+        engine decides what its ending means; `name` names it in refusals and logs."""
 
     def http_endpoint(
         self,
@@ -250,7 +246,18 @@ def next_logs(timeout: float) -> Optional[list[tuple[int, str, str]]]:
 def close_logs() -> None:
     """Ends the engine's logs for the process (at exit): `next_logs` returns what is left."""
 
-class Decide:
-    """The verdict callable a middleware's `before` gets (called once)."""
+class AroundCall:
+    """One request's way through a middleware: it reports here."""
 
-    def __call__(self, verdict: dict[str, Any]) -> None: ...
+    def next(self, on_end: Callable[[dict[str, Any]], None]) -> None:
+        """`call_next()` was called: `on_end({"kind", "code"?, "elapsed"})` follows (on an
+        engine thread) once the answer is out. RuntimeError when called twice, or after the
+        verdict was out."""
+
+    def finish(self, report: Optional[dict[str, Any]]) -> None:
+        """The middleware ended: `None` (it returned), `{"refuse": {"code", "message"}}`,
+        `{"toolError": text}` or `{"failed": text}`."""
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client cancelled the request before the middleware decided."""

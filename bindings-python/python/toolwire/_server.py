@@ -295,7 +295,7 @@ class Server(CatalogMixin, HttpMixin):
         code, elapsed seconds) once the answer is sent. It runs on the serving loop; a middleware
         that raises anything else refuses the request (-32603) and is logged."""
         around = Around(fn, self)
-        self._native.add_middleware(around.before, around.after)
+        self._native.add_middleware(around.start, around.name)
         return fn
 
     def tool(
