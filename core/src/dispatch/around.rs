@@ -161,6 +161,12 @@ impl Next {
 pub trait HostAround: Send + Sync + 'static {
     /// Starts the host's function for `request`.
     fn start(&self, request: &RequestInfo, call: AroundCall);
+
+    /// The request was given up before the function decided (the client cancelled it, or its
+    /// session ended): a host may stop the function. Its `next` fails from now on.
+    fn cancelled(&self, request: &RequestInfo) {
+        let _ = request;
+    }
 }
 
 /// Hears how a request ended, on the thread that sent its answer: keep it short.
@@ -192,22 +198,24 @@ impl AroundCall {
     /// had ended or the request was cancelled (it then refuses nothing: the verdict is out).
     pub fn next(&self, on_ended: OnEnded) -> Result<(), Error> {
         let names = &self.shared.names;
-        if self.shared.entered.swap(true, Ordering::AcqRel) {
+        let mut decide = self.lock_decide();
+        if self.shared.entered.load(Ordering::Acquire) {
             return Err(Error::InvalidArgument(format!(
                 "{} called {} more than once",
                 names.label, names.next
             )));
         }
-        let decide = self.lock_decide().take();
-        let Some(decide) = decide.filter(|decide| !decide.is_closed()) else {
+        let Some(sender) = decide.take().filter(|sender| !sender.is_closed()) else {
             return Err(Error::InvalidArgument(format!(
                 "{} was called after the {} had returned or its request was cancelled",
                 names.next, names.label
             )));
         };
+        self.shared.entered.store(true, Ordering::Release);
+        drop(decide);
         // Listening before the verdict is out: the answer may come at once.
         self.shared.ending.listen(on_ended);
-        let _ = decide.send(Verdict::Continue);
+        let _ = sender.send(Verdict::Continue);
         Ok(())
     }
 
@@ -215,7 +223,8 @@ impl AroundCall {
     /// return without `next` or a failure refuses with -32603. After it, a failure is logged.
     pub fn finish(&self, finished: Finished) {
         let names = &self.shared.names;
-        let decide = self.lock_decide().take();
+        // A request given up meanwhile has no verdict to hear.
+        let decide = self.lock_decide().take().filter(|d| !d.is_closed());
         let Some(decide) = decide else {
             if self.shared.entered.load(Ordering::Acquire) {
                 match finished {
@@ -386,10 +395,18 @@ impl Middleware for AroundMiddleware {
             tracing::error!("{} panicked as it started", self.names.label);
             return internal(format!("{} failed", self.names.label));
         }
+        // Dropped before the verdict (the request was given up): the host hears it.
+        let abandoned = Abandoned {
+            host: &*self.host,
+            request,
+            armed: true,
+        };
         // Every `AroundCall` gone with no verdict: the function can no longer decide.
-        decided
+        let verdict = decided
             .await
-            .unwrap_or_else(|_| internal(format!("{} never decided", self.names.label)))
+            .unwrap_or_else(|_| internal(format!("{} never decided", self.names.label)));
+        abandoned.disarm();
+        verdict
     }
 
     fn after(&self, request: &RequestInfo, outcome: &Outcome, elapsed: Duration) {
@@ -399,6 +416,27 @@ impl Middleware for AroundMiddleware {
                 outcome: outcome.clone(),
                 elapsed,
             });
+        }
+    }
+}
+
+/// Tells the host when `before` is dropped while it waits for the function's verdict.
+struct Abandoned<'a> {
+    host: &'a dyn HostAround,
+    request: &'a RequestInfo,
+    armed: bool,
+}
+
+impl Abandoned<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.host.cancelled(self.request);
         }
     }
 }
@@ -442,11 +480,15 @@ mod tests {
 
     /// A host whose function is played by the test through the calls it keeps.
     #[derive(Default)]
-    struct Scripted(Mutex<Vec<AroundCall>>);
+    struct Scripted(Mutex<Vec<AroundCall>>, Mutex<Vec<u64>>);
 
     impl HostAround for Arc<Scripted> {
         fn start(&self, _request: &RequestInfo, call: AroundCall) {
             self.0.lock().unwrap_or_else(|e| e.into_inner()).push(call);
+        }
+
+        fn cancelled(&self, request: &RequestInfo) {
+            self.1.lock().unwrap().push(request.sequence);
         }
     }
 
@@ -555,8 +597,10 @@ mod tests {
         assert!(deciding.as_mut().now_or_never().is_none());
         let call = host.0.lock().unwrap().pop().unwrap();
         assert!(!call.is_cancelled());
+        assert!(host.1.lock().unwrap().is_empty());
         drop(deciding);
         assert!(call.is_cancelled());
+        assert_eq!(*host.1.lock().unwrap(), vec![request.sequence]);
         // The engine's `after` still comes (as cancelled); a `next` then hears that at once.
         middleware.after(&request, &Outcome::Cancelled, Duration::ZERO);
         assert!(call.next(Box::new(|_| {})).is_err());
