@@ -34,7 +34,9 @@ pub use definition::{Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefin
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
 pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant, TokenVerdict};
-pub use middleware::{Middleware, Outcome, OutcomeKind, RequestInfo, Verdict};
+pub use middleware::{
+    AroundCall, AroundFunction, Ending, Outcome, OutcomeKind, OutcomeListener, RequestInfo,
+};
 pub use mount::{HttpEndpoint, HttpEndpointOptions, HttpExchange, HttpHeader, HttpResponseHead};
 pub use result::{ContentBlock, ToolResult};
 pub use server::Server;

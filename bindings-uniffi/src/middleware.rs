@@ -1,10 +1,11 @@
-//! Middleware from Kotlin or Swift: a foreign trait core calls in front of every request but
-//! `initialize`. Core decides what a request, a verdict and an outcome mean
-//! (`toolwire::middleware`); this converts them to records and back.
+//! Middleware from Kotlin or Swift: a foreign function core starts around every request but
+//! `initialize` (`toolwire::host::AroundMiddleware`), which reports how it ended to its
+//! `AroundCall`. Core decides what a request, an ending and an outcome mean; this converts them
+//! to records and back.
 
 use std::sync::Arc;
-use std::time::Duration;
 
+use toolwire::host::{Finished, HostAround};
 use toolwire::middleware as engine;
 use toolwire::wire::json_text;
 use toolwire::{ErrorCode, ErrorObject};
@@ -28,30 +29,8 @@ pub struct RequestInfo {
     pub protocol_version: Option<String>,
     /// The request's id.
     pub request_id: RequestId,
-    /// A number no other request of this process has: `after` names the request by it.
+    /// A number no other request of this process has (`cancelled` names the request by it).
     pub sequence: u64,
-}
-
-/// What `before` decides.
-#[derive(Clone, Debug, uniffi::Enum)]
-pub enum Verdict {
-    /// Handle the request (the next middleware decides first, if any).
-    Continue,
-    /// Answer with this JSON-RPC error instead.
-    Refuse {
-        /// The JSON-RPC error code.
-        code: i32,
-        /// The error's message.
-        detail: String,
-        /// The error's `data`, as JSON text.
-        data_json: Option<String>,
-    },
-    /// Answer a `tools/call` with an `isError` result of this text instead (another method
-    /// gets it as a -32603 error).
-    ToolError {
-        /// The text the model reads.
-        detail: String,
-    },
 }
 
 /// How a request ended.
@@ -73,7 +52,7 @@ pub enum OutcomeKind {
     Refused,
 }
 
-/// How a request ended, as `after` hears it.
+/// How a request ended, as `next` returns it.
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct Outcome {
     /// What the answer was.
@@ -84,51 +63,77 @@ pub struct Outcome {
     pub elapsed_ms: f64,
 }
 
-/// A rule in front of every request but `initialize`, in Kotlin (`suspend fun`) or Swift
-/// (`async throws`). The Kotlin wrapper's `server.middleware { request, next -> }` is built
-/// on it.
-#[uniffi::export(with_foreign)]
-#[async_trait::async_trait]
-pub trait Middleware: Send + Sync {
-    /// Decides whether the request is handled. Throwing `ToolwireError.Protocol` refuses it
-    /// with that JSON-RPC error; anything else thrown refuses it with -32603 (and is logged).
-    /// The request waits meanwhile (counted against `maxQueuedCalls`; a cancel reaches it).
-    async fn before(&self, request: RequestInfo) -> Result<Verdict, ToolwireError>;
-
-    /// Hears how a request ended, once its answer is out: `sequence` is the request's, as
-    /// `before` saw it. Every middleware hears every request that passed middleware, also
-    /// one an earlier middleware refused before this one's `before` ran. It is called on the
-    /// engine's thread that sent the answer: return at once (hand the outcome on).
-    fn after(&self, sequence: u64, outcome: Outcome);
+/// How a middleware function ended, as the foreign side reports it to its [`AroundCall`].
+#[derive(Clone, Debug, uniffi::Enum)]
+pub enum Ending {
+    /// It returned.
+    Returned,
+    /// It refused the request with this JSON-RPC error (`ToolwireError.Protocol`).
+    Refused {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The error's message.
+        detail: String,
+        /// The error's `data`, as JSON text.
+        data_json: Option<String>,
+    },
+    /// It refused a `tools/call` with an `isError` result of this text (`ToolwireError.Handler`;
+    /// another method gets it as a -32603 error).
+    ToolError {
+        /// The text the model reads.
+        detail: String,
+    },
+    /// It threw anything else: the text goes to the engine's log.
+    Failed {
+        /// What was thrown (a stack trace).
+        detail: String,
+    },
 }
 
-/// A foreign middleware, as core's.
-pub(crate) struct ForeignMiddleware(pub(crate) Arc<dyn Middleware>);
+/// A middleware around every request but `initialize`, in Kotlin or Swift. The engine decides
+/// what its ending means (`next` once; a return without it, or a failure, refuses the request
+/// with -32603; what runs after it only observes). The Kotlin wrapper's
+/// `server.middleware { request, next -> }` is built on it.
+#[uniffi::export(with_foreign)]
+pub trait AroundFunction: Send + Sync {
+    /// Starts the function for `request` and returns at once (called on an engine thread); the
+    /// function reports through `call`. The request waits meanwhile (counted against
+    /// `maxQueuedCalls`).
+    fn start(&self, request: RequestInfo, call: Arc<AroundCall>);
 
-#[async_trait::async_trait]
-impl engine::Middleware for ForeignMiddleware {
-    async fn before(&self, request: &engine::RequestInfo) -> engine::Verdict {
-        let decided = self.0.before(RequestInfo::from(request)).await;
-        let verdict = match decided {
-            Ok(verdict) => verdict,
-            Err(ToolwireError::Protocol {
-                code,
-                detail,
-                data_json,
-            }) => Verdict::Refuse {
-                code,
-                detail,
-                data_json,
-            },
-            Err(err) => {
-                tracing::error!(method = %request.method, %err, "a middleware failed");
-                return failed(format!("Internal error: a middleware failed: {err}"));
-            }
-        };
-        match verdict {
-            Verdict::Continue => engine::Verdict::Continue,
-            Verdict::ToolError { detail } => engine::Verdict::ToolError(detail),
-            Verdict::Refuse {
+    /// The request `sequence` was given up before the function decided (the client cancelled
+    /// it, or its session ended): stop the function. Its `next` fails from now on.
+    fn cancelled(&self, sequence: u64);
+}
+
+/// Hears how a request ended, once its answer is out (on the engine's thread that sent it:
+/// hand the outcome on and return).
+#[uniffi::export(with_foreign)]
+pub trait OutcomeListener: Send + Sync {
+    /// The request's outcome.
+    fn ended(&self, outcome: Outcome);
+}
+
+/// One request's way through a middleware function: it reports here.
+#[derive(uniffi::Object)]
+pub struct AroundCall(toolwire::host::AroundCall);
+
+#[uniffi::export]
+impl AroundCall {
+    /// The function called its `next`: the request goes on, and `listener` hears how it ended.
+    /// Fails when called before for this request, or after the function's ending was
+    /// reported or its request was given up.
+    pub fn next(&self, listener: Arc<dyn OutcomeListener>) -> Result<(), ToolwireError> {
+        self.0
+            .next(Box::new(move |ended| listener.ended(Outcome::from(&ended))))
+            .map_err(ToolwireError::from)
+    }
+
+    /// The function ended.
+    pub fn finish(&self, ending: Ending) {
+        self.0.finish(match ending {
+            Ending::Returned => Finished::Returned,
+            Ending::Refused {
                 code,
                 detail,
                 data_json,
@@ -138,19 +143,42 @@ impl engine::Middleware for ForeignMiddleware {
                     match serde_json::from_str(&json) {
                         Ok(data) => error = error.with_data(data),
                         Err(err) => {
-                            return failed(format!(
-                                "Internal error: a middleware's refusal data is not valid JSON: {err}"
-                            ));
+                            return self.0.finish(Finished::Failed(format!(
+                                "its refusal's data is not valid JSON: {err}"
+                            )));
                         }
                     }
                 }
-                engine::Verdict::Refuse(error)
+                Finished::Refused(engine::Refusal::Error(error))
             }
-        }
+            Ending::ToolError { detail } => Finished::Refused(engine::Refusal::ToolError(detail)),
+            Ending::Failed { detail } => Finished::Failed(detail),
+        });
     }
 
-    fn after(&self, request: &engine::RequestInfo, outcome: &engine::Outcome, elapsed: Duration) {
-        let (kind, code) = match outcome {
+    /// Whether the request was given up before the function decided.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
+/// A foreign middleware function, as core's around middleware runs it.
+pub(crate) struct ForeignAround(pub(crate) Arc<dyn AroundFunction>);
+
+impl HostAround for ForeignAround {
+    fn start(&self, request: &engine::RequestInfo, call: toolwire::host::AroundCall) {
+        self.0
+            .start(RequestInfo::from(request), Arc::new(AroundCall(call)));
+    }
+
+    fn cancelled(&self, request: &engine::RequestInfo) {
+        self.0.cancelled(request.sequence);
+    }
+}
+
+impl From<&engine::Ended> for Outcome {
+    fn from(ended: &engine::Ended) -> Self {
+        let (kind, code) = match &ended.outcome {
             engine::Outcome::Result => (OutcomeKind::Result, None),
             engine::Outcome::ToolError => (OutcomeKind::ToolError, None),
             engine::Outcome::InputRequired => (OutcomeKind::InputRequired, None),
@@ -161,18 +189,12 @@ impl engine::Middleware for ForeignMiddleware {
             // A kind a later core adds (the enum is non-exhaustive): as Python's binding does.
             _ => (OutcomeKind::Refused, None),
         };
-        let outcome = Outcome {
+        Outcome {
             kind,
             code,
-            elapsed_ms: elapsed.as_secs_f64() * 1000.0,
-        };
-        self.0.after(request.sequence, outcome);
+            elapsed_ms: ended.elapsed.as_secs_f64() * 1000.0,
+        }
     }
-}
-
-/// A rule that could not be checked does not let the request through.
-fn failed(message: String) -> engine::Verdict {
-    engine::Verdict::Refuse(ErrorObject::internal(message))
 }
 
 impl From<&engine::RequestInfo> for RequestInfo {

@@ -14,7 +14,7 @@ use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
 use crate::http::{BearerTokenValidator, HttpServer, HttpServerOptions};
-use crate::middleware::{ForeignMiddleware, Middleware};
+use crate::middleware::{AroundFunction, ForeignAround};
 use crate::mount::{HttpEndpoint, HttpEndpointOptions};
 use crate::runtime::{on_runtime, runtime};
 
@@ -84,10 +84,19 @@ impl Server {
         Ok(self.server.add_tool(tool, BlockingTool(handler))?)
     }
 
-    /// Puts `middleware` in front of every request but `initialize` from now on, after those
-    /// added before it: its `before` may refuse a request, its `after` hears how each ended.
-    pub fn add_middleware(&self, middleware: Arc<dyn Middleware>) {
-        self.server.add_middleware(ForeignMiddleware(middleware));
+    /// Puts `function` around every request but `initialize` from now on, after the
+    /// middlewares added before it; `name` names it in refusals and logs.
+    pub fn add_middleware(&self, name: Option<String>, function: Arc<dyn AroundFunction>) {
+        let label = match name {
+            Some(name) => format!("middleware {name}"),
+            None => "middleware".to_owned(),
+        };
+        self.server
+            .add_middleware(toolwire::host::AroundMiddleware::new(
+                ForeignAround(function),
+                label,
+                "next()",
+            ));
     }
 
     /// What the server has done and is doing, as JSON text (the wrapper's `metrics()` parses

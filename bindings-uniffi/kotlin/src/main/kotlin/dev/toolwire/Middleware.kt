@@ -1,11 +1,12 @@
 // Middleware as Ktor's interceptors and Python's `call_next`: one suspending lambda around
-// each request, built on the engine's `Middleware` foreign trait (before/after).
+// each request, run for the engine's around middleware (the `AroundFunction` foreign trait).
 package dev.toolwire
 
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.launch
 import org.slf4j.LoggerFactory
@@ -45,77 +46,72 @@ typealias CallNext = suspend () -> Outcome
  * refusals and logs.
  */
 fun Server.middleware(name: String? = null, around: suspend (request: RequestInfo, next: CallNext) -> Unit) {
-    addMiddleware(AroundMiddleware(name, around))
+    addMiddleware(name, AroundMiddleware(name, around))
 }
 
-/** One `around` lambda as the engine's before/after pair. */
+/**
+ * One `around` lambda for the engine, which decides what its ending means (`next()` once; a
+ * return without it or a throw refuses with -32603; what runs after it only observes): this
+ * runs the lambda, reports to its [AroundCall] and logs what it threw.
+ */
 internal class AroundMiddleware(
     name: String?,
     private val around: suspend (RequestInfo, CallNext) -> Unit,
-) : Middleware {
+) : AroundFunction {
     private val label = if (name == null) "middleware" else "middleware $name"
 
-    /** Requests let through, by sequence: their `next()` waits for the outcome. */
-    private val waiting = ConcurrentHashMap<ULong, CompletableDeferred<Outcome>>()
+    /** The lambdas still deciding, by sequence: a request given up cancels its lambda. */
+    private val deciding = ConcurrentHashMap<ULong, Job>()
 
-    override suspend fun before(request: RequestInfo): Verdict {
-        val decided = CompletableDeferred<Verdict>()
-        val outcome = CompletableDeferred<Outcome>()
-        val nextCalled = AtomicBoolean()
-        val cancelled = AtomicBoolean()
+    override fun start(request: RequestInfo, call: AroundCall) {
+        val entered = AtomicBoolean()
         val next: CallNext = {
-            check(nextCalled.compareAndSet(false, true)) { "next() is called once per request" }
-            // In the table before the engine hears the verdict: `after` may come at once.
-            waiting[request.sequence] = outcome
-            if (!decided.complete(Verdict.Continue)) {
-                waiting.remove(request.sequence)
-                throw IllegalStateException("next() was called after the $label had returned or was cancelled")
+            val heard = CompletableDeferred<Outcome>()
+            try {
+                call.next(object : OutcomeListener {
+                    override fun ended(outcome: Outcome) {
+                        heard.complete(outcome)
+                    }
+                })
+            } catch (e: ToolwireException) {
+                throw IllegalStateException(e.message, e)
             }
-            outcome.await()
+            entered.set(true)
+            heard.await()
         }
-        // The lambda outlives this call once it is let through: its own job, not a child.
+        // Started on the engine's thread (a lambda that decides at once answers at once); it
+        // outlives this call once it is let through: its own job, not a child.
         val job = scope.launch(start = CoroutineStart.UNDISPATCHED) {
-            val failure = try {
+            val ending = try {
                 around(request, next)
-                null
+                Ending.Returned
+            } catch (e: CancellationException) {
+                if (!entered.get()) return@launch // given up: nothing waits for a verdict
+                Ending.Failed(e.stackTraceToString())
+            } catch (e: ToolwireException.Protocol) {
+                Ending.Refused(e.code, e.detail, e.dataJson)
+            } catch (e: ToolwireException.Handler) {
+                Ending.ToolError(e.detail)
             } catch (e: Throwable) {
-                e
-            }
-            if (decided.isCompleted) {
-                if (failure != null && !cancelled.get()) {
-                    log.error("$label threw after next() (the answer was already sent)", failure)
+                if (entered.get()) {
+                    log.error("$label threw after next() (the answer was already sent)", e)
+                } else {
+                    log.error("$label failed: the request is refused", e)
                 }
-            } else if (!cancelled.get()) {
-                decided.complete(verdictOf(failure))
+                Ending.Failed(e.stackTraceToString())
             }
+            if (ending is Ending.Returned && !entered.get()) {
+                log.warn("$label returned without calling next(): the request is refused")
+            }
+            call.finish(ending)
         }
-        try {
-            return decided.await()
-        } catch (e: CancellationException) {
-            // The engine gave up on the request (the client cancelled it): so does the lambda.
-            cancelled.set(true)
-            job.cancel()
-            waiting.remove(request.sequence)
-            throw e
-        }
+        deciding[request.sequence] = job
+        job.invokeOnCompletion { deciding.remove(request.sequence, job) }
     }
 
-    private fun verdictOf(failure: Throwable?): Verdict = when (failure) {
-        null -> {
-            log.warn("$label returned without calling next(): the request is refused")
-            Verdict.Refuse(-32603, "Internal error: $label returned without calling next()", null)
-        }
-        is ToolwireException.Protocol -> Verdict.Refuse(failure.code, failure.detail, failure.dataJson)
-        is ToolwireException.Handler -> Verdict.ToolError(failure.detail)
-        else -> {
-            log.error("$label failed: the request is refused", failure)
-            Verdict.Refuse(-32603, "Internal error: $label failed", null)
-        }
-    }
-
-    /** Called where the answer was sent: hands the outcome to the waiting `next()`, nothing more. */
-    override fun after(sequence: ULong, outcome: Outcome) {
-        waiting.remove(sequence)?.complete(outcome)
+    override fun cancelled(sequence: ULong) {
+        // The engine gave up on the request (the client cancelled it): so does the lambda.
+        deciding.remove(sequence)?.cancel()
     }
 
     private companion object {
