@@ -163,7 +163,7 @@ pub trait HostAround: Send + Sync + 'static {
     fn start(&self, request: &RequestInfo, call: AroundCall);
 
     /// The request was given up before the function decided (the client cancelled it, or its
-    /// session ended): a host may stop the function. Its `next` fails from now on.
+    /// session ended): a host may stop the function. Its `next` hears it ended as cancelled.
     fn cancelled(&self, request: &RequestInfo) {
         let _ = request;
     }
@@ -194,8 +194,8 @@ struct Names {
 
 impl AroundCall {
     /// The host's function called its `next`: the request goes on, and `on_ended` hears how
-    /// it ended. `Err` when `next` was called before for this request, or after the function
-    /// had ended or the request was cancelled (it then refuses nothing: the verdict is out).
+    /// it ended (cancelled, when it was given up first). `Err` when `next` was called before
+    /// for this request, or after the function had ended.
     pub fn next(&self, on_ended: OnEnded) -> Result<(), Error> {
         let names = &self.shared.names;
         let mut decide = self.lock_decide();
@@ -205,15 +205,17 @@ impl AroundCall {
                 names.label, names.next
             )));
         }
-        let Some(sender) = decide.take().filter(|sender| !sender.is_closed()) else {
+        // Taken by `finish`: the function has ended (and its verdict is out).
+        let Some(sender) = decide.take() else {
             return Err(Error::InvalidArgument(format!(
-                "{} was called after the {} had returned or its request was cancelled",
+                "{} was called after the {} had returned",
                 names.next, names.label
             )));
         };
         self.shared.entered.store(true, Ordering::Release);
         drop(decide);
-        // Listening before the verdict is out: the answer may come at once.
+        // Listening before the verdict is out: the answer may come at once. A request given
+        // up meanwhile (nobody hears the verdict) ends as cancelled, and `on_ended` hears so.
         self.shared.ending.listen(on_ended);
         let _ = sender.send(Verdict::Continue);
         Ok(())
@@ -602,8 +604,15 @@ mod tests {
         assert!(call.is_cancelled());
         assert_eq!(*host.1.lock().unwrap(), vec![request.sequence]);
         // The engine's `after` still comes (as cancelled); a `next` then hears that at once.
-        middleware.after(&request, &Outcome::Cancelled, Duration::ZERO);
-        assert!(call.next(Box::new(|_| {})).is_err());
+        middleware.after(&request, &Outcome::Cancelled, Duration::from_millis(7));
+        let (heard, ended) = std::sync::mpsc::channel();
+        call.next(Box::new(move |ended| heard.send(ended).unwrap()))
+            .unwrap();
+        let ended = ended.try_recv().unwrap();
+        assert_eq!(
+            (ended.outcome, ended.elapsed),
+            (Outcome::Cancelled, Duration::from_millis(7))
+        );
     }
 
     struct Gate;
