@@ -27,9 +27,6 @@ use toolwire::host::runtime;
 pub(crate) struct NativeServer {
     server: Server,
     bridge: Arc<BridgeSlot>,
-    /// The parent of every serve's stop token (stdio and each HTTP server): `stop()` cancels
-    /// it, ending them all, and puts a fresh one in its place for later serves.
-    stop: std::sync::Mutex<CancellationToken>,
 }
 
 #[pymethods]
@@ -120,7 +117,6 @@ impl NativeServer {
         Ok(NativeServer {
             server,
             bridge: Arc::default(),
-            stop: std::sync::Mutex::new(CancellationToken::new()),
         })
     }
 
@@ -150,11 +146,9 @@ impl NativeServer {
     }
 
     /// Ends every serve of this server, stdio and each HTTP server it started: reading (or
-    /// accepting) stops, calls in flight drain.
+    /// accepting) stops, calls in flight drain (`toolwire::Server::stop`).
     fn stop(&self) {
-        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
-        stop.cancel();
-        *stop = CancellationToken::new();
+        self.server.stop();
     }
 
     fn remove_tool(&self, name: &str) -> bool {
@@ -186,9 +180,8 @@ impl NativeServer {
     ) -> PyResult<()> {
         // Claimed before anything of ours changes: a refused serve leaves the running one be.
         let claim = toolwire::transport::StdioClaim::take().map_err(to_py_err)?;
-        // Ended by the caller's signal (this serve alone) or by `stop()` (every serve).
+        // Ended by the caller's signal (this serve alone) or by `stop()` (every serve: core's).
         let stop = stop.token.child_token();
-        self.link_stop(stop.clone());
         let ours = bridge.map(|bridge| {
             let ours = bridge.handle();
             let previous = self.swap_loop(Some(ours.clone()));
@@ -202,8 +195,6 @@ impl NativeServer {
                 tokio::spawn(async move { server.serve_stdio_claimed(claim, serving).await }).await
             })
         });
-        // Over: the link to `stop()` goes.
-        stop.cancel();
         if let Some((ours, previous)) = ours {
             self.restore_loop(&ours, previous);
         }
@@ -368,7 +359,6 @@ impl NativeServer {
         let http = started.map_err(to_py_err)?;
         let url = format!("http://{}{path}", http.local_addr());
         let stop = http.stop_token();
-        self.link_stop(stop.clone());
         Ok(NativeHttpServer {
             url,
             stop,
@@ -500,18 +490,6 @@ impl NativeServer {
         if slot.as_ref().is_some_and(|current| current.same(ours)) {
             *slot = previous;
         }
-    }
-
-    /// Has `stop()` cancel `serve` (one serve's token) too; the link goes once either is
-    /// cancelled.
-    fn link_stop(&self, serve: CancellationToken) {
-        let all = self.stop.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        runtime().spawn(async move {
-            tokio::select! {
-                () = all.cancelled() => serve.cancel(),
-                () = serve.cancelled() => {}
-            }
-        });
     }
 }
 

@@ -266,11 +266,6 @@ impl HttpServer {
         }))
     }
 
-    /// Cancelled to stop the server (`Server::stop` keeps it).
-    pub(crate) fn stop_token(&self) -> CancellationToken {
-        self.stop.clone()
-    }
-
     fn take(&self) -> Option<toolwire::transport::http::HttpServer> {
         self.server.lock().unwrap_or_else(|e| e.into_inner()).take()
     }

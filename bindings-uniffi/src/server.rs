@@ -1,8 +1,6 @@
 //! `Server`: the core server, its tools, and the ways to serve it.
 
-use std::sync::{Arc, Mutex, Weak};
-
-use toolwire::CancellationToken;
+use std::sync::Arc;
 
 use crate::catalog::{
     ArgumentCompleter, ForeignCompleter, ForeignPrompt, ForeignResource, PromptDefinition,
@@ -23,17 +21,6 @@ use crate::runtime::{on_runtime, runtime};
 #[derive(uniffi::Object)]
 pub struct Server {
     server: toolwire::Server,
-    /// What `stop()` ends.
-    serving: Mutex<Serving>,
-}
-
-/// Every serve this server started that may still run: `stop()` ends them all.
-#[derive(Default)]
-struct Serving {
-    /// Stdio serves and HTTP servers.
-    tokens: Vec<CancellationToken>,
-    /// The Kotlin wrapper's stdio loops (`runStdio()`).
-    drivers: Vec<Weak<StdioDriver>>,
 }
 
 #[uniffi::export]
@@ -59,7 +46,6 @@ impl Server {
         let builder = toolwire::host::share_state(builder, config.redis.as_deref())?;
         Ok(Arc::new(Server {
             server: builder.build()?,
-            serving: Mutex::default(),
         }))
     }
 
@@ -125,26 +111,16 @@ impl Server {
     /// first. Nothing but protocol goes to stdout meanwhile: log to stderr. Fails with `Busy`
     /// while stdin is already served in this process.
     pub async fn serve_stdio(&self) -> Result<(), ToolwireError> {
-        let stop = self.track(CancellationToken::new());
         let server = self.server.clone();
-        let serving = stop.clone();
-        let outcome = on_runtime(async move { server.serve_stdio_until(serving).await }).await;
-        // Over: `stop()` forgets it.
-        stop.cancel();
-        outcome??;
+        on_runtime(async move { server.serve_stdio().await }).await??;
         Ok(())
     }
 
     /// `serve_stdio`, blocking the calling thread (for a `main` without coroutines).
     pub fn serve_stdio_blocking(&self) -> Result<(), ToolwireError> {
-        let stop = self.track(CancellationToken::new());
         let server = self.server.clone();
-        let until = stop.clone();
-        let serving = runtime().spawn(async move { server.serve_stdio_until(until).await });
-        let outcome = runtime().block_on(serving);
-        // Over: `stop()` forgets it.
-        stop.cancel();
-        match outcome {
+        let serving = runtime().spawn(async move { server.serve_stdio().await });
+        match runtime().block_on(serving) {
             Ok(outcome) => Ok(outcome?),
             Err(err) => Err(ToolwireError::Internal {
                 detail: format!("the serve task failed: {err}"),
@@ -153,15 +129,9 @@ impl Server {
     }
 
     /// Ends everything this server serves: stdio (reading stops, calls in flight finish) and
-    /// every HTTP server it started (as their own `stop()`).
+    /// every HTTP server it started (as their own `stop()`), as core's `Server::stop`.
     pub fn stop(&self) {
-        let serving = std::mem::take(&mut *self.serving.lock().unwrap_or_else(|e| e.into_inner()));
-        for token in serving.tokens {
-            token.cancel();
-        }
-        for driver in serving.drivers.iter().filter_map(Weak::upgrade) {
-            driver.stop();
-        }
+        self.server.stop();
     }
 
     /// Registers a resource, or a resource template when `definition.uri` has `{variables}`.
@@ -247,7 +217,6 @@ impl Server {
             options.unwrap_or_default(),
             validator,
         )?;
-        self.track(http.stop_token());
         Ok(http)
     }
 
@@ -279,18 +248,6 @@ impl Server {
 
     /// Opens stdio for the Kotlin wrapper's `runStdio()` (see `StdioDriver`); `stop()` ends it.
     pub(crate) fn open_stdio_driver(&self) -> Result<Arc<StdioDriver>, ToolwireError> {
-        let driver = StdioDriver::open(&self.server)?;
-        let mut serving = self.serving.lock().unwrap_or_else(|e| e.into_inner());
-        serving.drivers.retain(|d| d.strong_count() > 0);
-        serving.drivers.push(Arc::downgrade(&driver));
-        Ok(driver)
-    }
-
-    /// Remembers a serve's stop token for `stop()`, forgetting those already ended.
-    fn track(&self, token: CancellationToken) -> CancellationToken {
-        let mut serving = self.serving.lock().unwrap_or_else(|e| e.into_inner());
-        serving.tokens.retain(|t| !t.is_cancelled());
-        serving.tokens.push(token.clone());
-        token
+        StdioDriver::open(&self.server)
     }
 }

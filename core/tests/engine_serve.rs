@@ -56,6 +56,52 @@ async fn serve_until_stops_reading_and_drains() {
     drop(tx);
 }
 
+#[tokio::test]
+async fn server_stop_ends_every_serve_and_http_server_and_serving_starts_again() {
+    let server = toolwire_demo::build_server().unwrap();
+    let serve_one = |server: toolwire::Server| {
+        let (ours, theirs) = toolwire::transport::memory::pair();
+        let never = toolwire::CancellationToken::new();
+        let serve = tokio::spawn(async move { server.serve_until(theirs, never).await });
+        (ours, serve)
+    };
+    let (first, first_serve) = serve_one(server.clone());
+    let (second, second_serve) = serve_one(server.clone());
+    let http = server
+        .serve_http(
+            "127.0.0.1:0",
+            toolwire::transport::http::HttpOptions::default(),
+        )
+        .await
+        .unwrap();
+    let (tx, mut rx) = first.into_parts();
+    tx.send(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec());
+    rx.recv().await.unwrap();
+    let mine = server.stop_token();
+    server.stop();
+    assert!(mine.is_cancelled());
+    for serve in [first_serve, second_serve] {
+        tokio::time::timeout(Duration::from_secs(5), serve)
+            .await
+            .expect("the serve ended at stop()")
+            .unwrap()
+            .unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(5), http.wait())
+        .await
+        .expect("the HTTP server ended at stop()");
+    drop((tx, second));
+    // A serve started after stop() is not stopped by it.
+    assert!(!server.stop_token().is_cancelled());
+    let (again, again_serve) = serve_one(server.clone());
+    let (tx, mut rx) = again.into_parts();
+    tx.send(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec());
+    let pong: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+    assert_eq!(pong["id"], 1);
+    drop(tx);
+    again_serve.await.unwrap().unwrap();
+}
+
 /// CPU time this thread has used so far (`/proc/thread-self/stat`, in clock ticks of 10 ms).
 fn this_thread_cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();

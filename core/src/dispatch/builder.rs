@@ -252,6 +252,7 @@ impl ServerBuilder {
             #[cfg(feature = "http")]
             event_store: self.event_store,
             middleware: Chain::default(),
+            stopping: std::sync::Mutex::default(),
             metrics,
             options,
         };

@@ -63,6 +63,8 @@ pub(crate) struct ServerInner {
     pub(crate) event_store: Option<Arc<dyn crate::events::EventStore>>,
     /// The host's rules in front of every request.
     pub(crate) middleware: Chain,
+    /// What [`Server::stop`] ends: every serve started since the last stop holds a child.
+    pub(crate) stopping: std::sync::Mutex<tokio_util::sync::CancellationToken>,
     pub(crate) metrics: Arc<Metrics>,
 }
 
@@ -352,6 +354,31 @@ impl Server {
     /// Removes the prompt `name`; `false` if there was none.
     pub fn remove_prompt(&self, name: &str) -> bool {
         self.inner.catalog.remove_prompt(name)
+    }
+
+    /// Ends everything this server serves: every [`serve`](Self::serve) and stdio serve
+    /// (reading stops; calls in flight finish, as at end of input) and every HTTP server
+    /// [`serve_http`](Self::serve_http) started (as its own shutdown), and the host stdio loops
+    /// of the bindings. Sessions of your own ([`session`](Self::session), `http_endpoint`) are
+    /// yours to end. Serving may start again afterwards.
+    pub fn stop(&self) {
+        let mut stopping = self
+            .inner
+            .stopping
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let stopped = std::mem::take(&mut *stopping);
+        drop(stopping);
+        stopped.cancel();
+    }
+
+    /// A token cancelled by the next [`stop`](Self::stop), for a serving loop of your own.
+    pub fn stop_token(&self) -> tokio_util::sync::CancellationToken {
+        self.inner
+            .stopping
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .child_token()
     }
 
     /// Tells every session subscribed to `uri` that it changed (`notifications/resources/updated`).

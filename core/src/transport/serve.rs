@@ -20,7 +20,7 @@ impl Server {
     }
 
     /// [`serve`](Self::serve), also ending when `stop` is cancelled (a signal, a host's
-    /// shutdown): reading stops (frames already buffered are handled first, at most 16),
+    /// shutdown) or at [`stop`](Self::stop): reading stops (frames already buffered are handled first, at most 16),
     /// then calls in flight drain as at end of input.
     pub async fn serve_until<T: Transport>(
         &self,
@@ -29,6 +29,8 @@ impl Server {
     ) -> Result<(), Error> {
         let (mut reader, mut writer) = transport.split();
         let (session, mut outbound) = self.session()?;
+        // `Server::stop` ends this serve as `stop` does.
+        let stop_all = self.stop_token();
         let backlog = outbound.backlog();
         let max_backlog = self.inner.options.max_outbound_bytes;
         let writer_failed = CancellationToken::new();
@@ -62,6 +64,7 @@ impl Server {
             tokio::select! {
                 () = writer_failed.cancelled() => {},
                 () = stop.cancelled() => {},
+                () = stop_all.cancelled() => {},
             }
         });
         let mut idle = IdlePoll::new(self.inner.options.idle_poll);
@@ -74,7 +77,7 @@ impl Server {
                 since_yield = 0;
                 tokio::task::yield_now().await;
                 // Frames already read are taken first below, so a stop is seen here as well.
-                if stop.is_cancelled() || writer_failed.is_cancelled() {
+                if stop.is_cancelled() || stop_all.is_cancelled() || writer_failed.is_cancelled() {
                     break;
                 }
             }

@@ -94,6 +94,8 @@ pub struct HostStdio {
     output_broken: bool,
     /// Set once the session has drained after the input ended.
     drained: Arc<AtomicBool>,
+    /// Ends the task that stops this loop at `Server::stop`.
+    _watch: tokio_util::sync::DropGuard,
     idle: IdlePoll,
     /// When the thread last went back to waiting (for the look's adaptation).
     idle_since: Option<Instant>,
@@ -144,14 +146,29 @@ impl HostStdio {
         };
         let (session, outbound) = Session::hosted(server, runtime.clone(), hooks);
         let options = server.options();
+        let waker = StdioWaker {
+            bell,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        // `Server::stop` ends this loop as the host's own stop does; the watch ends with it.
+        let served = tokio_util::sync::CancellationToken::new();
+        runtime.spawn({
+            let stop_all = server.stop_token();
+            let served = served.clone();
+            let waker = waker.clone();
+            async move {
+                tokio::select! {
+                    () = stop_all.cancelled() => waker.stop(),
+                    () = served.cancelled() => {}
+                }
+            }
+        });
         Ok(HostStdio {
             session,
             outbound,
             calls,
-            waker: StdioWaker {
-                bell,
-                stop: Arc::new(AtomicBool::new(false)),
-            },
+            waker,
+            _watch: served.drop_guard(),
             input,
             output,
             decoder: LineDecoder::new(options.max_frame_bytes),

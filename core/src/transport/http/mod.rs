@@ -246,7 +246,7 @@ impl HttpServer {
 
 impl Server {
     /// Serves Streamable HTTP on `addr` (e.g. `"127.0.0.1:8080"`; port 0 picks one) at
-    /// `options.path`, until the returned handle is shut down. Binds before returning, so a
+    /// `options.path`, until the returned handle is shut down (or [`Server::stop`]). Binds before returning, so a
     /// bad address or a port in use is reported here.
     pub async fn serve_http(&self, addr: &str, options: HttpOptions) -> Result<HttpServer, Error> {
         let listener = TcpListener::bind(addr).await.map_err(Error::Transport)?;
@@ -273,7 +273,8 @@ impl Server {
             )));
         }
         let local_addr = listener.local_addr().map_err(Error::Transport)?;
-        let stop = CancellationToken::new();
+        // Ended by its own shutdown, or with everything else at `Server::stop`.
+        let stop = self.stop_token();
         let limits = ConnectionLimits {
             header_read_timeout: options.header_read_timeout,
             max_connections: connections_allowed(options.max_connections, open_file_limit()),
