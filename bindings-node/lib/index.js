@@ -14,7 +14,7 @@
 //   context     Context, RequestContext                                    native, errors
 //   lifespan    the server's lifespan; handlers waiting for it             -
 //   settle      the engine's calling convention: answers given later       native, errors
-//   middleware  fn(request, next) as the engine's before/after pair        native, errors, settle
+//   middleware  fn(request, next) for the engine's around-middleware       errors, settle
 //   catalog     resources, prompts, completions: definitions, wrappers     native, errors, schema, content, context, lifespan, settle
 //   http        HttpServer (serveHttp), token validators                   settle
 //   mount       httpHandler(): node:http, Express, fetch                   native

@@ -1,108 +1,61 @@
 'use strict'
-// Middleware: `server.middleware(fn)`'s `fn(request, next)` as the engine's before/after pair
-// (src/middleware.rs is the engine's side).
+// Middleware: `server.middleware(fn)`'s `fn(request, next)` for the engine's around-middleware
+// (src/middleware.rs). The rules (next() once; a return without it, or a throw, refuses; what
+// runs after it only observes) are the engine's: this runs fn, converts, and reports.
 
-const native = require('./native')
 const { ProtocolError, ToolError } = require('./errors')
 const { hasThen } = require('./settle')
 
-const CONTINUE = '{"continue":true}'
-
 /** The failure log of a middleware (stderr, as a tool's by default). */
 function middlewareFailed(name, what, err) {
-  const detail = err instanceof Error ? err.stack || err.message : String(err)
-  process.stderr.write(`toolwire: middleware ${JSON.stringify(name)} ${what}: ${detail}\n`)
+  process.stderr.write(`toolwire: middleware ${JSON.stringify(name)} ${what}: ${detail(err)}\n`)
+}
+
+const detail = (err) => (err instanceof Error ? err.stack || err.message : String(err))
+
+/** What next() resolves with: `{ kind, code?, elapsedMs }`, from the engine's `{ kind, code?, elapsed }`. */
+function outcome(endedJson) {
+  const ended = JSON.parse(endedJson)
+  const heard = { kind: ended.kind, elapsedMs: ended.elapsed * 1000 }
+  if (ended.code !== undefined) heard.code = ended.code
+  return Object.freeze(heard)
 }
 
 /**
- * One `fn(request, next)` as the engine's before/after pair, in the engine's calling convention
- * (`src/middleware.rs`): `(token, requestJson)` is `before`, which returns the verdict's JSON
- * now, or nothing now and `settleJson(token, json)` later; `(null, outcomeJson)` is
- * `after`, which hands the outcome to the `next()` of that request. Never throws.
+ * One `fn(request, next)`, named `name` in logs, as the engine starts it (`src/middleware.rs`): `(requestJson, call)`
+ * runs fn and reports to `call`: `call.next(onEnded)` when fn calls next(), `call.finish(report)`
+ * when it ends (at once when it did not return a Promise, so a synchronous verdict is heard at
+ * once).
  */
-function aroundWrapper(fn) {
-  const name = fn.name || 'anonymous'
-  // Requests that reached this middleware and whose outcome has not come yet, by sequence.
-  const open = new Map()
-  const refusal = (err) => {
-    if (err instanceof ProtocolError) return JSON.stringify({ refuse: { code: err.rpcCode, message: err.message } })
-    if (err instanceof ToolError) return JSON.stringify({ toolError: err.message })
-    middlewareFailed(name, 'failed', err)
-    return JSON.stringify({ refuse: { code: -32603, message: `Internal error: middleware ${name} failed` } })
-  }
-  const forgot = JSON.stringify({ refuse: { code: -32603, message: `Internal error: middleware ${name} returned without calling next()` } })
-  const before = (token, requestJson) => {
+function aroundStart(fn, name) {
+  return (requestJson, call) => {
     const request = Object.freeze(JSON.parse(requestJson))
-    const state = { outcome: null, resolve: null }
-    open.set(request.sequence, state)
-    let deciding = true // false once the verdict is out
-    let now = true // during fn's synchronous part: the verdict is returned, not settled
-    let entered = false
+    let called = false // only for the log's wording
+    // A second next(), or one after fn ended, rejects (the engine's error says which).
     const next = () => {
-      if (entered) return Promise.reject(new Error(`toolwire: middleware ${name} called next() more than once`))
-      entered = true
-      if (deciding && !now) {
-        deciding = false
-        native.settleJson(token, CONTINUE)
-      }
-      if (state.outcome !== null) return Promise.resolve(state.outcome)
-      return new Promise((resolve) => {
-        state.resolve = resolve
-      })
+      called = true
+      return new Promise((resolve) => call.next((endedJson) => resolve(outcome(endedJson))))
+    }
+    const ended = (err) => {
+      if (called) middlewareFailed(name, 'threw after next()', err)
+      if (err instanceof ProtocolError) return call.finish(JSON.stringify({ refuse: { code: err.rpcCode, message: err.message } }))
+      if (err instanceof ToolError) return call.finish(JSON.stringify({ toolError: err.message }))
+      if (!called) middlewareFailed(name, 'failed', err)
+      call.finish(JSON.stringify({ failed: detail(err) }))
     }
     let value
     try {
       value = fn(request, next)
     } catch (err) {
-      now = false
-      deciding = false
-      return refusal(err)
+      ended(err)
+      return
     }
-    now = false
-    const settled = hasThen(value)
-      ? Promise.resolve(value).then(
-          () => null,
-          (err) => err,
-        )
-      : null
-    if (entered) {
-      deciding = false
-      settled?.then((err) => {
-        if (err !== null) middlewareFailed(name, 'threw after next()', err)
-      })
-      return CONTINUE
+    if (!hasThen(value)) {
+      call.finish(null)
+      return
     }
-    if (settled === null) {
-      deciding = false
-      return forgot
-    }
-    settled.then((err) => {
-      if (err !== null && !deciding) middlewareFailed(name, 'threw after next()', err)
-      if (!deciding) return
-      deciding = false
-      native.settleJson(token, err === null ? forgot : refusal(err))
-    })
-    return undefined
-  }
-  const after = (outcomeJson) => {
-    const heard = JSON.parse(outcomeJson)
-    const state = open.get(heard.sequence)
-    if (state === undefined) return
-    open.delete(heard.sequence)
-    const outcome = { kind: heard.kind, elapsedMs: heard.elapsedMs }
-    if (heard.code !== undefined) outcome.code = heard.code
-    state.outcome = Object.freeze(outcome)
-    state.resolve?.(state.outcome)
-  }
-  return (token, json) => {
-    try {
-      return token == null ? after(json) : before(token, json)
-    } catch (err) {
-      // Only a bug of ours gets here; the engine must still hear a verdict.
-      middlewareFailed(name, 'could not run', err)
-      return token == null ? undefined : JSON.stringify({ refuse: { code: -32603, message: `Internal error: middleware ${name} could not run` } })
-    }
+    Promise.resolve(value).then(() => call.finish(null), ended)
   }
 }
 
-module.exports = { aroundWrapper }
+module.exports = { aroundStart }

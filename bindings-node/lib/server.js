@@ -10,7 +10,7 @@ const { CALL, Context } = require('./context')
 const { errorResult, protocolErrorJson, returnedJson } = require('./content')
 const { Lifespan, lifespanFailure } = require('./lifespan')
 const { hasThen } = require('./settle')
-const { aroundWrapper } = require('./middleware')
+const { aroundStart } = require('./middleware')
 const { resourceEntry, promptEntry, completionEntry } = require('./catalog')
 const { HttpServer, validatorWrapper } = require('./http')
 const { mountedHandler } = require('./mount')
@@ -118,7 +118,9 @@ class Server {
    */
   middleware(fn) {
     if (typeof fn !== 'function') throw new TypeError('toolwire: server.middleware(async (request, next) => { ... }) needs a function')
-    this.#native.addMiddleware(aroundWrapper(fn))
+    // Refusals name it `middleware NAME`, as the logs do.
+    const name = fn.name || 'anonymous'
+    this.#native.addMiddleware(aroundStart(fn, name), name)
     return this
   }
 

@@ -1,9 +1,10 @@
 //! Knowing when we are on the JS thread inside a call from JavaScript, where JS functions can
-//! be called directly (no hop through a threadsafe function).
+//! be called directly (no hop through a threadsafe function), and hopping there otherwise.
 
 use std::cell::Cell;
 
-use napi::{Env, sys};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Status, sys};
 
 /// The JavaScript call feeding frames on this thread: its env and which connection it feeds.
 #[derive(Clone, Copy)]
@@ -57,4 +58,40 @@ pub(crate) fn in_handle_scope<T>(env: &Env, work: impl FnOnce() -> T) -> T {
 /// True when called while `connection` is being fed on this thread (it drains afterwards).
 pub(crate) fn is_feeding(connection: usize) -> bool {
     FEEDING.with(|slot| slot.get().is_some_and(|f| f.connection == connection))
+}
+
+/// Rust work for the JS thread, given its env there.
+type JsWork = Box<dyn FnOnce(&Env) + Send>;
+
+/// A way onto the JS thread from any thread for Rust work: a weak threadsafe function (it keeps
+/// no process alive) whose callback runs the work; its JS function, which a threadsafe function
+/// must have, does nothing.
+pub(crate) struct Hop(ThreadsafeFunction<JsWork, (), (), Status, false, true>);
+
+impl Hop {
+    /// Made on the JS thread of `env`.
+    pub(crate) fn new(env: &Env) -> napi::Result<Hop> {
+        let nothing = env.create_function_from_closure::<(), (), _>("toolwireHop", |_| Ok(()))?;
+        let hop = nothing
+            .build_threadsafe_function::<JsWork>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(|call| {
+                (call.value)(&call.env);
+                Ok(())
+            })?;
+        Ok(Hop(hop))
+    }
+
+    /// Runs `work` on the JS thread: right here when this thread is feeding JavaScript, else
+    /// queued (in the order handed). False when the JS thread is gone.
+    pub(crate) fn run(&self, work: impl FnOnce(&Env) + Send + 'static) -> bool {
+        if let Some(env) = current_env() {
+            in_handle_scope(&env, || work(&env));
+            return true;
+        }
+        self.0
+            .call(Box::new(work), ThreadsafeFunctionCallMode::NonBlocking)
+            == Status::Ok
+    }
 }

@@ -1,112 +1,126 @@
-//! `JsMiddleware`: a JavaScript middleware in front of every request. Core decides what the
-//! request and the outcome say (`RequestInfo::to_json`, `Outcome::to_json`) and what a verdict
-//! means (`Verdict::from_json`); this converts and reaches the JS thread.
+//! `JsAround`: a JavaScript `server.middleware(fn)` around every request. Core decides what its
+//! ending means (`toolwire::host::AroundMiddleware`: `next()` once, a return without it or a
+//! failure refuses with -32603, what runs after it only observes); this converts and reaches
+//! the JS thread.
 //!
-//! The JS layer's wrapper (`Server.middleware`, made in `lib/middleware.js`) is one function
-//! `(token, json)`:
-//! - `before`: `token` numbers the request, `json` is its `RequestInfo`. The wrapper returns the
-//!   verdict's JSON text now (the middleware called `next()` or threw before it awaited), or
-//!   nothing, and later calls `settleJson(token, verdictJson)` (`settle.rs`). No thread waits meanwhile:
-//!   the engine awaits a oneshot.
-//! - `after`: `token` is `null`, `json` the outcome (`kind`, `code`?, `elapsedMs`, `sequence`).
-//!   Nothing is awaited.
-//!
-//! On the JS thread (a connection being fed) the function is called directly; from the
-//! runtime's threads (HTTP sessions) through one weak threadsafe function, so a request's
-//! `after` never overtakes its `before`.
+//! The JS layer's `start(requestJson, call)` (`lib/middleware.js`) runs `fn(request, next)` and
+//! reports to `call` (`NativeAroundCall`): `next(onEnded)` when `fn` calls `next()`,
+//! `finish(reportJson)` when it ends. On the JS thread (a connection being fed) `start` and
+//! `onEnded` are called directly, so a middleware that decides at once costs no hop and its
+//! verdict is heard at once; from the runtime's threads (HTTP sessions) through the
+//! middleware's one `Hop`, in order.
 
-use std::time::Duration;
+use std::sync::Arc;
 
-use async_trait::async_trait;
-use napi::Status;
-use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Unknown};
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi::Env;
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef};
+use napi_derive::napi;
 use serde_json::Value;
-use toolwire::ErrorObject;
-use toolwire::middleware::{Middleware, Outcome, RequestInfo, Verdict};
+use toolwire::host::{AroundCall, Finished, HostAround};
+use toolwire::middleware::{Outcome, RequestInfo};
 use toolwire::wire::json_text;
 
-use crate::js_thread;
-use crate::settle::{Remote, Returned, Token, call_wrapper};
+use crate::js_thread::Hop;
 
-/// `(token, json)`: `token` is the request's number for `before`, `null` for `after`.
-pub(crate) type MiddlewareArgs = FnArgs<(Option<u32>, String)>;
+/// `(requestJson, call)`.
+pub(crate) type StartArgs = FnArgs<(String, NativeAroundCall)>;
 
-pub(crate) struct JsMiddleware {
-    func: FunctionRef<MiddlewareArgs, Unknown<'static>>,
-    remote: Remote<MiddlewareArgs>,
+pub(crate) struct JsAround {
+    start: Arc<FunctionRef<StartArgs, ()>>,
+    hop: Arc<Hop>,
 }
 
-fn refusal(why: String) -> Verdict {
-    // A rule that cannot be checked does not let the request through.
-    Verdict::Refuse(ErrorObject::internal(format!("Internal error: {why}")))
-}
-
-impl JsMiddleware {
-    pub(crate) fn new(func: &Function<'_, MiddlewareArgs, Unknown<'static>>) -> napi::Result<Self> {
-        Ok(JsMiddleware {
-            func: func.create_ref()?,
-            remote: func
-                .build_threadsafe_function::<MiddlewareArgs>()
-                .callee_handled::<false>()
-                .weak::<true>()
-                .build()?,
+impl JsAround {
+    pub(crate) fn new(env: &Env, start: &Function<'_, StartArgs, ()>) -> napi::Result<Self> {
+        Ok(JsAround {
+            start: Arc::new(start.create_ref()?),
+            hop: Arc::new(Hop::new(env)?),
         })
     }
+}
 
-    async fn start(&self, token: u32, request: String) -> napi::Result<Returned> {
-        let args = FnArgs::from((Some(token), request));
-        call_wrapper(&self.func, &self.remote, token, args).await
+impl HostAround for JsAround {
+    fn start(&self, request: &RequestInfo, call: AroundCall) {
+        let request = json_text(&request.to_json());
+        let start = self.start.clone();
+        let native = NativeAroundCall {
+            call: call.clone(),
+            hop: self.hop.clone(),
+        };
+        let failed = call.clone();
+        let hopped = self.hop.run(move |env| {
+            let started = start
+                .borrow_back(env)
+                .and_then(|start| start.call(FnArgs::from((request, native))));
+            if let Err(err) = started {
+                failed.finish(Finished::Failed(format!(
+                    "it could not start: {}",
+                    err.reason
+                )));
+            }
+        });
+        if !hopped {
+            call.finish(Finished::Failed("the JavaScript thread is gone".into()));
+        }
     }
 }
 
-#[async_trait]
-impl Middleware for JsMiddleware {
-    async fn before(&self, request: &RequestInfo) -> Verdict {
-        // Held until the verdict came: dropped, it forgets a verdict that never will.
-        let held = Token::new();
-        let verdict = match self
-            .start(held.number(), json_text(&request.to_json()))
-            .await
-        {
-            Ok(Returned::Ready(json)) => json,
-            Ok(Returned::Later(rx)) => match rx.await {
-                Ok(json) => json,
-                Err(_) => return refusal("a middleware never decided".into()),
-            },
-            Err(err) => return refusal(format!("a middleware could not run: {}", err.reason)),
-        };
-        serde_json::from_str::<Value>(&verdict)
-            .map_err(|err| err.to_string())
-            .and_then(|verdict| Verdict::from_json(&verdict))
-            .unwrap_or_else(|why| refusal(format!("a middleware answered wrongly: {why}")))
+/// One request's way through a JavaScript middleware.
+#[napi]
+pub struct NativeAroundCall {
+    call: AroundCall,
+    hop: Arc<Hop>,
+}
+
+#[napi]
+impl NativeAroundCall {
+    /// The middleware called `next()`: `onEnded(endedJson)` (`{"kind", "code"?, "elapsed"}`,
+    /// in seconds) is called on the JS thread once the answer is out. Throws when `next()` was
+    /// called before for this request, or after the middleware had ended.
+    #[napi]
+    pub fn next(&self, on_ended: Function<'_, String, ()>) -> napi::Result<()> {
+        if self.call.is_cancelled() {
+            // Cancelled while the middleware decided: core refuses this late `next` (marking it
+            // called, so its return is not taken for a forgotten one); it hears "cancelled"
+            // at once, as Rust's `Next::run` does.
+            let _ = self.call.next(Box::new(|_| {}));
+            let mut cancelled = Outcome::Cancelled.to_json();
+            cancelled["elapsed"] = serde_json::json!(0.0);
+            return on_ended.call(json_text(&cancelled));
+        }
+        let on_ended = on_ended.create_ref()?;
+        let hop = self.hop.clone();
+        self.call
+            .next(Box::new(move |ended| {
+                let ended = json_text(&ended.to_json());
+                // Called where the answer was sent: on the JS thread when a connection is fed.
+                hop.run(move |env| {
+                    let heard = on_ended
+                        .borrow_back(env)
+                        .and_then(|on_ended| on_ended.call(ended));
+                    if let Err(err) = heard {
+                        tracing::warn!(reason = %err.reason, "a middleware's next() could not hear the end");
+                    }
+                });
+            }))
+            .map_err(|err| {
+                // Worded as the JS layer words its own errors.
+                let text = match err {
+                    toolwire::Error::InvalidArgument(text) => text,
+                    other => other.to_string(),
+                };
+                napi::Error::from_reason(format!("toolwire: {text}"))
+            })
     }
 
-    fn after(&self, request: &RequestInfo, outcome: &Outcome, elapsed: Duration) {
-        let mut heard = outcome.to_json();
-        heard["elapsedMs"] = serde_json::json!(elapsed.as_secs_f64() * 1000.0);
-        heard["sequence"] = serde_json::json!(request.sequence);
-        let heard = json_text(&heard);
-        if let Some(env) = js_thread::current_env() {
-            // Quick: the wrapper only hands the outcome to the middleware's `next()`.
-            let called = js_thread::in_handle_scope(&env, || {
-                let func = self.func.borrow_back(&env)?;
-                func.call(FnArgs::from((None, heard))).map(|_| ())
-            });
-            if let Err(err) = called {
-                tracing::warn!(reason = %err.reason, "a middleware's outcome could not be delivered");
-            }
-            return;
-        }
-        let status = self.remote.call(
-            FnArgs::from((None, heard)),
-            ThreadsafeFunctionCallMode::NonBlocking,
+    /// The middleware ended: `null` (it returned), or the JSON of `{"refuse": {"code",
+    /// "message"}}`, `{"toolError": text}` or `{"failed": text}`.
+    #[napi]
+    pub fn finish(&self, report: Option<String>) {
+        let report = report.map_or(Ok(Value::Null), |report| serde_json::from_str(&report));
+        let report = report.unwrap_or_else(
+            |err| serde_json::json!({"failed": format!("its report could not be read: {err}")}),
         );
-        if status != Status::Ok {
-            tracing::debug!(
-                ?status,
-                "a middleware's outcome was not delivered (the JavaScript thread is gone)"
-            );
-        }
+        self.call.finish_json(&report);
     }
 }

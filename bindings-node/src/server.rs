@@ -6,7 +6,7 @@ use napi::Either;
 use napi::bindgen_prelude::{Function, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
-use toolwire::host::ViaJson;
+use toolwire::host::{AroundMiddleware, ViaJson};
 use toolwire::{Prompt, Reference, Resource, ResourceTemplate, Server, ServerOptions, Tool};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
@@ -14,7 +14,7 @@ use crate::connection::NativeConnection;
 use crate::errors;
 use crate::handler::{CallArgs, JsToolHandler};
 use crate::http::{HttpInit, NativeHttpServer};
-use crate::middleware::{JsMiddleware, MiddlewareArgs};
+use crate::middleware::{JsAround, StartArgs};
 use crate::mount::{EndpointInit, NativeHttpEndpoint};
 use crate::stdio::NativeStdio;
 
@@ -144,14 +144,20 @@ impl NativeServer {
             .map(|err| errors::describe(&err)))
     }
 
-    /// Puts the JS layer's middleware wrapper (see `middleware.rs`) in front of every request
-    /// but `initialize`, after those added before it.
+    /// Puts a middleware around every request but `initialize`, after those added before it:
+    /// the JS layer's `start` (see `middleware.rs`), named `middleware NAME` in refusals.
     #[napi]
     pub fn add_middleware(
         &self,
-        wrapper: Function<'_, MiddlewareArgs, Unknown<'static>>,
+        env: napi::Env,
+        start: Function<'_, StartArgs, ()>,
+        name: String,
     ) -> napi::Result<()> {
-        self.server.add_middleware(JsMiddleware::new(&wrapper)?);
+        self.server.add_middleware(AroundMiddleware::new(
+            JsAround::new(&env, &start)?,
+            format!("middleware {name}"),
+            "next()",
+        ));
         Ok(())
     }
 

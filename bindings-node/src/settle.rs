@@ -1,7 +1,7 @@
 //! Answers that JavaScript gives later: a wrapper called with a token returns its answer as JSON
 //! text at once, or nothing and later calls `settleJson(token, json)` when its Promise settles.
-//! The engine awaits a oneshot meanwhile; no thread waits. Resources, prompts, completers,
-//! token validators (`catalog.rs`) and middlewares (`middleware.rs`) answer this way.
+//! The engine awaits a oneshot meanwhile; no thread waits. Resources, prompts, completers and
+//! token validators (`catalog.rs`) answer this way.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
