@@ -17,7 +17,7 @@ use napi::bindgen_prelude::{FnArgs, Function, FunctionRef};
 use napi_derive::napi;
 use serde_json::Value;
 use toolwire::host::{AroundCall, Finished, HostAround};
-use toolwire::middleware::{Outcome, RequestInfo};
+use toolwire::middleware::RequestInfo;
 use toolwire::wire::json_text;
 
 use crate::js_thread::Hop;
@@ -79,15 +79,6 @@ impl NativeAroundCall {
     /// called before for this request, or after the middleware had ended.
     #[napi]
     pub fn next(&self, on_ended: Function<'_, String, ()>) -> napi::Result<()> {
-        if self.call.is_cancelled() {
-            // Cancelled while the middleware decided: core refuses this late `next` (marking it
-            // called, so its return is not taken for a forgotten one); it hears "cancelled"
-            // at once, as Rust's `Next::run` does.
-            let _ = self.call.next(Box::new(|_| {}));
-            let mut cancelled = Outcome::Cancelled.to_json();
-            cancelled["elapsed"] = serde_json::json!(0.0);
-            return on_ended.call(json_text(&cancelled));
-        }
         let on_ended = on_ended.create_ref()?;
         let hop = self.hop.clone();
         self.call
