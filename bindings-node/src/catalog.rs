@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use napi::bindgen_prelude::{FnArgs, FunctionRef, Unknown};
 use serde_json::Value;
 use toolwire::host::JsonCallback;
-use toolwire::wire::json_text;
+use toolwire::host::json_text;
 use toolwire::{Context, ToolError};
 
 use crate::context::CallHandle;

@@ -13,8 +13,9 @@ use napi::Status;
 use napi::bindgen_prelude::{Buffer, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
+use toolwire::host::LineDecoder;
 use toolwire::host::{HostHooks, LocalExecutor};
-use toolwire::transport::{FrameError, LineDecoder};
+use toolwire::transport::FrameError;
 use toolwire::{Outbound, Server, Session};
 
 use crate::js_thread;

@@ -14,7 +14,7 @@ use napi::bindgen_prelude::{FnArgs, FromNapiValue, FunctionRef, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, Status};
 use serde_json::Value;
-use toolwire::wire::json_text;
+use toolwire::host::json_text;
 use toolwire::{Context, ToolError, ToolHandler, ToolOutput};
 
 use crate::context::{self, CallHandle};

@@ -16,9 +16,9 @@ use napi::Env;
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef};
 use napi_derive::napi;
 use serde_json::Value;
+use toolwire::host::json_text;
 use toolwire::host::{AroundCall, Finished, HostAround};
 use toolwire::middleware::RequestInfo;
-use toolwire::wire::json_text;
 
 use crate::js_thread::Hop;
 

@@ -17,8 +17,8 @@ use std::ptr;
 use napi::{Env, sys};
 use napi_derive::napi;
 use toolwire::CancellationToken;
+use toolwire::host::StdioClaim;
 use toolwire::host::{HostStdio, StdioWaker};
-use toolwire::transport::StdioClaim;
 
 use crate::js_thread;
 use crate::runtime::runtime;

@@ -179,7 +179,7 @@ impl NativeServer {
         stop: &StopSignal,
     ) -> PyResult<()> {
         // Claimed before anything of ours changes: a refused serve leaves the running one be.
-        let claim = toolwire::transport::StdioClaim::take().map_err(to_py_err)?;
+        let claim = toolwire::host::StdioClaim::take().map_err(to_py_err)?;
         // Ended by the caller's signal (this serve alone) or by `stop()` (every serve: core's).
         let stop = stop.token.child_token();
         let ours = bridge.map(|bridge| {

@@ -156,3 +156,10 @@ async def test_an_earlier_middleware_hears_a_later_ones_refusal() -> None:
             await client.call_tool("echo", {"text": "x"})
         await done.wait()
     assert heard[0].kind == "refused" and heard[0].elapsed >= 0
+
+
+def test_request_is_the_old_name_of_request_info() -> None:
+    from toolwire import RequestInfo
+
+    assert Request is RequestInfo
+    assert RequestInfo.__name__ == "RequestInfo"

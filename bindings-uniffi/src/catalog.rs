@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use toolwire::wire::json_text;
+use toolwire::host::json_text;
 use toolwire::{
     Completion, CompletionRequest, Prompt, PromptArgument, PromptMessage, PromptRequest,
     PromptResult, Resource, ResourceContents, ResourceRequest, ResourceTemplate, ToolError,

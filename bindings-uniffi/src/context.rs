@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use toolwire::wire::json_text;
+use toolwire::host::json_text;
 use toolwire::{Context, RequestOptions};
 
 use crate::errors::{ToolwireError, invalid_json};

@@ -4,7 +4,7 @@
 //! `detail` (not `message`, which Kotlin's `Throwable` owns).
 
 use serde_json::Value;
-use toolwire::wire::json_text;
+use toolwire::host::json_text;
 use toolwire::{Error, ToolError};
 
 /// Everything the engine's API can fail with, in one flat enum.

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolwire::wire::json_text;
+use toolwire::host::json_text;
 use toolwire::{Context, ToolError, ToolOutput};
 
 use crate::context::CallContext;

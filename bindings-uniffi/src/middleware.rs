@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use toolwire::host::json_text;
 use toolwire::host::{Finished, HostAround};
 use toolwire::middleware as engine;
-use toolwire::wire::json_text;
 use toolwire::{ErrorCode, ErrorObject};
 
 use crate::context::RequestId;

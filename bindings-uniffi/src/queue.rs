@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
-use toolwire::wire::json_text;
+use toolwire::host::json_text;
 use toolwire::{Context, ToolError, ToolOutput};
 
 use crate::result::ToolResult;

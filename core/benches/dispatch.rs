@@ -6,7 +6,8 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use std::hint::black_box;
-use toolwire::wire::{Limits, json_text, parse_frame};
+use toolwire::host::json_text;
+use toolwire::wire::{Limits, parse_frame};
 use toolwire::{Outbound, Server, ServerOptions, Session};
 
 fn connect(rt: &tokio::runtime::Runtime, server: &Server) -> (Session, Outbound) {

@@ -24,7 +24,7 @@ server.run()
 #   _base     what Server's parts share (engine, loops); the logger     _native, _loop, _logs
 #   _catalog  resources, prompts, completion (CatalogMixin)             _native, _base, _content, _context
 #   _asgi     the HTTP endpoint as an ASGI app (AsgiApp)                 _native, _base, _logs
-#   _middleware  middleware around every request (Around, Request)      _base, _content
+#   _middleware  middleware around every request (Around, RequestInfo)      _base, _content
 #   _http     Streamable HTTP (HttpMixin), HttpServer                   _native, _base, _loop, _logs, _asgi
 #   _server   Server (tools, stdio; + the mixins), Session              all of the above
 #
@@ -50,7 +50,7 @@ from ._content import (
 from ._content import Block as Block
 from ._context import Context
 from ._http import HttpServer
-from ._middleware import CallNext, Outcome, Request
+from ._middleware import CallNext, Outcome, Request, RequestInfo
 from ._native import (
     BusyError,
     CapabilityError,
@@ -70,6 +70,7 @@ __all__ = [
     "CallNext",
     "Outcome",
     "Request",
+    "RequestInfo",
     "BusyError",
     "HttpServer",
     "ResourceNotFound",

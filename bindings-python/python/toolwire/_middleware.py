@@ -1,7 +1,7 @@
 """Middleware: a rule of your own around every request (`@server.middleware`).
 
     @server.middleware
-    async def only_staff(request: Request, call_next: CallNext) -> None:
+    async def only_staff(request: RequestInfo, call_next: CallNext) -> None:
         if request.principal not in STAFF:
             raise ProtocolError(-32001, "Forbidden")      # a JSON-RPC error instead
         outcome = await call_next()                        # the request is handled here
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 
 @dataclasses.dataclass(frozen=True)
-class Request:
-    """What a middleware sees of a request."""
+class RequestInfo:
+    """What a middleware sees of a request (`RequestInfo` in every language)."""
 
     method: str
     """The JSON-RPC method, e.g. `"tools/call"`."""
@@ -62,8 +62,11 @@ class Outcome:
     """Seconds from the request's arrival to its answer."""
 
 
+Request = RequestInfo
+"""The name `RequestInfo` had before 0.2; kept for one release."""
+
 CallNext = Callable[[], Awaitable[Outcome]]
-Middleware = Callable[[Request, CallNext], Awaitable[Any]]
+Middleware = Callable[[RequestInfo, CallNext], Awaitable[Any]]
 
 _KINDS = {
     "result": "result",
@@ -101,7 +104,7 @@ class Around:
     async def _run(self, raw: dict[str, Any], call: _native.AroundCall) -> None:
         import asyncio
 
-        request = Request(
+        request = RequestInfo(
             method=raw["method"],
             name=raw.get("name"),
             arguments=raw.get("arguments"),

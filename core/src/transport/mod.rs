@@ -18,7 +18,11 @@ mod stdio;
 
 use std::future::Future;
 
-pub use lines::{LineDecoder, LineReader, LineTransport, LineWriter, stdio};
+pub use lines::{LineReader, LineTransport, LineWriter, stdio};
+// Binding plumbing, at home in `toolwire::host`; these paths go in the next release.
+#[doc(hidden)]
+pub use lines::LineDecoder;
+#[doc(hidden)]
 pub use stdio::{PORTABLE_IO_ENV, StdinSource, StdioClaim, StdoutSink, portable_io_forced};
 
 /// Why a frame could not be read.
