@@ -46,7 +46,8 @@ pub enum Error {
     /// answer with (a tool's, a resource read's, a prompt's, one content block).
     #[error("invalid {kind}: {message}")]
     InvalidResult {
-        /// `"tool result"`, `"resource contents"`, `"prompt result"`, `"content block"`.
+        /// `"tool result"`, `"resource contents"`, `"prompt result"`, `"content block"`,
+        /// `"middleware verdict"`.
         kind: &'static str,
         /// What is wrong, and what to return instead.
         message: String,

@@ -114,8 +114,15 @@ pub enum Verdict {
 impl Verdict {
     /// A host's verdict as bindings carry it: `{"continue": true}`, `{"refuse": {"code",
     /// "message", "data"?}}` or `{"toolError": "text"}`. Anything else is a mistake of the
-    /// host's middleware, said in the `Err`.
-    pub fn from_json(value: &Value) -> Result<Verdict, String> {
+    /// host's middleware, said in the `Err` (`Error::InvalidResult`).
+    pub fn from_json(value: &Value) -> Result<Verdict, crate::Error> {
+        Self::read(value).map_err(|message| crate::Error::InvalidResult {
+            kind: "middleware verdict",
+            message,
+        })
+    }
+
+    fn read(value: &Value) -> Result<Verdict, String> {
         if value.get("continue") == Some(&Value::Bool(true)) {
             return Ok(Verdict::Continue);
         }
