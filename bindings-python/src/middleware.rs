@@ -54,7 +54,10 @@ impl PyAroundCall {
                     }
                 });
             }))
-            .map_err(|err| PyRuntimeError::new_err(err.to_string()))
+            .map_err(|err| match err {
+                toolwire::Error::InvalidArgument(text) => PyRuntimeError::new_err(text),
+                other => PyRuntimeError::new_err(other.to_string()),
+            })
     }
 
     /// The middleware ended: `None` (it returned), `{"refuse": {"code", "message", "data"?}}`,

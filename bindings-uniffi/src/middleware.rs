@@ -102,7 +102,8 @@ pub trait AroundFunction: Send + Sync {
     fn start(&self, request: RequestInfo, call: Arc<AroundCall>);
 
     /// The request `sequence` was given up before the function decided (the client cancelled
-    /// it, or its session ended): stop the function. Its `next` fails from now on.
+    /// it, its session ended, or it was refused while waiting): stop the function. A `next`
+    /// after this hears how the request ended.
     fn cancelled(&self, sequence: u64);
 }
 
@@ -122,7 +123,7 @@ pub struct AroundCall(toolwire::host::AroundCall);
 impl AroundCall {
     /// The function called its `next`: the request goes on, and `listener` hears how it ended.
     /// Fails when called before for this request, or after the function's ending was
-    /// reported or its request was given up.
+    /// reported.
     pub fn next(&self, listener: Arc<dyn OutcomeListener>) -> Result<(), ToolwireError> {
         self.0
             .next(Box::new(move |ended| listener.ended(Outcome::from(&ended))))

@@ -308,3 +308,48 @@ async fn an_around_middleware_decides_before_next_and_hears_the_end_after_it() {
         Some((Some("fail".to_owned()), Outcome::ToolError))
     );
 }
+
+/// Refuses every call of `wipe`; lets the rest through.
+struct NoWipe;
+
+#[async_trait]
+impl toolwire::middleware::Around for NoWipe {
+    async fn around(
+        &self,
+        request: RequestInfo,
+        next: toolwire::middleware::Next,
+    ) -> Result<(), toolwire::middleware::Refusal> {
+        if request.name.as_deref() == Some("wipe") {
+            return Err(toolwire::middleware::Refusal::ToolError(
+                "wipe is off".into(),
+            ));
+        }
+        next.run().await;
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_earlier_around_hears_a_later_ones_refusal() {
+    let (ended, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let wipe =
+        |_ctx: Context, _args: Value| async { Ok::<_, ToolError>(ToolOutput::text("wiped")) };
+    let server = Server::builder("mw", "1")
+        .tool(Tool::new("wipe"), wipe)
+        .around("audit", Audit { ended })
+        .around("no-wipe", NoWipe)
+        .build()
+        .unwrap();
+    let mut client = Client::initialized(&server).await;
+    let refused = answer(
+        &mut client,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wipe"}}),
+    )
+    .await;
+    assert_eq!(refused["result"]["isError"], true);
+    assert_eq!(refused["result"]["content"][0]["text"], "wipe is off");
+    assert_eq!(
+        heard.recv().await,
+        Some((Some("wipe".to_owned()), Outcome::Refused))
+    );
+}

@@ -132,7 +132,8 @@ class Around:
         except ToolError as error:
             call.finish({"toolError": str(error)})
         except BaseException as error:  # noqa: BLE001 - any failure refuses (or, after call_next, is logged)
-            call.finish({"failed": "".join(traceback.format_exception(error)).rstrip()})
+            trace = traceback.format_exception(type(error), error, error.__traceback__)
+            call.finish({"failed": "".join(trace).rstrip()})
             if not isinstance(error, Exception):
                 raise
         else:

@@ -162,10 +162,28 @@ pub trait HostAround: Send + Sync + 'static {
     /// Starts the host's function for `request`.
     fn start(&self, request: &RequestInfo, call: AroundCall);
 
-    /// The request was given up before the function decided (the client cancelled it, or its
-    /// session ended): a host may stop the function. Its `next` hears it ended as cancelled.
+    /// The request was given up before the function decided (the client cancelled it, its
+    /// session ended, or it was refused while waiting: the server too busy): a host may stop
+    /// the function. A `next` after this hears how the request ended.
     fn cancelled(&self, request: &RequestInfo) {
         let _ = request;
+    }
+}
+
+impl<T: HostAround + ?Sized> HostAround for Arc<T> {
+    fn start(&self, request: &RequestInfo, call: AroundCall) {
+        (**self).start(request, call);
+    }
+
+    fn cancelled(&self, request: &RequestInfo) {
+        (**self).cancelled(request);
+    }
+}
+
+#[async_trait]
+impl<T: Around + ?Sized> Around for Arc<T> {
+    async fn around(&self, request: RequestInfo, next: Next) -> Result<(), Refusal> {
+        (**self).around(request, next).await
     }
 }
 
@@ -340,8 +358,9 @@ impl Ending {
 pub struct AroundMiddleware {
     host: Arc<dyn HostAround>,
     names: Arc<Names>,
-    /// Requests past `before`, by sequence, until `after` hears how they ended.
-    waiting: Mutex<HashMap<u64, Arc<Ending>>>,
+    /// Requests past `before`, by sequence, until `after` hears how they ended: more than one
+    /// when the same middleware is in the chain twice (each `after` takes one).
+    waiting: Mutex<HashMap<u64, Vec<Arc<Ending>>>>,
 }
 
 impl AroundMiddleware {
@@ -365,13 +384,16 @@ impl AroundMiddleware {
     /// A Rust [`Around`] as a middleware, named `name` in refusals and logs.
     pub fn rust(around: impl Around, name: &str) -> Self {
         AroundMiddleware::new(
-            RustAround(Arc::new(around)),
+            RustAround {
+                around: Arc::new(around),
+                deciding: Arc::default(),
+            },
             format!("middleware {name}"),
             "next",
         )
     }
 
-    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Ending>>> {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Arc<Ending>>>> {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -380,7 +402,10 @@ impl AroundMiddleware {
 impl Middleware for AroundMiddleware {
     async fn before(&self, request: &RequestInfo) -> Verdict {
         let ending = Arc::new(Ending::default());
-        self.waiting().insert(request.sequence, ending.clone());
+        self.waiting()
+            .entry(request.sequence)
+            .or_default()
+            .push(ending.clone());
         let (decide, decided) = oneshot::channel();
         let call = AroundCall {
             shared: Arc::new(CallShared {
@@ -390,6 +415,8 @@ impl Middleware for AroundMiddleware {
                 names: self.names.clone(),
             }),
         };
+        // Weak: a function that drops its call without deciding must end the wait below.
+        let watched = Arc::downgrade(&call.shared);
         let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.host.start(request, call);
         }));
@@ -401,6 +428,7 @@ impl Middleware for AroundMiddleware {
         let abandoned = Abandoned {
             host: &*self.host,
             request,
+            call: watched,
             armed: true,
         };
         // Every `AroundCall` gone with no verdict: the function can no longer decide.
@@ -412,7 +440,17 @@ impl Middleware for AroundMiddleware {
     }
 
     fn after(&self, request: &RequestInfo, outcome: &Outcome, elapsed: Duration) {
-        let ending = self.waiting().remove(&request.sequence);
+        let ending = {
+            let mut waiting = self.waiting();
+            let ending = waiting.get_mut(&request.sequence).and_then(Vec::pop);
+            if waiting
+                .get(&request.sequence)
+                .is_some_and(|left| left.is_empty())
+            {
+                waiting.remove(&request.sequence);
+            }
+            ending
+        };
         if let Some(ending) = ending {
             ending.end(Ended {
                 outcome: outcome.clone(),
@@ -426,6 +464,7 @@ impl Middleware for AroundMiddleware {
 struct Abandoned<'a> {
     host: &'a dyn HostAround,
     request: &'a RequestInfo,
+    call: std::sync::Weak<CallShared>,
     armed: bool,
 }
 
@@ -437,20 +476,34 @@ impl Abandoned<'_> {
 
 impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
-        if self.armed {
+        // A function past its `next` has decided: the request goes on without it.
+        let entered = self
+            .call
+            .upgrade()
+            .is_some_and(|call| call.entered.load(Ordering::Acquire));
+        if self.armed && !entered {
             self.host.cancelled(self.request);
         }
     }
 }
 
-/// A Rust [`Around`], run as its own task for each request.
-struct RustAround<A>(Arc<A>);
+/// A Rust [`Around`], run as its own task for each request; a request given up before it
+/// decided aborts its task.
+struct RustAround<A> {
+    around: Arc<A>,
+    deciding: Arc<Mutex<HashMap<u64, tokio::task::AbortHandle>>>,
+}
 
 impl<A: Around> HostAround for RustAround<A> {
     fn start(&self, request: &RequestInfo, call: AroundCall) {
-        let around = self.0.clone();
+        let around = self.around.clone();
+        let sequence = request.sequence;
         let request = request.clone();
-        tokio::spawn(async move {
+        let deciding = self.deciding.clone();
+        // Held until the task is listed: it unlists itself when it ends.
+        let mut listed = self.deciding.lock().unwrap_or_else(|e| e.into_inner());
+        let task = tokio::spawn(async move {
+            let _unlist = Unlist { deciding, sequence };
             let next = Next { call: call.clone() };
             let ran = std::panic::AssertUnwindSafe(around.around(request, next))
                 .catch_unwind()
@@ -461,6 +514,35 @@ impl<A: Around> HostAround for RustAround<A> {
                 Err(_) => Finished::Failed("it panicked".to_owned()),
             });
         });
+        if !task.is_finished() {
+            listed.insert(sequence, task.abort_handle());
+        }
+    }
+
+    fn cancelled(&self, request: &RequestInfo) {
+        let task = self
+            .deciding
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&request.sequence);
+        if let Some(task) = task {
+            task.abort();
+        }
+    }
+}
+
+/// Takes a Rust around's task off the list when it ends (or is aborted).
+struct Unlist {
+    deciding: Arc<Mutex<HashMap<u64, tokio::task::AbortHandle>>>,
+    sequence: u64,
+}
+
+impl Drop for Unlist {
+    fn drop(&mut self) {
+        self.deciding
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.sequence);
     }
 }
 
@@ -484,7 +566,7 @@ mod tests {
     #[derive(Default)]
     struct Scripted(Mutex<Vec<AroundCall>>, Mutex<Vec<u64>>);
 
-    impl HostAround for Arc<Scripted> {
+    impl HostAround for Scripted {
         fn start(&self, _request: &RequestInfo, call: AroundCall) {
             self.0.lock().unwrap_or_else(|e| e.into_inner()).push(call);
         }
@@ -571,6 +653,7 @@ mod tests {
                 "{late}"
             );
             middleware.after(&request, &Outcome::Refused, Duration::ZERO);
+            assert!(middleware.waiting().is_empty());
         }
         let tool_error = Finished::from_json(&serde_json::json!({"toolError": "not here"}));
         let refused = request();
@@ -613,6 +696,78 @@ mod tests {
             (ended.outcome, ended.elapsed),
             (Outcome::Cancelled, Duration::from_millis(7))
         );
+    }
+
+    #[tokio::test]
+    async fn a_host_that_panics_as_it_starts_refuses_and_the_same_middleware_twice_hears_twice() {
+        struct Panics;
+        impl HostAround for Panics {
+            fn start(&self, _request: &RequestInfo, _call: AroundCall) {
+                panic!("a bug in the binding");
+            }
+        }
+        let middleware = AroundMiddleware::new(Panics, "middleware broken", "next()");
+        let request = request();
+        assert_eq!(
+            refusal_message(middleware.before(&request).await),
+            "Internal error: middleware broken failed"
+        );
+        middleware.after(&request, &Outcome::Refused, Duration::ZERO);
+        assert!(middleware.waiting().is_empty());
+
+        // One middleware in the chain twice: each `before` gets its own end.
+        let (host, middleware) = scripted();
+        let request = self::request();
+        for _ in 0..2 {
+            let deciding = middleware.before(&request);
+            tokio::pin!(deciding);
+            assert!(deciding.as_mut().now_or_never().is_none());
+            let call = host.0.lock().unwrap().pop().unwrap();
+            let heard = host.clone();
+            call.next(Box::new(move |ended| {
+                heard
+                    .1
+                    .lock()
+                    .unwrap()
+                    .push(ended.elapsed.as_millis() as u64);
+            }))
+            .unwrap();
+            assert!(matches!(deciding.await, Verdict::Continue));
+        }
+        middleware.after(&request, &Outcome::Result, Duration::from_millis(5));
+        middleware.after(&request, &Outcome::Result, Duration::from_millis(5));
+        assert_eq!(*host.1.lock().unwrap(), vec![5, 5]);
+        assert!(middleware.waiting().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_rust_around_given_up_before_it_decides_is_aborted() {
+        struct Waits(tokio::sync::mpsc::UnboundedSender<&'static str>);
+        struct Dropped(tokio::sync::mpsc::UnboundedSender<&'static str>);
+        impl Drop for Dropped {
+            fn drop(&mut self) {
+                let _ = self.0.send("dropped");
+            }
+        }
+        #[async_trait]
+        impl Around for Waits {
+            async fn around(&self, _request: RequestInfo, _next: Next) -> Result<(), Refusal> {
+                let _dropped = Dropped(self.0.clone());
+                let _ = self.0.send("started");
+                std::future::pending::<()>().await;
+                Ok(())
+            }
+        }
+        let (events, mut heard) = tokio::sync::mpsc::unbounded_channel();
+        let middleware = AroundMiddleware::rust(Waits(events), "waits");
+        let request = request();
+        let mut deciding = Box::pin(middleware.before(&request));
+        assert!(deciding.as_mut().now_or_never().is_none());
+        assert_eq!(heard.recv().await, Some("started"));
+        drop(deciding);
+        assert_eq!(heard.recv().await, Some("dropped"));
+        middleware.after(&request, &Outcome::Cancelled, Duration::ZERO);
+        assert!(middleware.waiting().is_empty());
     }
 
     struct Gate;

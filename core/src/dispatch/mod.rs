@@ -2,13 +2,15 @@
 //!
 //! | module | job |
 //! |---|---|
+//! | `options`, `builder`, `server` | a server's settings, how it is built, what its sessions share |
 //! | `session` | one client's state: calls in flight, outbound channel, shutdown |
 //! | `router`, `method` | each inbound message to its handler, through one method table |
 //! | `lifecycle` | `initialize`, `notifications/initialized`, the log level |
 //! | `call`, `context` | a tool call from arguments to answer, and what its handler gets |
 //! | `catalog_methods`, `paging` | resources, prompts, completion; the list methods' pages |
 //! | `watch` | list changes and resource updates pushed to each session |
-//! | `peer`, `responder` | requests to the client; where answers go |
+//! | `peer` | requests to the client |
+//! | `outbound`, `request_stream`, `responder` | a session's outbound channel, one message's own stream, answering each request once |
 //! | `middleware`, `around` | the host's rules before each request and after it; one function around it |
 //! | `exchange` | what the HTTP transport needs beyond frames in and out |
 //! | `modern` | the 2026-07-28 era: the `_meta` ladder, discover, MRTR, listen |

@@ -187,7 +187,13 @@ fn through_middleware(
     let responder = responder.observed(Observer::new(middlewares.clone(), request.clone()));
     let mut deciding = Box::pin(async move { decide(&middlewares, &request).await });
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if let std::task::Poll::Ready(verdict) = deciding.as_mut().poll(&mut cx) {
+    // In the session's runtime: a middleware may spawn (a Rust `Around` runs as a task), and a
+    // session fed from a thread of the host's own is outside it.
+    let first_poll = {
+        let _runtime = session.runtime.enter();
+        deciding.as_mut().poll(&mut cx)
+    };
+    if let std::task::Poll::Ready(verdict) = first_poll {
         // Decided at once (no middleware awaited): handled now, in the session's order.
         return after_verdict(session, verdict, responder, &method, params, modern);
     }

@@ -88,6 +88,10 @@ pub(super) async fn post(
         Err(reply) => return reply,
     };
     let created = session_id.is_none();
+    // Held until the new session is listed too: an idle session may be evicted to make room.
+    let Some(_busy) = http_session.begin_request() else {
+        return session_gone();
+    };
     let reply = answer(endpoint, &http_session, frame).await;
     if !created {
         return reply;
@@ -186,10 +190,8 @@ fn session_for(
 
 /// Hands the frame to the session and answers: 202 when it holds no request, else JSON or an
 /// SSE stream as the response mode and the answers' readiness decide.
+/// The caller holds the session busy meanwhile.
 async fn answer(endpoint: &Endpoint, http_session: &Arc<HttpSession>, frame: Frame) -> Reply {
-    let Some(_busy) = http_session.begin_request() else {
-        return session_gone();
-    };
     let session = &http_session.session;
     let answers = session.answers_expected(&frame);
     if answers == 0 {

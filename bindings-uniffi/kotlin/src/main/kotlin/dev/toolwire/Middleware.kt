@@ -86,7 +86,8 @@ internal class AroundMiddleware(
                 around(request, next)
                 Ending.Returned
             } catch (e: CancellationException) {
-                if (!entered.get()) return@launch // given up: nothing waits for a verdict
+                // Given up by the engine (`cancelled`): nobody hears this. Else the lambda's own
+                // (a timeout of its own): a failure.
                 Ending.Failed(e.stackTraceToString())
             } catch (e: ToolwireException.Protocol) {
                 Ending.Refused(e.code, e.detail, e.dataJson)
