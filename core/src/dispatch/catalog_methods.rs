@@ -209,9 +209,9 @@ fn read(
         Ok(live) => live,
         Err(error) => return responder.error(error),
     };
-    let session = session.clone();
     let task_session = session.clone();
-    call::run_task(&task_session, async move {
+    call::run_task(session, async move {
+        let session = task_session;
         let (input_responses, request_state) = live.answers();
         let request = ResourceRequest {
             uri: uri.clone(),
@@ -305,8 +305,8 @@ fn get_prompt(
         Err(error) => return responder.error(error),
     };
     let task_session = session.clone();
-    let session = session.clone();
-    call::run_task(&task_session, async move {
+    call::run_task(session, async move {
+        let session = task_session;
         let (input_responses, request_state) = live.answers();
         let request = PromptRequest {
             name: name.clone(),
@@ -423,8 +423,8 @@ fn complete(
         ctx: Some(live.context()),
     };
     let task_session = session.clone();
-    let session = session.clone();
-    call::run_task(&task_session, async move {
+    call::run_task(session, async move {
+        let session = task_session;
         let completed = live.run(completer.complete(request)).await;
         let (true, Some(completed)) = (live.finish(&session, responder.id()), completed) else {
             return responder.suppress();
