@@ -95,7 +95,7 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
         E::CapabilityNotSupported { .. } | E::NoBackChannel { .. } => {
             CapabilityError::new_err(message)
         }
-        E::Timeout { .. } => PyTimeoutError::new_err(message),
+        E::Timeout { .. } | E::NoAnswer { .. } => PyTimeoutError::new_err(message),
         E::Cancelled => CancelledError::new_err(message),
         E::Closed => SessionClosedError::new_err(message),
         E::Peer(error) => {

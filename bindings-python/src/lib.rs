@@ -5,6 +5,7 @@
 
 mod bridge;
 mod catalog;
+mod client;
 mod context;
 mod convert;
 mod errors;
@@ -25,6 +26,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logs::init();
     m.add_class::<server::NativeServer>()?;
     m.add_class::<server::NativeSession>()?;
+    m.add_class::<client::NativeClient>()?;
+    m.add_class::<client::ClientReply>()?;
     m.add_class::<server::StopSignal>()?;
     m.add_class::<context::NativeContext>()?;
     m.add_class::<handler::InputRequiredAnswer>()?;

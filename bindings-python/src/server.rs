@@ -14,6 +14,7 @@ use toolwire::{
 
 use crate::bridge::{BridgeHandle, LoopBridge};
 use crate::catalog::PyJsonHandler;
+use crate::client::NativeClient;
 use crate::convert::to_json;
 use crate::errors::to_py_err;
 use crate::handler::{BridgeSlot, PyToolHandler};
@@ -430,6 +431,21 @@ impl NativeServer {
     /// From now on, `async def` tools run on this bridge's loop.
     fn use_bridge(&self, bridge: &LoopBridge) {
         self.set_loop(Some(bridge.handle()));
+    }
+
+    /// Core's in-process client on a new session (`toolwire.testing`); `async def` tools run on
+    /// the bridge's loop. `ask` answers the server's questions, `done` hears the handshake's
+    /// outcome (see `client.rs`).
+    fn client(
+        &self,
+        bridge: &LoopBridge,
+        options: &str,
+        ask: Py<PyAny>,
+        done: Py<PyAny>,
+    ) -> PyResult<NativeClient> {
+        self.set_loop(Some(bridge.handle()));
+        let (session, outbound) = Session::with_runtime(&self.server, runtime().handle().clone());
+        NativeClient::connect(session, outbound, options, ask, done)
     }
 
     /// A session for a transport of the caller's own; `async def` tools run on the bridge's loop.

@@ -82,6 +82,19 @@ pub enum Error {
     /// The client answered a server→client request with an error.
     #[error("the client answered with an error: {0}")]
     Peer(ErrorObject),
+    /// The server answered a request of the [client](crate::client)'s with this JSON-RPC
+    /// error; or the session ended before the answer (-32000, as the official SDKs say it).
+    #[error("{0}")]
+    Rpc(ErrorObject),
+    /// A request of the [client](crate::client)'s got no answer in time; the server was told
+    /// it is cancelled.
+    #[error("{method} got no answer within {} ms", after.as_millis())]
+    NoAnswer {
+        /// The request.
+        method: String,
+        /// How long it waited.
+        after: Duration,
+    },
     /// Reading or writing the transport failed.
     #[error("transport error: {0}")]
     Transport(#[from] std::io::Error),

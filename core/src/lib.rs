@@ -7,6 +7,7 @@
 mod cancel;
 pub mod catalog;
 pub mod changes;
+pub mod client;
 mod dispatch;
 mod error;
 #[cfg(feature = "http")]

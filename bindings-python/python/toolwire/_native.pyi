@@ -96,6 +96,30 @@ class NativeSession:
     @property
     def protocol_version(self) -> Optional[str]: ...
 
+class NativeClient:
+    """Core's in-process client. Each method returns at once; `done(kind, payload)` hears its
+    outcome later, on a thread of the client's: "ok" (the result as JSON text), "rpc" (the
+    JSON-RPC error object as JSON text) or "error" (an exception)."""
+
+    def request(self, method: str, params: str, timeout: float, done: Callable[[str, Any], None]) -> None: ...
+    def request_answering_input(
+        self,
+        method: str,
+        params: str,
+        done: Callable[[str, Any], None],
+        progress: Optional[Callable[[str], None]] = None,
+    ) -> None: ...
+    def list_all(self, method: str, key: str, done: Callable[[str, Any], None]) -> None: ...
+    def close(self, done: Callable[[str, Any], None]) -> None: ...
+    def notifications(self) -> str: ...
+    def capabilities(self) -> str: ...
+
+class ClientReply:
+    """The answer to one question of the server's (delivered as "ask")."""
+
+    def ok(self, result: str) -> None: ...
+    def fail(self, code: int, message: str, data: Optional[str] = None) -> None: ...
+
 class NativeHttpServer:
     """A running Streamable HTTP server."""
 
@@ -181,6 +205,13 @@ class NativeServer:
         """Serves stdio until end of input, `stop.stop()` or `stop()`; raises BusyError while
         stdin is served already."""
     def session(self, bridge: LoopBridge) -> NativeSession: ...
+    def client(
+        self,
+        bridge: LoopBridge,
+        options: str,
+        ask: Callable[[str, str, ClientReply], None],
+        done: Callable[[str, Any], None],
+    ) -> NativeClient: ...
     def add_resource(
         self, definition: dict[str, Any], func: Callable[[dict[str, Any]], Any], template: bool
     ) -> None: ...

@@ -1,5 +1,6 @@
 """A client for tests: drives a `Server` in process through core's in-memory session, as a real
-client would, without JSON-RPC text in the test.
+client would, without JSON-RPC text in the test. The client is core's (`toolwire::client`, the
+same in every language); this module hands its outcomes to asyncio.
 
     async with connect(server) as client:
         result = await client.call_tool("forecast", {"city": "Oslo"})
@@ -15,20 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import itertools
 import json
-import threading
-import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, Callable, Optional, Union
 
-from ._server import Server, Session
+from . import _native
+from ._server import Server
 
 __all__ = ["McpError", "TestClient", "connect"]
 
 MODERN = "2026-07-28"
-# More input-required rounds than any real tool needs: a loop, not a conversation.
-_MAX_ROUNDS = 16
 
 Answer = Callable[[dict[str, Any]], Union[dict[str, Any], Awaitable[dict[str, Any]]]]
 Progress = Callable[[float, Optional[float], Optional[str]], Any]
@@ -55,24 +52,27 @@ async def connect(
     roots: Optional[list[dict[str, Any]]] = None,
     capabilities: Optional[dict[str, Any]] = None,
     client_info: Optional[dict[str, Any]] = None,
+    timeout: float = 30,
 ) -> AsyncIterator[TestClient]:
     """A connected `TestClient`; the session drains and ends when the block does.
 
     `elicitation(params)` and `sampling(params)` (sync or async) answer the server's
     `elicitation/create` and `sampling/createMessage`; `roots` is what `roots/list` returns.
     Each one given is declared in the client's capabilities (merged with `capabilities`).
-    The server's `lifespan` is entered first and exited after the session ends.
+    `timeout` is how long a request waits for its answer (seconds). The server's `lifespan` is
+    entered first and exited after the session ends.
     """
     # The server's lifespan around the session (its value reaches the handlers; exited at the end).
     async with server:
         client = TestClient(
-            server.session(),
+            server,
             protocol_version=protocol_version,
             elicitation=elicitation,
             sampling=sampling,
             roots=roots,
             capabilities=capabilities,
             client_info=client_info or {"name": "toolwire-test-client", "version": "1.0"},
+            timeout=timeout,
         )
         await client._start()
         try:
@@ -88,7 +88,7 @@ class TestClient:
 
     def __init__(
         self,
-        session: Session,
+        server: Server,
         *,
         protocol_version: str,
         elicitation: Optional[Answer],
@@ -96,30 +96,29 @@ class TestClient:
         roots: Optional[list[dict[str, Any]]],
         capabilities: Optional[dict[str, Any]],
         client_info: dict[str, Any],
+        timeout: float = 30,
     ) -> None:
-        self._session = session
+        self._server = server
         self._loop = asyncio.get_running_loop()
         self.protocol_version = protocol_version
+        self.client_info = client_info
         self._elicitation = elicitation
         self._sampling = sampling
-        self._roots = roots
-        declared: dict[str, Any] = dict(capabilities or {})
-        if elicitation is not None:
-            declared.setdefault("elicitation", {"form": {}})
-        if sampling is not None:
-            declared.setdefault("sampling", {})
-        if roots is not None:
-            declared.setdefault("roots", {"listChanged": False})
-        self.capabilities = declared
-        self.client_info = client_info
-        self._ids = itertools.count(1)
-        self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
-        self._progress: dict[Any, Progress] = {}
+        self._timeout = timeout
+        self._options = {
+            "protocol_version": protocol_version,
+            "capabilities": capabilities or {},
+            "client_info": client_info,
+            "elicitation": elicitation is not None,
+            "sampling": sampling is not None,
+            "roots": roots,
+            "request_timeout": timeout,
+        }
+        self._native: Optional[_native.NativeClient] = None
+        self._bridge: Any = None
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._closing = threading.Event()
-        self._reader = threading.Thread(target=self._read, name="toolwire-test-client", daemon=True)
-        #: Notifications received so far (progress ones included), in order.
-        self.notifications: list[dict[str, Any]] = []
+        #: The declared capabilities (those `connect` was given, plus one per answer given).
+        self.capabilities: dict[str, Any] = {}
         #: The `initialize` (or, in 2026-07-28, `server/discover`) result.
         self.server_info: dict[str, Any] = {}
 
@@ -133,156 +132,130 @@ class TestClient:
         meta = self.server_info.get("_meta") or {}
         return self.server_info.get("serverInfo") or meta.get("io.modelcontextprotocol/serverInfo") or {}
 
+    @property
+    def notifications(self) -> list[dict[str, Any]]:
+        """Notifications received so far (progress ones included), in order."""
+        return json.loads(self._client().notifications()) if self._native is not None else []
+
+    # --- core's client, its outcomes handed to this loop
+
+    def _client(self) -> _native.NativeClient:
+        if self._native is None:
+            raise RuntimeError("the test client is not connected")
+        return self._native
+
+    def _outcome(self) -> tuple[asyncio.Future[Any], Callable[[str, Any], None]]:
+        """A future on this loop and the `done(kind, payload)` that settles it (from the client's
+        thread)."""
+        future: asyncio.Future[Any] = self._loop.create_future()
+
+        def settle(kind: str, payload: Any) -> None:
+            if future.done():
+                return
+            if kind == "ok":
+                future.set_result(json.loads(payload))
+            elif kind == "rpc":
+                future.set_exception(McpError(json.loads(payload)))
+            else:
+                future.set_exception(payload)
+
+        def done(kind: str, payload: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+                self._loop.call_soon_threadsafe(settle, kind, payload)
+
+        return future, done
+
     async def _start(self) -> None:
-        self._reader.start()
-        if self.modern:
-            self.server_info = await self.request("server/discover")
-            return
-        self.server_info = await self.request(
-            "initialize",
-            {
-                "protocolVersion": self.protocol_version,
-                "capabilities": self.capabilities,
-                "clientInfo": self.client_info,
-            },
-        )
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        loop, self._bridge = self._server._bind_loop()
+        future, done = self._outcome()
+        self._native = self._server._native.client(self._bridge, json.dumps(self._options), self._asked, done)
+        self.server_info = await future
+        self.capabilities = json.loads(self._native.capabilities())
 
     async def _close(self) -> None:
-        # Calls in flight finish and their answers are read before the reader stops.
-        await asyncio.to_thread(self._session.shutdown)
-        self._closing.set()
-        await asyncio.to_thread(self._reader.join, 10)
-        closed = McpError({"code": -32000, "message": "the session closed before the answer"})
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(closed)
+        # Calls in flight finish and their answers are read first (core's close).
+        if self._native is not None:
+            future, done = self._outcome()
+            self._native.close(done)
+            await future
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    # --- the wire
-
-    def _send(self, message: dict[str, Any]) -> None:
-        self._session.handle_frame(json.dumps(message))
-
-    def _read(self) -> None:
-        """The session's outbound frames, handed to the loop (runs on its own thread: `recv`
-        blocks)."""
-        while True:
-            started = time.monotonic()
-            frame = self._session.recv(1.0)
-            if frame is not None:
-                self._loop.call_soon_threadsafe(self._dispatch, json.loads(frame))
-            elif self._closing.is_set() or time.monotonic() - started < 0.5:
-                # Drained at close, or the session ended (`recv` gave up at once, not after
-                # waiting): nothing more will come.
-                return
-
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        if "method" not in message:
-            future = self._pending.pop(message.get("id"), None)
-            if future is not None and not future.done():
-                future.set_result(message)
-            return
-        if "id" in message:
-            self._track(self._loop.create_task(self._answer_request(message)))
-            return
-        self.notifications.append(message)
-        if message["method"] == "notifications/progress":
-            params = message.get("params", {})
-            callback = self._progress.get(params.get("progressToken"))
-            if callback is not None:
-                outcome = callback(params.get("progress"), params.get("total"), params.get("message"))
-                if inspect.isawaitable(outcome):
-                    self._track(asyncio.ensure_future(outcome))
+        bridge, loop = self._bridge, self._loop
+        if bridge is not None:
+            # Jobs queued before the session ended (cancelling its calls' tasks) run first.
+            bridge.drain()
+            loop.remove_reader(bridge.fileno())
 
     def _track(self, task: asyncio.Future[Any]) -> None:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _answer_request(self, message: dict[str, Any]) -> None:
-        try:
-            result = await self._answer(message["method"], message.get("params") or {})
-            self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-        except McpError as err:
-            error = {"code": err.code, "message": err.message}
-            self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
-        except Exception as err:  # a failing callback: the server hears it, no call hangs
-            error = {"code": -32603, "message": f"the test client's callback failed: {err!r}"}
-            self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+    def _asked(self, method: str, params: str, reply: _native.ClientReply) -> None:
+        """A question of the server's (on the client's thread): answered on the loop."""
 
-    async def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """What this client answers to a question of the server's."""
-        handler: Optional[Answer] = None
-        if method == "elicitation/create":
-            handler = self._elicitation
-        elif method == "sampling/createMessage":
-            handler = self._sampling
-        elif method == "roots/list" and self._roots is not None:
-            return {"roots": self._roots}
-        elif method == "ping":
-            return {}
-        if handler is None:
-            raise McpError({"code": -32601, "message": f"Method not found: {method}"})
-        answer = handler(params)
-        return await answer if inspect.isawaitable(answer) else answer
+        def start() -> None:
+            self._track(self._loop.create_task(self._reply(method, json.loads(params), reply)))
+
+        with contextlib.suppress(RuntimeError):  # the loop closed: the reply never comes
+            self._loop.call_soon_threadsafe(start)
+
+    async def _reply(self, method: str, params: dict[str, Any], reply: _native.ClientReply) -> None:
+        handler = self._elicitation if method == "elicitation/create" else self._sampling
+        try:
+            if handler is None:
+                raise McpError({"code": -32601, "message": f"Method not found: {method}"})
+            answer = handler(params)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            reply.ok(json.dumps(answer))
+        except McpError as err:
+            reply.fail(err.code, err.message, None if err.data is None else json.dumps(err.data))
+        except Exception as err:  # a failing callback: the server hears it, no call hangs
+            reply.fail(-32603, f"the test client's callback failed: {err!r}")
 
     # --- requests
 
     async def request(
-        self, method: str, params: Optional[dict[str, Any]] = None, *, timeout: float = 30
+        self, method: str, params: Optional[dict[str, Any]] = None, *, timeout: Optional[float] = None
     ) -> dict[str, Any]:
-        """Sends `method` and returns its result; a JSON-RPC error raises `McpError`. In the
-        2026-07-28 era the request carries the version, capabilities and client info in `_meta`."""
-        params = dict(params or {})
-        if self.modern:
-            meta = dict(params.get("_meta") or {})
-            meta.setdefault("io.modelcontextprotocol/protocolVersion", MODERN)
-            meta.setdefault("io.modelcontextprotocol/clientCapabilities", self.capabilities)
-            meta.setdefault("io.modelcontextprotocol/clientInfo", self.client_info)
-            params["_meta"] = meta
-        request_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = self._loop.create_future()
-        self._pending[request_id] = future
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params or method != "ping":
-            message["params"] = params
-        self._send(message)
-        try:
-            answer = await asyncio.wait_for(future, timeout)
-        finally:
-            self._pending.pop(request_id, None)
-        if "error" in answer:
-            raise McpError(answer["error"])
-        return answer["result"]
+        """Sends `method` and returns its result; a JSON-RPC error raises `McpError`, no answer
+        within `timeout` seconds `TimeoutError`. In the 2026-07-28 era the request carries the
+        version, capabilities and client info in `_meta`."""
+        future, done = self._outcome()
+        wait = self._timeout if timeout is None else timeout
+        self._client().request(method, json.dumps(params or {}), wait, done)
+        result: dict[str, Any] = await future
+        return result
 
-    async def _rounds(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """A request that may answer input-required (2026-07-28): the questions are answered by
-        the callbacks and the request sent again with the answers, until it completes."""
-        for _ in range(_MAX_ROUNDS):
-            result = await self.request(method, params)
-            if result.get("resultType") != "input_required":
-                return result
-            questions = result.get("inputRequests") or {}
-            answers = {key: await self._answer(q["method"], q.get("params") or {}) for key, q in questions.items()}
-            params = {**params, "inputResponses": answers}
-            if "requestState" in result:
-                params["requestState"] = result["requestState"]
-            else:
-                params.pop("requestState", None)
-        raise McpError({"code": -32603, "message": f"{method} still asked for input after {_MAX_ROUNDS} rounds"})
+    async def _rounds(
+        self, method: str, params: dict[str, Any], progress_callback: Optional[Progress] = None
+    ) -> dict[str, Any]:
+        """A request that may answer input-required (2026-07-28): core answers the questions
+        (through the callbacks) and sends the request again, until it completes."""
+        future, done = self._outcome()
+        progress = None
+        if progress_callback is not None:
+            callback = progress_callback
+
+            def heard(params: dict[str, Any]) -> None:
+                outcome = callback(params.get("progress"), params.get("total"), params.get("message"))
+                if inspect.isawaitable(outcome):
+                    self._track(asyncio.ensure_future(outcome))
+
+            def progress(text: str) -> None:
+                with contextlib.suppress(RuntimeError):
+                    self._loop.call_soon_threadsafe(heard, json.loads(text))
+
+        self._client().request_answering_input(method, json.dumps(params), done, progress)
+        result: dict[str, Any] = await future
+        return result
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        params: dict[str, Any] = {}
-        while True:
-            page = await self.request(method, params)
-            items.extend(page.get(key, []))
-            cursor = page.get("nextCursor")
-            if not cursor:
-                return items
-            params = {"cursor": cursor}
+        future, done = self._outcome()
+        self._client().list_all(method, key, done)
+        items: list[dict[str, Any]] = await future
+        return items
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool, all pages."""
@@ -297,16 +270,8 @@ class TestClient:
     ) -> dict[str, Any]:
         """The tool's `CallToolResult` (an `isError` one too). `progress_callback(progress,
         total, message)`, sync or async, receives the call's progress notifications."""
-        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        token = None
-        if progress_callback is not None:
-            token = f"progress-{next(self._ids)}"
-            self._progress[token] = progress_callback
-            params["_meta"] = {"progressToken": token}
-        try:
-            return await self._rounds("tools/call", params)
-        finally:
-            self._progress.pop(token, None)
+        params = {"name": name, "arguments": arguments or {}}
+        return await self._rounds("tools/call", params, progress_callback)
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list("resources/list", "resources")

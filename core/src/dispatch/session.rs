@@ -188,9 +188,14 @@ impl Session {
 
     /// Processes one inbound frame (one JSON text, without the line terminator).
     ///
-    /// Never blocks: tool calls are spawned, everything else is answered at once.
+    /// Never blocks: tool calls are spawned, everything else is answered at once. A frame fed
+    /// after the session ended is dropped.
     pub fn handle_frame(&self, frame: &[u8]) {
         let shared = &self.shared;
+        // An ended session sends nothing more, answers included.
+        if shared.shutdown.is_cancelled() {
+            return;
+        }
         match parse_inbound(frame, &shared.server.limits) {
             Parsed::Call(call) => router::dispatch_plain_call(shared, call, &shared.out),
             Parsed::Frame(frame) => router::dispatch_frame(shared, frame, &shared.out),

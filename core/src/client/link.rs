@@ -1,0 +1,224 @@
+//! The wire under a [`Client`](super::Client): request ids and their waiting callers, the
+//! reader of the session's outbound frames, and the answers to the server's own requests.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
+
+use super::{Answerer, Progress};
+use crate::Session;
+use crate::dispatch::Outbound;
+use crate::wire::{ErrorCode, ErrorObject};
+
+/// What a response frame carried: its `result`, or its `error`.
+pub(super) type Answer = Result<Value, ErrorObject>;
+
+/// The error a request still waiting gets when the session ends (-32000, the code the
+/// official SDKs give a closed connection).
+pub(super) fn closed_error() -> ErrorObject {
+    ErrorObject::new(ErrorCode(-32000), "the session closed before the answer")
+}
+
+/// Who answers the server's questions: the host's callbacks for elicitation and sampling,
+/// the fixed roots, `ping`.
+pub(super) struct Answers {
+    pub(super) answerer: Option<Arc<dyn Answerer>>,
+    pub(super) elicitation: bool,
+    pub(super) sampling: bool,
+    pub(super) roots: Option<Value>,
+}
+
+impl Answers {
+    /// What this client answers to `method` (a server→client request, or one of a 2026-07-28
+    /// `input_required` result's questions).
+    pub(super) async fn answer(&self, method: &str, params: Value) -> Answer {
+        let asks_host = match method {
+            "elicitation/create" => self.elicitation,
+            "sampling/createMessage" => self.sampling,
+            "roots/list" => {
+                if let Some(roots) = &self.roots {
+                    return Ok(json!({ "roots": roots }));
+                }
+                false
+            }
+            "ping" => return Ok(json!({})),
+            _ => false,
+        };
+        match (&self.answerer, asks_host) {
+            (Some(answerer), true) => answerer.answer(method.to_owned(), params).await,
+            _ => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+}
+
+/// The client's half of one session: what it sent and waits for, what it was told.
+pub(super) struct Link {
+    session: Session,
+    next_id: AtomicU64,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    progress: Mutex<HashMap<String, Progress>>,
+    notifications: Mutex<Vec<Value>>,
+    /// Set when the outbound stream ended: nothing more will be answered.
+    ended: AtomicBool,
+    pub(super) answers: Answers,
+}
+
+impl Link {
+    pub(super) fn new(session: Session, answers: Answers) -> Arc<Self> {
+        Arc::new(Link {
+            session,
+            next_id: AtomicU64::new(1),
+            waiting: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            notifications: Mutex::new(Vec::new()),
+            ended: AtomicBool::new(false),
+            answers,
+        })
+    }
+
+    pub(super) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub(super) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(super) fn send(&self, message: &Value) {
+        self.session.handle_frame(message.to_string().as_bytes());
+    }
+
+    /// Registers `id` as waiting; `None` once the session ended (no answer can come).
+    pub(super) fn wait_for(&self, id: u64) -> Option<oneshot::Receiver<Answer>> {
+        let (tx, rx) = oneshot::channel();
+        let mut waiting = lock(&self.waiting);
+        // Checked under the lock `end` takes: an id registered after it drained would wait
+        // for ever.
+        if self.ended.load(Ordering::Acquire) {
+            return None;
+        }
+        waiting.insert(id, tx);
+        Some(rx)
+    }
+
+    /// Stops waiting for `id` (its caller gave up); whether it was still waiting.
+    pub(super) fn forget(&self, id: u64) -> bool {
+        lock(&self.waiting).remove(&id).is_some()
+    }
+
+    pub(super) fn watch_progress(&self, token: String, progress: Progress) {
+        lock(&self.progress).insert(token, progress);
+    }
+
+    pub(super) fn unwatch_progress(&self, token: &str) {
+        lock(&self.progress).remove(token);
+    }
+
+    pub(super) fn notifications(&self) -> Vec<Value> {
+        lock(&self.notifications).clone()
+    }
+
+    /// Reads the session's outbound frames until the stream ends, then fails whoever still
+    /// waits.
+    pub(super) async fn read(self: Arc<Self>, mut outbound: Outbound) {
+        while let Some(frame) = outbound.recv().await {
+            match serde_json::from_str::<Value>(&frame) {
+                // A batch answer: each member on its own.
+                Ok(Value::Array(members)) => members.into_iter().for_each(|m| self.take(m)),
+                Ok(message) => self.take(message),
+                Err(err) => tracing::warn!(%err, "the server sent a frame that is not JSON"),
+            }
+        }
+        self.end();
+    }
+
+    fn take(self: &Arc<Self>, message: Value) {
+        let Value::Object(mut message) = message else {
+            tracing::warn!("the server sent a frame that is not a JSON object");
+            return;
+        };
+        let Some(Value::String(method)) = message.remove("method") else {
+            return self.settle(message);
+        };
+        let params = message.remove("params").unwrap_or_else(|| json!({}));
+        match message.remove("id") {
+            Some(id) => {
+                // Answered on its own task: a question may take the host long, and the reader
+                // must go on (the server may ask more, or cancel this one).
+                let link = self.clone();
+                tokio::spawn(async move { link.reply(id, &method, params).await });
+            }
+            None => self.notified(method, params),
+        }
+    }
+
+    fn settle(&self, mut response: Map<String, Value>) {
+        let Some(id) = response.get("id").and_then(Value::as_u64) else {
+            tracing::warn!("the server answered a request this client did not send");
+            return;
+        };
+        let Some(waiter) = lock(&self.waiting).remove(&id) else {
+            return; // given up on (timed out, cancelled)
+        };
+        let answer = match response.remove("error") {
+            Some(error) => Err(serde_json::from_value(error).unwrap_or_else(|err| {
+                ErrorObject::internal(format!("the server sent an unreadable error: {err}"))
+            })),
+            None => Ok(response.remove("result").unwrap_or(Value::Null)),
+        };
+        let _ = waiter.send(answer);
+    }
+
+    async fn reply(&self, id: Value, method: &str, params: Value) {
+        let reply = match self.answers.answer(method, params).await {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+        };
+        if !self.ended.load(Ordering::Acquire) {
+            self.send(&reply);
+        }
+    }
+
+    fn notified(&self, method: String, params: Value) {
+        let progress = (method == "notifications/progress")
+            .then(|| {
+                let token = token_text(params.get("progressToken")?)?;
+                lock(&self.progress).get(&token).cloned()
+            })
+            .flatten();
+        let notification = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let heard = progress.map(|progress| (progress, notification["params"].clone()));
+        // Kept first: a progress callback that reads the notifications sees its own.
+        lock(&self.notifications).push(notification);
+        if let Some((progress, params)) = heard {
+            progress(&params);
+        }
+    }
+
+    fn end(&self) {
+        let waiting: Vec<_> = {
+            let mut waiting = lock(&self.waiting);
+            self.ended.store(true, Ordering::Release);
+            waiting.drain().map(|(_, waiter)| waiter).collect()
+        };
+        for waiter in waiting {
+            let _ = waiter.send(Err(closed_error()));
+        }
+    }
+}
+
+/// A progress token as the key it is kept under (a string, or a number's text).
+pub(super) fn token_text(token: &Value) -> Option<String> {
+    match token {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,573 @@
+//! A client for a server in the same process: what tests (in every language) and embedding
+//! apps drive a [`Server`] with, through its in-memory session, as a real client would.
+//!
+//! Both protocol eras: a legacy version (the default, `2025-11-25`) opens the session with
+//! `initialize`; `2026-07-28` sends every request stand-alone with the version, capabilities
+//! and client info in its `_meta`, and answers the server's `input_required` rounds itself.
+//! Questions the server asks (elicitation, sampling, roots), as requests or as rounds, go to
+//! one [`Answerer`].
+//!
+//! ```no_run
+//! # async fn demo(server: toolwire::Server) -> Result<(), toolwire::Error> {
+//! use toolwire::client::{Client, ClientOptions};
+//! let client = Client::connect(&server, ClientOptions::default(), None).await?;
+//! let result = client.call_tool("echo", serde_json::json!({"text": "hi"}), None).await?;
+//! client.close().await;
+//! # Ok(()) }
+//! ```
+
+mod link;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tokio::task::JoinHandle;
+
+use self::link::{Answers, Link, closed_error};
+use crate::dispatch::{Outbound, Server, Session};
+use crate::error::Error;
+use crate::protocol::ProtocolVersion;
+use crate::wire::ErrorObject;
+
+/// Called with each `notifications/progress` params of the request it was given to.
+pub type Progress = Arc<dyn Fn(&Value) + Send + Sync>;
+
+/// Answers the server's questions the client declared it can answer (`elicitation/create`,
+/// `sampling/createMessage`), whether asked as a request or as a 2026-07-28 input request.
+/// An `Err` goes back to the server as the JSON-RPC error.
+pub trait Answerer: Send + Sync + 'static {
+    /// The result for `method` with `params`.
+    fn answer(
+        &self,
+        method: String,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>>;
+}
+
+impl<F> Answerer for F
+where
+    F: Fn(String, Value) -> BoxFuture<'static, Result<Value, ErrorObject>> + Send + Sync + 'static,
+{
+    fn answer(
+        &self,
+        method: String,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        self(method, params)
+    }
+}
+
+/// How a [`Client`] presents itself and what it answers.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// The version it asks for: a legacy one initializes a session, `2026-07-28` does not.
+    pub protocol_version: String,
+    /// Capabilities declared besides those the answers below imply.
+    pub capabilities: Value,
+    /// `clientInfo`.
+    pub client_info: Value,
+    /// Whether the [`Answerer`] answers `elicitation/create` (declared as `elicitation`).
+    pub elicitation: bool,
+    /// Whether the [`Answerer`] answers `sampling/createMessage` (declared as `sampling`).
+    pub sampling: bool,
+    /// What `roots/list` returns (declared as `roots`); none: the client has no roots.
+    pub roots: Option<Value>,
+    /// How long a request waits for its answer before it is cancelled.
+    pub request_timeout: Duration,
+    /// How many `input_required` rounds one request may take: a loop, not a conversation.
+    pub max_input_rounds: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            protocol_version: ProtocolVersion::LATEST.as_str().to_owned(),
+            capabilities: json!({}),
+            client_info: json!({"name": "toolwire-client", "version": env!("CARGO_PKG_VERSION")}),
+            elicitation: false,
+            sampling: false,
+            roots: None,
+            request_timeout: Duration::from_secs(30),
+            max_input_rounds: 16,
+        }
+    }
+}
+
+impl ClientOptions {
+    /// The capabilities sent: `capabilities`, plus each answer given, unless already there.
+    fn declared(&self) -> Value {
+        let mut declared = match &self.capabilities {
+            Value::Object(map) => map.clone(),
+            _ => Map::new(),
+        };
+        if self.elicitation {
+            declared
+                .entry("elicitation")
+                .or_insert_with(|| json!({"form": {}}));
+        }
+        if self.sampling {
+            declared.entry("sampling").or_insert_with(|| json!({}));
+        }
+        if self.roots.is_some() {
+            declared
+                .entry("roots")
+                .or_insert_with(|| json!({"listChanged": false}));
+        }
+        Value::Object(declared)
+    }
+}
+
+/// One client session with a server. Requests may run concurrently; answers find their
+/// caller by id. A JSON-RPC error answer is [`Error::Rpc`]; no answer in time,
+/// [`Error::NoAnswer`].
+pub struct Client {
+    link: Arc<Link>,
+    protocol_version: String,
+    modern: bool,
+    capabilities: Value,
+    client_info: Value,
+    server_info: Value,
+    request_timeout: Duration,
+    max_input_rounds: usize,
+    reader: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("protocol_version", &self.protocol_version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client on a new in-memory session of `server` (on the current tokio runtime), its
+    /// handshake done: `initialize` (legacy) or `server/discover` (2026-07-28).
+    pub async fn connect(
+        server: &Server,
+        options: ClientOptions,
+        answerer: Option<Arc<dyn Answerer>>,
+    ) -> Result<Client, Error> {
+        let (session, outbound) = server.session()?;
+        Self::over(session, outbound, options, answerer).await
+    }
+
+    /// A client on a session the caller made (a host's own, [`Session::hosted`]), its
+    /// handshake done. The client reads `outbound` from now on.
+    pub async fn over(
+        session: Session,
+        outbound: Outbound,
+        options: ClientOptions,
+        answerer: Option<Arc<dyn Answerer>>,
+    ) -> Result<Client, Error> {
+        let link = Link::new(
+            session,
+            Answers {
+                answerer,
+                elicitation: options.elicitation,
+                sampling: options.sampling,
+                roots: options.roots.clone(),
+            },
+        );
+        let reader = tokio::spawn(link.clone().read(outbound));
+        let modern = ProtocolVersion::parse(&options.protocol_version)
+            .is_some_and(ProtocolVersion::is_stateless);
+        let mut client = Client {
+            link,
+            modern,
+            capabilities: options.declared(),
+            client_info: options.client_info,
+            protocol_version: options.protocol_version,
+            server_info: Value::Null,
+            request_timeout: options.request_timeout,
+            max_input_rounds: options.max_input_rounds,
+            reader: Mutex::new(Some(reader)),
+        };
+        match client.handshake().await {
+            Ok(server_info) => {
+                client.server_info = server_info;
+                Ok(client)
+            }
+            Err(err) => {
+                client.close().await;
+                Err(err)
+            }
+        }
+    }
+
+    async fn handshake(&self) -> Result<Value, Error> {
+        if self.modern {
+            return self.request("server/discover", json!({})).await;
+        }
+        let params = json!({
+            "protocolVersion": self.protocol_version,
+            "capabilities": self.capabilities,
+            "clientInfo": self.client_info,
+        });
+        let answer = self.request("initialize", params).await?;
+        self.link
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        Ok(answer)
+    }
+
+    /// The version asked for.
+    pub fn protocol_version(&self) -> &str {
+        &self.protocol_version
+    }
+
+    /// Whether it speaks 2026-07-28 (no session handshake; `_meta` on every request).
+    pub fn is_modern(&self) -> bool {
+        self.modern
+    }
+
+    /// The capabilities it declared.
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+
+    /// Its `clientInfo`.
+    pub fn client_info(&self) -> &Value {
+        &self.client_info
+    }
+
+    /// The handshake's answer: the `initialize` result, or in 2026-07-28 `server/discover`'s.
+    pub fn server_info(&self) -> &Value {
+        &self.server_info
+    }
+
+    /// The server's `{name, version, …}`, from either era's answer (`{}` if it gave none).
+    pub fn server(&self) -> Value {
+        self.server_info
+            .get("serverInfo")
+            .or_else(|| {
+                self.server_info
+                    .get("_meta")?
+                    .get("io.modelcontextprotocol/serverInfo")
+            })
+            .cloned()
+            .unwrap_or_else(|| json!({}))
+    }
+
+    /// The notifications received so far (progress ones too), in order, as whole messages.
+    pub fn notifications(&self) -> Vec<Value> {
+        self.link.notifications()
+    }
+
+    /// Sends `method` once and returns its `result`, waiting at most the request timeout.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, Error> {
+        self.request_within(method, params, self.request_timeout)
+            .await
+    }
+
+    /// [`request`](Self::request), waiting at most `timeout`; then the server is told the
+    /// request is cancelled and [`Error::NoAnswer`] returned. A request dropped before its
+    /// answer is cancelled the same way.
+    pub async fn request_within(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, Error> {
+        let params = self.stamped(params);
+        let id = self.link.next_id();
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if method != "ping" || params.as_object().is_some_and(|p| !p.is_empty()) {
+            message["params"] = params;
+        }
+        let Some(answer) = self.link.wait_for(id) else {
+            return Err(Error::Rpc(closed_error()));
+        };
+        let mut waiting = Waiting {
+            link: &self.link,
+            id,
+        };
+        self.link.send(&message);
+        let answer = match tokio::time::timeout(timeout, answer).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                return Err(Error::NoAnswer {
+                    method: method.to_owned(),
+                    after: timeout,
+                });
+            }
+        };
+        waiting.answered();
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(Error::Rpc(error)),
+            Err(_) => Err(Error::Rpc(closed_error())),
+        }
+    }
+
+    /// In 2026-07-28, the version, capabilities and client info in `_meta` (what the caller
+    /// put there wins).
+    fn stamped(&self, params: Value) -> Value {
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => return other,
+        };
+        if self.modern {
+            let meta = params
+                .entry("_meta")
+                .or_insert_with(|| json!({}))
+                .as_object_mut();
+            if let Some(meta) = meta {
+                let stamp = [
+                    (
+                        "io.modelcontextprotocol/protocolVersion",
+                        json!(self.protocol_version),
+                    ),
+                    (
+                        "io.modelcontextprotocol/clientCapabilities",
+                        self.capabilities.clone(),
+                    ),
+                    (
+                        "io.modelcontextprotocol/clientInfo",
+                        self.client_info.clone(),
+                    ),
+                ];
+                for (key, value) in stamp {
+                    meta.entry(key).or_insert(value);
+                }
+            }
+        }
+        Value::Object(params)
+    }
+
+    /// A request that may answer `input_required` (2026-07-28): the questions are answered
+    /// as the server's requests are, and the request sent again with `inputResponses` (and
+    /// the `requestState` the server gave), until it completes. `progress` hears the
+    /// request's progress notifications.
+    pub async fn request_answering_input(
+        &self,
+        method: &str,
+        params: Value,
+        progress: Option<Progress>,
+    ) -> Result<Value, Error> {
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "{method}'s params must be an object, not {other}"
+                )));
+            }
+        };
+        let watching = progress.map(|progress| {
+            let token = format!("progress-{}", self.link.next_id());
+            self.link.watch_progress(token.clone(), progress);
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert("progressToken".to_owned(), json!(token));
+            }
+            Watching {
+                link: &self.link,
+                token,
+            }
+        });
+        let answer = self.rounds(method, params).await;
+        drop(watching);
+        answer
+    }
+
+    async fn rounds(&self, method: &str, mut params: Map<String, Value>) -> Result<Value, Error> {
+        for _ in 0..self.max_input_rounds {
+            let result = self.request(method, Value::Object(params.clone())).await?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Ok(result);
+            }
+            let mut answers = Map::new();
+            if let Some(Value::Object(questions)) = result.get("inputRequests") {
+                for (key, question) in questions {
+                    let asked = question.get("method").and_then(Value::as_str).unwrap_or("");
+                    let asked_params = question.get("params").cloned().unwrap_or_else(|| json!({}));
+                    let answer = self
+                        .link
+                        .answers
+                        .answer(asked, asked_params)
+                        .await
+                        .map_err(Error::Rpc)?;
+                    answers.insert(key.clone(), answer);
+                }
+            }
+            params.insert("inputResponses".to_owned(), Value::Object(answers));
+            match result.get("requestState") {
+                Some(state) => params.insert("requestState".to_owned(), state.clone()),
+                None => params.remove("requestState"),
+            };
+        }
+        Err(Error::Rpc(ErrorObject::internal(format!(
+            "{method} still asked for input after {} rounds",
+            self.max_input_rounds
+        ))))
+    }
+
+    /// Every item of a paged list (`tools/list` and its kind), following `nextCursor`.
+    pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, Error> {
+        let mut items = Vec::new();
+        let mut params = json!({});
+        loop {
+            let mut page = self.request(method, params).await?;
+            if let Some(Value::Array(found)) = page.get_mut(key).map(Value::take) {
+                items.extend(found);
+            }
+            match page.get("nextCursor") {
+                Some(Value::String(cursor)) if !cursor.is_empty() => {
+                    params = json!({"cursor": cursor});
+                }
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    /// Every tool.
+    pub async fn list_tools(&self) -> Result<Vec<Value>, Error> {
+        self.list_all("tools/list", "tools").await
+    }
+
+    /// The tool's `CallToolResult` (one with `isError` too).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: Option<Progress>,
+    ) -> Result<Value, Error> {
+        let arguments = if arguments.is_null() {
+            json!({})
+        } else {
+            arguments
+        };
+        let params = json!({"name": name, "arguments": arguments});
+        self.request_answering_input("tools/call", params, progress)
+            .await
+    }
+
+    /// Every resource.
+    pub async fn list_resources(&self) -> Result<Vec<Value>, Error> {
+        self.list_all("resources/list", "resources").await
+    }
+
+    /// Every resource template.
+    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, Error> {
+        self.list_all("resources/templates/list", "resourceTemplates")
+            .await
+    }
+
+    /// The `ReadResourceResult` (`contents`).
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        progress: Option<Progress>,
+    ) -> Result<Value, Error> {
+        self.request_answering_input("resources/read", json!({"uri": uri}), progress)
+            .await
+    }
+
+    /// Every prompt.
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, Error> {
+        self.list_all("prompts/list", "prompts").await
+    }
+
+    /// The `GetPromptResult` (`messages`); `arguments` is an object of strings.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: Option<Progress>,
+    ) -> Result<Value, Error> {
+        let arguments = if arguments.is_null() {
+            json!({})
+        } else {
+            arguments
+        };
+        let params = json!({"name": name, "arguments": arguments});
+        self.request_answering_input("prompts/get", params, progress)
+            .await
+    }
+
+    /// The `completion` of `completion/complete` (`values`, `hasMore`, `total`). `reference`
+    /// is `{"type": "ref/prompt", "name"}` or `{"type": "ref/resource", "uri"}`; `context` the
+    /// other arguments given so far.
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+        context: Option<Value>,
+    ) -> Result<Value, Error> {
+        let mut params = json!({"ref": reference, "argument": {"name": argument, "value": value}});
+        if let Some(context) = context {
+            params["context"] = json!({"arguments": context});
+        }
+        let mut result = self.request("completion/complete", params).await?;
+        Ok(result
+            .get_mut("completion")
+            .map(Value::take)
+            .unwrap_or(Value::Null))
+    }
+
+    /// Ends the session: calls in flight finish first (the server's questions are still
+    /// answered meanwhile), every answer is read, then requests still waiting fail with the
+    /// closed error (-32000). Closing twice is harmless.
+    pub async fn close(&self) {
+        self.link.session().shutdown().await;
+        let reader = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(reader) = reader {
+            let _ = reader.await;
+        }
+    }
+}
+
+impl Drop for Client {
+    /// A client dropped unclosed ends its session at once (its calls cancelled).
+    fn drop(&mut self) {
+        let open = self
+            .reader
+            .get_mut()
+            .map(|reader| reader.is_some())
+            .unwrap_or(true);
+        if open {
+            self.link.session().close();
+        }
+    }
+}
+
+/// A request sent and not answered yet: given up on (timed out, dropped), the server is told.
+struct Waiting<'a> {
+    link: &'a Arc<Link>,
+    id: u64,
+}
+
+impl Waiting<'_> {
+    fn answered(&mut self) {
+        self.id = 0;
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.id != 0 && self.link.forget(self.id) {
+            self.link.send(&json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": self.id, "reason": "the client stopped waiting"},
+            }));
+        }
+    }
+}
+
+/// A request's progress token, watched until the request ends.
+struct Watching<'a> {
+    link: &'a Arc<Link>,
+    token: String,
+}
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        self.link.unwatch_progress(&self.token);
+    }
+}
