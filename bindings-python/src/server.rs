@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use toolwire::client::vectors::{self, SessionWire};
 use toolwire::host::{HttpSettings, ViaJson};
 use toolwire::transport::http::{BearerAuth, HttpOptions, ResponseMode};
 use toolwire::{
@@ -446,6 +447,22 @@ impl NativeServer {
         self.set_loop(Some(bridge.handle()));
         let (session, outbound) = Session::with_runtime(&self.server, runtime().handle().clone());
         NativeClient::connect(session, outbound, options, ask, done)
+    }
+
+    /// Replays one golden wire vector case (JSON) on a new session, blocking without the GIL;
+    /// returns why it failed, or `None`. `async def` tools run on the bridge's loop.
+    fn replay_vector(
+        &self,
+        py: Python<'_>,
+        bridge: &LoopBridge,
+        case: &str,
+    ) -> PyResult<Option<String>> {
+        let case: serde_json::Value = serde_json::from_str(case)
+            .map_err(|err| PyValueError::new_err(format!("a vector case must be JSON: {err}")))?;
+        self.set_loop(Some(bridge.handle()));
+        let (session, outbound) = Session::with_runtime(&self.server, runtime().handle().clone());
+        let wire = SessionWire::new(session, outbound);
+        Ok(py.detach(|| runtime().block_on(vectors::replay(wire, &case)).err()))
     }
 
     /// A session for a transport of the caller's own; `async def` tools run on the bridge's loop.

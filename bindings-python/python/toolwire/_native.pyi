@@ -205,6 +205,8 @@ class NativeServer:
         """Serves stdio until end of input, `stop.stop()` or `stop()`; raises BusyError while
         stdin is served already."""
     def session(self, bridge: LoopBridge) -> NativeSession: ...
+    def replay_vector(self, bridge: LoopBridge, case: str) -> Optional[str]:
+        """Replays one golden wire vector case on a new session: why it failed, or None."""
     def client(
         self,
         bridge: LoopBridge,

@@ -23,12 +23,22 @@ from typing import Any, Callable, Optional, Union
 from . import _native
 from ._server import Server
 
-__all__ = ["McpError", "TestClient", "connect"]
+__all__ = ["McpError", "TestClient", "connect", "replay_vector"]
 
 MODERN = "2026-07-28"
 
 Answer = Callable[[dict[str, Any]], Union[dict[str, Any], Awaitable[dict[str, Any]]]]
 Progress = Callable[[float, Optional[float], Optional[str]], Any]
+
+
+def replay_vector(server: Server, case: dict[str, Any]) -> None:
+    """Replays one golden wire vector case (`tests/vectors`: frames sent, frames expected) on a
+    new session of `server`, with core's replayer, the one every language uses. Raises
+    `AssertionError` naming the step that failed. Call it outside a running loop: it blocks."""
+    _, bridge = server._bind_loop()
+    failure = server._native.replay_vector(bridge, json.dumps(case))
+    if failure is not None:
+        raise AssertionError(f"{case.get('name', 'vector')}: {failure}")
 
 
 class McpError(Exception):

@@ -17,6 +17,7 @@
 //! ```
 
 mod link;
+pub mod vectors;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

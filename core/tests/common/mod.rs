@@ -46,56 +46,9 @@ pub fn server_with(options: ServerOptions, tools: Vec<(Tool, Handler)>) -> Serve
     builder.build().expect("valid test server")
 }
 
-/// Pattern matching as documented in tests/vectors/README.md.
-pub fn matches(pattern: &Value, actual: &Value) -> bool {
-    match (pattern, actual) {
-        (Value::String(p), _) if p == "$any" => true,
-        (Value::String(p), Value::String(_)) if p == "$string" => true,
-        (Value::String(p), Value::Number(_)) if p == "$number" => true,
-        // A value a vector captures for later steps (see `Captured` in vectors.rs).
-        (Value::String(p), Value::String(_)) if p.starts_with("$capture:") => true,
-        (Value::String(p), Value::String(a)) if p.starts_with("$prefix:") => {
-            a.starts_with(&p["$prefix:".len()..])
-        }
-        (Value::Object(p), Value::Object(a)) => {
-            p.len() == a.len()
-                && p.iter()
-                    .all(|(k, pv)| a.get(k).is_some_and(|av| matches(pv, av)))
-        }
-        (Value::Array(p), Value::Array(a)) => {
-            p.len() == a.len() && p.iter().zip(a).all(|(pv, av)| matches(pv, av))
-        }
-        (Value::Number(p), Value::Number(a)) => {
-            match (p.as_i64(), a.as_i64(), p.as_u64(), a.as_u64()) {
-                (Some(x), Some(y), _, _) => x == y,
-                (_, _, Some(x), Some(y)) => x == y,
-                _ => p.as_f64() == a.as_f64(),
-            }
-        }
-        _ => pattern == actual,
-    }
-}
-
-/// Matches `actual` (an array) against `patterns` in any order.
-pub fn matches_unordered(patterns: &[Value], actual: &[Value]) -> bool {
-    if patterns.len() != actual.len() {
-        return false;
-    }
-    let mut used = vec![false; actual.len()];
-    patterns.iter().all(|p| {
-        let found = actual
-            .iter()
-            .enumerate()
-            .find(|(i, a)| !used[*i] && matches(p, a));
-        match found {
-            Some((i, _)) => {
-                used[i] = true;
-                true
-            }
-            None => false,
-        }
-    })
-}
+/// Pattern matching as documented in tests/vectors/README.md: core's, as every language uses.
+#[allow(unused_imports, reason = "each test binary uses a different subset")]
+pub use toolwire::client::vectors::{matches, matches_unordered};
 
 /// A client driving one session in process.
 pub struct Client {
