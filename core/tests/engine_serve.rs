@@ -102,6 +102,28 @@ async fn server_stop_ends_every_serve_and_http_server_and_serving_starts_again()
     again_serve.await.unwrap().unwrap();
 }
 
+#[tokio::test]
+async fn a_stop_between_calling_serve_and_its_first_poll_still_ends_it() {
+    let server = toolwire_demo::build_server().unwrap();
+    let (ours, theirs) = toolwire::transport::memory::pair();
+    // The serve and the HTTP server are asked for, not yet run; stop() comes first.
+    let serving = server.serve(theirs);
+    let http = server.serve_http(
+        "127.0.0.1:0",
+        toolwire::transport::http::HttpOptions::default(),
+    );
+    server.stop();
+    tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("the serve ended, though its input stays open")
+        .unwrap();
+    let http = http.await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), http.wait())
+        .await
+        .expect("the HTTP server ended");
+    drop(ours);
+}
+
 /// CPU time this thread has used so far (`/proc/thread-self/stat`, in clock ticks of 10 ms).
 fn this_thread_cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();

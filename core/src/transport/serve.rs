@@ -15,22 +15,35 @@ use crate::{Error, Server};
 impl Server {
     /// Serves one client over `transport` until its input ends; in-flight calls then get
     /// `drain_timeout` to finish before they are cancelled.
-    pub async fn serve<T: Transport>(&self, transport: T) -> Result<(), Error> {
-        self.serve_until(transport, CancellationToken::new()).await
+    pub fn serve<T: Transport>(
+        &self,
+        transport: T,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, T> {
+        self.serve_until(transport, CancellationToken::new())
     }
 
     /// [`serve`](Self::serve), also ending when `stop` is cancelled (a signal, a host's
     /// shutdown) or at [`stop`](Self::stop): reading stops (frames already buffered are handled first, at most 16),
     /// then calls in flight drain as at end of input.
-    pub async fn serve_until<T: Transport>(
+    pub fn serve_until<T: Transport>(
         &self,
         transport: T,
         stop: CancellationToken,
+    ) -> impl Future<Output = Result<(), Error>> + use<'_, T> {
+        // `Server::stop` ends this serve as `stop` does. Its token is taken now, not at the
+        // first poll: a `stop()` between this call and that poll (a spawned serve) still ends it.
+        let stop_all = self.stop_token();
+        self.serve_stopping(transport, stop, stop_all)
+    }
+
+    async fn serve_stopping<T: Transport>(
+        &self,
+        transport: T,
+        stop: CancellationToken,
+        stop_all: CancellationToken,
     ) -> Result<(), Error> {
         let (mut reader, mut writer) = transport.split();
         let (session, mut outbound) = self.session()?;
-        // `Server::stop` ends this serve as `stop` does.
-        let stop_all = self.stop_token();
         let backlog = outbound.backlog();
         let max_backlog = self.inner.options.max_outbound_bytes;
         let writer_failed = CancellationToken::new();

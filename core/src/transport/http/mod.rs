@@ -248,9 +248,18 @@ impl Server {
     /// Serves Streamable HTTP on `addr` (e.g. `"127.0.0.1:8080"`; port 0 picks one) at
     /// `options.path`, until the returned handle is shut down (or [`Server::stop`]). Binds before returning, so a
     /// bad address or a port in use is reported here.
-    pub async fn serve_http(&self, addr: &str, options: HttpOptions) -> Result<HttpServer, Error> {
-        let listener = TcpListener::bind(addr).await.map_err(Error::Transport)?;
-        self.serve_http_on(listener, options)
+    pub fn serve_http(
+        &self,
+        addr: &str,
+        options: HttpOptions,
+    ) -> impl Future<Output = Result<HttpServer, Error>> + use<'_> {
+        // Taken now, not after the bind: a `stop()` meanwhile ends this server too.
+        let stop = self.stop_token();
+        let addr = addr.to_owned();
+        async move {
+            let listener = TcpListener::bind(&addr).await.map_err(Error::Transport)?;
+            self.serve_http_stopping(listener, options, stop)
+        }
     }
 
     /// [`serve_http`](Self::serve_http) on a listener you bound.
@@ -258,6 +267,17 @@ impl Server {
         &self,
         listener: TcpListener,
         options: HttpOptions,
+    ) -> Result<HttpServer, Error> {
+        self.serve_http_stopping(listener, options, self.stop_token())
+    }
+
+    /// Ended by its own shutdown, or with everything else when `stop` (a [`Server::stop`]
+    /// token) is cancelled.
+    fn serve_http_stopping(
+        &self,
+        listener: TcpListener,
+        options: HttpOptions,
+        stop: CancellationToken,
     ) -> Result<HttpServer, Error> {
         if !options.path.starts_with('/') {
             return Err(Error::InvalidArgument(format!(
@@ -273,8 +293,6 @@ impl Server {
             )));
         }
         let local_addr = listener.local_addr().map_err(Error::Transport)?;
-        // Ended by its own shutdown, or with everything else at `Server::stop`.
-        let stop = self.stop_token();
         let limits = ConnectionLimits {
             header_read_timeout: options.header_read_timeout,
             max_connections: connections_allowed(options.max_connections, open_file_limit()),
