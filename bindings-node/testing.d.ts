@@ -28,7 +28,7 @@ export interface ConnectOptions {
   roots?: { uri: string; name?: string }[]
   capabilities?: Json
   clientInfo?: Implementation
-  /** Per request (30 000 by default). */
+  /** How long a request waits for its answer, in ms (30 000 by default). */
   timeoutMs?: number
 }
 
@@ -85,15 +85,20 @@ export type Reference = { type: 'ref/prompt'; name: string } | { type: 'ref/reso
 export declare class TestClient {
   readonly protocolVersion: string
   readonly modern: boolean
+  /** The capabilities declared (those given, plus one per answer given), once connected. */
   readonly capabilities: Json
   readonly clientInfo: Implementation
-  /** Notifications received so far (progress ones included), in order. */
+  /** Notifications received so far (progress ones included), in order; a new array each read. */
   readonly notifications: Json[]
   /** The `initialize` (or, in 2026-07-28, `server/discover`) result. */
   readonly serverInfo: Json
   /** The server's `{ name, version, ... }`, from either era's answer. */
   readonly server: Implementation | Record<string, never>
-  /** Sends `method`; resolves to its result, rejects with `McpError` for a JSON-RPC error. */
+  /**
+   * Sends `method`; resolves to its result, rejects with `McpError` for a JSON-RPC error and with
+   * a `ToolwireError` (code `TOOLWIRE_TIMEOUT`) when no answer came within `timeoutMs` (the
+   * server is then told the request is cancelled).
+   */
   request(method: string, params?: Json, options?: { timeoutMs?: number }): Promise<Json>
   /** Every tool, all pages. */
   listTools(): Promise<ListedTool[]>

@@ -16,6 +16,9 @@ const { HttpServer, validatorWrapper } = require('./http')
 const { mountedHandler } = require('./mount')
 const { redirectStdout, serveStdioStreams } = require('./stdio')
 
+/** `server[OPEN_CLIENT](optionsJson, ask)`: core's client on a new session, for toolwire/testing. */
+const OPEN_CLIENT = Symbol('toolwire.openClient')
+
 const TOOL_CONFIG_KEYS = new Set([
   'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
   'taskSupport',
@@ -463,6 +466,27 @@ class Server {
     open.add(session)
     return session
   }
+
+  /**
+   * Core's client on a new session of this server (toolwire/testing): `{ client, shutdown() }`,
+   * `client` a NativeClient (src/client.rs), not connected yet. `ask(method, paramsJson, reply)`
+   * answers the server's questions. `close()` ends the session as it ends `connect()`'s.
+   */
+  [OPEN_CLIENT](options, ask) {
+    const client = created(this.#native.client(options, ask), native.NativeClient)
+    const open = this.#connections
+    let ending = null
+    const session = {
+      client,
+      /** Calls in flight finish, then the session ends (core's close); once. */
+      shutdown() {
+        ending ??= client.close().finally(() => open.delete(session))
+        return ending
+      },
+    }
+    open.add(session)
+    return session
+  }
 }
 
 /** A tool's failure when the options give no `onToolError`: its stack to stderr. */
@@ -471,4 +495,4 @@ function defaultToolErrorLog(err, toolName) {
   process.stderr.write(`toolwire: tool ${JSON.stringify(toolName)} failed: ${detail}\n`)
 }
 
-module.exports = { Server }
+module.exports = { Server, OPEN_CLIENT }

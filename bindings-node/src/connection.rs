@@ -73,14 +73,7 @@ impl ConnectionCore {
 
     /// Polls the pending calls that were woken (inside [`js_thread::feeding`]).
     pub(crate) fn drain(&self) {
-        for _ in 0..DRAIN_ROUNDS {
-            if !self.executor.has_work() {
-                break;
-            }
-            // Calls create tokio timers (deadlines, requests to the client) as they go.
-            let _runtime = runtime().enter();
-            self.executor.run_ready();
-        }
+        drain_calls(&self.executor);
     }
 
     /// Every frame queued so far, each followed by a newline.
@@ -104,6 +97,19 @@ impl ConnectionCore {
     pub(crate) fn flush(&self) -> Option<Buffer> {
         let bytes = self.take_lines();
         (!bytes.is_empty()).then(|| Buffer::from(bytes))
+    }
+}
+
+/// Polls `executor`'s woken calls, a few rounds (calls may wake each other); call it inside
+/// [`js_thread::feeding`], so that handlers are called directly.
+pub(crate) fn drain_calls(executor: &LocalExecutor) {
+    for _ in 0..DRAIN_ROUNDS {
+        if !executor.has_work() {
+            break;
+        }
+        // Calls create tokio timers (deadlines, requests to the client) as they go.
+        let _runtime = runtime().enter();
+        executor.run_ready();
     }
 }
 

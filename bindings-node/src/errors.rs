@@ -8,7 +8,8 @@
 //! | `TOOLWIRE_REGISTRATION` | a definition was refused (tool, resource, template, prompt, completion) |
 //! | `TOOLWIRE_CAPABILITY` | the client did not declare what a request to it needs |
 //! | `TOOLWIRE_CLIENT_ERROR` | the client answered a request with an error (`rpcCode`, `data`) |
-//! | `TOOLWIRE_TIMEOUT` | the client did not answer in time |
+//! | `TOOLWIRE_TIMEOUT` | the client did not answer in time (to the test client: the server) |
+//! | `TOOLWIRE_SERVER_ERROR` | the server answered the test client with an error (`rpcCode`, `data`); `toolwire/testing` throws it as its `McpError` |
 //! | `ABORT_ERR` | the request was cancelled (the tool call ended) |
 //! | `TOOLWIRE_CLOSED` | the session ended first |
 //! | `TOOLWIRE_TRANSPORT` | reading or writing the transport failed (e.g. an HTTP port in use) |
@@ -31,12 +32,20 @@ pub(crate) fn describe(err: &toolwire::Error) -> Value {
         | E::InvalidSchema { .. }
         | E::InvalidDefinition { .. } => "TOOLWIRE_REGISTRATION",
         E::CapabilityNotSupported { .. } | E::NoBackChannel { .. } => "TOOLWIRE_CAPABILITY",
-        E::Timeout { .. } => "TOOLWIRE_TIMEOUT",
+        E::Timeout { .. } | E::NoAnswer { .. } => "TOOLWIRE_TIMEOUT",
         E::Cancelled => "ABORT_ERR",
         E::Closed => "TOOLWIRE_CLOSED",
         E::Peer(error) => {
             return json!({
                 "code": "TOOLWIRE_CLIENT_ERROR",
+                "message": error.message,
+                "rpcCode": error.code.0,
+                "data": error.data,
+            });
+        }
+        E::Rpc(error) => {
+            return json!({
+                "code": "TOOLWIRE_SERVER_ERROR",
                 "message": error.message,
                 "rpcCode": error.code.0,
                 "data": error.data,

@@ -90,6 +90,12 @@ impl Hop {
             in_handle_scope(&env, || work(&env));
             return true;
         }
+        self.queue(work)
+    }
+
+    /// Queues `work` for a later turn of the JS thread, even when called on it: it runs in
+    /// the order handed, after all work queued before it. False when the JS thread is gone.
+    pub(crate) fn queue(&self, work: impl FnOnce(&Env) + Send + 'static) -> bool {
         self.0
             .call(Box::new(work), ThreadsafeFunctionCallMode::NonBlocking)
             == Status::Ok

@@ -9,6 +9,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod catalog;
+mod client;
 mod connection;
 mod context;
 mod errors;

@@ -10,6 +10,7 @@ use toolwire::host::{AroundMiddleware, ViaJson};
 use toolwire::{Prompt, Reference, Resource, ResourceTemplate, Server, ServerOptions, Tool};
 
 use crate::catalog::{JsJsonHandler, JsonArgs};
+use crate::client::{AskArgs, NativeClient};
 use crate::connection::NativeConnection;
 use crate::errors;
 use crate::handler::{CallArgs, JsToolHandler};
@@ -300,6 +301,20 @@ impl NativeServer {
     #[napi]
     pub fn serve_stdio(&self, env: napi::Env) -> Either<NativeStdio, Value> {
         errors::or_described(crate::stdio::serve(&env, &self.server))
+    }
+
+    /// Core's in-process client on a new hosted session (`toolwire/testing`, see `client.rs`):
+    /// `options` is JSON text, `ask(method, paramsJson, reply)` answers the server's
+    /// questions. Returns the client, not connected yet, or the description of why its options
+    /// were refused.
+    #[napi]
+    pub fn client(
+        &self,
+        env: napi::Env,
+        options: String,
+        ask: Function<'_, AskArgs, ()>,
+    ) -> napi::Result<Either<NativeClient, Value>> {
+        NativeClient::open(&env, &self.server, &options, &ask)
     }
 
     /// A new session whose outbound frames JavaScript takes; `on_outbound()` is called (on

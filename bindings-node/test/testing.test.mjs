@@ -5,7 +5,7 @@ import { test } from 'node:test'
 
 import { z } from 'zod'
 
-import { Server } from '../lib/index.mjs'
+import { Server, ToolwireError } from '../lib/index.mjs'
 import { McpError, TestClient, connect } from '../lib/testing.mjs'
 import * as cjs from '../lib/testing.js'
 
@@ -126,4 +126,25 @@ test('Symbol.asyncDispose closes the client (what `await using` calls); CommonJS
   assert.equal((await client.listTools()).length, 3)
   await client[Symbol.asyncDispose]()
   assert.ok((await client.request('ping').catch((e) => e)) instanceof McpError)
+})
+
+test('no answer within timeoutMs rejects with TOOLWIRE_TIMEOUT, and the server hears the request cancelled', async () => {
+  const server = new Server({ name: 'hanging', version: '1' })
+  let ended
+  const cancelled = new Promise((resolve) => (ended = resolve))
+  server.tool('hang', async (_args, ctx) => {
+    const signal = ctx.signal
+    await ctx.cancelled()
+    ended(signal.reason?.name)
+    return 'not sent'
+  })
+  const client = await connect(server)
+  const late = await client.request('tools/call', { name: 'hang', arguments: {} }, { timeoutMs: 50 }).catch((e) => e)
+  assert.ok(late instanceof ToolwireError && !(late instanceof McpError), String(late))
+  assert.equal(late.code, 'TOOLWIRE_TIMEOUT')
+  assert.equal(late.message, 'toolwire testing: tools/call got no answer within 50 ms')
+  assert.equal(await cancelled, 'AbortError')
+  // The session goes on.
+  assert.equal((await client.listTools()).length, 1)
+  await client.close()
 })
