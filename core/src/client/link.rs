@@ -1,7 +1,7 @@
 //! The wire under a [`Client`](super::Client): request ids and their waiting callers, the
 //! reader of the session's outbound frames, and the answers to the server's own requests.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -12,6 +12,10 @@ use super::{Answerer, Progress};
 use crate::Session;
 use crate::dispatch::Outbound;
 use crate::wire::{ErrorCode, ErrorObject};
+
+/// The notifications a client keeps (the oldest go first past it): a client that runs for
+/// long is not a leak.
+pub(super) const NOTIFICATIONS_KEPT: usize = 10_000;
 
 /// What a response frame carried: its `result`, or its `error`.
 pub(super) type Answer = Result<Value, ErrorObject>;
@@ -60,7 +64,7 @@ pub(super) struct Link {
     next_id: AtomicU64,
     waiting: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
     progress: Mutex<HashMap<String, Progress>>,
-    notifications: Mutex<Vec<Value>>,
+    notifications: Mutex<VecDeque<Value>>,
     /// Set when the outbound stream ended: nothing more will be answered.
     ended: AtomicBool,
     pub(super) answers: Answers,
@@ -73,7 +77,7 @@ impl Link {
             next_id: AtomicU64::new(1),
             waiting: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
-            notifications: Mutex::new(Vec::new()),
+            notifications: Mutex::new(VecDeque::new()),
             ended: AtomicBool::new(false),
             answers,
         })
@@ -118,7 +122,7 @@ impl Link {
     }
 
     pub(super) fn notifications(&self) -> Vec<Value> {
-        lock(&self.notifications).clone()
+        lock(&self.notifications).iter().cloned().collect()
     }
 
     /// Reads the session's outbound frames until the stream ends, then fails whoever still
@@ -192,7 +196,13 @@ impl Link {
         let notification = json!({"jsonrpc": "2.0", "method": method, "params": params});
         let heard = progress.map(|progress| (progress, notification["params"].clone()));
         // Kept first: a progress callback that reads the notifications sees its own.
-        lock(&self.notifications).push(notification);
+        {
+            let mut kept = lock(&self.notifications);
+            if kept.len() == NOTIFICATIONS_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(notification);
+        }
         if let Some((progress, params)) = heard {
             progress(&params);
         }
@@ -221,4 +231,35 @@ pub(super) fn token_text(token: &Value) -> Option<String> {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::Server;
+
+    #[tokio::test]
+    async fn the_oldest_notifications_go_first_past_the_bound() {
+        let server = Server::builder("t", "1").build().expect("a server");
+        let (session, _outbound) = server.session().expect("a runtime");
+        let link = Link::new(
+            session,
+            Answers {
+                answerer: None,
+                elicitation: false,
+                sampling: false,
+                roots: None,
+            },
+        );
+        for n in 0..NOTIFICATIONS_KEPT + 5 {
+            link.notified("notifications/message".into(), json!({"n": n}));
+        }
+        let kept = link.notifications();
+        assert_eq!(kept.len(), NOTIFICATIONS_KEPT);
+        assert_eq!(kept[0]["params"]["n"], 5);
+        assert_eq!(
+            kept[NOTIFICATIONS_KEPT - 1]["params"]["n"],
+            NOTIFICATIONS_KEPT + 4
+        );
+    }
 }

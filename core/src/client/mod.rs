@@ -252,7 +252,8 @@ impl Client {
             .unwrap_or_else(|| json!({}))
     }
 
-    /// The notifications received so far (progress ones too), in order, as whole messages.
+    /// The notifications received so far (progress ones too), in order, as whole messages:
+    /// the last 10,000.
     pub fn notifications(&self) -> Vec<Value> {
         self.link.notifications()
     }
