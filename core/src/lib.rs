@@ -42,16 +42,14 @@ pub use catalog::{
 };
 pub use changes::{Change, ChangeBus, ChangeFeed, LocalChangeBus};
 pub use dispatch::middleware::Middleware;
-pub use dispatch::modern::{CacheScope, InputRequired, StateKeys, TraceContext};
+pub use dispatch::modern::{CacheScope, StateKeys};
 pub use dispatch::trace::SPAN_TARGET;
-pub use dispatch::{
-    Context, Outbound, RequestOptions, Server, ServerBuilder, ServerOptions, Session,
-};
+pub use dispatch::{Outbound, Server, ServerBuilder, ServerOptions, Session};
 pub use error::Error;
-pub use handler::{ToolError, ToolHandler};
+pub use handler::{Context, RequestOptions, ToolError, ToolHandler};
 pub use protocol::{
-    Content, Implementation, LogLevel, ProtocolVersion, Root, TaskSupport, Tool, ToolAnnotations,
-    ToolOutput,
+    Content, Implementation, InputRequired, LogLevel, ProtocolVersion, Root, TaskSupport, Tool,
+    ToolAnnotations, ToolOutput, TraceContext,
 };
 pub use registry::Violation;
 pub use tasks::{TaskStatus, TaskStore};

@@ -10,12 +10,13 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::SessionShared;
-use super::context::{CallState, Context};
+use super::context::CallState;
 use super::modern::tasks::{answer_created, extension_missing};
 use super::modern::{Binding, Envelope, ModernRound};
 use super::responder::Responder;
 use crate::InputRequired;
 use crate::cancel::CallCancel;
+use crate::handler::Context;
 use crate::limiter::{Admission, Limiter};
 use crate::metrics::{Limit, Metrics};
 use crate::protocol::{ProtocolVersion, ToolOutput};
@@ -442,9 +443,7 @@ async fn execute(
         if cancel.is_cancelled() {
             return None;
         }
-        let handler = tool
-            .handler
-            .call(Context::from_state(call.clone()), arguments);
+        let handler = tool.handler.call(Context::new(call.clone()), arguments);
         let mut handler = std::pin::pin!(AssertUnwindSafe(handler).catch_unwind());
         // Most handlers finish on their first poll, and that needs no waiting for a cancel.
         let outcome = match poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await {
@@ -557,10 +556,4 @@ fn check_output(tool: &RegisteredTool, output: ToolOutput) -> ToolOutput {
         &format!("Tool {name:?} returned structured content that does not match its outputSchema:"),
         &violations,
     ))
-}
-
-impl CallState {
-    pub(crate) fn request_id(&self) -> &RequestId {
-        &self.request_id
-    }
 }

@@ -10,11 +10,12 @@ use serde_json::{Value, json};
 use super::SessionShared;
 use super::call;
 use super::call::id_in_flight;
-use super::context::{CallState, Context};
+use super::context::CallState;
 use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
+use crate::handler::Context;
 use crate::protocol::ProtocolVersion;
 use crate::protocol::method::{Family, Method};
 use crate::wire::{ErrorCode, ErrorObject, RequestId, json_text};
@@ -498,7 +499,7 @@ impl LiveRequest {
     }
 
     fn context(&self) -> Context {
-        Context::from_state(self.call.clone())
+        Context::new(self.call.clone())
     }
 
     /// Whether the handler asked the client something this 2026-07-28 round (`ctx.elicit` & co.).

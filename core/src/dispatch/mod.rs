@@ -38,9 +38,8 @@ pub(crate) mod trace;
 mod watch;
 
 pub use builder::ServerBuilder;
-pub use context::{Context, json_number};
+pub use context::json_number;
 pub use options::ServerOptions;
-pub use peer::RequestOptions;
 pub(crate) use request_stream::RequestStream;
 #[cfg(feature = "http")]
 pub(crate) use request_stream::{StreamItem, StreamReceiver};

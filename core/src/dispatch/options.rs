@@ -53,7 +53,7 @@ pub struct ServerOptions {
     /// then costs nothing, one in a tight loop at most this much CPU per request, and is
     /// spared a sleep and wake-up per request.
     pub idle_poll: Duration,
-    /// Bytes of answers and notifications [`Server::serve`] (stdio, a transport of your own)
+    /// Bytes of answers and notifications [`Server::serve`](crate::Server::serve) (stdio, a transport of your own)
     /// may hold for a client that is not reading them (default 4 MiB). Past it the server reads no
     /// new requests until the client has taken them down to half; calls in flight go on,
     /// and every request read is answered.
@@ -97,7 +97,7 @@ pub struct ServerOptions {
     /// (default 1,000).
     pub max_tasks_per_principal: usize,
     /// Count requests, calls by tool, refusals by limit, sessions and streams for
-    /// [`Server::metrics`] and [`Server::metrics_text`] (default true; a few atomic additions
+    /// [`Server::metrics`](crate::Server::metrics) and [`Server::metrics_text`](crate::Server::metrics_text) (default true; a few atomic additions
     /// per request).
     pub metrics: bool,
 }

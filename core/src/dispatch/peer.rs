@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
@@ -13,28 +12,8 @@ use tokio::time::Instant;
 use super::SessionShared;
 use super::outbound::OutboundSender;
 use crate::Error;
+use crate::handler::RequestOptions;
 use crate::wire::{ErrorObject, RequestId, notification_frame, request_frame};
-
-/// Per-request overrides for a server→client request.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct RequestOptions {
-    /// Wait this long for an answer, counted again from each progress notification
-    /// (default: the server's `client_request_timeout`).
-    pub timeout: Option<Duration>,
-    /// Never wait longer than this in total (default: `client_request_max_timeout`).
-    pub max_timeout: Option<Duration>,
-}
-
-impl RequestOptions {
-    /// Options with the given timeout.
-    pub fn with_timeout(timeout: Duration) -> Self {
-        RequestOptions {
-            timeout: Some(timeout),
-            max_timeout: None,
-        }
-    }
-}
 
 type Reply = Result<Value, ErrorObject>;
 

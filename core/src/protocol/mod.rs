@@ -7,11 +7,14 @@ mod logging;
 pub(crate) mod method;
 mod root;
 pub(crate) mod tool;
+mod trace;
 mod version;
 
 pub use content::{Content, ToolOutput};
 pub use implementation::{Icon, Implementation};
+pub use input::InputRequired;
 pub use logging::LogLevel;
 pub use root::Root;
 pub use tool::{TaskSupport, Tool, ToolAnnotations};
+pub use trace::TraceContext;
 pub use version::ProtocolVersion;

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
+use crate::protocol::{Implementation, LogLevel, ProtocolVersion, TraceContext};
 use crate::wire::{ErrorCode, ErrorObject};
 
 pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -22,32 +22,6 @@ pub(crate) struct Envelope {
     /// The floor for this request's `notifications/message`; `None`: send none.
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) trace: TraceContext,
-}
-
-/// The W3C trace context a request carries in its reserved `_meta` keys.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TraceContext {
-    /// `traceparent`.
-    pub traceparent: Option<String>,
-    /// `tracestate`.
-    pub tracestate: Option<String>,
-    /// `baggage`.
-    pub baggage: Option<String>,
-}
-
-impl TraceContext {
-    pub(crate) fn from_meta(meta: Option<&Map<String, Value>>) -> Self {
-        let text = |key: &str| {
-            meta.and_then(|m| m.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        TraceContext {
-            traceparent: text("traceparent"),
-            tracestate: text("tracestate"),
-            baggage: text("baggage"),
-        }
-    }
 }
 
 /// Whether a request claims the modern era: its `_meta` names a protocol version.

@@ -7,61 +7,9 @@ use std::sync::Mutex;
 use serde_json::{Map, Value, json};
 
 use super::state::{Binding, Carried, Sealer, canonical_json, hex_digest};
+use crate::protocol::InputRequired;
 use crate::protocol::input::check_response_shape;
 use crate::wire::ErrorObject;
-
-/// A handler's answer that it needs the client's input before it can finish (2026-07-28):
-/// questions (elicitation, sampling, roots), each under a key unique in this request, and/or
-/// a state of the handler's own that comes back, verified, in the next round's
-/// [`Context::request_state`](crate::Context::request_state).
-///
-/// Return it as an error (`Err(InputRequired::new().elicit(..).into())`): tools, prompts and
-/// resource reads may; the engine refuses it elsewhere and in a legacy session.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct InputRequired {
-    pub(crate) requests: Map<String, Value>,
-    pub(crate) state: Option<String>,
-}
-
-impl InputRequired {
-    /// Nothing asked yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Asks the user (`elicitation/create`; `params` as in the spec) under `key`.
-    pub fn elicit(self, key: impl Into<String>, params: Value) -> Self {
-        self.request(key, "elicitation/create", params)
-    }
-
-    /// Asks the client's model (`sampling/createMessage`) under `key`.
-    pub fn sample(self, key: impl Into<String>, params: Value) -> Self {
-        self.request(key, "sampling/createMessage", params)
-    }
-
-    /// Asks for the client's roots (`roots/list`) under `key`.
-    pub fn list_roots(self, key: impl Into<String>) -> Self {
-        self.request(key, "roots/list", json!({}))
-    }
-
-    /// Any input request `{method, params}` under `key`.
-    pub fn request(mut self, key: impl Into<String>, method: &str, params: Value) -> Self {
-        self.requests
-            .insert(key.into(), json!({"method": method, "params": params}));
-        self
-    }
-
-    /// State for the next round, sealed by the engine (the client sees only ciphertext).
-    pub fn state(mut self, state: impl Into<String>) -> Self {
-        self.state = Some(state.into());
-        self
-    }
-
-    /// Whether it asks nothing and carries nothing.
-    pub fn is_empty(&self) -> bool {
-        self.requests.is_empty() && self.state.is_none()
-    }
-}
 
 /// The client capability an input request needs.
 pub(crate) fn capability_of(method: &str) -> Option<&'static str> {

@@ -19,14 +19,12 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Map, Value, json};
 
-pub use envelope::TraceContext;
 pub(crate) use envelope::{
     Envelope, claims_modern, initialize_refused, meta_claims_modern, missing_capability,
     read_envelope,
 };
 #[cfg(feature = "http")]
 pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys, unsupported_version};
-pub use input::InputRequired;
 pub(crate) use input::{Round, Signal, keep_declared};
 pub(crate) use listen::Listeners;
 pub use state::StateKeys;
@@ -37,8 +35,8 @@ use super::responder::Responder;
 use super::server::ServerInner;
 use crate::dispatch::router;
 use crate::metrics::AnswerKind;
-use crate::protocol::ProtocolVersion;
 use crate::protocol::method::Method;
+use crate::protocol::{InputRequired, ProtocolVersion};
 use crate::wire::ErrorObject;
 
 /// How long a client may cache a list, `server/discover` or a read (2026-07-28 caching).

@@ -1,6 +1,10 @@
 //! The seam between the engine and tool code: one async trait, implemented by closures in
 //! Rust and once per binding for host-language functions.
 
+pub(crate) mod context;
+
+pub use context::{Context, RequestOptions};
+
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -8,7 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::{Context, InputRequired, ToolOutput};
+use crate::protocol::{InputRequired, ToolOutput};
 
 /// A tool's implementation.
 ///
