@@ -120,3 +120,23 @@ export declare class TestClient {
 
 /** A connected `TestClient` for `server` over core's in-memory session. */
 export declare function connect(server: Server, options?: ConnectOptions): Promise<TestClient>
+
+/** A golden wire vector case (tests/vectors/README.md): what it sends, what it expects. */
+export interface VectorCase {
+  name: string
+  description?: string
+  /** `'demo'` (the default) or `'conformance'`: the server the case is written for. */
+  server?: string
+  options?: { pageSize?: number; maxFrameBytes?: number; maxDepth?: number }
+  initialize?: string
+  clientCapabilities?: Json
+  steps: Json[]
+}
+
+/**
+ * Replays one golden wire vector case on a new session of `server` with core's replayer.
+ * `testCase` may be the case's JSON text: as written, an integer beyond 2^53 reaches core
+ * exactly. Resolves when the case holds; rejects with an `AssertionError` naming the case and
+ * the step that failed.
+ */
+export declare function replayVector(server: Server, testCase: VectorCase | string): Promise<void>

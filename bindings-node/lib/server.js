@@ -18,6 +18,8 @@ const { redirectStdout, serveStdioStreams } = require('./stdio')
 
 /** `server[OPEN_CLIENT](optionsJson, ask)`: core's client on a new session, for toolwire/testing. */
 const OPEN_CLIENT = Symbol('toolwire.openClient')
+/** `server[REPLAY_VECTOR](caseJson)`: core's vector replayer on a new session, for toolwire/testing. */
+const REPLAY_VECTOR = Symbol('toolwire.replayVector')
 
 const TOOL_CONFIG_KEYS = new Set([
   'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
@@ -487,6 +489,16 @@ class Server {
     open.add(session)
     return session
   }
+
+  /**
+   * Replays a golden wire vector case (JSON text) on a new session of this server with core's
+   * replayer (toolwire/testing's `replayVector`): resolves to why it failed, or null. As in a
+   * `connect()` session, calls wait for the lifespan and a failed start is each call's error.
+   */
+  [REPLAY_VECTOR](testCase) {
+    this.start().catch(() => {})
+    return this.#native.replayVector(testCase)
+  }
 }
 
 /** A tool's failure when the options give no `onToolError`: its stack to stderr. */
@@ -495,4 +507,4 @@ function defaultToolErrorLog(err, toolName) {
   process.stderr.write(`toolwire: tool ${JSON.stringify(toolName)} failed: ${detail}\n`)
 }
 
-module.exports = { Server, OPEN_CLIENT }
+module.exports = { Server, OPEN_CLIENT, REPLAY_VECTOR }

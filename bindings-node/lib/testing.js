@@ -12,9 +12,14 @@
 // the callbacks given to `connect`, in either era. The client is core's (`toolwire::client`,
 // the same as Python's toolwire.testing; src/client.rs): this module converts values and hands
 // the server's questions to the callbacks.
+//
+// `replayVector(server, testCase)` replays a golden wire vector case (tests/vectors) with core's
+// replayer (`toolwire::client::vectors`, src/vectors.rs), as every language's tests do.
+
+const { AssertionError } = require('node:assert')
 
 const { ToolwireError } = require('./errors')
-const { OPEN_CLIENT } = require('./server')
+const { OPEN_CLIENT, REPLAY_VECTOR } = require('./server')
 
 /** The server answered a request with a JSON-RPC error (`error` is its error object). */
 class McpError extends Error {
@@ -210,6 +215,23 @@ class TestClient {
   }
 }
 
+/**
+ * Replays one golden wire vector case (tests/vectors: frames sent, frames expected) on a new
+ * session of `server`, with core's replayer, the one every language uses. `testCase` is the
+ * case, or its JSON text: as written, an integer beyond 2^53 (an id) reaches core exactly,
+ * where a JavaScript number would round it. Resolves when the case holds; rejects with an
+ * `AssertionError` naming the case and the step that failed.
+ */
+async function replayVector(server, testCase) {
+  const text = typeof testCase === 'string'
+  const given = text ? JSON.parse(testCase) : testCase
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw new TypeError('toolwire testing: replayVector(server, testCase) needs a vector case (an object or its JSON text)')
+  }
+  const failure = await server[REPLAY_VECTOR](text ? testCase : JSON.stringify(testCase))
+  if (failure !== null) throw new AssertionError({ message: `${given.name ?? 'vector'}: ${failure}` })
+}
+
 // `await using client = await connect(server)` closes it at the end of the block (where the
 // runtime has explicit resource management).
 if (typeof Symbol.asyncDispose === 'symbol') {
@@ -218,4 +240,4 @@ if (typeof Symbol.asyncDispose === 'symbol') {
   }
 }
 
-module.exports = { McpError, TestClient, connect }
+module.exports = { McpError, TestClient, connect, replayVector }

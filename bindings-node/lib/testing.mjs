@@ -4,5 +4,5 @@ import { createRequire } from 'node:module'
 
 const testing = createRequire(import.meta.url)('./testing.js')
 
-export const { McpError, TestClient, connect } = testing
+export const { McpError, TestClient, connect, replayVector } = testing
 export default testing

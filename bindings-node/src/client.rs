@@ -2,8 +2,8 @@
 //!
 //! Every request is core's (ids, `_meta`, the 2026-07-28 `input_required` rounds, paging,
 //! progress tokens, the answers to `roots/list` and `ping`); this file converts and reaches the
-//! JS thread. The session is hosted as a `connect()` one is: calls still pending after their
-//! first poll are polled on the JS thread, where handlers are called directly.
+//! JS thread. The session is hosted (`hosted.rs`): calls still pending after their first poll
+//! are polled on the JS thread, where handlers are called directly.
 //!
 //! Each request resolves to the JSON text of `{ ok }` or `{ error }` (`errors.rs`). What
 //! JavaScript hears meanwhile, a call's progress (`onprogress(paramsJson)`) and the server's
@@ -13,8 +13,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, PromiseRaw};
@@ -23,57 +22,19 @@ use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use toolwire::client::{Answerer, Client, ClientOptions, Progress};
-use toolwire::host::{HostHooks, LocalExecutor, json_text};
+use toolwire::host::json_text;
 use toolwire::protocol::ProtocolVersion;
 use toolwire::{Error, ErrorCode, ErrorObject, Outbound, Server, Session};
 
-use crate::connection::drain_calls;
 use crate::errors;
-use crate::js_thread::{self, Hop};
+use crate::hosted;
+use crate::js_thread::Hop;
 use crate::runtime::runtime;
 
 /// `(method, paramsJson, reply)`: a question of the server's for the JS layer to answer.
 pub(crate) type AskArgs = FnArgs<(String, String, ClientReply)>;
 
 type Answer = Result<Value, ErrorObject>;
-
-/// Turns of the JS thread for the client's session: its calls still pending after their first
-/// poll are polled there, inside [`js_thread::feeding`] so that handlers are called directly.
-struct Turns {
-    executor: OnceLock<Weak<LocalExecutor>>,
-    /// Set once a turn is queued, cleared when it starts.
-    queued: AtomicBool,
-    hop: Arc<Hop>,
-}
-
-impl Turns {
-    fn id(self: &Arc<Self>) -> usize {
-        Arc::as_ptr(self) as usize
-    }
-
-    /// Asks the JS thread for a turn, once until it takes it; none while it is draining these
-    /// calls (it looks again afterwards).
-    fn ring(self: &Arc<Self>) {
-        if js_thread::is_feeding(self.id()) || self.queued.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let turns = self.clone();
-        // Queued, never run in place: a waker may fire while its waker's owner holds a lock.
-        self.hop.queue(move |env| turns.take(env));
-    }
-
-    fn take(self: &Arc<Self>, env: &Env) {
-        self.queued.store(false, Ordering::Release);
-        let Some(executor) = self.executor.get().and_then(Weak::upgrade) else {
-            return;
-        };
-        js_thread::feeding(env, self.id(), || drain_calls(&executor));
-        // Woken during the drain (the rings were skipped), or more than its rounds.
-        if executor.has_work() {
-            self.ring();
-        }
-    }
-}
 
 /// Asks the JS layer's `ask` on the JS thread and waits for its `ClientReply`.
 struct JsAnswerer {
@@ -188,24 +149,8 @@ impl NativeClient {
             Ok(options) => options,
             Err(err) => return Ok(Either::B(errors::describe(&err))),
         };
-        let hop = Arc::new(Hop::new(env)?);
-        let turns = Arc::new(Turns {
-            executor: OnceLock::new(),
-            queued: AtomicBool::new(false),
-            hop: hop.clone(),
-        });
-        let executor = LocalExecutor::new({
-            let turns = turns.clone();
-            move || turns.ring()
-        });
-        // Weak: the executor's ring owns the turns.
-        let _ = turns.executor.set(Arc::downgrade(&executor));
-        let hooks = HostHooks {
-            // Core's client reads the outbound frames itself.
-            notify: Box::new(|| {}),
-            spawn_call: Some(Box::new(move |task| executor.spawn(task))),
-        };
-        let (session, outbound) = Session::hosted(server, runtime().clone(), hooks);
+        // Core's client reads the outbound frames itself.
+        let (session, outbound, hop) = hosted::session(env, server)?;
         let answerer: Arc<dyn Answerer> = Arc::new(JsAnswerer {
             ask: Arc::new(ask.create_ref()?),
             hop: hop.clone(),

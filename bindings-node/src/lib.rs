@@ -14,6 +14,7 @@ mod connection;
 mod context;
 mod errors;
 mod handler;
+mod hosted;
 mod http;
 mod js_thread;
 mod logs;
@@ -23,6 +24,7 @@ mod runtime;
 mod server;
 mod settle;
 mod stdio;
+mod vectors;
 
 /// Runs when Node loads the addon.
 #[napi_derive::module_init]

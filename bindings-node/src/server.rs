@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use napi::Either;
-use napi::bindgen_prelude::{Function, Unknown};
+use napi::bindgen_prelude::{Function, PromiseRaw, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
 use toolwire::host::{AroundMiddleware, ViaJson};
@@ -315,6 +315,18 @@ impl NativeServer {
         ask: Function<'_, AskArgs, ()>,
     ) -> napi::Result<Either<NativeClient, Value>> {
         NativeClient::open(&env, &self.server, &options, &ask)
+    }
+
+    /// Replays a golden wire vector case (`case`: JSON text) on a new hosted session with
+    /// core's replayer (`toolwire/testing`'s `replayVector`, see `vectors.rs`); resolves to why
+    /// it failed, or `null`.
+    #[napi]
+    pub fn replay_vector<'env>(
+        &self,
+        env: &'env napi::Env,
+        case: String,
+    ) -> napi::Result<PromiseRaw<'env, Option<String>>> {
+        crate::vectors::replay(env, &self.server, &case)
     }
 
     /// A new session whose outbound frames JavaScript takes; `on_outbound()` is called (on

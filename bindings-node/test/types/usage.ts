@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { z as z3 } from 'zod3'
 
 import { ProtocolError, Server, ToolError, ToolwireError, completable, image, text, type CallToolResult, type Context, type Metrics, type Outcome, type RequestInfo } from 'toolwire'
-import { McpError, connect } from 'toolwire/testing'
+import { McpError, connect, replayVector } from 'toolwire/testing'
 
 const server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Types only.' })
 
@@ -153,6 +153,10 @@ async function testClient(): Promise<void> {
     if (err instanceof McpError) void err.code
   }
   await client.close()
+  await replayVector(server, { name: 'ping', initialize: '2025-11-25', steps: [{ send: { jsonrpc: '2.0', id: 1, method: 'ping' } }] })
+  await replayVector(server, '{"name": "as text", "steps": []}')
+  // @ts-expect-error a case has steps
+  await replayVector(server, { name: 'no steps' })
 }
 void testClient
 
