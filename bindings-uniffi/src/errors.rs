@@ -32,7 +32,8 @@ pub enum ToolwireError {
         /// The error's `data`, as JSON text.
         data_json: Option<String>,
     },
-    /// A request to the client got no answer in time.
+    /// A request got no answer in time: one to the client, or one of the in-process
+    /// `Client`'s to the server (which is told it is cancelled).
     #[error("{detail}")]
     Timeout {
         /// How long we waited.
@@ -108,6 +109,18 @@ pub enum ToolwireError {
         /// State for the next round (the engine seals it).
         request_state: Option<String>,
     },
+    /// A JSON-RPC error answer to a request of the in-process `Client`'s (-32000 when its
+    /// session ended first). Thrown by a `ClientAnswerer`, it is the error the server is
+    /// answered with.
+    #[error("{detail}")]
+    Rpc {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The error's message.
+        detail: String,
+        /// The error's `data`, as JSON text.
+        data_json: Option<String>,
+    },
     /// A failure inside the binding itself (a bug: please report it).
     #[error("{detail}")]
     Internal {
@@ -135,6 +148,12 @@ impl From<Error> for ToolwireError {
                 detail: error.message.to_string(),
                 data_json: error.data.as_ref().map(json_text),
             },
+            Error::Rpc(error) => ToolwireError::Rpc {
+                code: error.code.0,
+                detail: error.message.to_string(),
+                data_json: error.data.as_ref().map(json_text),
+            },
+            Error::NoAnswer { .. } => ToolwireError::Timeout { detail },
             Error::Transport(_) | Error::NoRuntime(_) => ToolwireError::Transport { detail },
             Error::InvalidArgument(_) | Error::InvalidResult { .. } => {
                 ToolwireError::InvalidArgument { detail }

@@ -8,6 +8,7 @@
 //! library (`uniffi-bindgen generate --library`); see `bindings-uniffi/README.md`.
 
 mod catalog;
+mod client;
 mod connection;
 mod context;
 mod definition;
@@ -28,6 +29,7 @@ pub use catalog::{
     PromptRenderer, PromptRendering, PromptRole, ResourceContent, ResourceDefinition,
     ResourceReader,
 };
+pub use client::{Client, ClientAnswerer, ClientOptions, ClientProgress};
 pub use connection::Connection;
 pub use context::{CallContext, ClientInfo, LogLevel, Question, RequestId, Root};
 pub use definition::{Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefinition};

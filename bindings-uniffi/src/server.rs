@@ -6,6 +6,7 @@ use crate::catalog::{
     ArgumentCompleter, ForeignCompleter, ForeignPrompt, ForeignResource, PromptDefinition,
     PromptRenderer, ResourceDefinition, ResourceReader,
 };
+use crate::client::{Client, ClientAnswerer, ClientOptions};
 use crate::connection::Connection;
 use crate::definition::{ServerConfig, ToolDefinition};
 use crate::driver::StdioDriver;
@@ -237,6 +238,19 @@ impl Server {
     /// outbound ones. Each connection is one MCP session.
     pub fn connect(&self) -> Arc<Connection> {
         Connection::new(&self.server)
+    }
+
+    /// A client of this server in the same process, as a real client drives it (core's: both
+    /// eras, `input_required` rounds answered): a new session like `connect()`'s, its
+    /// handshake done when this returns. `answerer` answers the questions `options` says it
+    /// answers. What Kotlin's `dev.toolwire.testing.TestClient` wraps.
+    #[uniffi::method(default(options = None, answerer = None))]
+    pub async fn client(
+        &self,
+        options: Option<ClientOptions>,
+        answerer: Option<Arc<dyn ClientAnswerer>>,
+    ) -> Result<Arc<Client>, ToolwireError> {
+        Client::connect(&self.server, options.unwrap_or_default(), answerer).await
     }
 }
 

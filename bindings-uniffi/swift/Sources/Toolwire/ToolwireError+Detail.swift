@@ -7,7 +7,7 @@ extension ToolwireError {
             .Busy(let detail), .InvalidArgument(let detail), .Handler(let detail), .NotFound(let detail),
             .Internal(let detail):
             return detail
-        case .Client(_, let detail, _), .Protocol(_, let detail, _):
+        case .Client(_, let detail, _), .Protocol(_, let detail, _), .Rpc(_, let detail, _):
             return detail
         case .InputRequired(let detail, _, _):
             return detail

@@ -121,6 +121,7 @@ val ToolwireException.detail: String
         is ToolwireException.Protocol -> detail
         is ToolwireException.NotFound -> detail
         is ToolwireException.InputRequired -> detail
+        is ToolwireException.Rpc -> detail
         is ToolwireException.Internal -> detail
     }
 

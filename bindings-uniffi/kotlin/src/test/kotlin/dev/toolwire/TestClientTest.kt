@@ -4,8 +4,12 @@ import dev.toolwire.testing.McpError
 import dev.toolwire.testing.TestClient
 import dev.toolwire.testing.testClient
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
@@ -20,6 +24,8 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import org.junit.jupiter.params.ParameterizedTest
 import org.junit.jupiter.params.provider.ValueSource
+import java.util.Collections
+import java.util.concurrent.TimeoutException
 
 /** dev.toolwire.testing's client: both eras, the server's questions answered by callbacks, McpError, drain. */
 class TestClientTest {
@@ -46,7 +52,7 @@ class TestClientTest {
                 context.elicit("""{"message":"?","requestedSchema":{"type":"object","properties":{}}}""")
                 ToolResult.Text("answered")
             } catch (e: ToolwireException.Client) {
-                ToolResult.Text("client error ${e.code}: ${e.detail}")
+                ToolResult.Text("client error ${e.code}: ${e.detail}" + (e.dataJson?.let { " data=$it" } ?: ""))
             }
         }
         server.resource(ResourceDefinition("memo://{day}", "memo")) { uri, variables -> listOf(ResourceContent(uri, text = "memo of ${variables["day"]}")) }
@@ -151,6 +157,83 @@ class TestClientTest {
             val result = client.callTool("echo", buildJsonObject { put("n", JsonPrimitive(1)) })
             assertEquals(json("""{"n":1}"""), json(result.text()))
             assertEquals(json("{}"), client.request("ping"))
+        }
+    }
+
+    /** A tool that waits until the engine cancels it, then says so. */
+    private fun stuck(stopped: CompletableDeferred<Unit>, started: CompletableDeferred<Unit> = CompletableDeferred()): Server {
+        val server = Server("stuck", "1")
+        server.tool(ToolDefinition("stuck")) { _, _ ->
+            started.complete(Unit)
+            try {
+                awaitCancellation()
+            } finally {
+                stopped.complete(Unit)
+            }
+        }
+        return server
+    }
+
+    @Test
+    fun `no answer in time is a TimeoutException, and the server is told the call is cancelled`() = runBlocking {
+        val stopped = CompletableDeferred<Unit>()
+        stuck(stopped).testClient(timeoutMs = 200).use { client ->
+            val timedOut = assertThrows<TimeoutException> { runBlocking { client.callTool("stuck") } }
+            assertTrue("tools/call" in timedOut.message.orEmpty(), timedOut.message)
+            withTimeout(10_000) { stopped.await() }
+        }
+    }
+
+    @Test
+    fun `a cancelled coroutine cancels its call at the server`() = runBlocking {
+        val (started, stopped) = CompletableDeferred<Unit>() to CompletableDeferred<Unit>()
+        stuck(stopped, started).testClient().use { client ->
+            val call = launch(start = CoroutineStart.UNDISPATCHED) { client.callTool("stuck") }
+            withTimeout(10_000) { started.await() }
+            call.cancel()
+            withTimeout(10_000) { stopped.await() }
+            assertEquals(json("{}"), client.request("ping"))
+        }
+    }
+
+    @Test
+    fun `a callback's McpError data reaches the server, a callback that fails answers -32603`() = runBlocking {
+        val data = buildJsonObject { put("reason", "policy") }
+        TestClient.connect(server(), elicitation = { throw McpError(-32042, "no way", data) }).use { client ->
+            assertEquals("client error -32042: no way data={\"reason\":\"policy\"}", client.callTool("refused").text())
+        }
+        TestClient.connect(server(), elicitation = { error("boom") }).use { client ->
+            assertEquals("client error -32603: the test client's callback failed: boom", client.callTool("refused").text())
+        }
+    }
+
+    @Test
+    fun `a server's JSON-RPC error data is McpError's data`() = runBlocking {
+        val server = Server("guarded", "1")
+        server.middleware { _, _ -> throw ToolwireException.Protocol(-32001, "Forbidden", """{"who":"nobody"}""") }
+        server.testClient().use { client ->
+            val refused = assertThrows<McpError> { runBlocking { client.listTools() } }
+            assertEquals(-32001, refused.code)
+            assertEquals("Forbidden", refused.message)
+            assertEquals(json("""{"who":"nobody"}"""), refused.data)
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = ["2025-11-25", "2026-07-28"])
+    fun `a call's progress reaches its listener, and the notifications are kept`(version: String) = runBlocking {
+        val server = Server("progress", "1")
+        server.tool(ToolDefinition("steps")) { context, _ ->
+            context.progress(1.0, 2.0, "half")
+            context.progress(2.0, null, null)
+            ToolResult.Text("done")
+        }
+        server.testClient(protocolVersion = version).use { client ->
+            val heard = Collections.synchronizedList(ArrayList<Triple<Double, Double?, String?>>())
+            assertEquals("done", client.callTool("steps") { progress, total, message -> heard += Triple(progress, total, message) }.text())
+            assertEquals(listOf(Triple(1.0, 2.0, "half"), Triple(2.0, null, null)), heard.toList())
+            assertEquals(2, client.notifications.count { it["method"]?.jsonPrimitive?.content == "notifications/progress" })
+            assertEquals(version == "2026-07-28", client.modern)
         }
     }
 }

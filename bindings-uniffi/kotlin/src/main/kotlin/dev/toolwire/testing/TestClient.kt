@@ -1,45 +1,32 @@
-// A client for tests: drives a Server in process through server.connect() (core's in-memory
-// session), as a real client would, without JSON-RPC text in the test. The same client as
-// Python's toolwire.testing and Node's toolwire/testing.
+// A client for tests: drives a Server in process as a real client would, without JSON-RPC text
+// in the test. The client is core's (toolwire::client, through the binding's `Server.client`),
+// the same as Python's toolwire.testing; this file converts its JSON text to JsonObject and
+// its errors to McpError, and runs the callbacks.
 package dev.toolwire.testing
 
-import dev.toolwire.Connection
+import dev.toolwire.ClientAnswerer
+import dev.toolwire.ClientOptions
+import dev.toolwire.ClientProgress
 import dev.toolwire.Lifespan
 import dev.toolwire.Server
-import kotlinx.coroutines.CompletableDeferred
-import kotlinx.coroutines.CoroutineScope
-import kotlinx.coroutines.Dispatchers
-import kotlinx.coroutines.Job
-import kotlinx.coroutines.SupervisorJob
-import kotlinx.coroutines.cancel
-import kotlinx.coroutines.launch
+import dev.toolwire.ToolwireException
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
-import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
-import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.buildJsonObject
-import kotlinx.serialization.json.contentOrNull
-import kotlinx.serialization.json.doubleOrNull
-import kotlinx.serialization.json.intOrNull
+import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.jsonObject
-import kotlinx.serialization.json.jsonPrimitive
-import kotlinx.serialization.json.longOrNull
-import java.util.Collections
-import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.TimeoutException
-import java.util.concurrent.atomic.AtomicLong
+import kotlin.coroutines.cancellation.CancellationException
+import dev.toolwire.Client as NativeClient
 
 /** The modern protocol era: stateless requests, `_meta` on each, input-required rounds. */
 const val MODERN_PROTOCOL_VERSION = "2026-07-28"
-
-/** More input-required rounds than any real tool needs: a loop, not a conversation. */
-private const val MAX_ROUNDS = 16
 
 /**
  * The server answered a request with a JSON-RPC error: its [code], [message] and [data]. Thrown
@@ -47,14 +34,6 @@ private const val MAX_ROUNDS = 16
  */
 class McpError(val code: Int, override val message: String, val data: JsonElement? = null) : Exception(message) {
     override fun toString() = "McpError($code): $message" + (data?.let { " data=$it" } ?: "")
-
-    internal companion object {
-        fun from(error: JsonObject) = McpError(
-            (error["code"] as? JsonPrimitive)?.intOrNull ?: 0,
-            (error["message"] as? JsonPrimitive)?.contentOrNull ?: "",
-            error["data"],
-        )
-    }
 }
 
 /** Answers one of the server's questions (`elicitation/create`, `sampling/createMessage`) from its params. */
@@ -64,7 +43,7 @@ typealias Answer = suspend (params: JsonObject) -> JsonObject
 typealias ProgressListener = (progress: Double, total: Double?, message: String?) -> Unit
 
 /**
- * One client session over [Server.connect], for tests:
+ * One client session with a server of this process, for tests:
  *
  * ```kotlin
  * TestClient.connect(server).use { client ->
@@ -78,51 +57,40 @@ typealias ProgressListener = (progress: Double, total: Double?, message: String?
  * answers the server's input-required rounds itself, with the same callbacks. Questions the
  * server asks (elicitation, sampling, roots) go to the callbacks given to [connect], in either
  * era. Results are the JSON objects of the spec; a JSON-RPC error is thrown as [McpError].
- * Thread-safe; the client reads on `Dispatchers.Default`, so its calls may come from any
- * coroutine (`runBlocking` in a JUnit test included).
+ * Thread-safe: its calls may come from any coroutine (`runBlocking` in a JUnit test included).
+ * The callbacks run on `Dispatchers.Default`; a [ProgressListener] on the engine's thread that
+ * reads the session, so it should return promptly.
  */
 class TestClient private constructor(
     private val lifespan: Lifespan,
-    private val connection: Connection,
+    private val native: NativeClient,
     /** The protocol version this client speaks. */
     val protocolVersion: String,
-    private val elicitation: Answer?,
-    private val sampling: Answer?,
-    private val roots: List<JsonObject>?,
-    /** The capabilities it declares (the callbacks given add theirs). */
-    val capabilities: JsonObject,
-    /** The `clientInfo` it sends. */
-    val clientInfo: JsonObject,
-    private val timeoutMs: Long,
 ) : AutoCloseable {
-    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
-    private val pending = ConcurrentHashMap<Long, CompletableDeferred<JsonObject>>()
-    private val progress = ConcurrentHashMap<String, ProgressListener>()
-    private val nextId = AtomicLong(1)
     private val closing = Mutex()
 
     @Volatile
     private var closed = false
 
-    @Volatile
-    private var closeStarted = false
-    private lateinit var reader: Job
+    /** The capabilities it declares (the callbacks given add theirs). */
+    val capabilities: JsonObject = native.capabilitiesJson().toObject()
 
-    /** Notifications received so far (progress ones included), in order. */
-    val notifications: MutableList<JsonObject> = Collections.synchronizedList(ArrayList())
+    /** The `clientInfo` it sends. */
+    val clientInfo: JsonObject = native.clientInfoJson().toObject()
+
+    /** Notifications received so far (progress ones included), in order: a copy taken at each read. */
+    val notifications: MutableList<JsonObject>
+        get() = Json.parseToJsonElement(native.notificationsJson()).jsonArray.mapTo(ArrayList()) { it.jsonObject }
 
     /** The `initialize` (or, in 2026-07-28, `server/discover`) result. */
-    var serverInfo: JsonObject = JsonObject(emptyMap())
+    var serverInfo: JsonObject = native.serverInfoJson().toObject()
         private set
 
     /** Whether this client speaks the 2026-07-28 era. */
-    val modern: Boolean get() = protocolVersion == MODERN_PROTOCOL_VERSION
+    val modern: Boolean get() = native.isModern()
 
     /** The server's `{ name, version, … }`, from either era's answer. */
-    val server: JsonObject
-        get() = serverInfo["serverInfo"] as? JsonObject
-            ?: (serverInfo["_meta"] as? JsonObject)?.get("io.modelcontextprotocol/serverInfo") as? JsonObject
-            ?: JsonObject(emptyMap())
+    val server: JsonObject get() = native.serverJson().toObject()
 
     companion object {
         /**
@@ -144,56 +112,32 @@ class TestClient private constructor(
             clientInfo: JsonObject? = null,
             timeoutMs: Long = 30_000,
         ): TestClient {
-            val declared = LinkedHashMap<String, JsonElement>()
-            if (elicitation != null) declared["elicitation"] = buildJsonObject { put("form", JsonObject(emptyMap())) }
-            if (sampling != null) declared["sampling"] = JsonObject(emptyMap())
-            if (roots != null) declared["roots"] = buildJsonObject { put("listChanged", JsonPrimitive(false)) }
-            capabilities?.let { declared.putAll(it) }
+            val options = ClientOptions(
+                protocolVersion = protocolVersion,
+                capabilitiesJson = capabilities?.toString(),
+                clientInfoJson = (clientInfo ?: defaultClientInfo).toString(),
+                elicitation = elicitation != null,
+                sampling = sampling != null,
+                rootsJson = roots?.let { JsonArray(it).toString() },
+                requestTimeoutMs = timeoutMs.coerceAtLeast(0).toULong(),
+            )
+            val answerer = if (elicitation != null || sampling != null) Callbacks(elicitation, sampling) else null
             // The server's lifespan first: a failure to start is connect's exception.
             val lifespan = Lifespan.of(server)
             lifespan.acquire()
-            val client = TestClient(
-                lifespan,
-                server.connect(),
-                protocolVersion,
-                elicitation,
-                sampling,
-                roots,
-                JsonObject(declared),
-                clientInfo ?: buildJsonObject {
-                    put("name", JsonPrimitive("toolwire-test-client"))
-                    put("version", JsonPrimitive("1.0"))
-                },
-                timeoutMs,
-            )
-            client.reader = client.scope.launch { client.read() }
-            try {
-                client.start()
+            val native = try {
+                thrownAsMcp { server.client(options, answerer) }
             } catch (e: Throwable) {
-                client.shutdown()
+                lifespan.release()
                 throw e
             }
-            return client
+            return TestClient(lifespan, native, protocolVersion)
         }
-    }
 
-    private suspend fun start() {
-        if (modern) {
-            serverInfo = request("server/discover")
-            return
+        private val defaultClientInfo = buildJsonObject {
+            put("name", JsonPrimitive("toolwire-test-client"))
+            put("version", JsonPrimitive("1.0"))
         }
-        serverInfo = request(
-            "initialize",
-            buildJsonObject {
-                put("protocolVersion", JsonPrimitive(protocolVersion))
-                put("capabilities", capabilities)
-                put("clientInfo", clientInfo)
-            },
-        )
-        send(buildJsonObject {
-            put("jsonrpc", JsonPrimitive("2.0"))
-            put("method", JsonPrimitive("notifications/initialized"))
-        })
     }
 
     /**
@@ -203,16 +147,8 @@ class TestClient private constructor(
     suspend fun shutdown() {
         closing.withLock {
             if (closed) return
-            closeStarted = true
-            connection.shutdown()
-            // The reader ends when the session has sent its last message.
-            reader.join()
+            native.shutdown()
             closed = true
-            val error = McpError(-32000, "the session closed before the answer")
-            for (waiting in pending.values) waiting.completeExceptionally(error)
-            pending.clear()
-            scope.cancel()
-            connection.destroy()
             // The lifespan stops if no other serve holds it (after the calls in flight).
             lifespan.release()
         }
@@ -221,153 +157,18 @@ class TestClient private constructor(
     /** [shutdown], blocking: for `use { }` and JUnit's `@AfterEach`. */
     override fun close() = runBlocking { shutdown() }
 
-    // --- the wire
-
-    private fun send(message: JsonObject) = connection.handleFrame(message.toString())
-
-    private suspend fun read() {
-        while (true) {
-            val text = connection.recv() ?: return
-            val message = try {
-                Json.parseToJsonElement(text).jsonObject
-            } catch (e: IllegalArgumentException) {
-                continue
-            }
-            dispatch(message)
-        }
-    }
-
-    private fun dispatch(message: JsonObject) {
-        if ("method" !in message) {
-            val id = (message["id"] as? JsonPrimitive)?.longOrNull ?: return
-            pending.remove(id)?.complete(message)
-            return
-        }
-        if ("id" in message) {
-            scope.launch { answerRequest(message) }
-            return
-        }
-        notifications += message
-        if ((message["method"] as? JsonPrimitive)?.content == "notifications/progress") {
-            val params = message["params"] as? JsonObject ?: return
-            val token = (params["progressToken"] as? JsonPrimitive)?.content ?: return
-            progress[token]?.invoke(
-                (params["progress"] as? JsonPrimitive)?.doubleOrNull ?: 0.0,
-                (params["total"] as? JsonPrimitive)?.doubleOrNull,
-                (params["message"] as? JsonPrimitive)?.contentOrNull,
-            )
-        }
-    }
-
-    private suspend fun answerRequest(message: JsonObject) {
-        val method = message["method"]!!.jsonPrimitive.content
-        val params = message["params"] as? JsonObject ?: JsonObject(emptyMap())
-        val reply = buildJsonObject {
-            put("jsonrpc", JsonPrimitive("2.0"))
-            put("id", message["id"]!!)
-            try {
-                put("result", answer(method, params))
-            } catch (e: McpError) {
-                put("error", errorObject(e.code, e.message))
-            } catch (e: Exception) {
-                // A failing callback is told to the server: no call waits for an answer that never comes.
-                put("error", errorObject(-32603, "the test client's callback failed: ${e.message ?: e.javaClass.simpleName}"))
-            }
-        }
-        if (!closed) send(reply)
-    }
-
-    private fun errorObject(code: Int, message: String) = buildJsonObject {
-        put("code", JsonPrimitive(code))
-        put("message", JsonPrimitive(message))
-    }
-
-    /** What this client answers to a question of the server's. */
-    private suspend fun answer(method: String, params: JsonObject): JsonObject {
-        val handler = when (method) {
-            "elicitation/create" -> elicitation
-            "sampling/createMessage" -> sampling
-            "roots/list" -> if (roots != null) return buildJsonObject { put("roots", JsonArray(roots)) } else null
-            "ping" -> return JsonObject(emptyMap())
-            else -> null
-        }
-        return handler?.invoke(params) ?: throw McpError(-32601, "Method not found: $method")
-    }
-
-    // --- requests
+    // --- requests (each one core's)
 
     /**
      * Sends [method] and returns its result; a JSON-RPC error is thrown as [McpError], no answer
      * within the client's timeout as a [TimeoutException]. In the 2026-07-28 era the request
      * carries the version, capabilities and client info in `_meta`.
      */
-    suspend fun request(method: String, params: JsonObject = JsonObject(emptyMap())): JsonObject {
-        if (closeStarted) throw McpError(-32000, "the test client is closed")
-        val fields = LinkedHashMap<String, JsonElement>(params)
-        if (modern) {
-            val meta = LinkedHashMap<String, JsonElement>()
-            meta["io.modelcontextprotocol/protocolVersion"] = JsonPrimitive(MODERN_PROTOCOL_VERSION)
-            meta["io.modelcontextprotocol/clientCapabilities"] = capabilities
-            meta["io.modelcontextprotocol/clientInfo"] = clientInfo
-            (params["_meta"] as? JsonObject)?.let { meta.putAll(it) }
-            fields["_meta"] = JsonObject(meta)
-        }
-        val id = nextId.getAndIncrement()
-        val answer = CompletableDeferred<JsonObject>()
-        pending[id] = answer
-        send(buildJsonObject {
-            put("jsonrpc", JsonPrimitive("2.0"))
-            put("id", JsonPrimitive(id))
-            put("method", JsonPrimitive(method))
-            if (fields.isNotEmpty() || method != "ping") put("params", JsonObject(fields))
-        })
-        val message = withTimeoutOrNull(timeoutMs) { answer.await() }
-        if (message == null) {
-            pending.remove(id)
-            throw TimeoutException("toolwire testing: $method got no answer within $timeoutMs ms")
-        }
-        (message["error"] as? JsonObject)?.let { throw McpError.from(it) }
-        return message["result"] as? JsonObject ?: JsonObject(emptyMap())
-    }
-
-    /**
-     * A request that may answer input-required (2026-07-28): the questions are answered by the
-     * callbacks and the request sent again with the answers, until it completes.
-     */
-    private suspend fun rounds(method: String, first: JsonObject): JsonObject {
-        var params = first
-        repeat(MAX_ROUNDS) {
-            val result = request(method, params)
-            if ((result["resultType"] as? JsonPrimitive)?.content != "input_required") return result
-            val answers = buildJsonObject {
-                for ((key, question) in result["inputRequests"] as? JsonObject ?: JsonObject(emptyMap())) {
-                    val asked = question.jsonObject
-                    put(key, answer(asked["method"]!!.jsonPrimitive.content, asked["params"] as? JsonObject ?: JsonObject(emptyMap())))
-                }
-            }
-            val next = LinkedHashMap<String, JsonElement>(params)
-            next["inputResponses"] = answers
-            val state = result["requestState"]
-            if (state != null) next["requestState"] = state else next.remove("requestState")
-            params = JsonObject(next)
-        }
-        throw McpError(-32603, "$method still asked for input after $MAX_ROUNDS rounds")
-    }
-
-    private suspend fun list(method: String, key: String): List<JsonObject> {
-        val items = ArrayList<JsonObject>()
-        var params = JsonObject(emptyMap())
-        while (true) {
-            val page = request(method, params)
-            (page[key] as? JsonArray)?.forEach { items += it.jsonObject }
-            val cursor = page["nextCursor"]
-            if (cursor == null || cursor is JsonNull || (cursor as? JsonPrimitive)?.content.isNullOrEmpty()) return items
-            params = buildJsonObject { put("cursor", cursor) }
-        }
-    }
+    suspend fun request(method: String, params: JsonObject = JsonObject(emptyMap())): JsonObject =
+        thrownAsMcp { native.request(method, params.toString()) }.toObject()
 
     /** Every tool, all pages. */
-    suspend fun listTools(): List<JsonObject> = list("tools/list", "tools")
+    suspend fun listTools(): List<JsonObject> = thrownAsMcp { native.listTools() }.toObjects()
 
     /**
      * The tool's `CallToolResult` (an `isError` one too). [onProgress] receives the call's
@@ -377,76 +178,35 @@ class TestClient private constructor(
         name: String,
         arguments: JsonObject = JsonObject(emptyMap()),
         onProgress: ProgressListener? = null,
-    ): JsonObject {
-        val params = buildJsonObject {
-            put("name", JsonPrimitive(name))
-            put("arguments", arguments)
-        }
-        return progressing("tools/call", params, onProgress)
-    }
-
-    /** [rounds], with a `progressToken` whose notifications go to [onProgress] when one is given. */
-    private suspend fun progressing(method: String, params: JsonObject, onProgress: ProgressListener?): JsonObject {
-        if (onProgress == null) return rounds(method, params)
-        val token = "progress-${nextId.getAndIncrement()}"
-        val fields = LinkedHashMap<String, JsonElement>(params)
-        fields["_meta"] = buildJsonObject {
-            (params["_meta"] as? JsonObject)?.forEach { (key, value) -> put(key, value) }
-            put("progressToken", JsonPrimitive(token))
-        }
-        progress[token] = onProgress
-        try {
-            return rounds(method, JsonObject(fields))
-        } finally {
-            progress.remove(token)
-        }
-    }
+    ): JsonObject = thrownAsMcp { native.callTool(name, arguments.toString(), onProgress?.let(::Heard)) }.toObject()
 
     /** [callTool] with the arguments as JSON text of an object. */
     suspend fun callTool(name: String, argumentsJson: String, onProgress: ProgressListener? = null): JsonObject =
         callTool(name, Json.parseToJsonElement(argumentsJson).jsonObject, onProgress)
 
     /** Every resource, all pages. */
-    suspend fun listResources(): List<JsonObject> = list("resources/list", "resources")
+    suspend fun listResources(): List<JsonObject> = thrownAsMcp { native.listResources() }.toObjects()
 
     /** Every resource template, all pages. */
-    suspend fun listResourceTemplates(): List<JsonObject> = list("resources/templates/list", "resourceTemplates")
+    suspend fun listResourceTemplates(): List<JsonObject> = thrownAsMcp { native.listResourceTemplates() }.toObjects()
 
     /** The `ReadResourceResult` (`contents`); [onProgress] receives the read's progress notifications. */
     suspend fun readResource(uri: String, onProgress: ProgressListener? = null): JsonObject =
-        progressing("resources/read", buildJsonObject { put("uri", JsonPrimitive(uri)) }, onProgress)
+        thrownAsMcp { native.readResource(uri, onProgress?.let(::Heard)) }.toObject()
 
     /** Every prompt, all pages. */
-    suspend fun listPrompts(): List<JsonObject> = list("prompts/list", "prompts")
+    suspend fun listPrompts(): List<JsonObject> = thrownAsMcp { native.listPrompts() }.toObjects()
 
     /** The `GetPromptResult` (`messages`); [onProgress] receives the prompt's progress notifications. */
     suspend fun getPrompt(name: String, arguments: Map<String, String> = emptyMap(), onProgress: ProgressListener? = null): JsonObject =
-        progressing(
-            "prompts/get",
-            buildJsonObject {
-                put("name", JsonPrimitive(name))
-                put("arguments", JsonObject(arguments.mapValues { JsonPrimitive(it.value) }))
-            },
-            onProgress,
-        )
+        thrownAsMcp { native.getPrompt(name, arguments, onProgress?.let(::Heard)) }.toObject()
 
     /**
      * The `completion` of `completion/complete` (`values`, `hasMore`, `total`): [ref] is
      * [promptRef] or [templateRef], [context] the other arguments given so far.
      */
-    suspend fun complete(ref: JsonObject, argument: String, value: String, context: Map<String, String>? = null): JsonObject {
-        val params = buildJsonObject {
-            put("ref", ref)
-            put("argument", buildJsonObject {
-                put("name", JsonPrimitive(argument))
-                put("value", JsonPrimitive(value))
-            })
-            if (context != null) {
-                put("context", buildJsonObject { put("arguments", JsonObject(context.mapValues { JsonPrimitive(it.value) })) })
-            }
-        }
-        return request("completion/complete", params)["completion"] as? JsonObject ?: JsonObject(emptyMap())
-    }
+    suspend fun complete(ref: JsonObject, argument: String, value: String, context: Map<String, String>? = null): JsonObject =
+        thrownAsMcp { native.complete(ref.toString(), argument, value, context) }.toObject()
 
     /** `{"type": "ref/prompt", "name": …}` for [complete]. */
     fun promptRef(name: String) = buildJsonObject {
@@ -471,3 +231,46 @@ suspend fun Server.testClient(
     clientInfo: JsonObject? = null,
     timeoutMs: Long = 30_000,
 ): TestClient = TestClient.connect(this, protocolVersion, elicitation, sampling, roots, capabilities, clientInfo, timeoutMs)
+
+// --- conversions
+
+/** [block], core's JSON-RPC error thrown as [McpError] and its "no answer in time" as [TimeoutException]. */
+private inline fun <T> thrownAsMcp(block: () -> T): T = try {
+    block()
+} catch (e: ToolwireException.Rpc) {
+    throw McpError(e.code, e.detail, e.dataJson?.let(Json::parseToJsonElement))
+} catch (e: ToolwireException.Timeout) {
+    throw TimeoutException("toolwire testing: ${e.detail}")
+}
+
+/** A result: the spec's object (`{}` for a `null` one, as a missing `completion`). */
+private fun String.toObject(): JsonObject = Json.parseToJsonElement(this) as? JsonObject ?: JsonObject(emptyMap())
+
+private fun String.toObjects(): List<JsonObject> = Json.parseToJsonElement(this).jsonArray.map { it.jsonObject }
+
+/** The callbacks given to [TestClient.connect], as core asks them (only for what they declared). */
+private class Callbacks(private val elicitation: Answer?, private val sampling: Answer?) : ClientAnswerer {
+    override suspend fun answer(method: String, paramsJson: String): String {
+        val callback = when (method) {
+            "elicitation/create" -> elicitation
+            "sampling/createMessage" -> sampling
+            else -> null
+        } ?: throw ToolwireException.Rpc(-32601, "Method not found: $method", null)
+        val params = Json.parseToJsonElement(paramsJson) as? JsonObject ?: JsonObject(emptyMap())
+        return try {
+            callback(params).toString()
+        } catch (e: McpError) {
+            throw ToolwireException.Rpc(e.code, e.message, e.data?.toString())
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Exception) {
+            // Core answers -32603 "the test client's callback failed: …": no call waits for ever.
+            throw ToolwireException.Handler(e.message ?: e.javaClass.simpleName)
+        }
+    }
+}
+
+/** A [ProgressListener] as core calls it. */
+private class Heard(private val listener: ProgressListener) : ClientProgress {
+    override fun heard(progress: Double, total: Double?, message: String?) = listener(progress, total, message)
+}
