@@ -438,13 +438,7 @@ impl Client {
         arguments: Value,
         progress: Option<Progress>,
     ) -> Result<Value, Error> {
-        let arguments = if arguments.is_null() {
-            json!({})
-        } else {
-            arguments
-        };
-        let params = json!({"name": name, "arguments": arguments});
-        self.request_answering_input("tools/call", params, progress)
+        self.request_answering_input("tools/call", named(name, arguments), progress)
             .await
     }
 
@@ -481,13 +475,7 @@ impl Client {
         arguments: Value,
         progress: Option<Progress>,
     ) -> Result<Value, Error> {
-        let arguments = if arguments.is_null() {
-            json!({})
-        } else {
-            arguments
-        };
-        let params = json!({"name": name, "arguments": arguments});
-        self.request_answering_input("prompts/get", params, progress)
+        self.request_answering_input("prompts/get", named(name, arguments), progress)
             .await
     }
 
@@ -536,6 +524,16 @@ impl Drop for Client {
             self.link.session().close();
         }
     }
+}
+
+/// `{name, arguments}` of a tool call or prompt (no arguments: `{}`).
+fn named(name: &str, arguments: Value) -> Value {
+    let arguments = if arguments.is_null() {
+        json!({})
+    } else {
+        arguments
+    };
+    json!({"name": name, "arguments": arguments})
 }
 
 /// A request sent and not answered yet: given up on (timed out, dropped), the server is told.
