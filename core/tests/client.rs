@@ -69,6 +69,8 @@ fn server() -> Server {
         .tool(
             Tool::new("forever"),
             |ctx: Context, _args: Value| async move {
+                // The engine drops a cancelled call's future: the guard says it ended.
+                let _ended = EndedGuard;
                 ctx.cancelled().await;
                 Err::<ToolOutput, _>(ToolError::new("cancelled"))
             },
@@ -78,6 +80,15 @@ fn server() -> Server {
 }
 
 static GATE: Notify = Notify::const_new();
+static FOREVER_CANCELLED: Notify = Notify::const_new();
+
+struct EndedGuard;
+
+impl Drop for EndedGuard {
+    fn drop(&mut self) {
+        FOREVER_CANCELLED.notify_one();
+    }
+}
 
 fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or("")
@@ -269,7 +280,10 @@ async fn no_answer_in_time_is_no_answer_and_cancels_the_call() {
         Err(Error::NoAnswer { method, .. }) => assert_eq!(method, "tools/call"),
         other => panic!("expected no answer, got {other:?}"),
     }
-    // The server was told: the call ended, so close does not wait for a drain deadline.
+    // The server was told: the tool sees its call cancelled.
+    tokio::time::timeout(Duration::from_secs(10), FOREVER_CANCELLED.notified())
+        .await
+        .expect("the server cancelled the call the client gave up on");
     client.close().await;
 }
 
@@ -294,5 +308,38 @@ async fn a_failed_handshake_is_the_connects_error() {
     match Client::over(session, outbound, ClientOptions::default(), None).await {
         Err(Error::Rpc(error)) => assert_eq!(error.code.0, -32000, "{error}"),
         other => panic!("expected the handshake to fail, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_progress_callback_that_panics_stops_nothing() {
+    let client = Client::connect(&server(), ClientOptions::default(), None)
+        .await
+        .unwrap();
+    let progress: Progress = Arc::new(|_params: &Value| panic!("a callback's own bug"));
+    let answer = client
+        .call_tool("count", json!({}), Some(progress))
+        .await
+        .unwrap();
+    assert_eq!(text(&answer), "counted");
+    let echoed = client
+        .call_tool("echo", json!({"text": "still"}), None)
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "still");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn options_a_client_cannot_have_are_refused() {
+    let mut not_an_object = ClientOptions::default();
+    not_an_object.capabilities = json!(["sampling"]);
+    let mut no_rounds = ClientOptions::default();
+    no_rounds.max_input_rounds = 0;
+    for options in [not_an_object, no_rounds] {
+        match Client::connect(&server(), options, None).await {
+            Err(Error::InvalidArgument(message)) => assert!(!message.is_empty()),
+            other => panic!("expected the options to be refused, got {other:?}"),
+        }
     }
 }

@@ -34,6 +34,10 @@ impl Wire for ServeWire {
         Some(String::from_utf8_lossy(&frame).into_owned())
     }
 
+    fn abort(self) {
+        self.serve.abort();
+    }
+
     async fn finish(mut self) -> Result<Vec<String>, String> {
         drop(self.tx);
         let mut rest = Vec::new();

@@ -2,15 +2,15 @@
 //! reader of the session's outbound frames, and the answers to the server's own requests.
 
 use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{Answerer, Progress};
-use crate::Session;
-use crate::dispatch::Outbound;
+use crate::dispatch::{Outbound, Session};
 use crate::wire::{ErrorCode, ErrorObject};
 
 /// The notifications a client keeps (the oldest go first past it): a client that runs for
@@ -58,6 +58,32 @@ impl Answers {
     }
 }
 
+/// Work for the task that calls the progress callbacks, in the order it was queued.
+pub(super) enum Heard {
+    /// A progress notification's params, for its request's callback.
+    Progress(Progress, Value),
+    /// Answered once everything queued before it has run.
+    Flushed(oneshot::Sender<()>),
+}
+
+/// Calls the progress callbacks, off the reader: a callback that takes long (or blocks) never
+/// keeps the client from reading its answers. One that panics is reported, and the rest run.
+pub(super) async fn hear(mut heard: mpsc::UnboundedReceiver<Heard>) {
+    while let Some(job) = heard.recv().await {
+        match job {
+            Heard::Progress(progress, params) => {
+                let called = std::panic::catch_unwind(AssertUnwindSafe(|| progress(&params)));
+                if called.is_err() {
+                    tracing::warn!("a progress callback of the client panicked");
+                }
+            }
+            Heard::Flushed(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
 /// The client's half of one session: what it sent and waits for, what it was told.
 pub(super) struct Link {
     session: Session,
@@ -68,10 +94,15 @@ pub(super) struct Link {
     /// Set when the outbound stream ended: nothing more will be answered.
     ended: AtomicBool,
     pub(super) answers: Answers,
+    heard: mpsc::UnboundedSender<Heard>,
 }
 
 impl Link {
-    pub(super) fn new(session: Session, answers: Answers) -> Arc<Self> {
+    pub(super) fn new(
+        session: Session,
+        answers: Answers,
+        heard: mpsc::UnboundedSender<Heard>,
+    ) -> Arc<Self> {
         Arc::new(Link {
             session,
             next_id: AtomicU64::new(1),
@@ -80,6 +111,7 @@ impl Link {
             notifications: Mutex::new(VecDeque::new()),
             ended: AtomicBool::new(false),
             answers,
+            heard,
         })
     }
 
@@ -125,9 +157,20 @@ impl Link {
         lock(&self.notifications).iter().cloned().collect()
     }
 
+    /// Returns once the progress callbacks heard so far have run: a request's result comes
+    /// after its progress.
+    pub(super) async fn progress_heard(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.heard.send(Heard::Flushed(done)).is_ok() {
+            let _ = flushed.await;
+        }
+    }
+
     /// Reads the session's outbound frames until the stream ends, then fails whoever still
     /// waits.
     pub(super) async fn read(self: Arc<Self>, mut outbound: Outbound) {
+        // Whoever waits is failed however the reading ends (a panic in it too).
+        let _ending = EndOnDrop(self.clone());
         while let Some(frame) = outbound.recv().await {
             match serde_json::from_str::<Value>(&frame) {
                 // A batch answer: each member on its own.
@@ -136,7 +179,6 @@ impl Link {
                 Err(err) => tracing::warn!(%err, "the server sent a frame that is not JSON"),
             }
         }
-        self.end();
     }
 
     fn take(self: &Arc<Self>, message: Value) {
@@ -194,7 +236,8 @@ impl Link {
             })
             .flatten();
         let notification = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        let heard = progress.map(|progress| (progress, notification["params"].clone()));
+        let heard =
+            progress.map(|progress| Heard::Progress(progress, notification["params"].clone()));
         // Kept first: a progress callback that reads the notifications sees its own.
         {
             let mut kept = lock(&self.notifications);
@@ -203,8 +246,8 @@ impl Link {
             }
             kept.push_back(notification);
         }
-        if let Some((progress, params)) = heard {
-            progress(&params);
+        if let Some(heard) = heard {
+            let _ = self.heard.send(heard);
         }
     }
 
@@ -217,6 +260,14 @@ impl Link {
         for waiter in waiting {
             let _ = waiter.send(Err(closed_error()));
         }
+    }
+}
+
+struct EndOnDrop(Arc<Link>);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.0.end();
     }
 }
 
@@ -242,6 +293,7 @@ mod tests {
     async fn the_oldest_notifications_go_first_past_the_bound() {
         let server = Server::builder("t", "1").build().expect("a server");
         let (session, _outbound) = server.session().expect("a runtime");
+        let (heard, _hear) = mpsc::unbounded_channel();
         let link = Link::new(
             session,
             Answers {
@@ -250,6 +302,7 @@ mod tests {
                 sampling: false,
                 roots: None,
             },
+            heard,
         );
         for n in 0..NOTIFICATIONS_KEPT + 5 {
             link.notified("notifications/message".into(), json!({"n": n}));

@@ -19,14 +19,16 @@
 mod link;
 pub mod vectors;
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
+use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
 
-use self::link::{Answers, Link, closed_error};
+use self::link::{Answers, Link, closed_error, hear};
 use crate::dispatch::{Outbound, Server, Session};
 use crate::error::Error;
 use crate::protocol::ProtocolVersion;
@@ -98,12 +100,25 @@ impl Default for ClientOptions {
 }
 
 impl ClientOptions {
+    /// What a client cannot be made with.
+    fn check(&self) -> Result<(), Error> {
+        if !self.capabilities.is_object() {
+            return Err(Error::InvalidArgument(format!(
+                "the client's capabilities must be an object, not {}",
+                self.capabilities
+            )));
+        }
+        if self.max_input_rounds == 0 {
+            return Err(Error::InvalidArgument(
+                "max_input_rounds must be at least 1: a request needs one round to be sent".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The capabilities sent: `capabilities`, plus each answer given, unless already there.
     fn declared(&self) -> Value {
-        let mut declared = match &self.capabilities {
-            Value::Object(map) => map.clone(),
-            _ => Map::new(),
-        };
+        let mut declared = self.capabilities.as_object().cloned().unwrap_or_default();
         if self.elicitation {
             declared
                 .entry("elicitation")
@@ -164,6 +179,12 @@ impl Client {
         options: ClientOptions,
         answerer: Option<Arc<dyn Answerer>>,
     ) -> Result<Client, Error> {
+        if let Err(err) = options.check() {
+            session.close();
+            return Err(err);
+        }
+        let (heard, to_hear) = mpsc::unbounded_channel();
+        tokio::spawn(hear(to_hear));
         let link = Link::new(
             session,
             Answers {
@@ -172,6 +193,7 @@ impl Client {
                 sampling: options.sampling,
                 roots: options.roots.clone(),
             },
+            heard,
         );
         let reader = tokio::spawn(link.clone().read(outbound));
         let modern = ProtocolVersion::parse(&options.protocol_version)
@@ -285,6 +307,8 @@ impl Client {
         let mut waiting = Waiting {
             link: &self.link,
             id,
+            // The spec forbids cancelling `initialize`.
+            cancellable: method != "initialize",
         };
         self.link.send(&message);
         let answer = match tokio::time::timeout(timeout, answer).await {
@@ -372,7 +396,11 @@ impl Client {
             }
         });
         let answer = self.rounds(method, params).await;
-        drop(watching);
+        if let Some(watching) = watching {
+            // The result comes after the progress heard before it.
+            self.link.progress_heard().await;
+            drop(watching);
+        }
         answer
     }
 
@@ -412,6 +440,7 @@ impl Client {
     pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, Error> {
         let mut items = Vec::new();
         let mut params = json!({});
+        let mut cursors = HashSet::new();
         loop {
             let mut page = self.request(method, params).await?;
             if let Some(Value::Array(found)) = page.get_mut(key).map(Value::take) {
@@ -419,6 +448,12 @@ impl Client {
             }
             match page.get("nextCursor") {
                 Some(Value::String(cursor)) if !cursor.is_empty() => {
+                    // A cursor given twice would page for ever.
+                    if !cursors.insert(cursor.clone()) {
+                        return Err(Error::Rpc(ErrorObject::internal(format!(
+                            "{method}: the server gave the cursor {cursor:?} twice"
+                        ))));
+                    }
                     params = json!({"cursor": cursor});
                 }
                 _ => return Ok(items),
@@ -504,9 +539,10 @@ impl Client {
     /// answered meanwhile), every answer is read, then requests still waiting fail with the
     /// closed error (-32000). Closing twice is harmless.
     pub async fn close(&self) {
+        // Held until the reader has ended: a second close waits for the first.
+        let mut reader = self.reader.lock().await;
         self.link.session().shutdown().await;
-        let reader = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(reader) = reader {
+        if let Some(reader) = reader.take() {
             let _ = reader.await;
         }
     }
@@ -515,12 +551,7 @@ impl Client {
 impl Drop for Client {
     /// A client dropped unclosed ends its session at once (its calls cancelled).
     fn drop(&mut self) {
-        let open = self
-            .reader
-            .get_mut()
-            .map(|reader| reader.is_some())
-            .unwrap_or(true);
-        if open {
+        if self.reader.get_mut().is_some() {
             self.link.session().close();
         }
     }
@@ -540,6 +571,7 @@ fn named(name: &str, arguments: Value) -> Value {
 struct Waiting<'a> {
     link: &'a Arc<Link>,
     id: u64,
+    cancellable: bool,
 }
 
 impl Waiting<'_> {
@@ -550,7 +582,7 @@ impl Waiting<'_> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        if self.id != 0 && self.link.forget(self.id) {
+        if self.id != 0 && self.link.forget(self.id) && self.cancellable {
             self.link.send(&json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",

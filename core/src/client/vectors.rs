@@ -24,6 +24,8 @@ pub trait Wire {
     async fn recv(&mut self) -> Option<String>;
     /// Ends the input (EOF), lets the server drain, and returns what else it sent.
     async fn finish(self) -> Result<Vec<String>, String>;
+    /// Ends the server's side at once after a failed step: no call it started keeps running.
+    fn abort(self);
 }
 
 /// A server's session as the replayer's wire: the bring-your-own-transport entry point every
@@ -49,6 +51,10 @@ impl Wire for SessionWire {
         self.outbound.recv().await
     }
 
+    fn abort(self) {
+        self.session.close();
+    }
+
     async fn finish(mut self) -> Result<Vec<String>, String> {
         self.session.shutdown().await;
         let mut rest = Vec::new();
@@ -62,6 +68,18 @@ impl Wire for SessionWire {
 /// Replays one case (an element of a vector file's `cases`) over `wire`; the error says which
 /// step failed and how. The server must be the one the case names (`server`, `options`).
 pub async fn replay<W: Wire>(mut wire: W, case: &Value) -> Result<(), String> {
+    if let Err(failure) = run_steps(&mut wire, case).await {
+        wire.abort();
+        return Err(failure);
+    }
+    let rest = wire.finish().await?;
+    if !rest.is_empty() {
+        return Err(format!("unexpected frames after the last step: {rest:?}"));
+    }
+    Ok(())
+}
+
+async fn run_steps<W: Wire>(wire: &mut W, case: &Value) -> Result<(), String> {
     let mut captured = Captured::default();
     if let Some(version) = case.get("initialize").and_then(Value::as_str) {
         let capabilities = case
@@ -69,19 +87,19 @@ pub async fn replay<W: Wire>(mut wire: W, case: &Value) -> Result<(), String> {
             .cloned()
             .unwrap_or_else(|| json!({}));
         send(
-            &mut wire,
+            wire,
             &json!({
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {"protocolVersion": version, "capabilities": capabilities,
                            "clientInfo": {"name": "vector-runner", "version": "1.0"}}
             }),
         );
-        let answer = next(&mut wire).await?;
+        let answer = next(wire).await?;
         if answer["result"]["protocolVersion"] != version {
             return Err(format!("initialize answered {answer}"));
         }
         send(
-            &mut wire,
+            wire,
             &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         );
     }
@@ -92,13 +110,7 @@ pub async fn replay<W: Wire>(mut wire: W, case: &Value) -> Result<(), String> {
     for (index, step) in steps.iter().enumerate() {
         let at = |what: String| format!("step {index}: {what}");
         let step = captured.resolve(step).map_err(at)?;
-        run_step(&mut wire, &step, &mut captured)
-            .await
-            .map_err(at)?;
-    }
-    let rest = wire.finish().await?;
-    if !rest.is_empty() {
-        return Err(format!("unexpected frames after the last step: {rest:?}"));
+        run_step(wire, &step, &mut captured).await.map_err(at)?;
     }
     Ok(())
 }
@@ -224,25 +236,25 @@ pub fn matches(pattern: &Value, actual: &Value) -> bool {
     }
 }
 
-/// Whether `actual` matches `patterns` in some order, each pattern used once.
+/// Whether `actual` matches `patterns` in some order, each pattern used once (every pairing
+/// tried: a loose pattern such as `"$any"` never takes the item a stricter one needed).
 pub fn matches_unordered(patterns: &[Value], actual: &[Value]) -> bool {
-    if patterns.len() != actual.len() {
-        return false;
-    }
-    let mut used = vec![false; actual.len()];
-    patterns.iter().all(|pattern| {
-        let found = actual
-            .iter()
-            .enumerate()
-            .position(|(i, item)| !used[i] && matches(pattern, item));
-        match found {
-            Some(i) => {
+    fn pair(patterns: &[Value], actual: &[Value], used: &mut [bool]) -> bool {
+        let Some((pattern, rest)) = patterns.split_first() else {
+            return true;
+        };
+        for i in 0..actual.len() {
+            if !used[i] && matches(pattern, &actual[i]) {
                 used[i] = true;
-                true
+                if pair(rest, actual, used) {
+                    return true;
+                }
+                used[i] = false;
             }
-            None => false,
         }
-    })
+        false
+    }
+    patterns.len() == actual.len() && pair(patterns, actual, &mut vec![false; actual.len()])
 }
 
 /// Strings a case captured in an expectation (`"$capture:NAME"`, e.g. a task id) and uses in
@@ -364,6 +376,11 @@ mod tests {
         assert!(!matches_unordered(
             &[json!(1), json!(1)],
             &[json!(1), json!(2)]
+        ));
+        // The loose pattern first must not take the item the strict one needs.
+        assert!(matches_unordered(
+            &[json!("$any"), json!(1)],
+            &[json!(1), json!("x")]
         ));
         assert!(hex_bytes("0g").is_err() && hex_bytes("abc").is_err());
         assert_eq!(hex_bytes("ff00"), Ok(vec![255, 0]));
