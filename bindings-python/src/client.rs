@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
 use tokio::sync::oneshot;
@@ -173,16 +173,30 @@ impl ClientReply {
     }
 }
 
+/// Where a client is. Closing drops core's client (and with it the host's `ask`, which refers
+/// back to the Python `TestClient`): nothing keeps a closed client alive.
+enum Slot {
+    Connecting,
+    Open(Arc<Client>),
+    /// Closed, with what was received (still readable after the block).
+    Closed(Vec<Value>),
+}
+
 /// Core's client, driven from `toolwire.testing`. Every method returns at once; its outcome is
 /// delivered to its `done` later (see the module's documentation).
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeClient {
-    client: Arc<Mutex<Option<Arc<Client>>>>,
+    slot: Arc<Mutex<Slot>>,
     deliveries: Deliveries,
 }
 
+fn lock_slot(slot: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
+    slot.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl NativeClient {
-    /// Connects over `session`; `done` gets `"ok"` with the handshake's answer.
+    /// Connects over `session`; `done` gets `"ok"` with `{serverInfo, server, modern,
+    /// capabilities}`: the handshake's answer and what core read from it.
     pub(crate) fn connect(
         session: Session,
         outbound: toolwire::Outbound,
@@ -196,30 +210,45 @@ impl NativeClient {
             deliveries: deliveries.clone(),
             ask: Arc::new(ask),
         });
-        let slot = Arc::new(Mutex::new(None));
+        let slot = Arc::new(Mutex::new(Slot::Connecting));
         let (filled, to_deliver) = (slot.clone(), deliveries.clone());
         runtime().spawn(async move {
-            let outcome = Client::over(session, outbound, options, Some(answerer))
-                .await
-                .map(|client| {
-                    let info = client.server_info().clone();
-                    *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(client));
-                    info
-                });
-            to_deliver.outcome(done, outcome);
+            let client = match Client::over(session, outbound, options, Some(answerer)).await {
+                Ok(client) => Arc::new(client),
+                Err(err) => return to_deliver.outcome(done, Err(err)),
+            };
+            let connected = json!({
+                "serverInfo": client.server_info(),
+                "server": client.server(),
+                "modern": client.is_modern(),
+                "capabilities": client.capabilities(),
+            });
+            let closed_meanwhile = {
+                let mut slot = lock_slot(&filled);
+                match *slot {
+                    Slot::Connecting => {
+                        *slot = Slot::Open(client.clone());
+                        false
+                    }
+                    _ => true,
+                }
+            };
+            if closed_meanwhile {
+                // `close` came first: this client ends here.
+                client.close().await;
+                return to_deliver.outcome(done, Err(Error::Closed));
+            }
+            to_deliver.outcome(done, Ok(connected));
         });
-        Ok(NativeClient {
-            client: slot,
-            deliveries,
-        })
+        Ok(NativeClient { slot, deliveries })
     }
 
     fn client(&self) -> PyResult<Arc<Client>> {
-        self.client
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .ok_or_else(|| PyRuntimeError::new_err("the client is not connected"))
+        match &*lock_slot(&self.slot) {
+            Slot::Open(client) => Ok(client.clone()),
+            Slot::Connecting => Err(PyRuntimeError::new_err("the client is not connected yet")),
+            Slot::Closed(_) => Err(PyRuntimeError::new_err("the client is closed")),
+        }
     }
 
     /// Runs `work` on the engine's runtime and delivers its outcome to `done`.
@@ -289,29 +318,56 @@ impl NativeClient {
         })
     }
 
-    /// Ends the session (calls in flight finish first); `done` gets `"ok"` with `null` after.
+    /// `completion/complete`'s `completion` (`reference` and `context` as JSON text).
+    #[pyo3(signature = (reference, argument, value, context, done))]
+    fn complete(
+        &self,
+        reference: &str,
+        argument: String,
+        value: String,
+        context: Option<&str>,
+        done: Py<PyAny>,
+    ) -> PyResult<()> {
+        let reference = json_arg(reference, "the reference")?;
+        let context = context.map(|c| json_arg(c, "the context")).transpose()?;
+        self.spawn(done, move |client| async move {
+            client.complete(reference, &argument, &value, context).await
+        })
+    }
+
+    /// Ends the session (calls in flight finish first) and lets core's client go; `done` gets
+    /// `"ok"` with `null` after. A connect still under way ends when it completes.
     fn close(&self, done: Py<PyAny>) {
         let deliveries = self.deliveries.clone();
-        let Ok(client) = self.client() else {
+        let open = {
+            let mut slot = lock_slot(&self.slot);
+            match std::mem::replace(&mut *slot, Slot::Closed(Vec::new())) {
+                Slot::Open(client) => Some(client),
+                Slot::Closed(kept) => {
+                    *slot = Slot::Closed(kept);
+                    None
+                }
+                Slot::Connecting => None,
+            }
+        };
+        let Some(client) = open else {
             return deliveries.outcome(done, Ok(Value::Null));
         };
+        let slot = self.slot.clone();
         runtime().spawn(async move {
             client.close().await;
+            *lock_slot(&slot) = Slot::Closed(client.notifications());
+            drop(client);
             deliveries.outcome(done, Ok(Value::Null));
         });
     }
 
-    /// The notifications received so far, as a JSON array.
+    /// The notifications received so far, as a JSON array (after close: all it received).
     fn notifications(&self) -> String {
-        self.client()
-            .map(|client| Value::Array(client.notifications()).to_string())
-            .unwrap_or_else(|_| "[]".to_owned())
-    }
-
-    /// The capabilities it declared, as JSON.
-    fn capabilities(&self) -> String {
-        self.client()
-            .map(|client| client.capabilities().to_string())
-            .unwrap_or_else(|_| "{}".to_owned())
+        match &*lock_slot(&self.slot) {
+            Slot::Open(client) => Value::Array(client.notifications()).to_string(),
+            Slot::Closed(kept) => Value::Array(kept.clone()).to_string(),
+            Slot::Connecting => "[]".to_owned(),
+        }
     }
 }

@@ -25,7 +25,6 @@ from ._server import Server
 
 __all__ = ["McpError", "TestClient", "connect", "replay_vector"]
 
-MODERN = "2026-07-28"
 
 Answer = Callable[[dict[str, Any]], Union[dict[str, Any], Awaitable[dict[str, Any]]]]
 Progress = Callable[[float, Optional[float], Optional[str]], Any]
@@ -131,21 +130,15 @@ class TestClient:
         self.capabilities: dict[str, Any] = {}
         #: The `initialize` (or, in 2026-07-28, `server/discover`) result.
         self.server_info: dict[str, Any] = {}
-
-    @property
-    def modern(self) -> bool:
-        return self.protocol_version == MODERN
-
-    @property
-    def server(self) -> dict[str, Any]:
-        """The server's `{name, version, ...}`, from either era's answer."""
-        meta = self.server_info.get("_meta") or {}
-        return self.server_info.get("serverInfo") or meta.get("io.modelcontextprotocol/serverInfo") or {}
+        #: The server's `{name, version, ...}`, from either era's answer.
+        self.server: dict[str, Any] = {}
+        #: Whether it speaks 2026-07-28 (no session handshake; `_meta` on every request).
+        self.modern = False
 
     @property
     def notifications(self) -> list[dict[str, Any]]:
         """Notifications received so far (progress ones included), in order."""
-        return json.loads(self._client().notifications()) if self._native is not None else []
+        return json.loads(self._native.notifications()) if self._native is not None else []
 
     # --- core's client, its outcomes handed to this loop
 
@@ -179,8 +172,11 @@ class TestClient:
         loop, self._bridge = self._server._bind_loop()
         future, done = self._outcome()
         self._native = self._server._native.client(self._bridge, json.dumps(self._options), self._asked, done)
-        self.server_info = await future
-        self.capabilities = json.loads(self._native.capabilities())
+        connected = await future
+        self.server_info = connected["serverInfo"]
+        self.server = connected["server"]
+        self.modern = connected["modern"]
+        self.capabilities = connected["capabilities"]
 
     async def _close(self) -> None:
         # Calls in flight finish and their answers are read first (core's close).
@@ -300,7 +296,13 @@ class TestClient:
         """The `GetPromptResult` (`messages`)."""
         return await self._rounds("prompts/get", {"name": name, "arguments": arguments or {}})
 
-    async def complete(self, ref: dict[str, Any], argument: str, value: str) -> dict[str, Any]:
-        """The `completion` of `completion/complete` (`values`, `hasMore`, `total`)."""
-        params = {"ref": ref, "argument": {"name": argument, "value": value}}
-        return (await self.request("completion/complete", params))["completion"]
+    async def complete(
+        self, ref: dict[str, Any], argument: str, value: str, context: Optional[dict[str, str]] = None
+    ) -> dict[str, Any]:
+        """The `completion` of `completion/complete` (`values`, `hasMore`, `total`); `context`
+        the other arguments given so far."""
+        future, done = self._outcome()
+        context_text = None if context is None else json.dumps(context)
+        self._client().complete(json.dumps(ref), argument, value, context_text, done)
+        completion: dict[str, Any] = await future
+        return completion
