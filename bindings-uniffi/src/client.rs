@@ -15,10 +15,11 @@ use std::time::Duration;
 use serde_json::Value;
 use toolwire::client::{self as core_client, Answerer, Progress};
 use toolwire::host::json_text;
-use toolwire::{ErrorCode, ErrorObject, Session};
+use toolwire::{ErrorCode, ErrorObject};
 
+use crate::connection::new_session;
 use crate::errors::{ToolwireError, invalid_json};
-use crate::runtime::{on_runtime, runtime};
+use crate::runtime::{on_runtime, on_runtime_abortable};
 
 /// How a [`Client`] presents itself and what it answers; every field has core's default.
 #[derive(Clone, Debug, Default, uniffi::Record)]
@@ -194,8 +195,7 @@ impl Client {
         answerer: Option<Arc<dyn ClientAnswerer>>,
     ) -> Result<Arc<Self>, ToolwireError> {
         let options = options.into_core()?;
-        // Made as `Connection::new` makes its session, so handlers run as they do for `connect()`.
-        let (session, outbound) = Session::with_runtime(server, runtime().handle().clone());
+        let (session, outbound) = new_session(server);
         let slot = Arc::new(Mutex::new(answerer));
         let answers: Arc<dyn Answerer> = Arc::new(ForeignAnswerer(slot.clone()));
         let client = on_core(async move {
@@ -412,26 +412,15 @@ impl Client {
 }
 
 /// Runs one of core's client futures on the engine's runtime (its timers are tokio's, and
-/// `Client::over` spawns its reader there). Unlike `on_runtime`, the work is aborted when the
-/// caller gives up (a cancelled coroutine or task): core then tells the server the request is
-/// cancelled instead of waiting on for nobody.
+/// `Client::over` spawns its reader there). The work is aborted when the caller gives up (a
+/// cancelled coroutine or task): core then tells the server the request is cancelled instead
+/// of waiting on for nobody.
 async fn on_core<T: Send + 'static>(
     future: impl Future<Output = Result<T, toolwire::Error>> + Send + 'static,
 ) -> Result<T, ToolwireError> {
-    struct AbortOnDrop(tokio::task::AbortHandle);
-    impl Drop for AbortOnDrop {
-        fn drop(&mut self) {
-            self.0.abort();
-        }
-    }
-    let task = runtime().spawn(future);
-    let _abort = AbortOnDrop(task.abort_handle());
-    match task.await {
-        Ok(outcome) => outcome.map_err(ToolwireError::from),
-        Err(err) => Err(ToolwireError::Internal {
-            detail: format!("the client's task failed: {err}"),
-        }),
-    }
+    on_runtime_abortable(future)
+        .await?
+        .map_err(ToolwireError::from)
 }
 
 fn parse(json: &str, what: &str) -> Result<Value, ToolwireError> {

@@ -14,9 +14,16 @@ pub struct Connection {
     outbound: tokio::sync::Mutex<Outbound>,
 }
 
+/// A new session of `server` whose calls run on the engine's runtime: how every session this
+/// binding hands out is made (`connect()`, `Server.client`, `Server.replay_vector`), so a
+/// foreign handler runs the same way in each.
+pub(crate) fn new_session(server: &toolwire::Server) -> (Session, Outbound) {
+    Session::with_runtime(server, runtime().handle().clone())
+}
+
 impl Connection {
     pub(crate) fn new(server: &toolwire::Server) -> Arc<Self> {
-        let (session, outbound) = Session::with_runtime(server, runtime().handle().clone());
+        let (session, outbound) = new_session(server);
         Arc::new(Connection {
             session,
             outbound: tokio::sync::Mutex::new(outbound),

@@ -23,6 +23,7 @@ mod queue;
 mod result;
 mod runtime;
 mod server;
+mod vectors;
 
 pub use catalog::{
     ArgumentCompleter, PromptArgumentDefinition, PromptDefinition, PromptMessageRecord,

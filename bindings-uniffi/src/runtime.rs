@@ -23,10 +23,28 @@ pub(crate) fn init_logs() {
 pub(crate) async fn on_runtime<T: Send + 'static>(
     future: impl Future<Output = T> + Send + 'static,
 ) -> Result<T, crate::ToolwireError> {
-    runtime()
-        .spawn(future)
-        .await
-        .map_err(|err| crate::ToolwireError::Internal {
-            detail: format!("the engine task failed: {err}"),
-        })
+    runtime().spawn(future).await.map_err(task_failed)
+}
+
+/// `on_runtime`, but the work is aborted when the caller gives up (a cancelled coroutine or
+/// task) instead of running on for nobody.
+pub(crate) async fn on_runtime_abortable<T: Send + 'static>(
+    future: impl Future<Output = T> + Send + 'static,
+) -> Result<T, crate::ToolwireError> {
+    struct AbortOnDrop(tokio::task::AbortHandle);
+    impl Drop for AbortOnDrop {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let task = runtime().spawn(future);
+    let _abort = AbortOnDrop(task.abort_handle());
+    task.await.map_err(task_failed)
+}
+
+/// A task that panicked (or was aborted) as the binding's error: no panic crosses the FFI.
+fn task_failed(err: tokio::task::JoinError) -> crate::ToolwireError {
+    crate::ToolwireError::Internal {
+        detail: format!("the engine task failed: {err}"),
+    }
 }

@@ -252,6 +252,15 @@ impl Server {
     ) -> Result<Arc<Client>, ToolwireError> {
         Client::connect(&self.server, options.unwrap_or_default(), answerer).await
     }
+
+    /// Replays one golden wire vector case (`tests/vectors`: frames sent, frames expected;
+    /// `case_json` is its JSON text, so an integer beyond 2^53 stays exact) with core's
+    /// replayer, on a new session like `connect()`'s. Returns why it failed (the step and what
+    /// came instead), or `null`/`nil` when it held; JSON that does not parse is
+    /// `InvalidArgument`. What Kotlin's `dev.toolwire.testing.replayVector` wraps.
+    pub async fn replay_vector(&self, case_json: String) -> Result<Option<String>, ToolwireError> {
+        crate::vectors::replay(&self.server, &case_json).await
+    }
 }
 
 impl Server {
