@@ -95,8 +95,8 @@ pub trait ClientAnswerer: Send + Sync {
 /// Hears the progress notifications of one request.
 #[uniffi::export(with_foreign)]
 pub trait ClientProgress: Send + Sync {
-    /// One notification's `progress`, `total` and `message`. Called on the engine thread that
-    /// reads the session: hand it on and return (the client reads nothing meanwhile).
+    /// One notification's `progress`, `total` and `message`, on an engine thread, in order and
+    /// before the request's result (which waits for it: return promptly).
     fn heard(
         &self,
         progress: f64,

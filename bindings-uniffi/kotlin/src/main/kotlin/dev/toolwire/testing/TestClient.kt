@@ -58,8 +58,9 @@ typealias ProgressListener = (progress: Double, total: Double?, message: String?
  * server asks (elicitation, sampling, roots) go to the callbacks given to [connect], in either
  * era. Results are the JSON objects of the spec; a JSON-RPC error is thrown as [McpError].
  * Thread-safe: its calls may come from any coroutine (`runBlocking` in a JUnit test included).
- * The callbacks run on `Dispatchers.Default`; a [ProgressListener] on the engine's thread that
- * reads the session, so it should return promptly.
+ * The callbacks run on `Dispatchers.Default`; a [ProgressListener] on an engine thread, one
+ * notification after the other and all before the call's result (it should return promptly: the
+ * call's result waits for it).
  */
 class TestClient private constructor(
     private val lifespan: Lifespan,
