@@ -73,8 +73,10 @@ function answerer(elicitation, sampling) {
       reply.ok(JSON.stringify(await callback(JSON.parse(params))))
     } catch (err) {
       // A failing callback is told to the server: no call waits for an answer that never comes.
-      if (err instanceof McpError && Number.isInteger(err.code)) reply.fail(err.code, String(err.error?.message ?? err.message))
-      else reply.fail(-32603, `the test client's callback failed: ${err instanceof Error ? err.message : String(err)}`)
+      if (err instanceof McpError && Number.isInteger(err.code)) {
+        const data = err.data === undefined ? undefined : JSON.stringify(err.data)
+        reply.fail(err.code, String(err.error?.message ?? err.message), data)
+      } else reply.fail(-32603, `the test client's callback failed: ${err instanceof Error ? err.message : String(err)}`)
     }
   }
 }

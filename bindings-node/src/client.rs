@@ -107,13 +107,14 @@ impl ClientReply {
         settle(&self.sender, answer);
     }
 
-    /// Answers with a JSON-RPC error.
+    /// Answers with a JSON-RPC error; `data_json`, its `data` as JSON text, if any.
     #[napi]
-    pub fn fail(&self, code: i32, message: String) {
-        settle(
-            &self.sender,
-            Err(ErrorObject::new(ErrorCode(code), message)),
-        );
+    pub fn fail(&self, code: i32, message: String, data_json: Option<String>) {
+        let mut error = ErrorObject::new(ErrorCode(code), message);
+        if let Some(data) = data_json.and_then(|text| serde_json::from_str(&text).ok()) {
+            error = error.with_data(data);
+        }
+        settle(&self.sender, Err(error));
     }
 }
 

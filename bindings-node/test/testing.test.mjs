@@ -34,7 +34,7 @@ function forecastServer() {
       await ctx.elicit({ message: 'Name?', requestedSchema: { type: 'object' } })
       return 'answered'
     } catch (err) {
-      return `refused: ${err.rpcCode} ${err.message}`
+      return `refused: ${err.rpcCode} ${err.message}` + (err.data === undefined || err.data === null ? '' : ` ${JSON.stringify(err.data)}`)
     }
   })
   server.resource('memo://readme', { name: 'readme', mimeType: 'text/plain' }, () => 'read me')
@@ -91,6 +91,14 @@ test('a question with no callback is refused as the method not being there; a fa
   })
   assert.match((await failing.callTool('ask')).content[0].text, /^refused: -32603 .*callback broke/)
   await failing.close()
+  // An McpError the callback throws reaches the server whole: its code, message and data.
+  const declining = await connect(forecastServer(), {
+    elicitation: () => {
+      throw new McpError({ code: -32042, message: 'not now', data: { retryAfter: 5 } })
+    },
+  })
+  assert.equal((await declining.callTool('ask')).content[0].text, 'refused: -32042 not now {"retryAfter":5}')
+  await declining.close()
 })
 
 test('close waits for calls in flight; afterwards requests are refused', async () => {
