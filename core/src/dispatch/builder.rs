@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::middleware::{Chain, Middleware};
-use super::modern::{CacheScope, Listeners, ModernStamp, Sealer, StateKeys};
+use super::modern::{CacheScope, Listeners, ModernStamp, Sealer, StateKeys, modern_server_info};
 use super::options::ServerOptions;
 use super::server::{Server, ServerInner, share};
 use crate::Error;
@@ -260,7 +260,7 @@ impl ServerBuilder {
             inner.middleware.add(middleware);
         }
         inner.modern_stamp = Arc::new(ModernStamp::new(
-            inner.modern_server_info(),
+            modern_server_info(&inner),
             inner.options.cache_ttl_ms,
             inner.options.cache_scope,
         ));

@@ -5,9 +5,9 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Map, Value, json};
 
+use super::SessionShared;
 use super::responder::Responder;
 use super::session::Negotiated;
-use super::{Session, SessionShared};
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
 use crate::wire::ErrorObject;
 
@@ -79,18 +79,5 @@ pub(super) fn set_log_level(session: &SessionShared, responder: Responder, param
         None => responder.error(ErrorObject::invalid_params(
             "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, emergency",
         )),
-    }
-}
-
-impl Session {
-    /// Marks the session initialized at `version` without a handshake (stateless HTTP, where
-    /// each exchange stands alone).
-    pub(crate) fn assume_initialized(&self, version: ProtocolVersion) {
-        let _ = self.shared.negotiated.set(Negotiated {
-            version,
-            client_info: Implementation::new("unknown", "unknown"),
-            client_capabilities: json!({}),
-        });
-        self.shared.initialized.store(true, Ordering::Release);
     }
 }

@@ -20,7 +20,6 @@ mod builder;
 mod call;
 mod catalog_methods;
 mod context;
-mod exchange;
 pub(crate) mod hooks;
 mod lifecycle;
 pub(crate) mod middleware;

@@ -10,6 +10,7 @@ use super::builder::ServerBuilder;
 use super::middleware::{Chain, Middleware};
 use super::modern::{Listeners, ModernStamp, Sealer};
 use super::options::ServerOptions;
+use super::session::{Outbound, Session, current_runtime};
 use crate::Error;
 use crate::catalog::{
     Catalog, Completer, Prompt, PromptHandler, Reference, Resource, ResourceHandler,
@@ -169,6 +170,11 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// A new session on the current tokio runtime, for a transport of your own.
+    pub fn session(&self) -> Result<(Session, Outbound), Error> {
+        Ok(Session::with_runtime(self, current_runtime()?))
+    }
+
     /// Starts building a server that introduces itself as `name` `version`.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder::new(name, version)

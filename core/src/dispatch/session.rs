@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tokio_util::sync::CancellationToken;
@@ -26,7 +26,7 @@ use crate::cancel::CallCancel;
 use crate::limiter::Limiter;
 use crate::metrics::LiveGauge;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
-use crate::wire::{ErrorObject, Parsed, RequestId, error_frame, parse_inbound};
+use crate::wire::{ErrorObject, Frame, Inbound, Parsed, RequestId, error_frame, parse_inbound};
 
 /// What `initialize` settled.
 pub(crate) struct Negotiated {
@@ -120,13 +120,6 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("version", &self.protocol_version())
             .finish_non_exhaustive()
-    }
-}
-
-impl Server {
-    /// A new session on the current tokio runtime, for a transport of your own.
-    pub fn session(&self) -> Result<(Session, Outbound), Error> {
-        Ok(Session::with_runtime(self, current_runtime()?))
     }
 }
 
@@ -259,6 +252,78 @@ impl Session {
         self.shared.peer.close_all();
         self.shared.shutdown.cancel();
         self.shared.uncount();
+    }
+
+    // What the HTTP transport needs beyond frame in, frame out: answers routed to a request's
+    // own stream, how many answers to wait for, sessions that stand for one exchange.
+
+    /// A session for one exchange that stands alone (stateless HTTP), on the current runtime.
+    /// Whatever it sends that is not tied to the exchange's request has nowhere to go, so it
+    /// has no channel of its own and watches nothing: each request is spared a channel, a
+    /// watcher task and three subscriptions to channels that every session shares.
+    pub(crate) fn for_one_exchange(
+        server: &Server,
+        principal: Option<String>,
+    ) -> Result<Session, Error> {
+        let shared = SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None)
+            .authenticated(principal);
+        Ok(Session {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// A session for one 2026-07-28 exchange, on the current runtime: modern from the start,
+    /// with the principal the transport authenticated (bound into `requestState`).
+    pub(crate) fn for_modern_exchange(
+        server: &Server,
+        principal: Option<String>,
+    ) -> Result<Session, Error> {
+        let session = Self::for_one_exchange(server, principal)?;
+        session.shared.modern.store(true, Ordering::Release);
+        Ok(session)
+    }
+
+    /// A graceful end begins: long-lived answers (listen streams) close with their result.
+    pub(crate) fn begin_drain(&self) {
+        self.shared.draining.cancel();
+    }
+
+    /// Processes one parsed frame whose answers and related frames go to `stream` (or, without
+    /// one, to the session's outbound channel).
+    pub(crate) fn handle_parsed(&self, frame: Frame, stream: Option<Arc<RequestStream>>) {
+        match stream {
+            Some(stream) => {
+                router::dispatch_frame(&self.shared, frame, &OutboundSender::Stream(stream))
+            }
+            None => router::dispatch_frame(&self.shared, frame, &self.shared.out),
+        }
+    }
+
+    /// How many answers `frame` will get on its stream: one per request (a batch's come as one
+    /// array; a batch this session's version does not take gets its one error).
+    pub(crate) fn answers_expected(&self, frame: &Frame) -> usize {
+        match frame {
+            Frame::Single(Ok(Inbound::Request { .. })) => 1,
+            Frame::Single(Ok(_)) => 0,
+            Frame::Single(Err(rejection)) => usize::from(rejection.reply),
+            Frame::Batch(_) if !self.shared.batches_allowed() => 1,
+            Frame::Batch(items) => usize::from(items.iter().any(|item| match item {
+                Ok(Inbound::Request { .. }) => true,
+                Ok(_) => false,
+                Err(rejection) => rejection.reply,
+            })),
+        }
+    }
+
+    /// Marks the session initialized at `version` without a handshake (stateless HTTP, where
+    /// each exchange stands alone).
+    pub(crate) fn assume_initialized(&self, version: ProtocolVersion) {
+        let _ = self.shared.negotiated.set(Negotiated {
+            version,
+            client_info: Implementation::new("unknown", "unknown"),
+            client_capabilities: json!({}),
+        });
+        self.shared.initialized.store(true, Ordering::Release);
     }
 }
 

@@ -241,7 +241,7 @@ pub(crate) fn handle_modern(
     let responder = responder.stamped(session.server.modern_stamp.clone(), method.is_cacheable());
     let version = envelope.version;
     match method {
-        Method::ServerDiscover => responder.result(&session.server.discover_result(version)),
+        Method::ServerDiscover => responder.result(&discover_result(&session.server, version)),
         Method::ToolsCall => {
             super::call::start(session, responder, params, version, Some(envelope))
         }
@@ -261,23 +261,21 @@ pub(crate) fn handle_modern(
     }
 }
 
-impl ServerInner {
-    /// The `server/discover` result (stamped by the responder).
-    pub(crate) fn discover_result(&self, version: ProtocolVersion) -> Value {
-        let mut result = json!({
-            "supportedVersions": envelope::supported_versions(),
-            "capabilities": self.capabilities(version),
-        });
-        if let Some(instructions) = &self.instructions {
-            result["instructions"] = json!(instructions);
-        }
-        result
+/// The `server/discover` result (stamped by the responder).
+pub(crate) fn discover_result(server: &ServerInner, version: ProtocolVersion) -> Value {
+    let mut result = json!({
+        "supportedVersions": envelope::supported_versions(),
+        "capabilities": server.capabilities(version),
+    });
+    if let Some(instructions) = &server.instructions {
+        result["instructions"] = json!(instructions);
     }
+    result
+}
 
-    /// The server's identity as 2026-07-28 shows it.
-    pub(crate) fn modern_server_info(&self) -> Value {
-        self.server_info(ProtocolVersion::V2026_07_28)
-    }
+/// The server's identity as 2026-07-28 shows it.
+pub(crate) fn modern_server_info(server: &ServerInner) -> Value {
+    server.server_info(ProtocolVersion::V2026_07_28)
 }
 
 /// Answers a modern result that names its own `resultType` (`input_required`, `task`): the
