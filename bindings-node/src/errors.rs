@@ -35,6 +35,7 @@ pub(crate) fn describe(err: &toolwire::Error) -> Value {
         E::Timeout { .. } | E::NoAnswer { .. } => "TOOLWIRE_TIMEOUT",
         E::Cancelled => "ABORT_ERR",
         E::Closed => "TOOLWIRE_CLOSED",
+        E::Lifespan(_) => "TOOLWIRE_LIFESPAN",
         E::Peer(error) => {
             return json!({
                 "code": "TOOLWIRE_CLIENT_ERROR",

@@ -15,7 +15,9 @@
 
 use pyo3::create_exception;
 use pyo3::exceptions::asyncio::CancelledError;
-use pyo3::exceptions::{PyBaseException, PyException, PyTimeoutError, PyValueError};
+use pyo3::exceptions::{
+    PyBaseException, PyException, PyRuntimeError, PyTimeoutError, PyValueError,
+};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -112,6 +114,7 @@ pub(crate) fn to_py_err(err: toolwire::Error) -> PyErr {
             err
         }
         E::Transport(_) | E::NoRuntime(_) => TransportError::new_err(message),
+        E::Lifespan(_) => PyRuntimeError::new_err(message),
         E::InvalidArgument(_) | E::InvalidResult { .. } => PyValueError::new_err(message),
         E::Busy(_) => BusyError::new_err(message),
         E::InputRequired => InputRequiredError::new_err(message),

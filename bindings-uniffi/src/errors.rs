@@ -159,6 +159,7 @@ impl From<Error> for ToolwireError {
                 ToolwireError::InvalidArgument { detail }
             }
             Error::Busy(_) => ToolwireError::Busy { detail },
+            Error::Lifespan(_) => ToolwireError::Internal { detail },
             Error::InputRequired => ToolwireError::InputRequired {
                 detail,
                 input_requests_json: None,

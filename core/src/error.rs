@@ -109,6 +109,10 @@ pub enum Error {
     /// (`?`): the engine asks the client, who calls again with the answer.
     #[error("the client's input is needed first; the engine asks for it and the call comes again")]
     InputRequired,
+    /// The server's lifespan failed to start (the app's message): every serve and call that
+    /// waited for that start gets this, and the next one tries again.
+    #[error("the server's lifespan failed to start: {0}")]
+    Lifespan(String),
     /// What the operation needs is already in use: stdin served twice in one process, or a
     /// task store holding its limit of tasks.
     #[error("busy: {0}")]

@@ -44,7 +44,9 @@ pub use changes::{Change, ChangeBus, ChangeFeed, LocalChangeBus};
 pub use dispatch::middleware::Middleware;
 pub use dispatch::modern::{CacheScope, StateKeys};
 pub use dispatch::trace::SPAN_TARGET;
-pub use dispatch::{Outbound, Server, ServerBuilder, ServerOptions, Session};
+pub use dispatch::{
+    Lifespan, LifespanFuture, LifespanHold, Outbound, Server, ServerBuilder, ServerOptions, Session,
+};
 pub use error::Error;
 pub use handler::{Context, RequestOptions, ToolError, ToolHandler};
 pub use protocol::{

@@ -149,6 +149,8 @@ pub struct Client {
     request_timeout: Duration,
     max_input_rounds: usize,
     reader: Mutex<Option<JoinHandle<()>>>,
+    /// The server's lifespan, held by a client of [`connect`](Self::connect) until it closes.
+    lifespan: std::sync::Mutex<Option<crate::LifespanHold>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -167,8 +169,23 @@ impl Client {
         options: ClientOptions,
         answerer: Option<Arc<dyn Answerer>>,
     ) -> Result<Client, Error> {
-        let (session, outbound) = server.session()?;
-        Self::over(session, outbound, options, answerer).await
+        // The lifespan first, as any serve holds it: a failed start is this call's error.
+        let hold = server.hold_lifespan().await?;
+        let made = server.session();
+        let client = match made {
+            Ok((session, outbound)) => Self::over(session, outbound, options, answerer).await,
+            Err(err) => Err(err),
+        };
+        match client {
+            Ok(client) => {
+                *client.lifespan.lock().unwrap_or_else(|e| e.into_inner()) = Some(hold);
+                Ok(client)
+            }
+            Err(err) => {
+                hold.release().await;
+                Err(err)
+            }
+        }
     }
 
     /// A client on a session the caller made (a host's own, [`Session::hosted`]), its
@@ -208,6 +225,7 @@ impl Client {
             request_timeout: options.request_timeout,
             max_input_rounds: options.max_input_rounds,
             reader: Mutex::new(Some(reader)),
+            lifespan: std::sync::Mutex::new(None),
         };
         match client.handshake().await {
             Ok(server_info) => {
@@ -544,6 +562,14 @@ impl Client {
         self.link.session().shutdown().await;
         if let Some(reader) = reader.take() {
             let _ = reader.await;
+        }
+        let hold = self
+            .lifespan
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(hold) = hold {
+            hold.release().await;
         }
     }
 }

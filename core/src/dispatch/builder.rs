@@ -36,6 +36,7 @@ pub struct ServerBuilder {
     #[cfg(feature = "http")]
     event_store: Option<Arc<dyn crate::events::EventStore>>,
     middleware: Vec<Arc<dyn Middleware>>,
+    lifespan: Option<Arc<dyn super::Lifespan>>,
 }
 
 /// A catalog entry given to the builder, registered in `build`.
@@ -51,6 +52,7 @@ impl ServerBuilder {
         ServerBuilder {
             info: Implementation::new(name, version),
             instructions: None,
+            lifespan: None,
             options: ServerOptions::default(),
             tools: Vec::new(),
             catalog: Vec::new(),
@@ -166,6 +168,13 @@ impl ServerBuilder {
         self.middleware(super::around::AroundMiddleware::rust(around, name))
     }
 
+    /// Sets what the app starts before its first call and stops after serving (see
+    /// [`Lifespan`](crate::Lifespan)).
+    pub fn lifespan(mut self, lifespan: impl super::Lifespan) -> Self {
+        self.lifespan = Some(Arc::new(lifespan));
+        self
+    }
+
     /// Completes the arguments of a prompt or template added to this builder.
     pub fn completer(mut self, reference: Reference, completer: impl Completer) -> Self {
         self.catalog.push(Registration::Completer(
@@ -253,12 +262,14 @@ impl ServerBuilder {
             event_store: self.event_store,
             middleware: Chain::default(),
             stopping: std::sync::Mutex::default(),
+            lifespan: super::LifespanGate::new(),
             metrics,
             options,
         };
         for middleware in self.middleware {
             inner.middleware.add(middleware);
         }
+        inner.lifespan.set(self.lifespan);
         inner.modern_stamp = Arc::new(ModernStamp::new(
             modern_server_info(&inner),
             inner.options.cache_ttl_ms,

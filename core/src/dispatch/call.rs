@@ -413,7 +413,17 @@ async fn execute(
         .or(session.server.options.default_tool_timeout);
     let metrics = &session.server.metrics;
     let work = async {
-        // The session's own limit first: calls past it wait there, holding none of the
+        // The lifespan first (when one is set): a call waits while it starts, holding no slot.
+        let lifespan = &session.server.lifespan;
+        let _inside = if lifespan.is_set() {
+            match super::lifespan::call_inside(lifespan, cancel).await? {
+                Ok(inside) => Some(inside),
+                Err(failed) => return Some(Outcome::Answer(ToolOutput::error(failed.to_string()))),
+            }
+        } else {
+            None
+        };
+        // The session's own limit next: calls past it wait there, holding none of the
         // server's slots, so other sessions are served meanwhile.
         let session_limit = session.call_limiter.as_ref();
         let _session = match admit(metrics, session_limit, cancel, || "this session".into()).await {

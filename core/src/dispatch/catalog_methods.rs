@@ -15,7 +15,7 @@ use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
-use crate::handler::Context;
+use crate::handler::{Context, ToolError};
 use crate::protocol::ProtocolVersion;
 use crate::protocol::method::{Family, Method};
 use crate::wire::{ErrorCode, ErrorObject, RequestId, json_text};
@@ -222,7 +222,7 @@ fn read(
             request_state,
             ctx: Some(live.context()),
         };
-        let read = live.run(found.handler.read(request)).await;
+        let read = live.run(&session, || found.handler.read(request)).await;
         let (true, Some(read)) = (live.finish(&session, responder.id()), read) else {
             return responder.suppress();
         };
@@ -316,7 +316,7 @@ fn get_prompt(
             request_state,
             ctx: Some(live.context()),
         };
-        let rendered = live.run(prompt.handler.get(request)).await;
+        let rendered = live.run(&session, || prompt.handler.get(request)).await;
         let (true, Some(rendered)) = (live.finish(&session, responder.id()), rendered) else {
             return responder.suppress();
         };
@@ -426,7 +426,7 @@ fn complete(
     let task_session = session.clone();
     call::run_task(session, async move {
         let session = task_session;
-        let completed = live.run(completer.complete(request)).await;
+        let completed = live.run(&session, || completer.complete(request)).await;
         let (true, Some(completed)) = (live.finish(&session, responder.id()), completed) else {
             return responder.suppress();
         };
@@ -445,7 +445,7 @@ fn complete(
 /// The JSON-RPC error for a failed resource, prompt or completion handler: its own code and
 /// message when it raised a protocol error (e.g. -32602 for arguments its schema refused),
 /// else -32603 with `what` before its message.
-fn handler_error(err: &crate::ToolError, what: impl FnOnce() -> String) -> ErrorObject {
+fn handler_error(err: &ToolError, what: impl FnOnce() -> String) -> ErrorObject {
     match err.protocol_code() {
         Some(code) => ErrorObject::new(ErrorCode(code), err.message().to_owned()),
         None => ErrorObject::internal(format!("{}: {}", what(), err.message())),
@@ -508,13 +508,27 @@ impl LiveRequest {
             .is_some_and(|m| !m.round.pending().requests.is_empty())
     }
 
-    /// Runs the handler's `work` until it is done or the request is cancelled (then the work
-    /// is dropped, as a cancelled tool call's is, and there is nothing to answer).
-    async fn run<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+    /// Runs the handler's work, made once the server's lifespan runs, until it is done or
+    /// the request is cancelled (then the work is dropped, as a cancelled tool call's is, and
+    /// there is nothing to answer). A lifespan that failed to start is the handler's error.
+    async fn run<T, W: Future<Output = Result<T, ToolError>>>(
+        &self,
+        session: &SessionShared,
+        work: impl FnOnce() -> W,
+    ) -> Option<Result<T, ToolError>> {
+        let lifespan = &session.server.lifespan;
+        let _inside = if lifespan.is_set() {
+            match super::lifespan::call_inside(lifespan, &self.call.cancel).await? {
+                Ok(inside) => Some(inside),
+                Err(failed) => return Some(Err(ToolError::new(failed.to_string()))),
+            }
+        } else {
+            None
+        };
         tokio::select! {
             biased;
             () = self.call.cancel.for_call() => None,
-            done = work => Some(done),
+            done = work() => Some(done),
         }
     }
 

@@ -22,6 +22,7 @@ mod catalog_methods;
 mod context;
 pub(crate) mod hooks;
 mod lifecycle;
+mod lifespan;
 pub(crate) mod middleware;
 pub(crate) mod modern;
 mod options;
@@ -38,6 +39,8 @@ mod watch;
 
 pub use builder::ServerBuilder;
 pub use context::json_number;
+pub(crate) use lifespan::LifespanGate;
+pub use lifespan::{Lifespan, LifespanFuture, LifespanHold};
 pub use options::ServerOptions;
 pub(crate) use request_stream::RequestStream;
 #[cfg(feature = "http")]

@@ -66,6 +66,8 @@ pub(crate) struct ServerInner {
     pub(crate) middleware: Chain,
     /// What [`Server::stop`] ends: every serve started since the last stop holds a child.
     pub(crate) stopping: std::sync::Mutex<tokio_util::sync::CancellationToken>,
+    /// What the app sets up before its first call and tears down after serving.
+    pub(crate) lifespan: Arc<super::LifespanGate>,
     pub(crate) metrics: Arc<Metrics>,
 }
 
@@ -366,7 +368,8 @@ impl Server {
     /// (reading stops; calls in flight finish, as at end of input) and every HTTP server
     /// [`serve_http`](Self::serve_http) started (as its own shutdown), and the host stdio loops
     /// of the bindings. Sessions of your own ([`session`](Self::session), `http_endpoint`) are
-    /// yours to end. Serving may start again afterwards.
+    /// yours to end. The lifespan stops once the serves have ended (one that only calls
+    /// started, too). Serving may start again afterwards.
     pub fn stop(&self) {
         let mut stopping = self
             .inner
@@ -376,6 +379,23 @@ impl Server {
         let stopped = std::mem::take(&mut *stopping);
         drop(stopping);
         stopped.cancel();
+        // The serves just ended let go of the lifespan as they end; one a call started has
+        // no serve to let go of it.
+        self.inner.lifespan.stop_unheld();
+    }
+
+    /// Sets the server's lifespan (see [`Lifespan`](crate::Lifespan) for the rules); `None`
+    /// takes it away. Set it before serving: a lifespan running then is stopped by the
+    /// hooks it was started with only if they are still set.
+    pub fn set_lifespan(&self, lifespan: Option<Arc<dyn crate::Lifespan>>) {
+        self.inner.lifespan.set(lifespan);
+    }
+
+    /// Holds the lifespan while something serves that the engine does not (a transport of
+    /// your own, a mounted endpoint): started first, once, and a failed start is this call's
+    /// [`Error::Lifespan`]. Every serve of the engine holds it itself.
+    pub async fn hold_lifespan(&self) -> Result<crate::LifespanHold, Error> {
+        self.inner.lifespan.hold().await
     }
 
     /// A token cancelled by the next [`stop`](Self::stop), for a serving loop of your own.

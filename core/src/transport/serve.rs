@@ -36,7 +36,21 @@ impl Server {
         self.serve_stopping(transport, stop, stop_all)
     }
 
+    /// Holds the lifespan (started first) while it serves; the last serve to end waits for
+    /// its clean-up.
     async fn serve_stopping<T: Transport>(
+        &self,
+        transport: T,
+        stop: CancellationToken,
+        stop_all: CancellationToken,
+    ) -> Result<(), Error> {
+        let hold = self.hold_lifespan().await?;
+        let served = self.serve_held(transport, stop, stop_all).await;
+        hold.release().await;
+        served
+    }
+
+    async fn serve_held<T: Transport>(
         &self,
         transport: T,
         stop: CancellationToken,

@@ -257,18 +257,28 @@ impl Server {
         let stop = self.stop_token();
         let addr = addr.to_owned();
         async move {
-            let listener = TcpListener::bind(&addr).await.map_err(Error::Transport)?;
-            self.serve_http_stopping(listener, options, stop)
+            // The lifespan first: a failure to start is this call's error.
+            let hold = self.hold_lifespan().await?;
+            let listener = match TcpListener::bind(&addr).await {
+                Ok(listener) => listener,
+                Err(err) => {
+                    hold.release().await;
+                    return Err(Error::Transport(err));
+                }
+            };
+            self.serve_http_stopping(listener, options, stop, Some(hold))
         }
     }
 
-    /// [`serve_http`](Self::serve_http) on a listener you bound.
+    /// [`serve_http`](Self::serve_http) on a listener you bound. The server's lifespan is held
+    /// from its start, in the server's task: connections wait meanwhile, and a failed start
+    /// ends the server (logged).
     pub fn serve_http_on(
         &self,
         listener: TcpListener,
         options: HttpOptions,
     ) -> Result<HttpServer, Error> {
-        self.serve_http_stopping(listener, options, self.stop_token())
+        self.serve_http_stopping(listener, options, self.stop_token(), None)
     }
 
     /// Ended by its own shutdown, or with everything else when `stop` (a [`Server::stop`]
@@ -278,6 +288,7 @@ impl Server {
         listener: TcpListener,
         options: HttpOptions,
         stop: CancellationToken,
+        hold: Option<crate::LifespanHold>,
     ) -> Result<HttpServer, Error> {
         if !options.path.starts_with('/') {
             return Err(Error::InvalidArgument(format!(
@@ -298,7 +309,20 @@ impl Server {
             max_connections: connections_allowed(options.max_connections, open_file_limit()),
         };
         let endpoint = endpoint::Endpoint::new(self.clone(), options, local_addr, stop.clone());
-        let task = tokio::spawn(accept_loop(listener, endpoint, limits, stop.clone()));
+        let server = self.clone();
+        let accepting = stop.clone();
+        let task = tokio::spawn(async move {
+            let hold = match hold {
+                Some(hold) => hold,
+                None => match server.hold_lifespan().await {
+                    Ok(hold) => hold,
+                    Err(err) => return tracing::error!(%err, "the HTTP server did not start"),
+                },
+            };
+            accept_loop(listener, endpoint, limits, accepting).await;
+            // After every session has ended: the last serve's release waits for the clean-up.
+            hold.release().await;
+        });
         tracing::info!(%local_addr, "serving Streamable HTTP");
         Ok(HttpServer {
             local_addr,
