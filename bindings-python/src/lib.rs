@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod handler;
 mod http;
+mod lifespan;
 mod logs;
 mod middleware;
 mod mount;
@@ -33,6 +34,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handler::InputRequiredAnswer>()?;
     m.add_class::<bridge::LoopBridge>()?;
     m.add_class::<bridge::CallDone>()?;
+    m.add_class::<lifespan::LifespanDone>()?;
+    m.add_class::<lifespan::NativeLifespanHold>()?;
     m.add_class::<http::NativeHttpServer>()?;
     m.add_class::<mount::NativeHttpEndpoint>()?;
     m.add_class::<mount::NativeExchange>()?;

@@ -465,6 +465,19 @@ impl NativeServer {
         Ok(py.detach(|| runtime().block_on(vectors::replay(wire, &case)).err()))
     }
 
+    /// Sets the lifespan's hooks (an object with `start(done)` and `stop(done)`; see
+    /// `toolwire._base.Lifespan`), or takes them away.
+    #[pyo3(signature = (hooks=None))]
+    fn set_lifespan(&self, hooks: Option<Py<PyAny>>) {
+        self.server
+            .set_lifespan(hooks.map(crate::lifespan::PyLifespan::new));
+    }
+
+    /// Holds the lifespan (started first): `done(hold, error)` is called on an engine thread.
+    fn hold_lifespan(&self, done: Py<PyAny>) {
+        crate::lifespan::hold(&self.server, done);
+    }
+
     /// A session for a transport of the caller's own; `async def` tools run on the bridge's loop.
     fn session(&self, bridge: &LoopBridge) -> NativeSession {
         self.set_loop(Some(bridge.handle()));

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import textwrap
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -191,3 +193,101 @@ def test_run_enters_and_exits_around_stdio(tmp_path) -> None:
     assert next(a for a in answers if a.get("id") == 1)["result"]["content"][0]["text"] == "eu"
     lines = [line for line in done.stderr.decode().splitlines() if line in ("opened", "closed", "returned")]
     assert lines == ["opened", "closed", "returned"], done.stderr
+
+
+def _call(session, request_id: int, name: str, arguments: dict) -> dict:
+    session.handle_frame(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
+        )
+    )
+    text = session.recv()
+    assert text is not None
+    return json.loads(text)
+
+
+def _open(server: Server):
+    session = server.session()
+    session.handle_frame(json.dumps(INITIALIZE))
+    assert session.recv() is not None
+    session.handle_frame(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    return session
+
+
+def test_a_call_on_a_session_of_your_own_starts_it_and_stop_ends_it() -> None:
+    # No serve holds it: the first call starts it (and waits for it); `stop()` ends it.
+    events: list[str] = []
+    closed = threading.Event()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[Pool]:
+        events.append("open")
+        try:
+            yield Pool()
+        finally:
+            events.append("closed")
+            closed.set()
+
+    server = Server("unheld", lifespan=lifespan)
+
+    @server.tool()
+    def query(sql: str, ctx: Context) -> str:
+        return ctx.lifespan_context.query(sql)
+
+    session = _open(server)
+    assert events == []
+    assert _call(session, 2, "query", {"sql": "x"})["result"]["content"][0]["text"] == "x #1"
+    assert events == ["open"]
+    server.stop()
+    assert closed.wait(10)
+    assert events == ["open", "closed"]
+    session.close()
+
+
+def test_a_failed_start_is_each_waiting_calls_error() -> None:
+    @contextlib.asynccontextmanager
+    async def broken(server: Server) -> AsyncIterator[None]:
+        raise ConnectionError("database unreachable")
+        yield  # pragma: no cover
+
+    server = Server("broken", lifespan=broken)
+
+    @server.tool()
+    def value() -> str:
+        return "never"
+
+    session = _open(server)
+    answer = _call(session, 2, "value", {})["result"]
+    assert answer["isError"] is True
+    assert answer["content"][0]["text"] == "the server's lifespan failed to start: database unreachable"
+    session.close()
+
+
+@pytest.mark.asyncio
+async def test_it_is_entered_and_exited_in_one_task_of_its_own() -> None:
+    # A context manager with a task group (anyio's cancel scopes) must exit in the task that
+    # entered it, whichever serve let go last.
+    tasks: list[object] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[None]:
+        tasks.append(asyncio.current_task())
+        try:
+            yield None
+        finally:
+            tasks.append(asyncio.current_task())
+
+    server = Server("one-task", lifespan=lifespan)
+    first = connect(server)
+    await first.__aenter__()
+    async with connect(server):
+        pass
+    await first.__aexit__(None, None, None)
+    assert len(tasks) == 2
+    assert tasks[0] is tasks[1]
+    assert tasks[0] is not asyncio.current_task()

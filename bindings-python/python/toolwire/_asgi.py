@@ -58,7 +58,7 @@ class AsgiApp:
                 return self._endpoint
             _logs.follow_level()
             server = self._server
-            await server._lifespan.enter(server)
+            await server._lifespan.enter()
             loop = asyncio.get_running_loop()
             bridge = server._native.bridge(loop)
             loop.add_reader(bridge.fileno(), bridge.drain)

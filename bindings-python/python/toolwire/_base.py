@@ -34,66 +34,162 @@ def check_counts(**counts: Optional[int]) -> None:
 
 
 class Lifespan:
-    """A server's lifespan: the user's async context manager, entered once before serving and
-    exited when the last serve that entered it ends. Its value is what handlers read as
-    `ctx.lifespan_context` (and a `Round`'s `lifespan_context`)."""
+    """A server's lifespan: the user's async context manager and the value it yields, which
+    handlers read as `ctx.lifespan_context` (and a `Round`'s `lifespan_context`).
+
+    The engine runs it by the rules every language shares: started once by the first serve
+    that holds it (`async with server:`, `run_async`, `serve_http`, an ASGI app, a test client)
+    or by a call that arrives with nothing holding it; calls wait until it runs; a failed start
+    is each waiter's error; stopped after the last serve lets go and the calls in flight end.
+    Here it is entered and exited in one task of its own, on the loop of the serve that held
+    it last (or the handlers' loop), so a context manager with a task group in it works."""
 
     def __init__(self, factory: Optional[Callable[[Any], AbstractAsyncContextManager[Any]]]) -> None:
         if factory is not None and not callable(factory):
             raise TypeError("lifespan must be a callable returning an async context manager")
         self.factory = factory
         self.value: Any = None
-        self._users = 0
-        self._manager: Optional[AbstractAsyncContextManager[Any]] = None
-        # While it is being entered: the entry, which a concurrent serve awaits too.
-        self._entering: Optional[asyncio.Future[None]] = None
+        self._server: Any = None
+        # The engine's holds this server's serves took, let go of last first.
+        self._holds: list[Any] = []
+        # Where the next start runs: the loop of the serve that held it last.
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        # While it runs: its loop, the event that ends it and the task that enters and exits it.
+        self._running: Optional[tuple[asyncio.AbstractEventLoop, asyncio.Event, asyncio.Task[None]]] = None
+        # Why the last start failed: what a serve that waited for it raises.
+        self._failure: Optional[BaseException] = None
 
-    async def enter(self, server: Any) -> None:
-        if self.factory is None:
+    def bind(self, server: Any) -> None:
+        self._server = server
+        if self.factory is not None:
+            server._native.set_lifespan(self)
+
+    # Called by the engine, on one of its threads.
+
+    def start(self, done: Callable[..., None]) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._server._handler_loop()
+        try:
+            loop.call_soon_threadsafe(self._begin, loop, done)
+        except RuntimeError as exc:  # the loop closed meanwhile
+            done(str(exc))
+
+    def stop(self, done: Callable[..., None]) -> None:
+        running = self._running
+        if running is None:
+            done()
             return
+        loop, ending, task = running
+
+        def end() -> None:
+            ending.set()
+            task.add_done_callback(lambda _task: done())
+
+        try:
+            loop.call_soon_threadsafe(end)
+        except RuntimeError:  # its loop has closed, and the task with it
+            done()
+
+    # On the loop.
+
+    def _begin(self, loop: asyncio.AbstractEventLoop, done: Callable[..., None]) -> None:
         import asyncio
 
-        self._users += 1
-        if self._entering is not None:
-            try:
-                await asyncio.shield(self._entering)
-            except BaseException:
-                self._users -= 1
-                raise
-            return
-        if self._users > 1:
-            return
-        self._entering = asyncio.get_running_loop().create_future()
+        ending = asyncio.Event()
+        task = loop.create_task(self._run(ending, done))
+        self._running = (loop, ending, task)
+
+    async def _run(self, ending: asyncio.Event, done: Callable[..., None]) -> None:
         try:
-            manager = self.factory(server)
+            manager = self.factory(self._server)  # type: ignore[misc]
             if not hasattr(manager, "__aenter__"):
                 raise TypeError(
                     "lifespan(server) must return an async context manager "
                     "(decorate an async generator with @contextlib.asynccontextmanager)"
                 )
-            self.value = await manager.__aenter__()
-            self._manager = manager
+            value = await manager.__aenter__()
         except BaseException as exc:
-            self._users -= 1
-            self._entering.set_exception(exc)
-            self._entering.exception()  # retrieved: a failure nobody else awaited is not logged
-            raise
+            self._running = None
+            self._failure = exc
+            done(str(exc) or type(exc).__name__)
+            if not isinstance(exc, Exception):
+                raise  # a cancel or an exit is the loop's
+            return
+        self._failure = None
+        self.value = value
+        done()
+        try:
+            await ending.wait()
         finally:
-            entering, self._entering = self._entering, None
-            if not entering.done():
-                entering.set_result(None)
+            self._running = None
+            try:
+                await manager.__aexit__(None, None, None)
+            except Exception:
+                logger.exception("the server's lifespan failed to exit")
+            finally:
+                self.value = None
+
+    # A serve's hold, from its own loop.
+
+    async def enter(self) -> None:
+        """Holds it (started first): a failed start raises what the context manager raised."""
+        if self.factory is None:
+            return
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        held: asyncio.Future[tuple[Any, Optional[str]]] = loop.create_future()
+
+        def told(hold: Any, error: Optional[str]) -> None:  # on an engine thread
+            loop.call_soon_threadsafe(_settle_hold, held, hold, error)
+
+        self._server._native.hold_lifespan(told)
+        try:
+            hold, error = await asyncio.shield(held)
+        except asyncio.CancelledError:
+            # Given up: the hold, when it comes, is let go of.
+            held.add_done_callback(_release_unwanted)
+            raise
+        if error is not None:
+            failure = self._failure
+            if failure is not None:
+                raise failure
+            raise RuntimeError(error)
+        self._holds.append(hold)
 
     async def exit(self) -> None:
-        if self.factory is None or self._users == 0:
+        """Lets go of a hold; the last one returns once the clean-up has run."""
+        if not self._holds:
             return
-        self._users -= 1
-        if self._users > 0 or self._manager is None:
-            return
-        manager, self._manager = self._manager, None
-        try:
-            await manager.__aexit__(None, None, None)
-        finally:
-            self.value = None
+        import asyncio
+
+        hold = self._holds.pop()
+        loop = asyncio.get_running_loop()
+        released: asyncio.Future[None] = loop.create_future()
+        hold.release(lambda: loop.call_soon_threadsafe(_settle_release, released))
+        await released
+
+
+def _settle_hold(held: asyncio.Future[tuple[Any, Optional[str]]], hold: Any, error: Optional[str]) -> None:
+    if held.cancelled():
+        if hold is not None:
+            hold.release(lambda: None)
+        return
+    held.set_result((hold, error))
+
+
+def _release_unwanted(held: asyncio.Future[tuple[Any, Optional[str]]]) -> None:
+    if not held.cancelled():
+        hold, _ = held.result()
+        if hold is not None:
+            hold.release(lambda: None)
+
+
+def _settle_release(released: asyncio.Future[None]) -> None:
+    if not released.done():
+        released.set_result(None)
 
 
 class ServerBase:
@@ -113,6 +209,7 @@ class ServerBase:
         # The loop `async def` resources, prompts and completers run on (the serving one).
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._lifespan = Lifespan(lifespan)
+        self._lifespan.bind(self)
 
     def metrics(self) -> dict[str, Any]:
         """What the server has done and is doing: by method (`"methods"`) and by tool
@@ -131,7 +228,7 @@ class ServerBase:
     async def __aenter__(self) -> Any:
         """`async with server:` enters the lifespan (serving does too, for as long as it
         serves); a transport of your own (`session()`) serves inside such a block."""
-        await self._lifespan.enter(self)
+        await self._lifespan.enter()
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:

@@ -92,7 +92,7 @@ class HttpMixin(ServerBase):
         }
         _logs.follow_level()
         # The lifespan first: a failure to start is this call's; `wait()` exits it again.
-        await self._lifespan.enter(self)
+        await self._lifespan.enter()
         loop = asyncio.get_running_loop()
         bridge = self._native.bridge(loop)
         loop.add_reader(bridge.fileno(), bridge.drain)

@@ -72,6 +72,18 @@ class InputRequiredAnswer:
 
     def __init__(self, value: dict[str, Any]) -> None: ...
 
+class LifespanDone:
+    """Called once when the lifespan's start or stop has ended: `error` says why it failed."""
+
+    def __call__(self, error: Optional[str] = None) -> None: ...
+
+class NativeLifespanHold:
+    """One serve's hold on the server's lifespan."""
+
+    def release(self, done: Callable[[], None]) -> None:
+        """Lets go; `done()` is called on an engine thread once it has (for the last hold,
+        after the clean-up ran)."""
+
 class CallDone:
     """Where an `async def` tool's coroutine hands its outcome as it ends."""
 
@@ -208,6 +220,11 @@ class NativeServer:
         """Serves stdio until end of input, `stop.stop()` or `stop()`; raises BusyError while
         stdin is served already."""
     def session(self, bridge: LoopBridge) -> NativeSession: ...
+    def set_lifespan(self, hooks: Optional[Any] = None) -> None:
+        """The lifespan's hooks: `hooks.start(done)` and `hooks.stop(done)`, called on an engine
+        thread, each calling `done(error=None)` once it has ended."""
+    def hold_lifespan(self, done: Callable[[Optional[NativeLifespanHold], Optional[str]], None]) -> None:
+        """Holds the lifespan (started first); `done(hold, error)` is called on an engine thread."""
     def replay_vector(self, bridge: LoopBridge, case: str) -> Optional[str]:
         """Replays one golden wire vector case on a new session: why it failed, or None."""
     def client(

@@ -215,7 +215,11 @@ class Server(CatalogMixin, HttpMixin):
             `ctx.request_context.lifespan_context`), and resources and prompts as a `Round`'s
             `lifespan_context`. Entered before serving starts (`run`, `run_async`,
             `serve_http`, `testing.connect`, `async with server:`), once however many of them
-            run, and exited when the last one ends, after its calls in flight.
+            run, and exited when the last one ends, after its calls in flight. A call that
+            arrives with nothing serving (a `session()` of your own) enters it, and `stop()`
+            exits it; calls wait while it is entered, and a failure to enter is each waiting
+            serve's exception and each waiting call's error. It is entered and exited in one
+            task of its own, so a task group inside it works.
     """
 
     def __init__(
