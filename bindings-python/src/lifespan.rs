@@ -17,7 +17,7 @@ pub(crate) struct PyLifespan {
 }
 
 impl PyLifespan {
-    pub(crate) fn new(hooks: Py<PyAny>) -> Arc<dyn Lifespan> {
+    pub(crate) fn shared(hooks: Py<PyAny>) -> Arc<dyn Lifespan> {
         Arc::new(PyLifespan { hooks })
     }
 

@@ -470,7 +470,7 @@ impl NativeServer {
     #[pyo3(signature = (hooks=None))]
     fn set_lifespan(&self, hooks: Option<Py<PyAny>>) {
         self.server
-            .set_lifespan(hooks.map(crate::lifespan::PyLifespan::new));
+            .set_lifespan(hooks.map(crate::lifespan::PyLifespan::shared));
     }
 
     /// Holds the lifespan (started first): `done(hold, error)` is called on an engine thread.
