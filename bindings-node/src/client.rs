@@ -246,25 +246,9 @@ fn millis(ms: f64) -> Result<Duration, Error> {
 
 /// The client's options from `lib/testing.js`'s JSON: `protocolVersion`, `capabilities`,
 /// `clientInfo`, `elicitation` and `sampling` (whether it answers them), `roots` (or null),
-/// `timeoutMs`.
+/// `timeoutMs` (core's one reader of them, for every binding).
 fn client_options(text: &str) -> Result<ClientOptions, Error> {
-    let mut given = json_arg(text, "the test client's options")?;
-    let mut take = |key: &str| given.get_mut(key).map(Value::take).unwrap_or(Value::Null);
-    let mut options = ClientOptions::default();
-    if let Value::String(version) = take("protocolVersion") {
-        options.protocol_version = version;
-    }
-    options.capabilities = take("capabilities");
-    if let info @ Value::Object(_) = take("clientInfo") {
-        options.client_info = info;
-    }
-    options.elicitation = take("elicitation").as_bool().unwrap_or(false);
-    options.sampling = take("sampling").as_bool().unwrap_or(false);
-    options.roots = Some(take("roots")).filter(|roots| !roots.is_null());
-    if let Some(ms) = take("timeoutMs").as_f64() {
-        options.request_timeout = millis(ms)?;
-    }
-    Ok(options)
+    ClientOptions::from_json(json_arg(text, "the test client's options")?)
 }
 
 #[napi]

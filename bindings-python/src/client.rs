@@ -79,21 +79,7 @@ impl Deliveries {
 
 /// The client's options from the JSON `toolwire.testing` sends (every key present).
 fn client_options(text: &str) -> PyResult<ClientOptions> {
-    let mut given = json_arg(text, "client options")?;
-    let mut take = |key: &str| given.get_mut(key).map(Value::take).unwrap_or(Value::Null);
-    let mut options = ClientOptions::default();
-    if let Value::String(version) = take("protocol_version") {
-        options.protocol_version = version;
-    }
-    options.capabilities = take("capabilities");
-    options.client_info = take("client_info");
-    options.elicitation = take("elicitation").as_bool().unwrap_or(false);
-    options.sampling = take("sampling").as_bool().unwrap_or(false);
-    options.roots = Some(take("roots")).filter(|roots| !roots.is_null());
-    if let Some(timeout) = take("request_timeout").as_f64() {
-        options.request_timeout = seconds(timeout)?;
-    }
-    Ok(options)
+    ClientOptions::from_json(json_arg(text, "client options")?).map_err(to_py_err)
 }
 
 fn seconds(value: f64) -> PyResult<Duration> {

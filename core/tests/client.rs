@@ -343,3 +343,49 @@ async fn options_a_client_cannot_have_are_refused() {
         }
     }
 }
+
+#[test]
+fn options_from_json_take_either_spelling_and_name_what_is_wrong() {
+    let camel = ClientOptions::from_json(json!({
+        "protocolVersion": MODERN,
+        "clientInfo": {"name": "node", "version": "1"},
+        "elicitation": true,
+        "roots": [{"uri": "file:///tmp"}],
+        "maxInputRounds": 3,
+        "timeoutMs": 1500,
+    }))
+    .unwrap();
+    assert_eq!(camel.protocol_version, MODERN);
+    assert_eq!(camel.client_info["name"], "node");
+    assert!(camel.elicitation && !camel.sampling);
+    assert_eq!(camel.roots, Some(json!([{"uri": "file:///tmp"}])));
+    assert_eq!(camel.max_input_rounds, 3);
+    assert_eq!(camel.request_timeout, Duration::from_millis(1500));
+    let snake = ClientOptions::from_json(json!({
+        "protocol_version": "2025-06-18",
+        "client_info": {"name": "python", "version": "1"},
+        "sampling": true,
+        "roots": null,
+        "request_timeout": 2.5,
+    }))
+    .unwrap();
+    assert_eq!(snake.protocol_version, "2025-06-18");
+    assert_eq!(snake.client_info["name"], "python");
+    assert!(snake.sampling && snake.roots.is_none());
+    assert_eq!(snake.request_timeout, Duration::from_millis(2500));
+    let refused = |given: Value| match ClientOptions::from_json(given) {
+        Err(Error::InvalidArgument(message)) => message,
+        other => panic!("refused, not {other:?}"),
+    };
+    assert_eq!(
+        refused(json!({"timeoutMs": -1})),
+        "timeoutMs must be a number of milliseconds >= 0, not -1"
+    );
+    assert_eq!(
+        refused(json!({"request_timeout": "soon"})),
+        "timeout must be a number of seconds >= 0, not \"soon\""
+    );
+    assert!(refused(json!({"elicitation": "yes"})).contains("elicitation must be true or false"));
+    assert!(refused(json!({"clientInfo": 3})).contains("clientInfo must be an object"));
+    assert!(refused(json!([])).contains("must be an object"));
+}

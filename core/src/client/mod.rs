@@ -100,6 +100,76 @@ impl Default for ClientOptions {
 }
 
 impl ClientOptions {
+    /// The options from the JSON object a binding passes, in either spelling: `protocolVersion`
+    /// or `protocol_version`, `capabilities`, `clientInfo` or `client_info`, `elicitation` and
+    /// `sampling` (whether the answerer answers them), `roots` (null: none), `maxInputRounds`
+    /// or `max_input_rounds`, and the request timeout as `timeoutMs` (milliseconds) or
+    /// `request_timeout` (seconds). A key that is absent or null keeps its default; one of the
+    /// wrong type is refused, naming it.
+    pub fn from_json(given: Value) -> Result<ClientOptions, Error> {
+        let Value::Object(mut given) = given else {
+            return Err(Error::InvalidArgument(format!(
+                "the client's options must be an object, not {given}"
+            )));
+        };
+        let mut take = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|key| given.remove(*key).filter(|v| !v.is_null()))
+        };
+        let wrong = |key: &str, what: &str, got: &Value| {
+            Error::InvalidArgument(format!("the client's {key} must be {what}, not {got}"))
+        };
+        let mut options = ClientOptions::default();
+        if let Some(version) = take(&["protocolVersion", "protocol_version"]) {
+            options.protocol_version = match version {
+                Value::String(version) => version,
+                other => return Err(wrong("protocolVersion", "a string", &other)),
+            };
+        }
+        if let Some(capabilities) = take(&["capabilities"]) {
+            options.capabilities = capabilities;
+        }
+        if let Some(info) = take(&["clientInfo", "client_info"]) {
+            if !info.is_object() {
+                return Err(wrong("clientInfo", "an object", &info));
+            }
+            options.client_info = info;
+        }
+        for (key, answered) in [
+            ("elicitation", &mut options.elicitation),
+            ("sampling", &mut options.sampling),
+        ] {
+            if let Some(given) = take(&[key]) {
+                *answered = given
+                    .as_bool()
+                    .ok_or_else(|| wrong(key, "true or false", &given))?;
+            }
+        }
+        options.roots = take(&["roots"]);
+        if let Some(rounds) = take(&["maxInputRounds", "max_input_rounds"]) {
+            options.max_input_rounds = rounds
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| wrong("maxInputRounds", "a whole number", &rounds))?;
+        }
+        let timeout = |value: &Value, per_second: f64, unit: &str, key: &str| {
+            value
+                .as_f64()
+                .and_then(|n| Duration::try_from_secs_f64(n / per_second).ok())
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "{key} must be a number of {unit} >= 0, not {value}"
+                    ))
+                })
+        };
+        if let Some(ms) = take(&["timeoutMs"]) {
+            options.request_timeout = timeout(&ms, 1000.0, "milliseconds", "timeoutMs")?;
+        } else if let Some(seconds) = take(&["request_timeout"]) {
+            options.request_timeout = timeout(&seconds, 1.0, "seconds", "timeout")?;
+        }
+        Ok(options)
+    }
+
     /// What a client cannot be made with.
     fn check(&self) -> Result<(), Error> {
         if !self.capabilities.is_object() {
