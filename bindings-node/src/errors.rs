@@ -14,6 +14,7 @@
 //! | `TOOLWIRE_CLOSED` | the session ended first |
 //! | `TOOLWIRE_TRANSPORT` | reading or writing the transport failed (e.g. an HTTP port in use) |
 //! | `TOOLWIRE_BUSY` | stdin is already served by this process (a second `serveStdio`) |
+//! | `TOOLWIRE_LIFESPAN` | the server's lifespan failed to start (the JS layer rejects with what its start threw when it has it) |
 //! | `TOOLWIRE_INPUT_REQUIRED` | 2026-07-28: the client's answer is needed first (let it end the tool) |
 //! | `ERR_INVALID_ARG_VALUE` | an argument was invalid (e.g. `maxConcurrentCalls: 0`, an HTTP path without `/`) |
 //!

@@ -17,6 +17,7 @@ mod handler;
 mod hosted;
 mod http;
 mod js_thread;
+mod lifespan;
 mod logs;
 mod middleware;
 mod mount;

@@ -1,5 +1,6 @@
 //! `NativeServer`: the core's server, for the JS `Server` wrapper.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use napi::Either;
@@ -15,8 +16,10 @@ use crate::connection::NativeConnection;
 use crate::errors;
 use crate::handler::{CallArgs, JsToolHandler};
 use crate::http::{HttpInit, NativeHttpServer};
+use crate::lifespan::{JsLifespan, NativeLifespanHold};
 use crate::middleware::{JsAround, StartArgs};
 use crate::mount::{EndpointInit, NativeHttpEndpoint};
+use crate::runtime::runtime;
 use crate::stdio::NativeStdio;
 
 #[napi(object)]
@@ -88,7 +91,7 @@ pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
     }
     // On the engine's runtime (napi's), where the Redis subscription then runs.
     let shared = {
-        let _entered = crate::runtime::runtime().enter();
+        let _entered = runtime().enter();
         toolwire::host::share_state(builder, init.redis.as_deref())
     };
     errors::or_described(
@@ -267,6 +270,36 @@ impl NativeServer {
     #[napi]
     pub fn notify_resource_updated(&self, uri: String) {
         self.server.notify_resource_updated(&uri);
+    }
+
+    /// Sets the server's lifespan: `start` and `stop` are `lib/lifespan.js`'s hooks (see
+    /// `lifespan.rs`); core decides when they run and keeps calls out until `start` has.
+    #[napi]
+    pub fn set_lifespan(
+        &self,
+        start: Function<'_, JsonArgs, Unknown<'static>>,
+        stop: Function<'_, JsonArgs, Unknown<'static>>,
+    ) -> napi::Result<()> {
+        let lifespan = JsLifespan::new(&start, &stop)?;
+        self.server.set_lifespan(Some(Arc::new(lifespan)));
+        Ok(())
+    }
+
+    /// Holds the lifespan for a serve of the JS layer's (stdio, `connect()`, a mount,
+    /// `start()`): started first, once. Resolves to the hold, or the error's description
+    /// (`TOOLWIRE_LIFESPAN` when it failed to start).
+    #[napi]
+    pub async fn hold_lifespan(&self) -> Either<NativeLifespanHold, Value> {
+        let server = self.server.clone();
+        let held = runtime()
+            .spawn(async move { server.hold_lifespan().await })
+            .await
+            .unwrap_or_else(|err| {
+                Err(toolwire::Error::Lifespan(format!(
+                    "its start was abandoned: {err}"
+                )))
+            });
+        errors::or_described(held.map(NativeLifespanHold::new))
     }
 
     /// Starts Streamable HTTP; `on_stopped()` runs once it has stopped (until then the server
