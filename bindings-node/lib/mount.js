@@ -94,10 +94,13 @@ async function serveNode(ready, req, res, next) {
     if (body.length === 0) endBody()
     else exchange.sendBody(body).then(endBody, endBody)
   } else {
+    // The last chunk handed over: the body ends after it. A body already in whole when the
+    // handler reads it (the lifespan started first) ends while its chunk is being handed.
+    let sent = Promise.resolve()
     req.on('data', (chunk) => {
       if (!reading) return // answered already (too large, refused): the rest is dropped
       req.pause()
-      exchange.sendBody(chunk).then(
+      sent = exchange.sendBody(chunk).then(
         (taken) => {
           if (!taken) reading = false
           req.resume()
@@ -105,7 +108,7 @@ async function serveNode(ready, req, res, next) {
         () => req.resume(),
       )
     })
-    req.on('end', endBody)
+    req.on('end', () => sent.then(endBody))
     req.on('error', () => {
       if (reading) {
         reading = false
