@@ -8,7 +8,6 @@ const { ProtocolError } = require('./errors')
 const { compilePromptArguments, pointer } = require('./schema')
 const { InputRequired, returned } = require('./content')
 const { RequestContext } = require('./context')
-const { afterLifespan } = require('./lifespan')
 const { hasThen, jsonWrapper } = require('./settle')
 
 const PROMPT_CONFIG_KEYS = new Set(['title', 'description', 'arguments', 'argsSchema', '_meta'])
@@ -38,10 +37,7 @@ function resourceEntry(uri, config, handler, lifespan) {
   for (const key of ['title', 'description', 'mimeType', 'annotations', '_meta']) {
     if (config[key] !== undefined) definition[key] = config[key]
   }
-  const wrapper = jsonWrapper(
-    afterLifespan(lifespan, (request, call) => handler(request.uri, request.variables, requestContext(lifespan, request, call))),
-    answer,
-  )
+  const wrapper = jsonWrapper((request, call) => handler(request.uri, request.variables, requestContext(lifespan, request, call)), answer)
   return { definition, template, wrapper }
 }
 
@@ -83,7 +79,7 @@ function promptEntry(name, config, handler, lifespan) {
     const parsed = args.parse(request.arguments)
     return hasThen(parsed) ? parsed.then(take) : take(parsed)
   }
-  const wrapper = jsonWrapper(afterLifespan(lifespan, args.parse === null ? render : parsing), answer)
+  const wrapper = jsonWrapper(args.parse === null ? render : parsing, answer)
   const completers = Object.entries(args.completers).filter(([, complete]) => complete !== null)
   let complete = null
   if (completers.length > 0) {
@@ -102,7 +98,7 @@ function completionEntry(target, complete, lifespan) {
   if (kind === null) throw new TypeError('toolwire: completion({ prompt } or { template }, complete)')
   if (typeof complete !== 'function') throw new TypeError('toolwire: completion needs a function')
   const wrapper = jsonWrapper(
-    afterLifespan(lifespan, (request, call) => complete(request.argument, request.value, request.context, requestContext(lifespan, request, call))),
+    (request, call) => complete(request.argument, request.value, request.context, requestContext(lifespan, request, call)),
     (values) => ({ values: Array.from(values ?? [], String) }),
   )
   return { kind, key: kind === 'prompt' ? target.prompt : target.template, wrapper }

@@ -12,7 +12,7 @@
 //   logs        the engine's own logs (onEngineLog, DEBUG=toolwire)        native
 //   content     content blocks, InputRequired, returned values as JSON     -
 //   context     Context, RequestContext                                    native, errors
-//   lifespan    the server's lifespan; handlers waiting for it             -
+//   lifespan    the server's lifespan: its value, the engine's hooks       native, errors
 //   settle      the engine's calling convention: answers given later       native, errors
 //   middleware  fn(request, next) for the engine's around-middleware       errors, settle
 //   catalog     resources, prompts, completions: definitions, wrappers     native, errors, schema, content, context, lifespan, settle

@@ -8,19 +8,27 @@ const native = require('./native')
 
 /**
  * The handler `server.httpHandler()` returns. `create()` makes the engine's endpoint; `mounts`
- * is the server's set of handlers that served a request and were not closed since; `start()`
- * starts the server's lifespan and `release()` ends it unless something else is served.
+ * is the server's set of handlers that served a request and were not closed since; `hold()`
+ * holds the server's lifespan (a Promise of `{ release() }`), from the first request until
+ * close().
  */
-function mountedHandler(create, mounts, start, release) {
+function mountedHandler(create, mounts, hold) {
   // Options are checked now; the endpoint is made again after close().
   let endpoint = create()
+  // The hold on the lifespan (a Promise of it) since the first request.
+  let held = null
   const mount = {
-    /** Ends the endpoint's sessions; the next request gets a new endpoint. */
+    /**
+     * Ends the endpoint's sessions (calls in flight finish), then its hold on the lifespan
+     * (the last hold's clean-up has run when this resolves); the next request starts afresh.
+     */
     async shutdown() {
       mounts.delete(mount)
       const ending = endpoint
-      endpoint = null
+      const holding = held
+      endpoint = held = null
       if (ending !== null) await ending.shutdown()
+      if (holding !== null) await holding.then((h) => h.release(), () => {})
     },
   }
   // A close() under way: requests wait for it, then start afresh.
@@ -30,18 +38,21 @@ function mountedHandler(create, mounts, start, release) {
     endpoint ??= create()
     const serving = endpoint
     mounts.add(mount)
-    await start()
+    const holding = (held ??= hold())
+    try {
+      await holding
+    } catch (err) {
+      // Not started: the next request tries again.
+      if (held === holding) held = null
+      throw err
+    }
     return serving
   }
   const handler = (req, res, next) => serveNode(ready, req, res, next)
   handler.fetch = (request) => serveFetch(ready, request)
   handler.close = async () => {
     while (closing !== null) await closing
-    const held = mounts.has(mount)
-    const ending = (async () => {
-      await mount.shutdown()
-      if (held) await release()
-    })()
+    const ending = mount.shutdown()
     closing = ending.then(
       () => {},
       () => {},

@@ -1,14 +1,14 @@
 'use strict'
 // The Server: its options, tools, middleware, metrics, and the transports it serves (stdio,
-// HTTP, mounted, `connect()`), which start and end its lifespan. What it registers and serves
-// with is made in the modules beside it.
+// HTTP, mounted, `connect()`), each holding its lifespan while it serves (core's lifespan gate
+// starts and stops it). What it registers and serves with is made in the modules beside it.
 
 const native = require('./native')
 const { checkCounts, created, fromNative, isInputRequired, ProtocolError } = require('./errors')
 const { compileSchema, pointer } = require('./schema')
 const { CALL, Context } = require('./context')
 const { errorResult, protocolErrorJson, returnedJson } = require('./content')
-const { Lifespan, lifespanFailure } = require('./lifespan')
+const { Lifespan } = require('./lifespan')
 const { hasThen } = require('./settle')
 const { aroundStart } = require('./middleware')
 const { resourceEntry, promptEntry, completionEntry } = require('./catalog')
@@ -30,6 +30,10 @@ class Server {
   #native
   #onToolError
   #lifespan
+  /** `start()`'s hold on the lifespan (a Promise of it), until `close()`. */
+  #started = null
+  /** Releases of holds under way, which `close()` waits for. */
+  #releasing = new Set()
   /** The running `serveStdio()`s: `{ stop() }` each, whose Promise resolves once it has ended. */
   #stdio = new Set()
   /** The running HTTP servers this server started. */
@@ -58,15 +62,52 @@ class Server {
     checkCounts(init)
     this.#native = created(native.createServer(init), native.NativeServer)
     this.#onToolError = onToolError ?? defaultToolErrorLog
-    this.#lifespan = new Lifespan(lifespan)
+    this.#lifespan = new Lifespan(lifespan, this)
+    if (this.#lifespan.set) this.#native.setLifespan(...this.#lifespan.hooks())
   }
 
   /**
    * Runs the `lifespan` (once; `serveStdio()`, `serveHttp()` and `connect()` start it too) and
-   * resolves when it has, or rejects with its error. `close()` ends it.
+   * resolves when it has, or rejects with its error. It is held until `close()`, which ends it.
    */
   start() {
-    return this.#lifespan.start(this)
+    if (!this.#lifespan.set) return Promise.resolve()
+    const started = (this.#started ??= this.#hold().catch((err) => {
+      if (this.#started === started) this.#started = null
+      throw err
+    }))
+    return started.then(() => {})
+  }
+
+  /**
+   * A hold on the lifespan, started first (core's gate: once, however many serves arrive):
+   * `{ release() }`, whose Promise resolves, for the last hold, once the clean-up has run.
+   * Rejects with what the start threw.
+   */
+  async #hold() {
+    if (!this.#lifespan.set) return NO_HOLD
+    const held = await this.#native.holdLifespan()
+    if (!(held instanceof native.NativeLifespanHold)) throw this.#lifespan.failed(held)
+    let released = null
+    const releasing = this.#releasing
+    return {
+      release() {
+        if (released === null) {
+          released = held.release()
+          releasing.add(released)
+          released.then(() => releasing.delete(released))
+        }
+        return released
+      },
+    }
+  }
+
+  /** Lets go of a hold to come (`holding`, a Promise of one); nothing when it failed. */
+  #letGo(holding) {
+    return holding.then(
+      (hold) => hold.release(),
+      () => {},
+    )
   }
 
   /**
@@ -195,23 +236,12 @@ class Server {
       Promise.resolve(value).then(settle, (err) => fail(err, ctx)).then((json) => native.settleCall(ctx[CALL], json))
       return undefined
     }
+    // Core calls it once the lifespan runs.
     const lifespan = this.#lifespan
-    // Until the lifespan has started, a call waits for it (and fails if it cannot start).
-    const later = (call, start) => {
-      lifespan.pending.then(start, (err) => fail(lifespanFailure(err), new Context(call, lifespan))).then((json) => {
-        if (json !== undefined) native.settleCall(call, json)
-      })
-      return undefined
-    }
-    if (parse === null) {
-      return (call, args) => {
-        if (lifespan.pending !== null) return later(call, () => run(JSON.parse(args), new Context(call, lifespan)))
-        return run(JSON.parse(args), new Context(call, lifespan))
-      }
-    }
+    if (parse === null) return (call, args) => run(JSON.parse(args), new Context(call, lifespan))
     const invalid = (issues) =>
       errorResult(native.invalidArgumentsText(name, issues.map((issue) => ({ path: pointer(issue.path), message: issue.message }))))
-    const parsing = (call, args) => {
+    return (call, args) => {
       const parsed = parse(JSON.parse(args))
       const ctx = new Context(call, lifespan)
       if (!hasThen(parsed)) return parsed.issues ? invalid(parsed.issues) : run(parsed.data, ctx)
@@ -226,7 +256,6 @@ class Server {
       )
       return undefined
     }
-    return (call, args) => (lifespan.pending !== null ? later(call, () => parsing(call, args)) : parsing(call, args))
   }
 
   /**
@@ -297,7 +326,17 @@ class Server {
   async serveHttp(host = '127.0.0.1', port = 8000, options = {}) {
     const { tokenValidator, ...init } = options ?? {}
     checkCounts(init)
-    await this.start()
+    // Held until core's serve holds it: core's wait for the start would block this thread.
+    const hold = await this.#hold()
+    try {
+      return this.#startHttp(host, port, init, tokenValidator)
+    } finally {
+      // A failed start of the listener, when nothing else holds it, ends the lifespan.
+      await hold.release()
+    }
+  }
+
+  #startHttp(host, port, init, tokenValidator) {
     let resolveClosed
     const closed = new Promise((resolve) => {
       resolveClosed = resolve
@@ -331,14 +370,7 @@ class Server {
     checkCounts(init)
     const validator = validatorWrapper(tokenValidator)
     const create = () => created(this.#native.httpEndpoint(init, validator), native.NativeHttpEndpoint)
-    return mountedHandler(create, this.#mounts, () => this.start(), () => this.#releaseLifespan())
-  }
-
-  /** Ends the lifespan when nothing is served any more (a transport of the server's ended). */
-  async #releaseLifespan() {
-    if (this.#stdio.size === 0 && this.#http.size === 0 && this.#mounts.size === 0 && this.#connections.size === 0) {
-      await this.#lifespan.stop()
-    }
+    return mountedHandler(create, this.#mounts, () => this.#hold())
   }
 
   /**
@@ -369,10 +401,11 @@ class Server {
     for (const signal of signals) process.once(signal, onSignal)
     const serving = {}
     this.#stdio.add(serving)
-    // Calls read before the lifespan has started wait for it; if it cannot start, serving ends
-    // and the returned Promise rejects with its error.
+    // Held while serving (calls read before it has started wait for it, in core); if it
+    // cannot start, serving ends and the returned Promise rejects with its error.
     let lifespanError = null
-    this.start().catch((err) => {
+    const holding = this.#hold()
+    holding.catch((err) => {
       lifespanError = err
       serving.stop?.()
     })
@@ -398,41 +431,71 @@ class Server {
       } catch (err) {
         stdio.release()
         restore()
-        return Promise.reject(err)
+        return this.#letGo(holding).then(() => Promise.reject(err))
       }
       done = serveStdioStreams(stdio, connection, write, restore, serving)
     }
-    return done.then(async () => {
-      if (lifespanError !== null) throw lifespanError
-      // End of input with nothing else served: the lifespan ends with it (as close() ends it).
-      if (this.#stdio.size === 0 && this.#http.size === 0 && this.#mounts.size === 0) await this.#lifespan.stop()
-    })
+    // Served (end of input, close(), a signal): the hold ends, and with the last one the
+    // lifespan (its clean-up has run when this resolves).
+    const letGo = () => this.#letGo(holding)
+    const served = done.then(
+      async () => {
+        await letGo()
+        if (lifespanError !== null) throw lifespanError
+      },
+      async (err) => {
+        await letGo()
+        throw err
+      },
+    )
+    // close() waits for all of it.
+    const stop = serving.stop
+    serving.stop = () => {
+      stop()
+      return served.then(
+        () => {},
+        () => {},
+      )
+    }
+    return served
   }
 
   /**
    * Ends every transport this server serves: `serveStdio()` (reading stops, calls in flight
    * finish, then its Promise resolves), every HTTP server `serveHttp()` started (as their
-   * `close()`) and every `connect()` session (as its `shutdown()`); then the `lifespan`.
-   * Resolves once all of them have ended.
+   * `close()`), every `connect()` session (as its `shutdown()`) and `httpHandler()`, and
+   * `start()`'s hold; the `lifespan` ends after the last of them and the calls in flight.
+   * Resolves once all of them have ended and its clean-up has run.
    */
-  close() {
+  async close() {
     const ends = []
     for (const serving of this.#stdio) ends.push(serving.stop())
     for (const http of this.#http) ends.push(http.close())
     for (const connection of this.#connections) ends.push(connection.shutdown())
     for (const mount of this.#mounts) ends.push(mount.shutdown())
-    // The lifespan ends last: calls in flight may still use what it gave.
-    return Promise.all(ends).then(() => this.#lifespan.stop())
+    const started = this.#started
+    this.#started = null
+    if (started !== null) ends.push(this.#letGo(started))
+    await Promise.all(ends)
+    // Releases begun before (a session close()d at once): the last one waits for the clean-up.
+    await Promise.all(this.#releasing)
+    // A lifespan that a call started with nothing holding it (its session's hold had failed)
+    // has no serve to end it: a hold of close()'s own, let go, ends it after the calls in flight.
+    if (this.#lifespan.running) await this.#letGo(this.#hold())
   }
 
   /**
    * A session over a channel of your own: `send(message)` gets each outbound JSON text;
-   * feed inbound ones to `handleFrame(message)`.
+   * feed inbound ones to `handleFrame(message)`. It holds the `lifespan` until it ends
+   * (`shutdown()`, `close()`, or the server's `close()`).
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
-    // Calls wait for the lifespan; a failed start is each call's error (await start() to see it).
-    this.start().catch(() => {})
+    // Held until the session ends; calls wait for it, and a failed start is each call's error
+    // (await start() to see it).
+    const holding = this.#hold()
+    holding.catch(() => {})
+    const letGo = () => this.#letGo(holding)
     const connection = this.#native.connect(() => flush(connection.takeMessages()))
     const flush = (messages) => {
       for (const message of messages) send(message)
@@ -444,7 +507,10 @@ class Server {
       handleFrame(message) {
         flush(connection.feedMessage(typeof message === 'string' ? Buffer.from(message) : message))
       },
-      /** No more input: calls in flight finish (their answers are sent), then the session ends. */
+      /**
+       * No more input: calls in flight finish (their answers are sent), then the session ends,
+       * and its hold on the lifespan (the last one's clean-up has run when this resolves).
+       */
       shutdown() {
         ending ??= (async () => {
           try {
@@ -452,6 +518,7 @@ class Server {
             flush(connection.takeMessages())
           } finally {
             open.delete(session)
+            await letGo()
           }
         })()
         return ending
@@ -460,6 +527,7 @@ class Server {
       close() {
         open.delete(session)
         connection.close()
+        letGo()
       },
       get protocolVersion() {
         return connection.protocolVersion ?? null
@@ -492,14 +560,18 @@ class Server {
 
   /**
    * Replays a golden wire vector case (JSON text) on a new session of this server with core's
-   * replayer (toolwire/testing's `replayVector`): resolves to why it failed, or null. As in a
-   * `connect()` session, calls wait for the lifespan and a failed start is each call's error.
+   * replayer (toolwire/testing's `replayVector`): resolves to why it failed, or null. It starts
+   * the lifespan as `start()` does (held until `close()`); calls wait for it and a failed start
+   * is each call's error.
    */
   [REPLAY_VECTOR](testCase) {
     this.start().catch(() => {})
     return this.#native.replayVector(testCase)
   }
 }
+
+/** The hold of a server without a lifespan: nothing to hold. */
+const NO_HOLD = { release: () => Promise.resolve() }
 
 /** A tool's failure when the options give no `onToolError`: its stack to stderr. */
 function defaultToolErrorLog(err, toolName) {

@@ -65,7 +65,8 @@ test('calls that arrive while the lifespan starts wait for it', async () => {
   open()
   const answers = [await client.recv(), await client.recv()].sort((a, b) => a.id - b.id)
   assert.equal(answers[0].result.content[0].text, 'early #1')
-  assert.equal(answers[1].result.contents[0].text, 'queries so far: 1')
+  // Both waited for the pool; which of the two runs first once it is up is core's to pick.
+  assert.match(answers[1].result.contents[0].text, /^queries so far: [01]$/)
   await server.close()
   assert.deepEqual(events, ['open for Server', 'closed after 1 queries'])
 })
