@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { test } from 'node:test'
 
 import { Server } from '../lib/index.mjs'
-import { connect } from '../lib/testing.mjs'
+import { connect, TestClient } from '../lib/testing.mjs'
 import { Client } from './client.mjs'
 
 function pooledServer(events, gate = Promise.resolve()) {
@@ -159,4 +159,99 @@ test('serveStdio: the lifespan runs around serving; a failed start ends serving 
   const bad = await run("async () => { throw new Error('no database') }", [init])
   assert.equal(bad.code, 3, bad.stderr)
   assert.match(bad.stderr, /failed: no database/)
+})
+
+test('each connect() session holds the lifespan until it ends; the last shutdown() resolves after the clean-up', async () => {
+  const events = []
+  const server = pooledServer(events)
+  const first = new Client(server)
+  const second = new Client(server)
+  await first.initialize()
+  await second.initialize()
+  assert.equal((await first.callResult(1, 'query', { sql: 'one' })).content[0].text, 'one #1')
+  await second.finish()
+  assert.deepEqual(events, ['open for Server'], 'another session still holds it')
+  await first.finish()
+  assert.deepEqual(events, ['open for Server', 'closed after 1 queries'])
+  // A new session starts it again.
+  const third = new Client(server)
+  await third.initialize()
+  assert.equal((await third.callResult(1, 'query', { sql: 'two' })).content[0].text, 'two #1')
+  await server.close()
+  assert.deepEqual(events, ['open for Server', 'closed after 1 queries', 'open for Server', 'closed after 1 queries'])
+})
+
+test('a call on a session holding nothing starts the lifespan and waits for it; close() ends it', async () => {
+  const events = []
+  let open
+  const server = pooledServer(events, new Promise((resolve) => (open = resolve)))
+  // A test client made by hand holds nothing (connect() would start() the lifespan first).
+  const client = new TestClient(server)
+  await client.start()
+  const call = client.callTool('query', { sql: 'first' })
+  const second = client.readResource('db://stats')
+  // The start the first call began waits for `open`; both calls wait for it (none fails).
+  assert.deepEqual(events, [])
+  open()
+  assert.equal((await call).content[0].text, 'first #1')
+  assert.match((await second).contents[0].text, /^queries so far: [01]$/)
+  assert.deepEqual(events, ['open for Server'])
+  await server.close()
+  assert.deepEqual(events, ['open for Server', 'closed after 1 queries'])
+})
+
+test('the last serve ending stops the lifespan once a call in flight elsewhere has finished', async () => {
+  const events = []
+  const server = pooledServer(events)
+  let started
+  let release
+  const running = new Promise((resolve) => (started = resolve))
+  server.tool('slow', async (_args, ctx) => {
+    events.push('slow started')
+    started()
+    await new Promise((resolve) => (release = resolve))
+    const answer = ctx.lifespanContext.query('late')
+    events.push('slow finished')
+    return answer
+  })
+  // The one serve: a connect() session. The slow call runs on a test client that holds nothing.
+  const serve = new Client(server)
+  await serve.initialize()
+  await serve.callResult(1, 'query', { sql: 'warm' })
+  const bystander = new TestClient(server)
+  await bystander.start()
+  const call = bystander.callTool('slow')
+  await running
+  const ending = serve.finish()
+  release()
+  await ending
+  // The serve's end waited for the clean-up, and the clean-up for the call.
+  assert.deepEqual(events, ['open for Server', 'slow started', 'slow finished', 'closed after 2 queries'])
+  assert.equal((await call).content[0].text, 'late #2')
+  await bystander.close()
+  await server.close()
+})
+
+test('a failed start is the waiters\' error, what the lifespan threw; the next hold tries again', async () => {
+  const thrown = new Error('database unreachable')
+  let attempts = 0
+  const server = new Server({
+    name: 'flaky',
+    version: '1',
+    lifespan: async () => {
+      attempts += 1
+      if (attempts === 1) throw thrown
+      return { attempt: attempts }
+    },
+  }).tool('attempt', (_args, ctx) => String(ctx.lifespanContext.attempt))
+  const [first, second] = await Promise.allSettled([server.start(), server.start()])
+  assert.equal(first.reason, thrown)
+  assert.equal(second.reason, thrown)
+  assert.equal(attempts, 1, 'one start for both')
+  await server.start()
+  const client = await connect(server)
+  assert.equal((await client.callTool('attempt')).content[0].text, '2')
+  await client.close()
+  await server.close()
+  assert.equal(attempts, 2)
 })
