@@ -223,9 +223,11 @@ export interface ServerOptions {
   /**
    * Set-up and clean-up around serving, whose value handlers reach as `ctx.lifespanContext`
    * (resources and prompts: `round.lifespanContext`). An async function returning the value,
-   * or an async generator yielding it once (`try { yield pool } finally { await pool.end() }`:
-   * the `finally` runs at `close()`, or when `serveStdio()` ends at end of input with no HTTP
-   * server running). Started by the first serve, `connect()` or `start()`; calls wait for it.
+   * or an async generator yielding it once (`try { yield pool } finally { await pool.end() }`).
+   * Every serve holds it while it runs (`serveStdio()`, `serveHttp()`, a `connect()` session,
+   * an `httpHandler()` from its first request, `start()` until `close()`): the first starts it,
+   * once; calls wait for it (a call on a session holding nothing starts it); the `finally` runs
+   * after the last serve ends and the calls in flight finish (`close()` ends every serve).
    */
   lifespan?: (server: Server) => unknown
 
@@ -258,9 +260,12 @@ export interface ServerOptions {
 export interface Connection {
   /** Feeds one inbound JSON-RPC message. */
   handleFrame(message: string | Uint8Array): void
-  /** No more input: calls in flight finish (their answers are sent), then the session ends. */
+  /**
+   * No more input: calls in flight finish (their answers are sent), then the session ends and
+   * lets go of the lifespan (the last serve's end: resolves after its clean-up).
+   */
   shutdown(): Promise<void>
-  /** Ends at once: calls in flight are cancelled and nothing more is sent. */
+  /** Ends at once: calls in flight are cancelled and nothing more is sent; lets go of the lifespan. */
   close(): void
   readonly protocolVersion: string | null
 }
@@ -548,7 +553,10 @@ export interface Metrics {
 export declare class Server {
   /** Throws a `ToolwireError` (code `ERR_INVALID_ARG_VALUE`) for a refused option, e.g. `maxConcurrentCalls: 0`. */
   constructor(options: ServerOptions)
-  /** Runs the `lifespan` (once; serving starts it too); rejects with its error. */
+  /**
+   * Runs the `lifespan` (once; serving starts it too) and holds it until `close()`; rejects
+   * with what it threw.
+   */
   start(): Promise<void>
   /** Registers a tool; throws a `ToolwireError` (code `TOOLWIRE_REGISTRATION`) for a bad definition. */
   tool<I = undefined, O = undefined>(name: string, config: ToolConfig<I, O>, handler: ToolHandler<I, O>): this
@@ -578,10 +586,15 @@ export declare class Server {
   serveStdio(): Promise<void>
   /**
    * Ends every transport this server serves: `serveStdio()`, every HTTP server `serveHttp()`
-   * started and every `httpHandler()`'s sessions, then the `lifespan`. Resolves once all of them have ended.
+   * started, every `connect()` session and `httpHandler()`'s sessions, and `start()`'s hold;
+   * the `lifespan` ends after them and the calls in flight. Resolves once all of them have
+   * ended and its clean-up has run.
    */
   close(): Promise<void>
-  /** A session over a channel of your own: `send` gets each outbound JSON text. */
+  /**
+   * A session over a channel of your own: `send` gets each outbound JSON text. It holds the
+   * `lifespan` until it ends.
+   */
   connect(send: (message: string) => void): Connection
   /** Registers a resource, or a resource template when `uri` has `{variables}`. */
   resource(uri: string, config: ResourceConfig, handler: ResourceHandler): this
@@ -596,7 +609,8 @@ export declare class Server {
   /** Tells the clients subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
   /**
-   * Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening. Rejects with
+   * Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening (the `lifespan`
+   * started first, held until the server has stopped). Rejects with what the lifespan threw,
    * `TOOLWIRE_TRANSPORT` (e.g. the port is in use) or `ERR_INVALID_ARG_VALUE` (a refused option).
    */
   serveHttp(host?: string, port?: number, options?: HttpOptions): Promise<HttpServer>
@@ -604,7 +618,7 @@ export declare class Server {
    * Streamable HTTP for a web server of your own: `app.all('/mcp', server.httpHandler())` in
    * Express, a node:http route, or `handler.fetch(request)`. The Host guard lets only loopback
    * names through unless `allowedHosts` names the app's hosts. The first request starts the
-   * `lifespan`; `handler.close()` (or `close()`) ends its sessions. Throws a `ToolwireError`
+   * `lifespan` and holds it; `handler.close()` (or `close()`) ends its sessions and its hold. Throws a `ToolwireError`
    * (code `ERR_INVALID_ARG_VALUE`) for a refused option.
    */
   httpHandler(options?: HttpHandlerOptions): HttpHandler
@@ -619,6 +633,7 @@ export type ToolwireErrorCode =
   | 'TOOLWIRE_CLOSED'
   | 'TOOLWIRE_TRANSPORT'
   | 'TOOLWIRE_BUSY'
+  | 'TOOLWIRE_LIFESPAN'
   | 'TOOLWIRE_ERROR'
   | 'ABORT_ERR'
   | 'ERR_INVALID_ARG_VALUE'
