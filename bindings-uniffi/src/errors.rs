@@ -70,7 +70,9 @@ pub enum ToolwireError {
         detail: String,
     },
     /// A tool handler failed; the client gets an `isError` result with `detail`. Host code
-    /// may throw it on purpose; any other exception a handler throws arrives as this too.
+    /// may throw it on purpose; any other exception a handler throws arrives as this too. The
+    /// server's lifespan failing to start is this too, for every serve and hold that waited
+    /// ("the server's lifespan failed to start: …"): the app's own code failed.
     #[error("{detail}")]
     Handler {
         /// The message the client sees.
@@ -159,7 +161,7 @@ impl From<Error> for ToolwireError {
                 ToolwireError::InvalidArgument { detail }
             }
             Error::Busy(_) => ToolwireError::Busy { detail },
-            Error::Lifespan(_) => ToolwireError::Internal { detail },
+            Error::Lifespan(_) => ToolwireError::Handler { detail },
             Error::InputRequired => ToolwireError::InputRequired {
                 detail,
                 input_requests_json: None,

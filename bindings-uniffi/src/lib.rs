@@ -17,6 +17,7 @@ mod errors;
 mod handler;
 mod http;
 mod jvm_abi;
+mod lifespan;
 mod middleware;
 mod mount;
 mod queue;
@@ -37,6 +38,7 @@ pub use definition::{Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefin
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
 pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant, TokenVerdict};
+pub use lifespan::{LifespanHold, LifespanHooks};
 pub use middleware::{
     AroundCall, AroundFunction, Ending, Outcome, OutcomeKind, OutcomeListener, RequestInfo,
 };

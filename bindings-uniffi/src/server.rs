@@ -13,6 +13,7 @@ use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
 use crate::http::{BearerTokenValidator, HttpServer, HttpServerOptions};
+use crate::lifespan::{LifespanHold, LifespanHooks};
 use crate::middleware::{AroundFunction, ForeignAround};
 use crate::mount::{HttpEndpoint, HttpEndpointOptions};
 use crate::runtime::{on_runtime, runtime};
@@ -133,6 +134,29 @@ impl Server {
     /// every HTTP server it started (as their own `stop()`), as core's `Server::stop`.
     pub fn stop(&self) {
         self.server.stop();
+    }
+
+    /// Sets the server's lifespan (`None` takes it away): `hooks.start` runs before the first
+    /// call is handled, once however many serves hold it, and `hooks.stop` after the last
+    /// serve has ended and the calls in flight have finished. Every serve of the engine holds
+    /// it (`serve_stdio`, `serve_http`); a session of `connect()` or `client()`, or an
+    /// `http_endpoint`, holds nothing: its first call starts it, or hold it with
+    /// `hold_lifespan`. Set it before serving.
+    pub fn set_lifespan(&self, hooks: Option<Arc<dyn LifespanHooks>>) {
+        crate::lifespan::set(&self.server, hooks);
+    }
+
+    /// Holds the lifespan while the app serves in a way the engine does not see (a session of
+    /// `connect()`, an `http_endpoint`): started first, once; a failed start is this call's
+    /// `Handler` error ("the server's lifespan failed to start: …"). Release it when serving
+    /// ends.
+    pub async fn hold_lifespan(&self) -> Result<Arc<LifespanHold>, ToolwireError> {
+        crate::lifespan::hold(&self.server).await
+    }
+
+    /// `hold_lifespan`, blocking the calling thread.
+    pub fn hold_lifespan_blocking(&self) -> Result<Arc<LifespanHold>, ToolwireError> {
+        crate::lifespan::hold_blocking(&self.server)
     }
 
     /// Registers a resource, or a resource template when `definition.uri` has `{variables}`.
