@@ -1,17 +1,13 @@
 // A server's lifespan: a value set up before the first call is handled and torn down after the
-// last, which handlers reach through their context. Host-language code: what the value is and
-// how it closes is the app's; the engine only serves calls.
+// last, which handlers reach through their context. The engine's gate decides when it starts and
+// stops and keeps calls out meanwhile (the rules are core's, the same in every language); this
+// keeps the value, runs the app's start and stop on coroutines, and holds it where Kotlin serves.
 package dev.toolwire
 
-import kotlinx.coroutines.flow.MutableStateFlow
-import kotlinx.coroutines.flow.first
-import kotlinx.coroutines.runBlocking
-import kotlinx.coroutines.sync.Mutex
-import kotlinx.coroutines.sync.withLock
 import kotlinx.coroutines.withContext
 import java.util.Collections
 import java.util.WeakHashMap
-import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.ConcurrentLinkedDeque
 import kotlin.coroutines.AbstractCoroutineContextElement
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.coroutineContext
@@ -21,46 +17,52 @@ import kotlin.coroutines.coroutineContext
  * connection pool, a client…) before the first call is handled, handlers read it with
  * `context.lifespanContext<T>()` (tools) or `lifespanContext<T>()` (resources, prompts and
  * completions: their receiver's), and [stop] gets it back once serving has ended and the
- * calls in flight have finished (by default an `AutoCloseable` value is closed).
+ * calls in flight have finished (by default an `AutoCloseable` value is closed). Both run on a
+ * coroutine of their own (`Dispatchers.Default`); an exception [stop] throws goes to the
+ * engine's log.
  *
  * ```kotlin
  * server.lifespan(start = { Database.connect(url) }, stop = { it.close() })
  * server.tool(ToolDefinition("count")) { context, _ -> ToolResult.Text("${context.lifespanContext<Database>().count()}") }
  * ```
  *
- * It starts when serving starts ([runStdio], [runHttp], `TestClient.connect`, [startLifespan]),
- * once however many serves run, and a failure to start is their exception; it stops when the
+ * The engine runs it, with the same rules in every language. Serving holds it: [runStdio],
+ * [runHttp] and [Server.serveHttp], `TestClient.connect`, the Ktor route `mcp(path, server)`
+ * and [startLifespan]. The first hold starts it, once however many serves arrive; an exception
+ * [start] throws is thrown by each of them (and the next one tries again). It stops when the
  * last of them has ended ([Server.stop] ends `runStdio`/`runHttp`; a test client's `close()`;
- * [endLifespan]). A call that reaches a server whose lifespan has not started (a session of
- * [Server.connect] or [Server.serveHttp]) starts it and waits; calls arriving meanwhile wait
- * too, and if it fails to start they fail with its message. Set it before serving.
+ * [endLifespan]), after the calls in flight. Calls wait until it runs; one that arrives with
+ * nothing holding it (a session of [Server.connect]) starts it, and if the start fails, each
+ * call waiting for it fails with "the server's lifespan failed to start: " and the exception's
+ * message. Set it before serving.
  */
 fun <T> Server.lifespan(
     start: suspend () -> T,
     stop: suspend (value: T) -> Unit = { (it as? AutoCloseable)?.close() },
 ) {
     @Suppress("UNCHECKED_CAST")
-    Lifespan.of(this).hooks = Lifespan.Hooks(start, stop as suspend (Any?) -> Unit)
+    Lifespan.of(this).set(this, Lifespan.Hooks(start, stop as suspend (Any?) -> Unit))
 }
 
 /**
- * Starts the lifespan now (if one is set and it is not running) and holds it until
- * [endLifespan]: for serving the app runs itself ([Server.serveHttp], [Server.connect]).
+ * Holds the lifespan until [endLifespan], started first if it is not running (an exception its
+ * start throws is thrown here): for serving the app runs itself ([Server.connect], an
+ * [HttpEndpoint] of its own).
  */
-suspend fun Server.startLifespan() = Lifespan.of(this).acquire()
+suspend fun Server.startLifespan() = Lifespan.of(this).startHeld(this)
 
 /**
- * Lets go of what [startLifespan] held; the lifespan stops once no serve holds it, after the
- * calls in flight have finished.
+ * Lets go of what [startLifespan] held, and returns once the lifespan has stopped if nothing
+ * else holds it (after the calls in flight). Without a [startLifespan] to end, it stops a
+ * lifespan that a call started, unless a serve holds it.
  */
-suspend fun Server.endLifespan() = Lifespan.of(this).release()
+suspend fun Server.endLifespan() = Lifespan.of(this).endHeld(this)
 
 /**
- * The value of the server's lifespan, started if it was not (see [Server.lifespan]). Throws
- * [IllegalStateException] when the handler's server has no lifespan, or its value is not a [T].
- * (Handlers registered with the wrapper: `server.tool { }`, `blockingTool { }`, and the
- * [RequestContext] of `resource { }`, `prompt { }`, `promptCompletion { }`,
- * `templateCompletion { }`.)
+ * The value of the server's lifespan (see [Server.lifespan]). Throws [IllegalStateException]
+ * when the handler's server has no lifespan, or its value is not a [T]. (Handlers registered
+ * with the wrapper: `server.tool { }`, `blockingTool { }`, and the [RequestContext] of
+ * `resource { }`, `prompt { }`, `promptCompletion { }`, `templateCompletion { }`.)
  */
 inline fun <reified T> CallContext.lifespanContext(): T {
     val value = Lifespan.valueFor(this)
@@ -68,132 +70,113 @@ inline fun <reified T> CallContext.lifespanContext(): T {
 }
 
 /**
- * The value of the server's lifespan in a resource, prompt or completion handler registered with
- * the wrapper (and in the suspending code it calls); inside such a lambda, the receiver's
- * [CallContext.lifespanContext] is the same value.
+ * The value of the server's lifespan in a handler registered with the wrapper (and in the
+ * suspending code it calls); inside a resource's, prompt's or completion's lambda, the
+ * receiver's [CallContext.lifespanContext] is the same value.
  */
 suspend inline fun <reified T> lifespanContext(): T {
     val value = Lifespan.valueHere()
     return value as? T ?: throw IllegalStateException("the lifespan's value is ${value?.javaClass?.name ?: "null"}, not ${T::class.java.name}")
 }
 
-/** One server's lifespan: its hooks, its value, who holds it, its calls in flight. */
+/** One server's lifespan as Kotlin sees it: the app's hooks, their value, and [startLifespan]'s holds. */
 @PublishedApi
 internal class Lifespan private constructor() {
     class Hooks(val start: suspend () -> Any?, val stop: suspend (Any?) -> Unit)
 
-    /** The coroutine context element a resource's or prompt's handler finds its lifespan by. */
+    /** The coroutine context element a handler's suspending code finds its lifespan by. */
     class Element(val lifespan: Lifespan) : AbstractCoroutineContextElement(Key) {
         companion object Key : CoroutineContext.Key<Element>
     }
 
     @Volatile
     var hooks: Hooks? = null
+        private set
 
-    // Made at first use: a server without a lifespan (most) serves without loading
-    // kotlinx.coroutines at all until a call suspends, a good part of a JVM server's start.
-    private val lock by lazy { Mutex() }
-    private val inFlight by lazy { MutableStateFlow(0) }
-
+    /** Set while the engine has it running: from its start's return to its stop. */
     @Volatile
     private var running = false
-    private var value: Any? = null
-    private val holders = AtomicInteger()
 
-    /** Starts the value if it is not running; a failure is thrown (and the next call tries again). */
-    private suspend fun ensureStarted(): Any? {
-        if (running) return value
-        return lock.withLock { startIfStopped() }
+    @Volatile
+    private var value: Any? = null
+
+    /**
+     * What the last start threw, rethrown by the holds that waited for it (the engine tells them
+     * only its message); cleared by a start that succeeds.
+     */
+    @Volatile
+    private var startFailure: Throwable? = null
+
+    /** [startLifespan]'s holds, the latest last. */
+    private val held = ConcurrentLinkedDeque<LifespanHold>()
+
+    fun set(server: Server, hooks: Hooks) {
+        this.hooks = hooks
+        server.setLifespan(ForEngine(hooks))
     }
 
-    /** Under [lock]. */
-    private suspend fun startIfStopped(): Any? {
-        if (!running) {
-            val hooks = hooks ?: return null
-            value = hooks.start()
+    /**
+     * The hooks as the engine calls them, each on a coroutine of UniFFI's: nothing is thrown
+     * past this but [ToolwireException] (the engine then knows the start failed, or logs the
+     * stop's failure), never an `Error` its launcher would leave unreported.
+     */
+    private inner class ForEngine(private val hooks: Hooks) : LifespanHooks {
+        override suspend fun start() {
+            try {
+                value = hooks.start()
+            } catch (e: Throwable) {
+                startFailure = e
+                throw ToolwireException.Handler(e.message ?: e.toString())
+            }
+            startFailure = null
             running = true
         }
-        return value
-    }
 
-    suspend fun acquire() {
-        holders.incrementAndGet()
-        try {
-            // Through the lock even when it runs: a release that saw no holder may be stopping it
-            // right now, and this waits for that stop to end and starts it again.
-            if (hooks != null) lock.withLock { startIfStopped() }
-        } catch (e: Throwable) {
-            holders.decrementAndGet()
-            throw e
-        }
-    }
-
-    suspend fun release() {
-        if (!letGo()) return
-        inFlight.first { it == 0 }
-        lock.withLock {
-            if (!running || holders.get() > 0) return@withLock
+        override suspend fun stop() {
             val ending = value
             running = false
             value = null
-            hooks?.stop?.invoke(ending)
+            try {
+                hooks.stop(ending)
+            } catch (e: Throwable) {
+                throw ToolwireException.Handler(e.stackTraceToString())
+            }
         }
     }
 
-    /** Runs one call of a tool, resource or prompt inside the lifespan (started first if needed). */
-    suspend fun <R> around(block: suspend () -> R): R {
-        if (hooks == null) return block()
-        ensureStarted()
-        inFlight.add(1)
-        try {
-            return withContext(Element(this)) { block() }
-        } finally {
-            inFlight.add(-1)
-        }
-    }
+    /** Holds it for a serve of Kotlin's own; an exception its start threw is thrown here. */
+    suspend fun hold(server: Server): LifespanHold = startFailureOf { server.holdLifespan() }
 
-    /** [around] for a blocking handler, on its own (`Dispatchers.IO`) thread. */
-    fun <R> aroundBlocking(block: () -> R): R {
-        if (hooks == null) return block()
-        runBlocking { ensureStarted() }
-        inFlight.add(1)
-        try {
-            return block()
-        } finally {
-            inFlight.add(-1)
-        }
-    }
-
-    private fun MutableStateFlow<Int>.add(delta: Int) {
-        while (true) {
-            val current = value
-            if (compareAndSet(current, current + delta)) return
-        }
-    }
-
-    /** One holder fewer; true when none is left. */
-    private fun letGo(): Boolean = holders.updateAndGet { if (it > 0) it - 1 else 0 } == 0
+    /** [hold] from a thread that may block ([runStdio]). */
+    fun holdBlocking(server: Server): LifespanHold = startFailureOf { server.holdLifespanBlocking() }
 
     /**
-     * [acquire] from a thread that may block ([runStdio], [runHttp]); with no hooks and nothing
-     * running there is nothing to start, so no coroutine is made.
+     * Runs [holding], something that holds the lifespan ([hold], [Server.serveHttp]): a failed
+     * start reaches it as [ToolwireException.Handler] with the engine's wording, and is thrown
+     * as the app's own exception instead.
      */
-    fun acquireBlocking() {
-        if (hooks == null && !running) {
-            holders.incrementAndGet()
-            return
+    inline fun <T> startFailureOf(holding: () -> T): T =
+        try {
+            holding()
+        } catch (e: ToolwireException.Handler) {
+            throw lastStartFailure() ?: e
         }
-        runBlocking { acquire() }
+
+    fun lastStartFailure(): Throwable? = startFailure
+
+    suspend fun startHeld(server: Server) {
+        held.addLast(hold(server))
     }
 
-    /** [release] from a thread that may block; as [acquireBlocking], nothing to stop costs nothing. */
-    fun releaseBlocking() {
-        if (hooks == null && !running) {
-            letGo()
-            return
-        }
-        runBlocking { release() }
+    suspend fun endHeld(server: Server) {
+        // A lifespan a call started is stopped by the last hold's release, so one taken now.
+        val hold = held.pollLast() ?: if (running) hold(server) else return
+        hold.letGo()
     }
+
+    /** Runs a suspending handler where [lifespanContext] finds this lifespan (when one is set). */
+    suspend fun <R> reachable(block: suspend () -> R): R =
+        if (hooks == null) block() else withContext(Element(this)) { block() }
 
     fun current(): Any? {
         check(hooks != null) { "this server has no lifespan: set one with server.lifespan(start, stop)" }
@@ -221,5 +204,23 @@ internal class Lifespan private constructor() {
                 ?: throw IllegalStateException("no lifespan here: set one with server.lifespan(start, stop) (resources, prompts and completions registered with the wrapper)")
             return element.lifespan.current()
         }
+    }
+}
+
+/** Releases the hold (waiting for the lifespan's stop when it was the last) and frees it. */
+internal suspend fun LifespanHold.letGo() {
+    try {
+        release()
+    } finally {
+        destroy()
+    }
+}
+
+/** [letGo] from a thread that may block. */
+internal fun LifespanHold.letGoBlocking() {
+    try {
+        releaseBlocking()
+    } finally {
+        destroy()
     }
 }

@@ -86,11 +86,14 @@ class RequestContext internal constructor(
     override fun toString() = "RequestContext(round=$round)"
 
     internal companion object {
-        /** Runs [block] with the request's context, inside the server's lifespan, then frees it. */
+        /**
+         * Runs [block] with the request's context, where [lifespanContext] finds the server's
+         * lifespan (the engine let the request in once it runs), then frees it.
+         */
         suspend fun <R> run(context: CallContext, round: Round, lifespan: Lifespan, block: suspend RequestContext.() -> R): R {
             val request = RequestContext(context, round, lifespan)
             try {
-                return lifespan.around { request.block() }
+                return lifespan.reachable { request.block() }
             } catch (e: InputRequiredException) {
                 // Back to the engine's own signal: it asks the client what this round recorded.
                 throw ToolwireException.InputRequired(e.message ?: "input required", null, null)

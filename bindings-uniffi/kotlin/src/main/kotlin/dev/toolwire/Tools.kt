@@ -21,12 +21,13 @@ fun Server.tool(
 ) {
     EngineLogs.start()
     val lifespan = Lifespan.of(this)
+    // The engine runs the call once the lifespan runs (started first if need be).
     val body: suspend (CallContext, String) -> ToolResult = { context, argumentsJson ->
         if (lifespan.hooks == null) {
             handler(context, argumentsJson)
         } else {
             (context as? QueuedCallContext)?.lifespan = lifespan
-            lifespan.around { handler(context, argumentsJson) }
+            lifespan.reachable { handler(context, argumentsJson) }
         }
     }
     NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Suspending(body)))
@@ -44,7 +45,7 @@ fun Server.blockingTool(
     val lifespan = Lifespan.of(this)
     val body: (CallContext, String) -> ToolResult = { context, argumentsJson ->
         (context as? QueuedCallContext)?.lifespan = lifespan
-        lifespan.aroundBlocking { handler(context, argumentsJson) }
+        handler(context, argumentsJson)
     }
     NativeLink.queuedTool(this, definition, Dispatch.register(Dispatch.Handler.Blocking(body)))
 }
@@ -59,13 +60,13 @@ fun Server.blockingTool(
  */
 fun Server.runStdio() {
     EngineLogs.start()
-    val lifespan = Lifespan.of(this)
-    // The lifespan first: a failure to start is this call's exception, before stdin is read.
-    lifespan.acquireBlocking()
+    // The lifespan first (the host-thread loop does not hold it): a failure to start is this
+    // call's exception, before stdin is read.
+    val hold = Lifespan.of(this).holdBlocking(this)
     try {
         runStdioLoop(this)
     } finally {
-        lifespan.releaseBlocking()
+        hold.letGoBlocking()
     }
 }
 
@@ -201,7 +202,8 @@ private fun completer(
  * Serves Streamable HTTP at `http://host:port/mcp` on the calling thread until the JVM shuts
  * down (SIGTERM, Ctrl-C) or the returned server is stopped elsewhere; [onListening] gets the
  * URL once the port is bound. Handlers registered with [tool] run as they do for stdio. The
- * server's [lifespan] starts first and stops after serving has ended.
+ * server's [lifespan] starts first (its failure is thrown here) and stops after serving has
+ * ended.
  */
 fun Server.runHttp(
     host: String = "127.0.0.1",
@@ -211,24 +213,14 @@ fun Server.runHttp(
     onListening: (url: String) -> Unit = {},
 ) {
     EngineLogs.start()
+    // serveHttp holds the lifespan itself, and its server lets go once its sessions have ended.
     val lifespan = Lifespan.of(this)
-    lifespan.acquireBlocking()
-    try {
-        serveHttpUntilShutdown(this, host, port, options, validator, onListening)
-    } finally {
-        lifespan.releaseBlocking()
-    }
+    val http = lifespan.startFailureOf { serveHttp(host, port, options, validator) }
+    serveHttpUntilShutdown(http, onListening)
 }
 
-private fun serveHttpUntilShutdown(
-    server: Server,
-    host: String,
-    port: UShort,
-    options: HttpServerOptions?,
-    validator: BearerTokenValidator?,
-    onListening: (url: String) -> Unit,
-) {
-    val http = server.serveHttp(host, port, options, validator)
+/** Runs [http] until it stops, then waits for its sessions and the lifespan's stop. */
+private fun serveHttpUntilShutdown(http: HttpServer, onListening: (url: String) -> Unit) {
     try {
         servingUntilShutdown("toolwire-http-shutdown", stop = http::stop) {
             onListening(http.url())

@@ -4,6 +4,7 @@ import dev.toolwire.testing.McpError
 import dev.toolwire.testing.TestClient
 import dev.toolwire.testing.testClient
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.Serializable
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import java.util.Collections
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 
 /** What a lifespan holds in these tests (a connection pool in a real server). */
@@ -145,6 +147,102 @@ class LifespanTest {
             assertEquals("true", result.getValue("isError").jsonPrimitive.content)
             assertTrue(result.text().contains("no database"), "$result")
         }
+    }
+
+    @Test
+    fun `a failed start is each waiting call's error in the engine's words, a hold's exception, and the next call tries again`() = runBlocking {
+        val server = Server("flaky", "1")
+        val starting = CompletableDeferred<Unit>()
+        val gate = CompletableDeferred<Unit>()
+        val failing = AtomicBoolean(true)
+        server.lifespan(start = {
+            starting.complete(Unit)
+            gate.await()
+            check(!failing.get()) { "no database" }
+            "pool"
+        })
+        server.tool(ToolDefinition("use")) { context, _ -> ToolResult.Text(context.lifespanContext<String>()) }
+        server.resource(ResourceDefinition("pool://name", "pool")) { uri, _ -> listOf(ResourceContent(uri, text = lifespanContext<String>())) }
+        val failed = "the server's lifespan failed to start: no database"
+        RawClient(server).use { client ->
+            client.initialize()
+            client.call(1, "use", "{}")
+            client.send("""{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"pool://name"}}""")
+            starting.await()
+            gate.complete(Unit)
+            val answers = listOf(client.recvObject(), client.recvObject()).associateBy { it.getValue("id").jsonPrimitive.int }
+            val call = answers.getValue(1).getValue("result").jsonObject
+            assertEquals("true", call.getValue("isError").jsonPrimitive.content)
+            assertEquals(failed, call.text())
+            val read = answers.getValue(2).getValue("error").jsonObject
+            assertEquals(-32603, read.getValue("code").jsonPrimitive.int)
+            assertTrue(read.getValue("message").jsonPrimitive.content.contains(failed), "$read")
+            // A hold gets the app's own exception; the generated API's, the engine's words.
+            assertEquals("no database", assertThrows<IllegalStateException> { runBlocking { server.startLifespan() } }.message)
+            assertEquals(failed, assertThrows<ToolwireException.Handler> { runBlocking { server.holdLifespan() } }.detail)
+            failing.set(false)
+            client.call(3, "use", "{}")
+            assertEquals("pool", client.recvObject().getValue("result").jsonObject.text())
+        }
+        server.stop()
+    }
+
+    @Test
+    fun `it stops after the last serve has ended, once a call in flight on a session of connect() has finished`() = runBlocking {
+        val server = Server("slow", "1")
+        val events = Collections.synchronizedList(ArrayList<String>())
+        server.lifespan(start = {
+            events += "started"
+            "pool"
+        }, stop = { events += "stopped $it" })
+        val callStarted = CompletableDeferred<Unit>()
+        val finish = CompletableDeferred<Unit>()
+        server.tool(ToolDefinition("slow")) { context, _ ->
+            callStarted.complete(Unit)
+            finish.await()
+            events += "slow call done"
+            ToolResult.Text(context.lifespanContext<String>())
+        }
+        val first = TestClient.connect(server)
+        val second = server.testClient()
+        RawClient(server).use { raw ->
+            raw.initialize()
+            raw.call(1, "slow", "{}")
+            callStarted.await()
+            first.close()
+            assertEquals(listOf("started"), events.toList())
+            // The last serve's close waits for the call, which the lifespan outlives.
+            val closing = async(Dispatchers.Default) { second.shutdown() }
+            finish.complete(Unit)
+            assertEquals("pool", raw.recvObject().getValue("result").jsonObject.text())
+            closing.await()
+            assertEquals(listOf("started", "slow call done", "stopped pool"), events.toList())
+        }
+    }
+
+    @Test
+    fun `serveHttp holds it from its start until it has stopped, and runHttp throws a failed start's exception`() = runBlocking {
+        val events = Collections.synchronizedList(ArrayList<String>())
+        val server = Server("http", "1")
+        server.lifespan(start = {
+            events += "started"
+            "pool"
+        }, stop = { events += "stopped $it" })
+        val http = server.serveHttp("127.0.0.1", 0u)
+        try {
+            assertEquals(listOf("started"), events.toList())
+            http.stop()
+            http.wait()
+            assertEquals(listOf("started", "stopped pool"), events.toList())
+        } finally {
+            http.destroy()
+        }
+
+        val broken = Server("broken-http", "1")
+        broken.lifespan(start = { error("no database") })
+        assertEquals("no database", assertThrows<IllegalStateException> { broken.runHttp(port = 0u) }.message)
+        val failed = assertThrows<ToolwireException.Handler> { broken.serveHttp("127.0.0.1", 0u) }
+        assertEquals("the server's lifespan failed to start: no database", failed.detail)
     }
 
     @Test

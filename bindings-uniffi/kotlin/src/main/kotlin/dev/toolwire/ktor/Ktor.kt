@@ -14,9 +14,11 @@ import dev.toolwire.HttpExchange
 import dev.toolwire.HttpHeader
 import dev.toolwire.HttpResponseHead
 import dev.toolwire.Lifespan
+import dev.toolwire.LifespanHold
 import dev.toolwire.Server
 import dev.toolwire.ToolwireException
 import dev.toolwire.detail
+import dev.toolwire.letGo
 import io.ktor.http.ContentType
 import io.ktor.http.HttpHeaders
 import io.ktor.http.HttpStatusCode
@@ -120,15 +122,24 @@ class McpRoute internal constructor(
     @Volatile
     private var endpoint: HttpEndpoint? = null
 
+    /** The route's hold on the server's lifespan, while [endpoint] is open. */
+    private var lifespan: LifespanHold? = null
+
     /**
      * Ends every session (their calls in flight finish first, each within the server's drain
      * time), then this route's hold on the server's lifespan. A request after it starts the
      * endpoint again, with new sessions.
      */
     suspend fun close() {
-        val ending = starting.withLock { endpoint.also { endpoint = null } } ?: return
+        val (ending, held) = starting.withLock {
+            val open = endpoint ?: return
+            val hold = lifespan
+            endpoint = null
+            lifespan = null
+            open to hold
+        }
         ending.shutdown()
-        Lifespan.of(server).release()
+        held?.letGo()
     }
 
     private suspend fun start(): HttpEndpoint {
@@ -136,14 +147,16 @@ class McpRoute internal constructor(
         return starting.withLock {
             endpoint ?: run {
                 EngineLogs.start()
-                val lifespan = Lifespan.of(server)
-                lifespan.acquire()
-                try {
+                // A mounted endpoint holds nothing itself: the route holds it, as a serve.
+                val held = Lifespan.of(server).hold(server)
+                val opened = try {
                     server.httpEndpoint(options, validator)
                 } catch (e: Throwable) {
-                    lifespan.release()
+                    held.letGo()
                     throw e
                 }
+                lifespan = held
+                opened
             }.also { endpoint = it }
         }
     }

@@ -8,8 +8,10 @@ import dev.toolwire.ClientAnswerer
 import dev.toolwire.ClientOptions
 import dev.toolwire.ClientProgress
 import dev.toolwire.Lifespan
+import dev.toolwire.LifespanHold
 import dev.toolwire.Server
 import dev.toolwire.ToolwireException
+import dev.toolwire.letGo
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
@@ -63,7 +65,8 @@ typealias ProgressListener = (progress: Double, total: Double?, message: String?
  * call's result waits for it).
  */
 class TestClient private constructor(
-    private val lifespan: Lifespan,
+    /** Its hold on the server's lifespan, let go of at [shutdown]. */
+    private val lifespan: LifespanHold,
     private val native: NativeClient,
     /** The protocol version this client speaks. */
     val protocolVersion: String,
@@ -123,13 +126,13 @@ class TestClient private constructor(
                 requestTimeoutMs = timeoutMs.coerceAtLeast(0).toULong(),
             )
             val answerer = if (elicitation != null || sampling != null) Callbacks(elicitation, sampling) else null
-            // The server's lifespan first: a failure to start is connect's exception.
-            val lifespan = Lifespan.of(server)
-            lifespan.acquire()
+            // The server's lifespan first, held as a serve holds it (the session of
+            // `server.client` holds nothing): a failure to start is connect's exception.
+            val lifespan = Lifespan.of(server).hold(server)
             val native = try {
                 thrownAsMcp { server.client(options, answerer) }
             } catch (e: Throwable) {
-                lifespan.release()
+                lifespan.letGo()
                 throw e
             }
             return TestClient(lifespan, native, protocolVersion)
@@ -151,7 +154,7 @@ class TestClient private constructor(
             native.shutdown()
             closed = true
             // The lifespan stops if no other serve holds it (after the calls in flight).
-            lifespan.release()
+            lifespan.letGo()
         }
     }
 

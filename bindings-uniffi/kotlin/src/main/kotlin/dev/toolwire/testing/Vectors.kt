@@ -6,6 +6,7 @@ package dev.toolwire.testing
 import dev.toolwire.Lifespan
 import dev.toolwire.Server
 import dev.toolwire.ToolwireException
+import dev.toolwire.letGo
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.Json
@@ -25,13 +26,13 @@ import kotlinx.serialization.json.contentOrNull
  * [ToolwireException.InvalidArgument] when [caseJson] is not JSON.
  */
 suspend fun replayVector(server: Server, caseJson: String) {
-    val lifespan = Lifespan.of(server)
-    lifespan.acquire()
+    // Held as a serve holds it: the replay's session holds nothing.
+    val lifespan = Lifespan.of(server).hold(server)
     val failure = try {
         server.replayVector(caseJson)
     } finally {
         // Let go of even when the caller was cancelled (its calls are cancelled too).
-        withContext(NonCancellable) { lifespan.release() }
+        withContext(NonCancellable) { lifespan.letGo() }
     }
     if (failure != null) throw AssertionError("${caseName(caseJson)}: $failure")
 }
