@@ -297,3 +297,82 @@ async fn a_server_without_a_lifespan_serves_as_before() {
     client.close().await;
     hold.release().await;
 }
+
+#[tokio::test]
+async fn a_start_every_waiter_gave_up_on_is_stopped_once_started() {
+    let recorder = Arc::new(Recorder::default());
+    let server = server(&recorder);
+    let gate = recorder.gate_starts();
+    let holding = tokio::spawn({
+        let server = server.clone();
+        async move { server.hold_lifespan().await }
+    });
+    recorder.start_began.notified().await;
+    holding.abort();
+    assert!(holding.await.unwrap_err().is_cancelled());
+    gate.add_permits(1);
+    recorder.stopped.notified().await;
+    assert_eq!(recorder.events(), ["start", "started", "stopped"]);
+}
+
+#[test]
+fn a_start_whose_runtime_shut_down_is_tried_again() {
+    let recorder = Arc::new(Recorder::default());
+    let server = server(&recorder);
+    let gate = recorder.gate_starts();
+    let first = tokio::runtime::Runtime::new().unwrap();
+    first.spawn({
+        let server = server.clone();
+        async move { server.hold_lifespan().await }
+    });
+    first.block_on(recorder.start_began.notified());
+    // The start's task goes with its runtime: the gate must not stay starting.
+    drop(first);
+    let second = tokio::runtime::Runtime::new().unwrap();
+    second.block_on(async {
+        gate.add_permits(1);
+        let hold = tokio::time::timeout(Duration::from_secs(10), server.hold_lifespan())
+            .await
+            .expect("not stuck starting")
+            .expect("started");
+        hold.release().await;
+    });
+    assert_eq!(recorder.events(), ["start", "start", "started", "stopped"]);
+}
+
+#[tokio::test]
+async fn a_stop_waits_for_calls_in_flight_no_longer_than_drain_timeout() {
+    let recorder = Arc::new(Recorder::default());
+    let mut options = toolwire::ServerOptions::default();
+    options.drain_timeout = Duration::from_millis(50);
+    let in_slow = recorder.clone();
+    let server = Server::builder("drain", "1.0")
+        .options(options)
+        .lifespan(Hooks(recorder.clone()))
+        .tool(Tool::new("slow"), move |_ctx: Context, _args: Value| {
+            let recorder = in_slow.clone();
+            async move {
+                recorder.tool_began.notify_one();
+                recorder.tool_may_end.notified().await;
+                Ok(ToolOutput::text("slow"))
+            }
+        })
+        .build()
+        .unwrap();
+    let hold = server.hold_lifespan().await.unwrap();
+    let client = unheld_client(&server).await;
+    let call = tokio::spawn(async move {
+        let result = client.call_tool("slow", json!({}), None).await;
+        (client, result)
+    });
+    recorder.tool_began.notified().await;
+    // A task of an hour must not hold a shutdown: the clean-up runs after drain_timeout.
+    tokio::time::timeout(Duration::from_secs(10), hold.release())
+        .await
+        .expect("the stop did not wait past drain_timeout");
+    assert_eq!(recorder.events(), ["start", "started", "stopped"]);
+    recorder.tool_may_end.notify_one();
+    let (client, result) = call.await.unwrap();
+    assert_eq!(text(&result.unwrap()), "slow");
+    client.close().await;
+}

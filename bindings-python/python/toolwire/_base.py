@@ -67,9 +67,14 @@ class Lifespan:
     # Called by the engine, on one of its threads.
 
     def start(self, done: Callable[..., None]) -> None:
+        # The loop of the serve that held it last, while it runs; else the handlers' loop, or
+        # the private one when that has stopped (a stopped loop takes the callback and never
+        # runs it, and every call would wait for good).
         loop = self._loop
-        if loop is None or loop.is_closed():
+        if loop is None or not loop.is_running():
             loop = self._server._handler_loop()
+            if not loop.is_running():
+                loop = self._server._private_loop()
         try:
             loop.call_soon_threadsafe(self._begin, loop, done)
         except RuntimeError as exc:  # the loop closed meanwhile
@@ -166,6 +171,8 @@ class Lifespan:
         import asyncio
 
         hold = self._holds.pop()
+        if not self._holds:
+            self._loop = None
         loop = asyncio.get_running_loop()
         released: asyncio.Future[None] = loop.create_future()
         hold.release(lambda: loop.call_soon_threadsafe(_settle_release, released))

@@ -262,7 +262,7 @@ impl ServerBuilder {
             event_store: self.event_store,
             middleware: Chain::default(),
             stopping: std::sync::Mutex::default(),
-            lifespan: super::LifespanGate::new(),
+            lifespan: super::LifespanGate::new(options.drain_timeout),
             metrics,
             options,
         };

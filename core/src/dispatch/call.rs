@@ -412,18 +412,20 @@ async fn execute(
         .timeout
         .or(session.server.options.default_tool_timeout);
     let metrics = &session.server.metrics;
+    // The lifespan first (when one is set): a call waits while it starts, holding no slot, and
+    // outside its own deadline (a slow start is not the tool's time).
+    let lifespan = &session.server.lifespan;
+    let _inside = if lifespan.is_set() {
+        match super::lifespan::call_inside(lifespan, cancel).await {
+            None => return Outcome::Cancelled,
+            Some(Ok(inside)) => Some(inside),
+            Some(Err(failed)) => return Outcome::Answer(ToolOutput::error(failed.to_string())),
+        }
+    } else {
+        None
+    };
     let work = async {
-        // The lifespan first (when one is set): a call waits while it starts, holding no slot.
-        let lifespan = &session.server.lifespan;
-        let _inside = if lifespan.is_set() {
-            match super::lifespan::call_inside(lifespan, cancel).await? {
-                Ok(inside) => Some(inside),
-                Err(failed) => return Some(Outcome::Answer(ToolOutput::error(failed.to_string()))),
-            }
-        } else {
-            None
-        };
-        // The session's own limit next: calls past it wait there, holding none of the
+        // The session's own limit first: calls past it wait there, holding none of the
         // server's slots, so other sessions are served meanwhile.
         let session_limit = session.call_limiter.as_ref();
         let _session = match admit(metrics, session_limit, cancel, || "this session".into()).await {

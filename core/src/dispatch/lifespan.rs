@@ -21,6 +21,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use tokio::sync::{Notify, watch};
@@ -58,6 +59,10 @@ struct State {
     holders: usize,
     /// Calls running inside it.
     in_flight: usize,
+    /// Serves and calls waiting for the start under way.
+    waiting: usize,
+    /// `Server::stop` came while it started: stopped once started, unless a serve holds it.
+    stop_requested: bool,
     /// Where its start and stop run: the runtime of the hold or call that started it (a hold
     /// dropped or a `Server::stop` may come from outside any runtime).
     runtime: Option<tokio::runtime::Handle>,
@@ -71,6 +76,9 @@ pub(crate) struct LifespanGate {
     state: Mutex<State>,
     /// Told when the last call in flight ends.
     drained: Notify,
+    /// How long a stop waits for the calls in flight (the server's `drain_timeout`): a task
+    /// of the tasks extension may run for an hour, and a shutdown must not wait for it.
+    drain_timeout: Duration,
 }
 
 enum Wait {
@@ -86,7 +94,7 @@ enum Role {
 }
 
 impl LifespanGate {
-    pub(crate) fn new() -> Arc<Self> {
+    pub(crate) fn new(drain_timeout: Duration) -> Arc<Self> {
         Arc::new(Self {
             set: AtomicBool::new(false),
             hooks: Mutex::new(None),
@@ -94,9 +102,12 @@ impl LifespanGate {
                 phase: Phase::Stopped,
                 holders: 0,
                 in_flight: 0,
+                waiting: 0,
+                stop_requested: false,
                 runtime: None,
             }),
             drained: Notify::new(),
+            drain_timeout,
         })
     }
 
@@ -158,20 +169,23 @@ impl LifespanGate {
             };
             match wait {
                 Wait::Start(mut outcome) => {
+                    let waiting = Waiting::new(self);
                     let known = outcome.wait_for(Option::is_some).await.map(|o| o.clone());
+                    drop(waiting);
                     match known {
                         Ok(Some(Err(message))) => return Err(Error::Lifespan(message.to_string())),
                         // Started: counted in on the next turn (unless it is stopping again).
                         Ok(_) => {}
+                        // Its task was dropped (its runtime shut down), which set it stopped.
                         Err(_) => {
                             return Err(Error::Lifespan(
-                                "its start was abandoned (the runtime shut down)".into(),
+                                "its start was abandoned (the runtime running it shut down)".into(),
                             ));
                         }
                     }
                 }
+                // Stopped, or its task was dropped (which set it stopped): the next turn sees.
                 Wait::Stop(mut stopped) => {
-                    // A sender dropped with the runtime: nothing more to wait for.
                     let _ = stopped.wait_for(|done| *done).await;
                 }
             }
@@ -186,22 +200,30 @@ impl LifespanGate {
     ) -> watch::Receiver<StartOutcome> {
         let (tell, outcome) = watch::channel(None);
         state.phase = Phase::Starting(outcome.clone());
-        let runtime = tokio::runtime::Handle::current();
+        state.stop_requested = false;
+        let runtime = here(state);
         state.runtime = Some(runtime.clone());
         let gate = self.clone();
         runtime.spawn(async move {
+            let mut unfinished = StoppedIfDropped(Some(gate.clone()));
             let started = match AssertUnwindSafe(hooks.start()).catch_unwind().await {
                 Ok(started) => started.map_err(Arc::<str>::from),
                 Err(_) => Err(Arc::from("its start panicked")),
             };
-            // A start whose waiters were all given up still ends `Running`: the next serve's
-            // release, or `Server::stop`, stops it.
-            gate.state().phase = if started.is_ok() {
+            unfinished.0 = None;
+            let mut state = gate.state();
+            state.phase = if started.is_ok() {
                 Phase::Running
             } else {
                 Phase::Stopped
             };
             let _ = tell.send(Some(started));
+            // Started for nobody (every waiter gave up) or told to stop meanwhile: stopped
+            // again, unless a serve holds it by now.
+            let unwanted = state.waiting == 0 || state.stop_requested;
+            if matches!(state.phase, Phase::Running) && state.holders == 0 && unwanted {
+                let _ = gate.begin_stop(&mut state);
+            }
         });
         outcome
     }
@@ -221,7 +243,12 @@ impl LifespanGate {
     /// one a call started).
     pub(crate) fn stop_unheld(self: &Arc<Self>) {
         let mut state = self.state();
-        if state.holders == 0 {
+        if state.holders > 0 {
+            return;
+        }
+        if matches!(state.phase, Phase::Starting(_)) {
+            state.stop_requested = true;
+        } else {
             let _ = self.begin_stop(&mut state);
         }
     }
@@ -235,22 +262,37 @@ impl LifespanGate {
             Phase::Starting(_) | Phase::Stopped => return None,
         }
         let hooks = self.hooks()?;
-        let runtime = state.runtime.clone()?;
+        let runtime = here(state);
         let (tell, stopped) = watch::channel(false);
         state.phase = Phase::Stopping(stopped.clone());
         let gate = self.clone();
         runtime.spawn(async move {
-            loop {
-                let drained = gate.drained.notified();
-                if gate.state().in_flight == 0 {
-                    break;
+            let unfinished = StoppedIfDropped(Some(gate.clone()));
+            let drained = async {
+                loop {
+                    // Registered before the count is read: a last call ending in between
+                    // is not missed.
+                    let mut told = std::pin::pin!(gate.drained.notified());
+                    told.as_mut().enable();
+                    if gate.state().in_flight == 0 {
+                        break;
+                    }
+                    told.await;
                 }
-                drained.await;
+            };
+            if tokio::time::timeout(gate.drain_timeout, drained)
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    calls = gate.state().in_flight,
+                    "the lifespan stops with calls still in flight (drain_timeout passed)"
+                );
             }
             if AssertUnwindSafe(hooks.stop()).catch_unwind().await.is_err() {
                 tracing::error!("the lifespan's stop panicked");
             }
-            gate.state().phase = Phase::Stopped;
+            drop(unfinished);
             let _ = tell.send(true);
         });
         Some(stopped)
@@ -266,6 +308,44 @@ pub(crate) async fn call_inside(
         biased;
         () = cancel.for_call() => None,
         inside = gate.call() => Some(inside),
+    }
+}
+
+/// Where a start or stop runs: the runtime of the caller, else the one of the last start (a
+/// hold dropped or a `Server::stop` outside any runtime), else the engine's own.
+fn here(state: &State) -> tokio::runtime::Handle {
+    tokio::runtime::Handle::try_current()
+        .ok()
+        .or_else(|| state.runtime.clone())
+        .unwrap_or_else(|| crate::runtime::runtime().handle().clone())
+}
+
+/// Sets the gate stopped when a start or stop task ends, or is dropped unfinished (its runtime
+/// shut down): the gate is never left starting or stopping for good.
+struct StoppedIfDropped(Option<Arc<LifespanGate>>);
+
+impl Drop for StoppedIfDropped {
+    fn drop(&mut self) {
+        if let Some(gate) = self.0.take() {
+            gate.state().phase = Phase::Stopped;
+        }
+    }
+}
+
+/// One serve or call waiting for a start, counted while it waits (one given up leaves).
+struct Waiting<'a>(&'a LifespanGate);
+
+impl<'a> Waiting<'a> {
+    fn new(gate: &'a LifespanGate) -> Self {
+        gate.state().waiting += 1;
+        Waiting(gate)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        state.waiting = state.waiting.saturating_sub(1);
     }
 }
 
