@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, Semaphore};
 use toolwire::client::{Client, ClientOptions};
 use toolwire::{
-    Context, Error, Lifespan, LifespanFuture, Resource, ResourceContents, ResourceRequest, Server,
-    Tool, ToolOutput,
+    Context, Error, Lifespan, LifespanFuture, LifespanHold, Resource, ResourceContents,
+    ResourceRequest, Server, Tool, ToolOutput,
 };
 
 #[derive(Default)]
@@ -73,9 +73,14 @@ impl Lifespan for Hooks {
 }
 
 fn server(recorder: &Arc<Recorder>) -> Server {
+    server_with(recorder, toolwire::ServerOptions::default())
+}
+
+fn server_with(recorder: &Arc<Recorder>, options: toolwire::ServerOptions) -> Server {
     let in_tool = recorder.clone();
     let in_slow = recorder.clone();
     Server::builder("lifespan-test", "1.0")
+        .options(options)
         .lifespan(Hooks(recorder.clone()))
         .tool(Tool::new("value"), move |_ctx: Context, _args: Value| {
             let recorder = in_tool.clone();
@@ -103,6 +108,12 @@ fn server(recorder: &Arc<Recorder>) -> Server {
         .expect("valid server")
 }
 
+/// Holds the lifespan on a task of its own (it may wait for a start the test controls).
+fn spawn_hold(server: &Server) -> tokio::task::JoinHandle<Result<LifespanHold, Error>> {
+    let server = server.clone();
+    tokio::spawn(async move { server.hold_lifespan().await })
+}
+
 /// A client on a session of its own, which holds nothing: its calls start the lifespan.
 async fn unheld_client(server: &Server) -> Client {
     let (session, outbound) = server.session().unwrap();
@@ -120,15 +131,9 @@ async fn concurrent_holds_start_it_once_and_the_last_release_stops_it() {
     let recorder = Arc::new(Recorder::default());
     let server = server(&recorder);
     let gate = recorder.gate_starts();
-    let first = tokio::spawn({
-        let server = server.clone();
-        async move { server.hold_lifespan().await }
-    });
+    let first = spawn_hold(&server);
     recorder.start_began.notified().await;
-    let second = tokio::spawn({
-        let server = server.clone();
-        async move { server.hold_lifespan().await }
-    });
+    let second = spawn_hold(&server);
     gate.add_permits(1);
     let first = first.await.unwrap().expect("started");
     let second = second.await.unwrap().expect("started");
@@ -183,10 +188,7 @@ async fn a_failed_start_is_each_waiters_error_and_the_next_hold_tries_again() {
     recorder.failing.store(true, Ordering::SeqCst);
     let server = server(&recorder);
     let gate = recorder.gate_starts();
-    let held = tokio::spawn({
-        let server = server.clone();
-        async move { server.hold_lifespan().await }
-    });
+    let held = spawn_hold(&server);
     recorder.start_began.notified().await;
     let client = unheld_client(&server).await;
     let calls = tokio::spawn(async move {
@@ -303,10 +305,7 @@ async fn a_start_every_waiter_gave_up_on_is_stopped_once_started() {
     let recorder = Arc::new(Recorder::default());
     let server = server(&recorder);
     let gate = recorder.gate_starts();
-    let holding = tokio::spawn({
-        let server = server.clone();
-        async move { server.hold_lifespan().await }
-    });
+    let holding = spawn_hold(&server);
     recorder.start_began.notified().await;
     holding.abort();
     assert!(holding.await.unwrap_err().is_cancelled());
@@ -345,20 +344,7 @@ async fn a_stop_waits_for_calls_in_flight_no_longer_than_drain_timeout() {
     let recorder = Arc::new(Recorder::default());
     let mut options = toolwire::ServerOptions::default();
     options.drain_timeout = Duration::from_millis(50);
-    let in_slow = recorder.clone();
-    let server = Server::builder("drain", "1.0")
-        .options(options)
-        .lifespan(Hooks(recorder.clone()))
-        .tool(Tool::new("slow"), move |_ctx: Context, _args: Value| {
-            let recorder = in_slow.clone();
-            async move {
-                recorder.tool_began.notify_one();
-                recorder.tool_may_end.notified().await;
-                Ok(ToolOutput::text("slow"))
-            }
-        })
-        .build()
-        .unwrap();
+    let server = server_with(&recorder, options);
     let hold = server.hold_lifespan().await.unwrap();
     let client = unheld_client(&server).await;
     let call = tokio::spawn(async move {
@@ -375,4 +361,15 @@ async fn a_stop_waits_for_calls_in_flight_no_longer_than_drain_timeout() {
     let (client, result) = call.await.unwrap();
     assert_eq!(text(&result.unwrap()), "slow");
     client.close().await;
+}
+
+#[tokio::test]
+async fn serve_http_refuses_bad_options_before_it_starts_the_lifespan() {
+    let recorder = Arc::new(Recorder::default());
+    let server = server(&recorder);
+    let mut options = toolwire::transport::http::HttpOptions::default();
+    options.path = "mcp".into();
+    let refused = server.serve_http("127.0.0.1:0", options).await;
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))));
+    assert!(recorder.events().is_empty(), "nothing started");
 }

@@ -257,7 +257,9 @@ impl Server {
         let stop = self.stop_token();
         let addr = addr.to_owned();
         async move {
-            // The lifespan first: a failure to start is this call's error.
+            // Bad options are refused before anything starts; then the lifespan, whose failure
+            // to start is this call's error.
+            check_paths(&options)?;
             let hold = self.hold_lifespan().await?;
             let listener = match TcpListener::bind(&addr).await {
                 Ok(listener) => listener,
@@ -290,19 +292,7 @@ impl Server {
         stop: CancellationToken,
         hold: Option<crate::LifespanHold>,
     ) -> Result<HttpServer, Error> {
-        if !options.path.starts_with('/') {
-            return Err(Error::InvalidArgument(format!(
-                "the HTTP path must start with '/': {:?}",
-                options.path
-            )));
-        }
-        if let Some(metrics) = &options.metrics_path
-            && (!metrics.starts_with('/') || *metrics == options.path)
-        {
-            return Err(Error::InvalidArgument(format!(
-                "the metrics path must start with '/' and differ from the MCP path: {metrics:?}"
-            )));
-        }
+        check_paths(&options)?;
         let local_addr = listener.local_addr().map_err(Error::Transport)?;
         let limits = ConnectionLimits {
             header_read_timeout: options.header_read_timeout,
@@ -330,6 +320,24 @@ impl Server {
             task,
         })
     }
+}
+
+/// The MCP and metrics paths an HTTP server can serve.
+fn check_paths(options: &HttpOptions) -> Result<(), Error> {
+    if !options.path.starts_with('/') {
+        return Err(Error::InvalidArgument(format!(
+            "the HTTP path must start with '/': {:?}",
+            options.path
+        )));
+    }
+    if let Some(metrics) = &options.metrics_path
+        && (!metrics.starts_with('/') || *metrics == options.path)
+    {
+        return Err(Error::InvalidArgument(format!(
+            "the metrics path must start with '/' and differ from the MCP path: {metrics:?}"
+        )));
+    }
+    Ok(())
 }
 
 /// Descriptors kept back from the connections for everything else the process opens.
