@@ -224,10 +224,11 @@ export interface ServerOptions {
    * Set-up and clean-up around serving, whose value handlers reach as `ctx.lifespanContext`
    * (resources and prompts: `round.lifespanContext`). An async function returning the value,
    * or an async generator yielding it once (`try { yield pool } finally { await pool.end() }`).
-   * Every serve holds it while it runs (`serveStdio()`, `serveHttp()`, a `connect()` session,
-   * an `httpHandler()` from its first request, `start()` until `close()`): the first starts it,
-   * once; calls wait for it (a call on a session holding nothing starts it); the `finally` runs
-   * after the last serve ends and the calls in flight finish (`close()` ends every serve).
+   * Every serve of the engine holds it while it runs (`serveStdio()`, `serveHttp()`, an
+   * `httpHandler()` from its first request, a test client, `start()` until `close()`): the
+   * first starts it, once; calls wait for it. A `connect()` session holds nothing: its first
+   * call starts it, and it runs until `close()`. The `finally` runs after the last serve ends
+   * and the calls in flight finish (`close()` ends every serve).
    */
   lifespan?: (server: Server) => unknown
 
@@ -260,12 +261,9 @@ export interface ServerOptions {
 export interface Connection {
   /** Feeds one inbound JSON-RPC message. */
   handleFrame(message: string | Uint8Array): void
-  /**
-   * No more input: calls in flight finish (their answers are sent), then the session ends and
-   * lets go of the lifespan (the last serve's end: resolves after its clean-up).
-   */
+  /** No more input: calls in flight finish (their answers are sent), then the session ends. */
   shutdown(): Promise<void>
-  /** Ends at once: calls in flight are cancelled and nothing more is sent; lets go of the lifespan. */
+  /** Ends at once: calls in flight are cancelled and nothing more is sent. */
   close(): void
   readonly protocolVersion: string | null
 }
@@ -586,14 +584,15 @@ export declare class Server {
   serveStdio(): Promise<void>
   /**
    * Ends every transport this server serves: `serveStdio()`, every HTTP server `serveHttp()`
-   * started, every `connect()` session and `httpHandler()`'s sessions, and `start()`'s hold;
-   * the `lifespan` ends after them and the calls in flight. Resolves once all of them have
-   * ended and its clean-up has run.
+   * started, every `connect()` session, test client and `httpHandler()`'s sessions, and
+   * `start()`'s hold; the `lifespan` ends after them and the calls in flight (one a call started
+   * too). Resolves once all of them have ended and its clean-up has run.
    */
   close(): Promise<void>
   /**
-   * A session over a channel of your own: `send` gets each outbound JSON text. It holds the
-   * `lifespan` until it ends.
+   * A session over a channel of your own: `send` gets each outbound JSON text. It holds
+   * nothing: its first call starts the `lifespan`, which runs until `close()` (hold it around
+   * your transport with `start()`).
    */
   connect(send: (message: string) => void): Connection
   /** Registers a resource, or a resource template when `uri` has `{variables}`. */

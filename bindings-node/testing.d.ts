@@ -113,12 +113,18 @@ export declare class TestClient {
   getPrompt(name: string, args?: Record<string, string>): Promise<GetPromptResult>
   getPrompt(params: { name: string; arguments?: Record<string, string> }): Promise<GetPromptResult>
   complete(ref: Reference, argument: string, value: string, context?: Record<string, string>): Promise<{ values: string[]; total?: number; hasMore?: boolean }>
-  /** Ends the session once the calls in flight are answered. */
+  /**
+   * Ends the session once the calls in flight are answered, then `connect`'s hold on the
+   * lifespan (the last hold's close resolves after its clean-up).
+   */
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
 
-/** A connected `TestClient` for `server` over core's in-memory session. */
+/**
+ * A connected `TestClient` for `server` over core's in-memory session. It holds the server's
+ * `lifespan` as a serve does: started first (its failure rejects this), let go of at `close()`.
+ */
 export declare function connect(server: Server, options?: ConnectOptions): Promise<TestClient>
 
 /** A golden wire vector case (tests/vectors/README.md): what it sends, what it expects. */

@@ -1,7 +1,8 @@
 'use strict'
 // The Server: its options, tools, middleware, metrics, and the transports it serves (stdio,
-// HTTP, mounted, `connect()`), each holding its lifespan while it serves (core's lifespan gate
-// starts and stops it). What it registers and serves with is made in the modules beside it.
+// HTTP, mounted, `connect()`); the engine's serves hold its lifespan while they serve (core's
+// lifespan gate starts and stops it). What it registers and serves with is made in the modules
+// beside it.
 
 const native = require('./native')
 const { checkCounts, created, fromNative, isInputRequired, ProtocolError } = require('./errors')
@@ -20,6 +21,8 @@ const { redirectStdout, serveStdioStreams } = require('./stdio')
 const OPEN_CLIENT = Symbol('toolwire.openClient')
 /** `server[REPLAY_VECTOR](caseJson)`: core's vector replayer on a new session, for toolwire/testing. */
 const REPLAY_VECTOR = Symbol('toolwire.replayVector')
+/** `server[HOLD_LIFESPAN]()`: a hold on the lifespan (`{ release() }`), for toolwire/testing. */
+const HOLD_LIFESPAN = Symbol('toolwire.holdLifespan')
 
 const TOOL_CONFIG_KEYS = new Set([
   'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
@@ -67,8 +70,8 @@ class Server {
   }
 
   /**
-   * Runs the `lifespan` (once; `serveStdio()`, `serveHttp()` and `connect()` start it too) and
-   * resolves when it has, or rejects with its error. It is held until `close()`, which ends it.
+   * Runs the `lifespan` (once; serving starts it too, and so does a call) and resolves when it
+   * has, or rejects with its error. It is held until `close()`, which ends it.
    */
   start() {
     if (!this.#lifespan.set) return Promise.resolve()
@@ -477,25 +480,23 @@ class Server {
     this.#started = null
     if (started !== null) ends.push(this.#letGo(started))
     await Promise.all(ends)
-    // Releases begun before (a session close()d at once): the last one waits for the clean-up.
+    // Releases begun before (a mount's or a serve's that ended on its own): the last one waits for
+    // the clean-up.
     await Promise.all(this.#releasing)
-    // A lifespan that a call started with nothing holding it (its session's hold had failed)
+    // A lifespan that a call started with nothing holding it (on a `connect()` session, say)
     // has no serve to end it: a hold of close()'s own, let go, ends it after the calls in flight.
     if (this.#lifespan.running) await this.#letGo(this.#hold())
   }
 
   /**
    * A session over a channel of your own: `send(message)` gets each outbound JSON text;
-   * feed inbound ones to `handleFrame(message)`. It holds the `lifespan` until it ends
-   * (`shutdown()`, `close()`, or the server's `close()`).
+   * feed inbound ones to `handleFrame(message)`. It holds nothing (the rule of every
+   * language): its first call starts the `lifespan`, which runs until `close()`. A transport of
+   * your own serves many sessions; a hold each would set the app up again whenever the last
+   * client left. Hold it around your transport with `start()` to start it first.
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
-    // Held until the session ends; calls wait for it, and a failed start is each call's error
-    // (await start() to see it).
-    const holding = this.#hold()
-    holding.catch(() => {})
-    const letGo = () => this.#letGo(holding)
     const connection = this.#native.connect(() => flush(connection.takeMessages()))
     const flush = (messages) => {
       for (const message of messages) send(message)
@@ -508,8 +509,7 @@ class Server {
         flush(connection.feedMessage(typeof message === 'string' ? Buffer.from(message) : message))
       },
       /**
-       * No more input: calls in flight finish (their answers are sent), then the session ends,
-       * and its hold on the lifespan (the last one's clean-up has run when this resolves).
+       * No more input: calls in flight finish (their answers are sent), then the session ends.
        */
       shutdown() {
         ending ??= (async () => {
@@ -518,7 +518,6 @@ class Server {
             flush(connection.takeMessages())
           } finally {
             open.delete(session)
-            await letGo()
           }
         })()
         return ending
@@ -527,7 +526,6 @@ class Server {
       close() {
         open.delete(session)
         connection.close()
-        letGo()
       },
       get protocolVersion() {
         return connection.protocolVersion ?? null
@@ -541,16 +539,21 @@ class Server {
    * Core's client on a new session of this server (toolwire/testing): `{ client, shutdown() }`,
    * `client` a NativeClient (src/client.rs), not connected yet. `ask(method, paramsJson, reply)`
    * answers the server's questions. `close()` ends the session as it ends `connect()`'s.
+   * `hold` (toolwire/testing's `connect`: its hold on the lifespan, or null) is let go of once
+   * the session has ended.
    */
-  [OPEN_CLIENT](options, ask) {
+  [OPEN_CLIENT](options, ask, hold = null) {
     const client = created(this.#native.client(options, ask), native.NativeClient)
     const open = this.#connections
     let ending = null
     const session = {
       client,
-      /** Calls in flight finish, then the session ends (core's close); once. */
+      /** Calls in flight finish, then the session ends (core's close), then its hold; once. */
       shutdown() {
-        ending ??= client.close().finally(() => open.delete(session))
+        ending ??= client.close().finally(async () => {
+          open.delete(session)
+          await hold?.release()
+        })
         return ending
       },
     }
@@ -560,13 +563,16 @@ class Server {
 
   /**
    * Replays a golden wire vector case (JSON text) on a new session of this server with core's
-   * replayer (toolwire/testing's `replayVector`): resolves to why it failed, or null. It starts
-   * the lifespan as `start()` does (held until `close()`); calls wait for it and a failed start
-   * is each call's error.
+   * replayer (toolwire/testing's `replayVector`): resolves to why it failed, or null. Its
+   * session holds nothing, as `connect()`'s: a call starts the lifespan, `close()` ends it.
    */
   [REPLAY_VECTOR](testCase) {
-    this.start().catch(() => {})
     return this.#native.replayVector(testCase)
+  }
+
+  /** A hold on the lifespan, started first (toolwire/testing's `connect`): `{ release() }`. */
+  [HOLD_LIFESPAN]() {
+    return this.#hold()
   }
 }
 
@@ -579,4 +585,4 @@ function defaultToolErrorLog(err, toolName) {
   process.stderr.write(`toolwire: tool ${JSON.stringify(toolName)} failed: ${detail}\n`)
 }
 
-module.exports = { Server, OPEN_CLIENT, REPLAY_VECTOR }
+module.exports = { Server, OPEN_CLIENT, REPLAY_VECTOR, HOLD_LIFESPAN }

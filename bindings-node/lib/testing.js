@@ -19,7 +19,10 @@
 const { AssertionError } = require('node:assert')
 
 const { ToolwireError } = require('./errors')
-const { OPEN_CLIENT, REPLAY_VECTOR } = require('./server')
+const { HOLD_LIFESPAN, OPEN_CLIENT, REPLAY_VECTOR } = require('./server')
+
+/** `connect`'s hold on the lifespan, handed to the client it makes (let go of at its close). */
+const LIFESPAN_HOLD = Symbol('toolwire.testing.lifespanHold')
 
 /** The server answered a request with a JSON-RPC error (`error` is its error object). */
 class McpError extends Error {
@@ -85,12 +88,19 @@ function answerer(elicitation, sampling) {
  * A connected `TestClient`. Options: `protocolVersion`, `elicitation(params)` and
  * `sampling(params)` (sync or async; each one given is declared in the capabilities), `roots`
  * (what `roots/list` returns), `capabilities`, `clientInfo`, `timeoutMs` (per request, 30 s).
- * The server's lifespan is started first; `server.close()` ends it.
+ * The client holds the server's lifespan as a serve does: started first, let go of when the
+ * client closes (the last hold's `close()` resolves after the clean-up).
  */
 async function connect(server, options = {}) {
-  // The server's lifespan first: a failure to start is connect's error. (`server.close()` ends it.)
-  await server.start()
-  const client = new TestClient(server, options)
+  // The server's lifespan first: a failure to start is connect's error.
+  const hold = await server[HOLD_LIFESPAN]()
+  let client
+  try {
+    client = new TestClient(server, { ...options, [LIFESPAN_HOLD]: hold })
+  } catch (err) {
+    await hold.release()
+    throw err
+  }
   try {
     await client.start()
   } catch (err) {
@@ -121,7 +131,7 @@ class TestClient {
       roots: roots ?? null,
       timeoutMs,
     }
-    this.#session = server[OPEN_CLIENT](JSON.stringify(settings), answerer(elicitation, sampling))
+    this.#session = server[OPEN_CLIENT](JSON.stringify(settings), answerer(elicitation, sampling), options[LIFESPAN_HOLD])
     this.#native = this.#session.client
   }
 

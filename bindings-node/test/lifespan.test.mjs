@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { test } from 'node:test'
 
 import { Server } from '../lib/index.mjs'
-import { connect, TestClient } from '../lib/testing.mjs'
+import { connect, replayVector, TestClient } from '../lib/testing.mjs'
 import { Client } from './client.mjs'
 
 function pooledServer(events, gate = Promise.resolve()) {
@@ -30,7 +30,7 @@ function pooledServer(events, gate = Promise.resolve()) {
     .prompt('ask', (_args, round) => `pool has ${round.lifespanContext.queries} queries`)
 }
 
-test('the lifespan value reaches tools, resources and prompts; close() cleans up once', async () => {
+test('the lifespan value reaches tools, resources and prompts; the last test client\'s close() cleans up once', async () => {
   const events = []
   const server = pooledServer(events)
   const first = await connect(server)
@@ -40,15 +40,15 @@ test('the lifespan value reaches tools, resources and prompts; close() cleans up
   assert.equal((await first.readResource('db://stats')).contents[0].text, 'queries so far: 2')
   assert.equal((await second.getPrompt('ask')).messages[0].content.text, 'pool has 2 queries')
   await first.close()
+  assert.deepEqual(events, ['open for Server'], 'the other test client still holds it')
   await second.close()
-  assert.deepEqual(events, ['open for Server'])
-  await server.close()
   assert.deepEqual(events, ['open for Server', 'closed after 2 queries'])
+  await server.close()
+  assert.equal(events.length, 2)
   // A later serve starts it again.
   const again = await connect(server)
   assert.equal((await again.callTool('query', { sql: 'select 3' })).content[0].text, 'select 3 #1')
   await again.close()
-  await server.close()
   assert.equal(events.length, 4)
 })
 
@@ -56,7 +56,7 @@ test('calls that arrive while the lifespan starts wait for it', async () => {
   const events = []
   let open
   const server = pooledServer(events, new Promise((resolve) => (open = resolve)))
-  // A raw session: connect() starts the lifespan without waiting for it.
+  // A raw session: connect() holds nothing; the first call starts the lifespan.
   const client = new Client(server)
   await client.initialize()
   client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query', arguments: { sql: 'early' } } })
@@ -161,31 +161,31 @@ test('serveStdio: the lifespan runs around serving; a failed start ends serving 
   assert.match(bad.stderr, /failed: no database/)
 })
 
-test('each connect() session holds the lifespan until it ends; the last shutdown() resolves after the clean-up', async () => {
+test('a connect() session holds nothing: its first call starts the lifespan, which runs until close()', async () => {
   const events = []
   const server = pooledServer(events)
   const first = new Client(server)
   const second = new Client(server)
   await first.initialize()
   await second.initialize()
+  assert.deepEqual(events, [], 'opening sessions starts nothing')
   assert.equal((await first.callResult(1, 'query', { sql: 'one' })).content[0].text, 'one #1')
   await second.finish()
-  assert.deepEqual(events, ['open for Server'], 'another session still holds it')
   await first.finish()
-  assert.deepEqual(events, ['open for Server', 'closed after 1 queries'])
-  // A new session starts it again.
+  // The sessions came and went; the app's set-up stays for the next one.
+  assert.deepEqual(events, ['open for Server'])
   const third = new Client(server)
   await third.initialize()
-  assert.equal((await third.callResult(1, 'query', { sql: 'two' })).content[0].text, 'two #1')
+  assert.equal((await third.callResult(1, 'query', { sql: 'two' })).content[0].text, 'two #2')
   await server.close()
-  assert.deepEqual(events, ['open for Server', 'closed after 1 queries', 'open for Server', 'closed after 1 queries'])
+  assert.deepEqual(events, ['open for Server', 'closed after 2 queries'])
 })
 
 test('a call on a session holding nothing starts the lifespan and waits for it; close() ends it', async () => {
   const events = []
   let open
   const server = pooledServer(events, new Promise((resolve) => (open = resolve)))
-  // A test client made by hand holds nothing (connect() would start() the lifespan first).
+  // A test client made by hand holds nothing (connect() would hold the lifespan first).
   const client = new TestClient(server)
   await client.start()
   const call = client.callTool('query', { sql: 'first' })
@@ -214,15 +214,15 @@ test('the last serve ending stops the lifespan once a call in flight elsewhere h
     events.push('slow finished')
     return answer
   })
-  // The one serve: a connect() session. The slow call runs on a test client that holds nothing.
-  const serve = new Client(server)
-  await serve.initialize()
-  await serve.callResult(1, 'query', { sql: 'warm' })
+  // The one serve: a test client of connect(). The slow call runs on one made by hand, which
+  // holds nothing.
+  const serve = await connect(server)
+  await serve.callTool('query', { sql: 'warm' })
   const bystander = new TestClient(server)
   await bystander.start()
   const call = bystander.callTool('slow')
   await running
-  const ending = serve.finish()
+  const ending = serve.close()
   release()
   await ending
   // The serve's end waited for the clean-up, and the clean-up for the call.
@@ -254,4 +254,30 @@ test('a failed start is the waiters\' error, what the lifespan threw; the next h
   await client.close()
   await server.close()
   assert.equal(attempts, 2)
+})
+
+test('a test client whose connect fails lets go of its hold: the lifespan is cleaned up', async () => {
+  const events = []
+  const server = pooledServer(events)
+  // The session opens, then the handshake is refused: connect rejects after the lifespan started.
+  await assert.rejects(connect(server, { protocolVersion: '1999-01-01' }))
+  assert.deepEqual(events, ['open for Server', 'closed after 0 queries'])
+  await server.close()
+  assert.equal(events.length, 2)
+})
+
+test('a vector replay holds nothing: a case without calls starts no lifespan', async () => {
+  const events = []
+  const server = pooledServer(events)
+  await replayVector(server, {
+    name: 'lifespan/ping-only',
+    initialize: '2025-11-25',
+    steps: [
+      { send: { jsonrpc: '2.0', id: 1, method: 'ping' } },
+      { expect: { jsonrpc: '2.0', id: 1, result: {} } },
+    ],
+  })
+  assert.deepEqual(events, [])
+  await server.close()
+  assert.deepEqual(events, [])
 })

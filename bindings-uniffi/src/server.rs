@@ -259,7 +259,8 @@ impl Server {
     }
 
     /// A session over a channel of the app's own: feed it inbound messages, take its
-    /// outbound ones. Each connection is one MCP session.
+    /// outbound ones. Each connection is one MCP session. It holds nothing: its first call
+    /// starts the lifespan, which runs until `stop()` (or hold it with `hold_lifespan`).
     pub fn connect(&self) -> Arc<Connection> {
         Connection::new(&self.server)
     }

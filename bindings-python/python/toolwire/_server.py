@@ -508,7 +508,8 @@ class Server(CatalogMixin, HttpMixin):
         """A session for a transport of your own (and for tests).
 
         `async def` tools run on the running loop if called from one, otherwise on a private
-        loop in a daemon thread.
+        loop in a daemon thread. It holds nothing: its first call starts the `lifespan`, which
+        runs until `stop()`; hold it around your transport with `async with server:`.
         """
         loop, bridge = self._bind_loop()
         return Session(self._native.session(bridge), self, (loop, bridge))

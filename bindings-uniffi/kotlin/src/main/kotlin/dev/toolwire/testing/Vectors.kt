@@ -3,12 +3,8 @@
 // their format, which every language's tests call with their own demo server.
 package dev.toolwire.testing
 
-import dev.toolwire.Lifespan
 import dev.toolwire.Server
 import dev.toolwire.ToolwireException
-import dev.toolwire.letGo
-import kotlinx.coroutines.NonCancellable
-import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
@@ -19,21 +15,14 @@ import kotlinx.serialization.json.contentOrNull
  * on a new session of [server], like [Server.connect]'s, with core's replayer; the server must be
  * the one the case names (`server`, `options`). [caseJson] is the case's JSON text: an integer
  * beyond 2^53 (`jsonrpc/large-integer-id`) stays exact (a `JsonObject`'s `toString()` keeps its
- * number literals as written). The server's lifespan is held meanwhile, as [TestClient.connect]
- * holds it.
+ * number literals as written). Its session holds nothing, as [Server.connect]'s: a call of the case
+ * starts the server's lifespan, and `stop()` ends it (the rule of every language).
  *
  * Throws [AssertionError] naming the case and the step that failed, and
  * [ToolwireException.InvalidArgument] when [caseJson] is not JSON.
  */
 suspend fun replayVector(server: Server, caseJson: String) {
-    // Held as a serve holds it: the replay's session holds nothing.
-    val lifespan = Lifespan.of(server).hold(server)
-    val failure = try {
-        server.replayVector(caseJson)
-    } finally {
-        // Let go of even when the caller was cancelled (its calls are cancelled too).
-        withContext(NonCancellable) { lifespan.letGo() }
-    }
+    val failure = server.replayVector(caseJson)
     if (failure != null) throw AssertionError("${caseName(caseJson)}: $failure")
 }
 
