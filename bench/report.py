@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from modern_report import BEGIN, END
+
 LABEL = {
     "toolwire-rust": "toolwire, Rust handlers",
     "toolwire-python": "toolwire, Python handlers",
@@ -396,9 +398,24 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
     ]
     notes = Path(__file__).with_name("NOTES.md")
     if notes.exists():
-        lines.append(notes.read_text().rstrip() + "\n")
+        lines.append(keep_modern(notes.read_text(), target).rstrip() + "\n")
     target.write_text("\n".join(lines))
     print(f"wrote {target}")
+
+
+def keep_modern(notes: str, target: Path) -> str:
+    """The notes with the 2026-07-28 section that bench/modern last wrote into target, where it has one.
+
+    bench/modern_report.py replaces that section, between its two marker lines, in place; the
+    notes hold the markers where the section goes (and a copy of it, for a target without one).
+    """
+    old = target.read_text() if target.exists() else ""
+    if not all(marker in notes and marker in old for marker in (BEGIN, END)):
+        return notes
+    head, rest = notes.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    section = old.split(BEGIN, 1)[1].split(END, 1)[0]
+    return head + BEGIN + section + END + tail
 
 
 def run_started(folder: Path) -> str:

@@ -1,16 +1,14 @@
-"""Drives a toolwire demo server with the official MCP Python SDK client and shows each exchange."""
+"""Drives a toolwire demo server with the official MCP Python SDK client and shows each exchange:
+`drive-demo.py COMMAND [ARG ...]` spawns the server (examples/drive-demo says which)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
-
-RUN_DEMO = Path(__file__).resolve().parent / "run-demo"
 
 
 def show(label: str, value: object) -> None:
@@ -18,8 +16,8 @@ def show(label: str, value: object) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False) if not isinstance(value, str) else value)
 
 
-async def main(lang: str) -> None:
-    server = StdioServerParameters(command=str(RUN_DEMO), args=[lang])
+async def main(command: str, args: list[str]) -> None:
+    server = StdioServerParameters(command=command, args=args)
     async with Client(server) as client:
         info = client.server_info
         show("connected", f"{info.name} {info.version}, protocol {client.protocol_version}")
@@ -49,4 +47,6 @@ async def main(lang: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else "rust"))
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: drive-demo.py COMMAND [ARG ...] (examples/drive-demo LANG runs it)")
+    asyncio.run(main(sys.argv[1], sys.argv[2:]))

@@ -1,4 +1,4 @@
-// The README's Node examples: they type-check (tsc, strict), the server serves as written, and
+// The Node page's examples (docs/languages/node.md): they type-check (tsc, strict), the server serves as written, and
 // the test examples (prompts, middleware) pass under node --test.
 import assert from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
@@ -11,9 +11,10 @@ import { test } from 'node:test'
 import { jsonLines } from './client.mjs'
 
 const here = import.meta.dirname
-const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8')
-const section = readme.slice(readme.indexOf('\n## Node\n'))
-const [example, testExample, middlewareExample] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
+// The Node page of the documentation (it was the README's Node section).
+const section = readFileSync(join(here, '..', '..', 'docs', 'languages', 'node.md'), 'utf8')
+const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1])
+const [example, testExample, middlewareExample] = blocks
 const work = join(here, '.readme')
 
 /** Writes `source` as `<name>.mts` in the work folder and compiles it with tsc, strict, to `<name>.mjs`. */
@@ -28,6 +29,10 @@ function compile(name, source) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
   execFileSync(process.execPath, [tsc, '-p', config], { stdio: 'inherit' })
 }
+
+test('the page has the server, test and middleware examples (scripts/check-docs counts them too)', () => {
+  assert.equal(blocks.length, 3)
+})
 
 test('the README example compiles under strict TypeScript and serves over stdio', async () => {
   compile('readme', example)

@@ -1,5 +1,5 @@
-"""The README's Python examples run and do what the README says: the server, and its test run
-by pytest as a user runs it."""
+"""The Python page's examples (docs/languages/python.md) run and do what the page says: the
+server, and its test run by pytest as a user runs it."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from conftest import ROOT, Client
 
 
 def readme_python_blocks() -> list[str]:
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert len(blocks) == 2, "the README has a Python server and its test"
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "languages" / "python.md").read_text(), re.S)
+    assert len(blocks) == 2, "the Python page has a server and its test"
     return blocks
 
 

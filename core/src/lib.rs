@@ -61,8 +61,21 @@ pub use wire::{ErrorCode, ErrorObject, RequestId};
 /// The `Content-Type` of [`Server::metrics_text`] (Prometheus text, version 0.0.4).
 pub const METRICS_CONTENT_TYPE: &str = metrics::CONTENT_TYPE;
 
-/// The repository README's examples compile (checked by `cargo test --doc`; one of them needs
-/// the `redis` feature, which `cargo test --workspace` turns on through the demo).
-#[cfg(all(doctest, feature = "redis"))]
+/// The repository README's examples compile (checked by `cargo test --doc`).
+#[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct RepositoryReadme;
+
+/// The documentation site's Rust pages' examples compile (`cargo test --doc`; the replicas
+/// page's needs the `redis` feature, which `cargo test --workspace` turns on through the demo).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/languages/rust.md")]
+struct RustPage;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guides/http.md")]
+struct HttpGuide;
+
+#[cfg(all(doctest, feature = "redis"))]
+#[doc = include_str!("../../docs/guides/replicas.md")]
+struct ReplicasGuide;

@@ -3,8 +3,8 @@
 // Run it with `examples/run-demo node [--extra-tools N] [--http PORT]` (`--conformance`: the
 // conformance suite's server; `--redis URL` and `--request-state-key SECRET`, repeatable, make it
 // one replica of several behind a load balancer). The schemas are spelled out as JSON
-// Schema so that every language's demo lists exactly the same tools (see bindings-node's
-// README section for zod).
+// Schema so that every language's demo lists exactly the same tools (see docs/languages/node.md
+// for zod).
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 

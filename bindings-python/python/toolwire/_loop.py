@@ -5,7 +5,7 @@ milliseconds (Python rounds up), so a timer fires up to 1 ms after it is due. On
 rarely shows it (the loop sleeps from just after the timer was set), but with many calls in
 flight the loop keeps sleeping for fractions of a millisecond rounded up to a whole one: 64
 concurrent `asyncio.sleep(0.01)` tools took 11.1 ms each, and 10.4 ms with the selector below
-(the benchmark's slow-tool probe, `bench/NOTES.md`).
+(the benchmark's slow-tool probe, docs/benchmarks/ceilings.md).
 """
 
 from __future__ import annotations

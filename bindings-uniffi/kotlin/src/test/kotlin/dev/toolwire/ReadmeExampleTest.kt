@@ -44,7 +44,7 @@ private fun readmeServer(): Server {
 }
 
 /**
- * The example of the top-level README.md's "Kotlin and Swift" section, up to `runStdio()` (in an
+ * The example of docs/languages/kotlin-swift.md (the README's "Kotlin and Swift" section before), up to `runStdio()` (in an
  * object: its classes' names are taken in this package by TypedToolsTest).
  */
 internal object TopReadme {
@@ -120,10 +120,10 @@ class ReadmeExampleTest {
     @Test
     fun `the copies here are the READMEs' text`() {
         val root = File(System.getProperty("toolwire.root") ?: "../..")
-        val top = File(root, "README.md").readText().substringAfter("\n## Kotlin and Swift\n").substringBefore("\n## ")
+        val top = File(root, "docs/languages/kotlin-swift.md").readText()
         val binding = File(root, "bindings-uniffi/README.md").readText()
         val blocks = kotlinBlocks(top) + kotlinBlocks(binding).take(1)
-        assertEquals(5, blocks.size, "the top-level README's server, test, middleware and Ktor app, bindings-uniffi/README.md's server")
+        assertEquals(5, blocks.size, "the Kotlin page's server, test, middleware and Ktor app, bindings-uniffi/README.md's server")
         val here = lines(File(root, "bindings-uniffi/kotlin/src/test/kotlin/dev/toolwire/ReadmeExampleTest.kt").readText())
         for (block in blocks) {
             var body = block.lines()
