@@ -483,20 +483,24 @@ class Server {
     // Releases begun before (a mount's or a serve's that ended on its own): the last one waits for
     // the clean-up.
     await Promise.all(this.#releasing)
-    // A lifespan that a call started with nothing holding it (on a `connect()` session, say)
+    // A lifespan that a call started with nothing holding it (a vector replay's, say)
     // has no serve to end it: a hold of close()'s own, let go, ends it after the calls in flight.
     if (this.#lifespan.running) await this.#letGo(this.#hold())
   }
 
   /**
    * A session over a channel of your own: `send(message)` gets each outbound JSON text;
-   * feed inbound ones to `handleFrame(message)`. It holds nothing (the rule of every
-   * language): its first call starts the `lifespan`, which runs until `close()`. A transport of
-   * your own serves many sessions; a hold each would set the app up again whenever the last
-   * client left. Hold it around your transport with `start()` to start it first.
+   * feed inbound ones to `handleFrame(message)`. It starts the `lifespan` as `start()` does
+   * (held until `close()`, not until the session ends: a transport of your own serves many
+   * sessions, and a hold each would set the app up again whenever the last client left). A
+   * failed start is each call's error, and the next call tries again.
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
+    // Started from here, not by the first call as in the other languages: a start the engine
+    // asks for from its own thread cannot keep Node's event loop alive, and a session of your
+    // own may have nothing else that does while its calls wait.
+    this.start().catch(() => {})
     const connection = this.#native.connect(() => flush(connection.takeMessages()))
     const flush = (messages) => {
       for (const message of messages) send(message)
@@ -564,7 +568,8 @@ class Server {
   /**
    * Replays a golden wire vector case (JSON text) on a new session of this server with core's
    * replayer (toolwire/testing's `replayVector`): resolves to why it failed, or null. Its
-   * session holds nothing, as `connect()`'s: a call starts the lifespan, `close()` ends it.
+   * session holds nothing: a call starts the lifespan (the replay's Promise keeps the event
+   * loop alive meanwhile), and `close()` ends it.
    */
   [REPLAY_VECTOR](testCase) {
     return this.#native.replayVector(testCase)

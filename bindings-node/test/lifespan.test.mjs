@@ -56,7 +56,7 @@ test('calls that arrive while the lifespan starts wait for it', async () => {
   const events = []
   let open
   const server = pooledServer(events, new Promise((resolve) => (open = resolve)))
-  // A raw session: connect() holds nothing; the first call starts the lifespan.
+  // A raw session: connect() starts the lifespan without waiting for it.
   const client = new Client(server)
   await client.initialize()
   client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query', arguments: { sql: 'early' } } })
@@ -161,14 +161,13 @@ test('serveStdio: the lifespan runs around serving; a failed start ends serving 
   assert.match(bad.stderr, /failed: no database/)
 })
 
-test('a connect() session holds nothing: its first call starts the lifespan, which runs until close()', async () => {
+test('a connect() session starts the lifespan, which runs until close() however many sessions come and go', async () => {
   const events = []
   const server = pooledServer(events)
   const first = new Client(server)
   const second = new Client(server)
   await first.initialize()
   await second.initialize()
-  assert.deepEqual(events, [], 'opening sessions starts nothing')
   assert.equal((await first.callResult(1, 'query', { sql: 'one' })).content[0].text, 'one #1')
   await second.finish()
   await first.finish()
@@ -259,8 +258,9 @@ test('a failed start is the waiters\' error, what the lifespan threw; the next h
 test('a test client whose connect fails lets go of its hold: the lifespan is cleaned up', async () => {
   const events = []
   const server = pooledServer(events)
-  // The session opens, then the handshake is refused: connect rejects after the lifespan started.
-  await assert.rejects(connect(server, { protocolVersion: '1999-01-01' }))
+  // The hold is taken, then the client's options are refused: connect rejects after the
+  // lifespan started.
+  await assert.rejects(connect(server, { clientInfo: 'not an object' }), /clientInfo/)
   assert.deepEqual(events, ['open for Server', 'closed after 0 queries'])
   await server.close()
   assert.equal(events.length, 2)
