@@ -88,9 +88,10 @@ test('the forecast server, tested with the typed client', async () => {
   })
   const again = await connect(server)
   await again.callTool('peek')
-  await again.close()
   assert.equal(stations.closed, false)
-  // close() ends the lifespan: its finally ran.
-  await server.close()
+  // The last test client's close() ends the lifespan (a test client holds it as a serve does):
+  // its finally ran.
+  await again.close()
   assert.equal(stations.closed, true)
+  await server.close()
 })
