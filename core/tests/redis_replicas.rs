@@ -425,10 +425,19 @@ async fn redis_lost_answers_defined_errors_and_everything_recovers() {
             |_ctx: Context, _args: Value| async move { Ok(ToolOutput::text("x")) },
         )
         .expect("added");
-    let heard = legacy
-        .recv()
-        .await
-        .expect("a list change after Redis returned");
+    let heard = loop {
+        let frame = legacy
+            .recv()
+            .await
+            .expect("a list change after Redis returned");
+        match frame["method"].as_str() {
+            // The rest of the announcement above, when it was still on its way at the drain.
+            Some("notifications/resources/list_changed" | "notifications/prompts/list_changed") => {
+                continue;
+            }
+            _ => break frame,
+        }
+    };
     assert_eq!(
         heard["method"], "notifications/tools/list_changed",
         "{heard}"
