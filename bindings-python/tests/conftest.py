@@ -91,3 +91,27 @@ def client_for():
         return client
 
     return make
+
+
+def run_pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """A fresh pytest in `folder`, as a user runs it there: none of this suite's configuration,
+    strict asyncio mode (pytest-asyncio's default)."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            "/dev/null",
+            "--rootdir",
+            str(folder),
+            *args,
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import ROOT, run_pytest_in
 
 HELLO = ROOT / "examples" / "hello"
 
@@ -16,14 +16,7 @@ HELLO = ROOT / "examples" / "hello"
 def test_the_hello_test_passes_under_pytest(tmp_path) -> None:
     for name in ("hello.py", "test_hello.py"):
         shutil.copy(HELLO / "python" / name, tmp_path / name)
-    # A fresh pytest in the example's own folder, none of this suite's configuration.
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", "/dev/null", "--rootdir", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_pytest_in(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
 

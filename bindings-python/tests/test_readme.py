@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 import runpy
-import subprocess
-import sys
 
-from conftest import ROOT, Client
+from conftest import ROOT, Client, run_pytest_in
 
 
 def readme_python_blocks() -> list[str]:
@@ -49,26 +47,6 @@ def test_readme_test_passes_under_pytest(tmp_path) -> None:
     server, test = readme_python_blocks()
     (tmp_path / "weather.py").write_text(server)
     (tmp_path / "test_weather.py").write_text(test)
-    # A fresh pytest in the README's own folder, strict asyncio mode (pytest-asyncio's default),
-    # none of this suite's configuration.
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-c",
-            "/dev/null",
-            "--rootdir",
-            str(tmp_path),
-            "test_weather.py",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_pytest_in(tmp_path, "test_weather.py")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
