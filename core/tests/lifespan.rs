@@ -373,3 +373,24 @@ async fn serve_http_refuses_bad_options_before_it_starts_the_lifespan() {
     assert!(matches!(refused, Err(Error::InvalidArgument(_))));
     assert!(recorder.events().is_empty(), "nothing started");
 }
+
+// A start that ends at once, on another worker, may end before its serve is counted among the
+// waiters: it must not be judged unwanted then (seen from Kotlin as started, stopped, started).
+// The window is narrow, hence the many rounds; each round must be one start and one stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_that_ends_before_its_serve_is_counted_is_not_stopped_for_nobody() {
+    let recorder = Arc::new(Recorder::default());
+    let server = server(&recorder);
+    const ROUNDS: usize = 2000;
+    for _ in 0..ROUNDS {
+        let hold = server.hold_lifespan().await.expect("started");
+        hold.release().await;
+    }
+    let events = recorder.events();
+    let expected: Vec<&str> = ["start", "started", "stopped"].repeat(ROUNDS);
+    assert!(
+        events == expected,
+        "not one start and one stop per hold: {} events for {ROUNDS} holds",
+        events.len()
+    );
+}

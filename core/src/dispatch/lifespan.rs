@@ -81,8 +81,10 @@ pub(crate) struct LifespanGate {
     drain_timeout: Duration,
 }
 
-enum Wait {
-    Start(watch::Receiver<StartOutcome>),
+enum Wait<'a> {
+    /// Counted among the start's waiters in the same lock as it saw the start: a start that
+    /// ends on another worker meanwhile must not find nobody waiting and stop again.
+    Start(watch::Receiver<StartOutcome>, Waiting<'a>),
     Stop(watch::Receiver<bool>),
 }
 
@@ -154,7 +156,10 @@ impl LifespanGate {
                         count_in(&mut state, role);
                         return Ok(());
                     }
-                    Phase::Starting(outcome) => Wait::Start(outcome.clone()),
+                    Phase::Starting(outcome) => {
+                        let outcome = outcome.clone();
+                        Wait::Start(outcome, Waiting::counted(self, &mut state))
+                    }
                     Phase::Stopping(stopped) => Wait::Stop(stopped.clone()),
                     Phase::Stopped => match self.hooks() {
                         // Nothing to start: a hold is counted all the same, so that a lifespan
@@ -163,13 +168,15 @@ impl LifespanGate {
                             count_in(&mut state, role);
                             return Ok(());
                         }
-                        Some(hooks) => Wait::Start(self.begin_start(&mut state, hooks)),
+                        Some(hooks) => {
+                            let outcome = self.begin_start(&mut state, hooks);
+                            Wait::Start(outcome, Waiting::counted(self, &mut state))
+                        }
                     },
                 }
             };
             match wait {
-                Wait::Start(mut outcome) => {
-                    let waiting = Waiting::new(self);
+                Wait::Start(mut outcome, waiting) => {
                     let known = outcome.wait_for(Option::is_some).await.map(|o| o.clone());
                     drop(waiting);
                     match known {
@@ -336,8 +343,9 @@ impl Drop for StoppedIfDropped {
 struct Waiting<'a>(&'a LifespanGate);
 
 impl<'a> Waiting<'a> {
-    fn new(gate: &'a LifespanGate) -> Self {
-        gate.state().waiting += 1;
+    /// Counted under the lock the caller holds (the one that saw or began the start).
+    fn counted(gate: &'a LifespanGate, state: &mut State) -> Self {
+        state.waiting += 1;
         Waiting(gate)
     }
 }
