@@ -9,6 +9,7 @@ import subprocess
 import sys
 from typing import Optional
 
+import pytest
 from conftest import INITIALIZE, ROOT, line, serve_script
 
 DEMO = [sys.executable, str(ROOT / "examples" / "python" / "toolwire_demo.py")]
@@ -224,6 +225,36 @@ def test_serving_stdio_twice_without_a_loop_fails_with_busy(tmp_path) -> None:
     assert answers[1]["result"]["isError"] is True
     assert "stdin" in _text(answers[1]).lower()
     assert _text(answers[2]) == "pong"
+
+
+@pytest.mark.parametrize("spawned", [True, False], ids=["after-the-thread-began", "before-it-began"])
+def test_ctrl_c_while_the_serving_thread_starts_still_stops_the_server(tmp_path, spawned) -> None:
+    # Ctrl-C can land inside `Thread.start()`, which waits for the new thread to begin: the
+    # serve then runs, and run() must stop it rather than return and leave the process
+    # waiting on it at exit (an exit hang seen about once in 25 runs of the test below).
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import threading\n"
+        "from toolwire import Server\n"
+        "real_start = threading.Thread.start\n"
+        "def start(thread):\n"
+        f"    if {spawned}:\n"
+        "        real_start(thread)\n"
+        "    raise KeyboardInterrupt\n"
+        "threading.Thread.start = start\n"
+        "server = Server('interrupted')\n"
+        "@server.tool()\n"
+        "def ping() -> str:\n"
+        "    return 'pong'\n"
+        "server.run()\n"
+        "print('run returned', flush=True)\n"
+    )
+    proc = _start(script)  # stdin stays open: only the interrupt can end the serve
+    try:
+        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else b""
+    finally:
+        proc.kill()
+    assert proc.stdout.read() == b"run returned\n"  # after the serve, stdout is stdout again
 
 
 def test_ctrl_c_stops_a_server_without_a_loop_after_calls_in_flight_finish(tmp_path) -> None:

@@ -461,15 +461,19 @@ class Server(CatalogMixin, HttpMixin):
                 self._bind_loop()  # an `async def` tool was added since `run()` looked
             # Redirect before serving starts: a call may run as soon as the first line is read.
             with contextlib.redirect_stdout(sys.stderr):
-                threading.Thread(target=serve, name="toolwire-stdio").start()
+                thread = threading.Thread(target=serve, name="toolwire-stdio")
                 try:
+                    # Inside the try: a Ctrl-C can land in `start()` itself, after the thread
+                    # was spawned (it waits for the thread to begin), and must stop it too.
+                    thread.start()
                     while not served.wait(0.25):
                         pass
                 except BaseException:
                     # Ctrl-C, or a signal handler's SystemExit: as under a loop, stop reading;
-                    # calls in flight finish.
+                    # calls in flight finish. The stop is kept, so a thread that has not yet
+                    # reached the serve ends at once; one that never began has nothing to wait for.
                     stop.stop()
-                    while not served.wait(0.25):
+                    while thread.ident is not None and not served.wait(0.25):
                         pass
                     raise
         finally:
