@@ -226,9 +226,10 @@ export interface ServerOptions {
    * or an async generator yielding it once (`try { yield pool } finally { await pool.end() }`).
    * Every serve of the engine holds it while it runs (`serveStdio()`, `serveHttp()`, an
    * `httpHandler()` from its first request, a test client, `start()` until `close()`): the
-   * first starts it, once; calls wait for it. A `connect()` session starts it as `start()`
-   * does: it runs until `close()`, however many sessions come and go. The `finally` runs after the last serve ends
-   * and the calls in flight finish (`close()` ends every serve).
+   * first starts it, once; calls wait for it. A `connect()` session holds nothing: its first
+   * call starts it, and it runs until `close()`, however many sessions come and go. The
+   * `finally` runs after the last serve ends and the calls in flight finish (`close()` ends
+   * every serve).
    */
   lifespan?: (server: Server) => unknown
 
@@ -590,8 +591,9 @@ export declare class Server {
    */
   close(): Promise<void>
   /**
-   * A session over a channel of your own: `send` gets each outbound JSON text. It starts the
-   * `lifespan` as `start()` does (held until `close()`, not until the session ends).
+   * A session over a channel of your own: `send` gets each outbound JSON text. It holds no
+   * `lifespan`: its first call starts it, and it runs until `close()`. While the session has
+   * calls unfinished it keeps Node's event loop running, so their answers are sent.
    */
   connect(send: (message: string) => void): Connection
   /** Registers a resource, or a resource template when `uri` has `{variables}`. */

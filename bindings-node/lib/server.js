@@ -497,10 +497,6 @@ class Server {
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
-    // Started from here, not by the first call as in the other languages: a start the engine
-    // asks for from its own thread cannot keep Node's event loop alive, and a session of your
-    // own may have nothing else that does while its calls wait.
-    this.start().catch(() => {})
     const connection = this.#native.connect(() => flush(connection.takeMessages()))
     const flush = (messages) => {
       for (const message of messages) send(message)

@@ -23,7 +23,7 @@ use crate::runtime::runtime;
 
 type WakeTsfn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
-/// The connection's state, shared with the stdin pump.
+/// The connection's state.
 pub(crate) struct ConnectionCore {
     pub(crate) session: Session,
     outbound: Mutex<Outbound>,
@@ -32,6 +32,11 @@ pub(crate) struct ConnectionCore {
     wake_pending: Arc<AtomicBool>,
     /// The calls that did not finish at once, polled on the JS thread.
     pub(crate) executor: Arc<LocalExecutor>,
+    /// Never called: referenced while calls are unfinished, it keeps Node's event loop
+    /// running for them (see [`keep_loop_for_calls`](Self::keep_loop_for_calls)).
+    loop_keeper: Mutex<WakeTsfn>,
+    /// Whether `loop_keeper` is referenced now.
+    keeping_loop: AtomicBool,
 }
 
 /// Rounds of polling pending calls per turn (calls may wake each other).
@@ -74,6 +79,28 @@ impl ConnectionCore {
     /// Polls the pending calls that were woken (inside [`js_thread::feeding`]).
     pub(crate) fn drain(&self) {
         drain_calls(&self.executor);
+    }
+
+    /// Keeps Node's event loop running while a call is unfinished, and lets it go when none
+    /// is: a call waiting on the engine (a lifespan start, a deadline) is woken from another
+    /// thread through a weak threadsafe function, which a loop with nothing else to do would
+    /// not wait for. Called at the end of every turn on the JS thread, the only thread that
+    /// may change it.
+    fn keep_loop_for_calls(&self, env: &Env) {
+        let busy = self.executor.unfinished() > 0;
+        if self.keeping_loop.load(Ordering::Acquire) == busy {
+            return;
+        }
+        let mut keeper = self.loop_keeper.lock().unwrap_or_else(|e| e.into_inner());
+        #[allow(deprecated)] // `unref`: the only way to let go of a loop while keeping the function
+        let changed = if busy {
+            keeper.refer(env)
+        } else {
+            keeper.unref(env)
+        };
+        if changed.is_ok() {
+            self.keeping_loop.store(busy, Ordering::Release);
+        }
     }
 
     /// Every frame queued so far, each followed by a newline.
@@ -120,13 +147,15 @@ pub struct NativeConnection {
 
 impl NativeConnection {
     pub(crate) fn open(server: &Server, on_outbound: &Function<'_, (), ()>) -> napi::Result<Self> {
-        let wake: Arc<WakeTsfn> = Arc::new(
+        let weak_function = || {
             on_outbound
                 .build_threadsafe_function::<()>()
                 .callee_handled::<false>()
                 .weak::<true>()
-                .build()?,
-        );
+                .build()
+        };
+        let wake: Arc<WakeTsfn> = Arc::new(weak_function()?);
+        let loop_keeper = Mutex::new(weak_function()?);
         let wake_pending = Arc::new(AtomicBool::new(false));
         let id = Arc::as_ptr(&wake_pending) as usize;
         // Asks the JS thread for a turn, once until it takes it.
@@ -160,6 +189,8 @@ impl NativeConnection {
                 decoder: Mutex::new(LineDecoder::new(server.options().max_frame_bytes)),
                 wake_pending,
                 executor,
+                loop_keeper,
+                keeping_loop: AtomicBool::new(false),
             }),
         })
     }
@@ -171,6 +202,7 @@ impl NativeConnection {
     #[napi]
     pub fn feed(&self, env: Env, chunk: Buffer) -> Option<Buffer> {
         self.core.feed(&env, &chunk);
+        self.core.keep_loop_for_calls(&env);
         self.core.flush()
     }
 
@@ -178,6 +210,7 @@ impl NativeConnection {
     #[napi]
     pub fn end_input(&self, env: Env) -> Option<Buffer> {
         self.core.end_input(&env);
+        self.core.keep_loop_for_calls(&env);
         self.core.flush()
     }
 
@@ -189,6 +222,7 @@ impl NativeConnection {
             core.session.handle_frame(&message);
             core.drain();
         });
+        core.keep_loop_for_calls(&env);
         self.messages()
     }
 
@@ -199,6 +233,7 @@ impl NativeConnection {
     pub fn take(&self, env: Env) -> Option<Buffer> {
         self.core.wake_pending.store(false, Ordering::Release);
         js_thread::feeding(&env, self.core.id(), || self.core.drain());
+        self.core.keep_loop_for_calls(&env);
         self.core.flush()
     }
 
@@ -206,6 +241,7 @@ impl NativeConnection {
     #[napi]
     pub fn take_messages(&self, env: Env) -> Vec<String> {
         js_thread::feeding(&env, self.core.id(), || self.core.drain());
+        self.core.keep_loop_for_calls(&env);
         self.messages()
     }
 }

@@ -56,7 +56,7 @@ test('calls that arrive while the lifespan starts wait for it', async () => {
   const events = []
   let open
   const server = pooledServer(events, new Promise((resolve) => (open = resolve)))
-  // A raw session: connect() starts the lifespan without waiting for it.
+  // A raw session: its first call starts the lifespan; both calls wait for it.
   const client = new Client(server)
   await client.initialize()
   client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query', arguments: { sql: 'early' } } })
@@ -161,13 +161,14 @@ test('serveStdio: the lifespan runs around serving; a failed start ends serving 
   assert.match(bad.stderr, /failed: no database/)
 })
 
-test('a connect() session starts the lifespan, which runs until close() however many sessions come and go', async () => {
+test("a connect() session's first call starts the lifespan, which runs until close() however many sessions come and go", async () => {
   const events = []
   const server = pooledServer(events)
   const first = new Client(server)
   const second = new Client(server)
   await first.initialize()
   await second.initialize()
+  assert.deepEqual(events, [], 'a session holds nothing: no call yet, no start')
   assert.equal((await first.callResult(1, 'query', { sql: 'one' })).content[0].text, 'one #1')
   await second.finish()
   await first.finish()
@@ -280,4 +281,27 @@ test('a vector replay holds nothing: a case without calls starts no lifespan', a
   assert.deepEqual(events, [])
   await server.close()
   assert.deepEqual(events, [])
+})
+
+test('a connect() session with nothing else to keep Node running still answers a call that waits for the lifespan', async () => {
+  // The session's only link to the loop is its calls: the start is asked for from the engine's
+  // thread, and its answer comes back the same way. The process must not exit before it.
+  const script = `
+    const { Server } = require(${JSON.stringify(new URL('../lib/index.js', import.meta.url).pathname)})
+    const server = new Server({ name: 's', version: '1', lifespan: async () => 'pooled' })
+    server.tool('value', (_args, ctx) => ctx.lifespanContext)
+    const session = server.connect((message) => process.stdout.write(message + '\\n'))
+    session.handleFrame(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }))
+    session.handleFrame(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+    session.handleFrame(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'value', arguments: {} } }))
+  `
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
+  const [code] = await once(child, 'exit')
+  assert.equal(code, 0, stderr)
+  const answers = stdout.trim().split('\n').map((line) => JSON.parse(line))
+  assert.equal(answers.find((a) => a.id === 1)?.result.content[0].text, 'pooled', stdout)
 })

@@ -159,11 +159,17 @@ fn local_executor_polls_handed_calls_on_the_host_thread() {
         executor.has_work(),
         "the handed call waits for its first real poll"
     );
+    assert_eq!(executor.unfinished(), 1);
     let _runtime = runtime.enter();
     // The first real poll registers the timer's wake-up; nothing is answered yet.
     while rung.try_recv().is_ok() {}
     assert!(executor.run_ready());
     assert!(!executor.has_work());
+    assert_eq!(
+        executor.unfinished(),
+        1,
+        "waiting on its timer, not ready, but not finished"
+    );
     assert!(outbound.try_recv().is_none());
     rung.recv_timeout(Duration::from_secs(5))
         .expect("the timer's wake-up rings the host");
@@ -171,4 +177,5 @@ fn local_executor_polls_handed_calls_on_the_host_thread() {
     let answer: Value = serde_json::from_str(&outbound.try_recv().unwrap()).unwrap();
     assert_eq!(answer["result"]["content"][0]["text"], "slept 20 ms");
     assert!(!executor.run_ready(), "nothing is left to poll");
+    assert_eq!(executor.unfinished(), 0);
 }

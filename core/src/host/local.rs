@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -16,6 +16,8 @@ use super::CallTask;
 pub struct LocalExecutor {
     ready: Mutex<VecDeque<Arc<LocalTask>>>,
     ring: Box<dyn Fn() + Send + Sync>,
+    /// Calls taken over and not yet finished (see [`unfinished`](Self::unfinished)).
+    unfinished: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for LocalExecutor {
@@ -28,6 +30,23 @@ struct LocalTask {
     future: Mutex<Option<CallTask>>,
     queued: AtomicBool,
     executor: Weak<LocalExecutor>,
+    /// The executor's count, which this call leaves when it finishes or is dropped unfinished.
+    unfinished: Arc<AtomicUsize>,
+}
+
+/// The call in `slot` is done, or dropped: it leaves the count once, however it ended.
+fn finish(slot: &mut Option<CallTask>, unfinished: &AtomicUsize) {
+    if slot.take().is_some() {
+        unfinished.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Drop for LocalTask {
+    fn drop(&mut self) {
+        // A pending call whose wakers all went (nothing will wake it again) ends here.
+        let slot = self.future.get_mut().unwrap_or_else(|e| e.into_inner());
+        finish(slot, &self.unfinished);
+    }
 }
 
 impl Wake for LocalTask {
@@ -51,15 +70,26 @@ impl LocalExecutor {
         Arc::new(LocalExecutor {
             ready: Mutex::new(VecDeque::new()),
             ring: Box::new(ring),
+            unfinished: Arc::new(AtomicUsize::new(0)),
         })
+    }
+
+    /// Calls taken over and not yet finished, ready or waiting. A host whose thread may end
+    /// when it has nothing of its own to do (Node's event loop) keeps it going while this is
+    /// not zero: a call waiting on the engine (a lifespan start, a deadline) is woken from
+    /// another thread, and that wake-up must find the host thread still there.
+    pub fn unfinished(&self) -> usize {
+        self.unfinished.load(Ordering::Acquire)
     }
 
     /// Takes over a call; it is polled at the next [`run_ready`](Self::run_ready).
     pub fn spawn(self: &Arc<Self>, call: CallTask) {
+        self.unfinished.fetch_add(1, Ordering::AcqRel);
         self.enqueue(Arc::new(LocalTask {
             future: Mutex::new(Some(call)),
             queued: AtomicBool::new(true),
             executor: Arc::downgrade(self),
+            unfinished: self.unfinished.clone(),
         }));
     }
 
@@ -106,10 +136,40 @@ impl LocalExecutor {
                 let polled =
                     std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
                 if !matches!(polled, Ok(Poll::Pending)) {
-                    *slot = None;
+                    finish(&mut slot, &task.unfinished);
                 }
             }
         }
         any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_counts_as_unfinished_until_it_ends_or_nothing_can_wake_it() {
+        let executor = LocalExecutor::new(|| {});
+        executor.spawn(Box::pin(async {}));
+        // Pending for good, keeping no waker: once polled, nothing holds it any more.
+        executor.spawn(Box::pin(std::future::pending()));
+        assert_eq!(executor.unfinished(), 2);
+        assert!(executor.run_ready());
+        assert_eq!(executor.unfinished(), 0);
+    }
+
+    #[test]
+    fn a_call_whose_waker_is_kept_stays_unfinished_until_woken_and_done() {
+        let executor = LocalExecutor::new(|| {});
+        let (tell, told) = tokio::sync::oneshot::channel::<()>();
+        executor.spawn(Box::pin(async move {
+            let _ = told.await;
+        }));
+        assert!(executor.run_ready());
+        assert_eq!(executor.unfinished(), 1);
+        let _ = tell.send(());
+        assert!(executor.run_ready());
+        assert_eq!(executor.unfinished(), 0);
     }
 }
