@@ -490,10 +490,11 @@ class Server {
 
   /**
    * A session over a channel of your own: `send(message)` gets each outbound JSON text;
-   * feed inbound ones to `handleFrame(message)`. It starts the `lifespan` as `start()` does
-   * (held until `close()`, not until the session ends: a transport of your own serves many
-   * sessions, and a hold each would set the app up again whenever the last client left). A
-   * failed start is each call's error, and the next call tries again.
+   * feed inbound ones to `handleFrame(message)`. It holds no `lifespan`: its first call
+   * starts it, and it runs until `close()` (a transport of your own serves many sessions, and
+   * a hold each would set the app up again whenever the last client left). A failed start is
+   * each call's error, and the next call tries again. While the session has calls unfinished
+   * it keeps the event loop running, so their answers are sent.
    */
   connect(send) {
     if (typeof send !== 'function') throw new TypeError('toolwire: connect(send) needs a function')
