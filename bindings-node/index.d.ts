@@ -421,8 +421,11 @@ export interface HttpOptions {
   metricsPath?: string
 }
 
-/** `serveHttp`'s options less the listener's (the app's own server listens). */
-export type HttpHandlerOptions = Omit<HttpOptions, 'headerReadTimeoutMs' | 'maxConnections'>
+/**
+ * `serveHttp`'s options less the listener's (the app's own server listens, and routes
+ * `/metrics` itself: `server.metricsText()`).
+ */
+export type HttpHandlerOptions = Omit<HttpOptions, 'headerReadTimeoutMs' | 'maxConnections' | 'metricsPath'>
 
 /**
  * Streamable HTTP inside a web server of your own (`server.httpHandler()`): a request handler

@@ -357,7 +357,7 @@ class Server {
    * node:http or Express (`app.all('/mcp', handler)`), and `handler.fetch(request)` for Web
    * `Request` → `Response` frameworks. The app routes requests to it (the path is not matched
    * again). Options: `serveHttp`'s less the listener's (`headerReadTimeoutMs`, `maxConnections`
-   * belong to the app's server). The Host guard lets only loopback names through unless
+   * and `metricsPath` belong to the app's server, which may route `server.metricsText()`). The Host guard lets only loopback names through unless
    * `allowedHosts` names the app's host names. The first request starts the server's
    * `lifespan`; `await handler.close()` ends the handler's sessions (calls in flight finish
    * first) and its hold on the lifespan, which ends unless something else is served; a request
@@ -365,9 +365,9 @@ class Server {
    */
   httpHandler(options = {}) {
     const { tokenValidator, ...init } = options ?? {}
-    for (const key of ['host', 'port', 'headerReadTimeoutMs', 'maxConnections']) {
+    for (const key of ['host', 'port', 'headerReadTimeoutMs', 'maxConnections', 'metricsPath']) {
       if (init[key] !== undefined) {
-        throw new TypeError(`toolwire: httpHandler has no ${key} option: the app's own HTTP server listens`)
+        throw new TypeError(`toolwire: httpHandler has no ${key} option: the app's own HTTP server listens (and routes)`)
       }
     }
     checkCounts(init)

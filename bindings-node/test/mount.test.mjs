@@ -444,6 +444,8 @@ test('httpHandler options: the listener\'s are refused, and a bad one is ERR_INV
   const server = new Server({ name: 'options', version: '1' })
   assert.throws(() => server.httpHandler({ port: 8000 }), /no port option/)
   assert.throws(() => server.httpHandler({ maxConnections: 5 }), /no maxConnections option/)
+  // Dropped without a word before: the app routes its own /metrics (server.metricsText()).
+  assert.throws(() => server.httpHandler({ metricsPath: '/metrics' }), /no metricsPath option/)
   assert.throws(
     () => server.httpHandler({ responseMode: 'xml' }),
     (err) => err instanceof ToolwireError && err.code === 'ERR_INVALID_ARG_VALUE',

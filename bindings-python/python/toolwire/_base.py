@@ -9,6 +9,7 @@ mixins import this module, never `_server`, and there is no import cycle.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
@@ -23,6 +24,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolwire")
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def millis(name: str, seconds: Optional[float]) -> Optional[int]:
+    """Seconds as whole milliseconds, rounded up (a tiny limit must not become 0: at once, or
+    "none" where 0 means none); a negative one is a ValueError naming `name`."""
+    if seconds is None:
+        return None
+    if seconds < 0:
+        raise ValueError(f"{name} must be 0 or more seconds, not {seconds}")
+    return math.ceil(seconds * 1000)
 
 
 def check_counts(**counts: Optional[int]) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Generator, Sequence
 from typing import Any, Callable, Optional, Union
 
 from . import _native
+from ._base import millis
 
 
 class Sent:
@@ -206,7 +207,7 @@ class Context:
         import asyncio
 
         return await self._native.ask_all(
-            [(method, params) for method, params in questions], asyncio.get_running_loop(), _millis(timeout)
+            [(method, params) for method, params in questions], asyncio.get_running_loop(), millis("timeout", timeout)
         )
 
     async def request(
@@ -216,16 +217,12 @@ class Context:
         answers with an error, `TimeoutError` past `timeout` seconds)."""
         import asyncio
 
-        return await self._native.request(method, params, asyncio.get_running_loop(), _millis(timeout))
+        return await self._native.request(method, params, asyncio.get_running_loop(), millis("timeout", timeout))
 
     async def _client(self, kind: str, params: dict[str, Any], timeout: Optional[float]) -> Any:
         import asyncio
 
-        return await self._native.client_request(kind, params, asyncio.get_running_loop(), _millis(timeout))
-
-
-def _millis(timeout: Optional[float]) -> Optional[int]:
-    return None if timeout is None else int(timeout * 1000)
+        return await self._native.client_request(kind, params, asyncio.get_running_loop(), millis("timeout", timeout))
 
 
 class RequestContext:

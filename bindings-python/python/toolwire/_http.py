@@ -8,7 +8,6 @@ it imports `_base`, not `_server`, so there is no import cycle.
 from __future__ import annotations
 
 import contextlib
-import math
 import signal
 import sys
 from collections.abc import Awaitable
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Optional
 
 from . import _logs, _native
 from ._asgi import AsgiApp
-from ._base import ServerBase, check_counts, logger
+from ._base import ServerBase, check_counts, logger, millis
 from ._loop import run as _run_on_new_loop
 
 if TYPE_CHECKING:
@@ -86,9 +85,9 @@ class HttpMixin(ServerBase):
             max_sse_buffered_bytes=max_sse_buffered_bytes,
         )
         timeouts = {
-            "session_idle_timeout": _millis("session_idle_timeout", session_idle_timeout),
-            "header_read_timeout": _millis("header_read_timeout", header_read_timeout),
-            "body_read_timeout": _millis("body_read_timeout", body_read_timeout),
+            "session_idle_timeout": millis("session_idle_timeout", session_idle_timeout),
+            "header_read_timeout": millis("header_read_timeout", header_read_timeout),
+            "body_read_timeout": millis("body_read_timeout", body_read_timeout),
         }
         _logs.follow_level()
         # The lifespan first: a failure to start is this call's; `wait()` exits it again.
@@ -170,8 +169,8 @@ class HttpMixin(ServerBase):
             "allowed_origins": list(allowed_origins or []),
             "max_sessions": max_sessions,
             "max_sessions_per_client": max_sessions_per_client,
-            "session_idle_timeout_ms": _millis("session_idle_timeout", session_idle_timeout),
-            "body_read_timeout_ms": _millis("body_read_timeout", body_read_timeout),
+            "session_idle_timeout_ms": millis("session_idle_timeout", session_idle_timeout),
+            "body_read_timeout_ms": millis("body_read_timeout", body_read_timeout),
             "max_sse_buffered_bytes": max_sse_buffered_bytes,
             "token_validator": None if token_validator is None else _token_check(token_validator),
             "authorization_servers": list(authorization_servers or []),
@@ -243,15 +242,6 @@ class HttpServer:
             release, self._release = self._release, None
             if release is not None:
                 await release()
-
-
-def _millis(name: str, seconds: Optional[float]) -> Optional[int]:
-    """Seconds as whole milliseconds, rounded up (a tiny limit must not become 0, "none")."""
-    if seconds is None:
-        return None
-    if seconds < 0:
-        raise ValueError(f"{name} must be 0 or more seconds, not {seconds}")
-    return math.ceil(seconds * 1000)
 
 
 def _token_check(validate: Callable[[str], Any]) -> Callable[[dict[str, Any]], Any]:

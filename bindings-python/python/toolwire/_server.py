@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from . import _logs, _native, _otel
-from ._base import F, check_counts, logger
+from ._base import F, check_counts, logger, millis
 from ._catalog import CatalogMixin
 from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResult, call_result
 from ._context import Context
@@ -258,9 +258,7 @@ class Server(CatalogMixin, HttpMixin):
         )
         if sync_handler_threads is not None and not 1 <= sync_handler_threads <= 1024:
             raise ValueError(f"sync_handler_threads must be between 1 and 1024, not {sync_handler_threads}")
-        if default_tool_timeout is not None and default_tool_timeout < 0:
-            raise ValueError(f"default_tool_timeout must be 0 or more seconds, not {default_tool_timeout}")
-        timeout_ms = None if default_tool_timeout is None else int(default_tool_timeout * 1000)
+        timeout_ms = millis("default_tool_timeout", default_tool_timeout)
         native = _native.NativeServer(
             name,
             version,
@@ -390,7 +388,7 @@ class Server(CatalogMixin, HttpMixin):
         invoke, is_async = _wrap(
             fn, signature.context_param, params, renamed, signature.defaults, self._lifespan, definition["name"]
         )
-        timeout_ms = None if timeout is None else int(timeout * 1000)
+        timeout_ms = millis("timeout", timeout)
         if is_async:
             self._async_tools = True
             # (A loop bound before, by a session, may have closed since.)
