@@ -44,8 +44,8 @@ pub struct ResourceRequest {
 
 /// Reads a resource (or any resource of a template).
 ///
-/// `Err(ToolError::not_found(..))` answers `-32002`; another error answers `-32603` with its
-/// message.
+/// `Err(ToolError::not_found(..))` answers `-32002` (`-32602` in 2026-07-28); another error
+/// answers `-32603` with its message.
 #[async_trait]
 pub trait ResourceHandler: Send + Sync + 'static {
     /// The contents of `request.uri`.

@@ -90,7 +90,8 @@ impl ToolError {
     }
 
     /// What was asked for does not exist: from a resource handler, the client gets
-    /// `-32002 Resource not found` (elsewhere it is an ordinary failure).
+    /// `-32002 Resource not found` (`-32602` in 2026-07-28, which retired `-32002`; elsewhere it
+    /// is an ordinary failure).
     pub fn not_found(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),

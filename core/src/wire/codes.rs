@@ -14,7 +14,8 @@ impl ErrorCode {
     pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
     /// The JSON is not a valid request object.
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
-    /// The method does not exist or is not available (also: capability not declared).
+    /// The method does not exist or is not available (also: a capability the server does not
+    /// have, such as `prompts/list` on a server without prompts).
     pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
     /// Invalid method parameters (also: unknown tool, bad cursor, bad log level).
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);

@@ -122,6 +122,15 @@ async fn connections_past_the_limit_are_refused_with_503() {
     assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
     assert!(reply.contains("too many open connections"), "{reply}");
     assert!(reply.contains("\r\nretry-after: 1\r\n"), "{reply}");
+    // A JSON-RPC error body, with the `"id": null` of an unread request.
+    let body: Value = serde_json::from_str(reply.split("\r\n\r\n").nth(1).unwrap_or_default())
+        .expect("a JSON body");
+    assert_eq!(body["id"], Value::Null, "{reply}");
+    assert!(
+        body.as_object().is_some_and(|o| o.contains_key("id")),
+        "{reply}"
+    );
+    assert_eq!(body["error"]["code"], -32000, "{reply}");
     // One held connection goes: a new one is served once the server has seen it go (each try
     // is a whole connection and its answer; no waiting between tries).
     drop(held.pop());

@@ -398,7 +398,8 @@ impl Drop for Open {
 /// read or close is not waited for more than a second.
 async fn refuse_connection(mut socket: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    const BODY: &str = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Service Unavailable: too many open connections"}}"#;
+    // `"id": null`, as JSON-RPC wants for an error to a request it could not read.
+    const BODY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Service Unavailable: too many open connections"}}"#;
     let reply = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
          retry-after: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{BODY}",
