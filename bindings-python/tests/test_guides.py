@@ -12,12 +12,12 @@ from conftest import ROOT, run_pytest_in
 GUIDES = ROOT / "examples" / "guides"
 
 
-@pytest.mark.parametrize("guide", ["resources"])
-def test_the_guide_example_passes_its_own_test(tmp_path, guide) -> None:
+@pytest.mark.parametrize(("guide", "tests"), [("resources", 1), ("context", 2)])
+def test_the_guide_example_passes_its_own_test(tmp_path, guide, tests) -> None:
     sources = sorted((GUIDES / guide / "python").glob("*.py"))
     assert any(path.name.startswith("test_") for path in sources), "each guide's example has a test"
     for path in sources:
         shutil.copy(path, tmp_path / path.name)
     run = run_pytest_in(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "1 passed" in run.stdout
+    assert f"{tests} passed" in run.stdout, run.stdout
