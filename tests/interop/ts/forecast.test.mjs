@@ -50,6 +50,8 @@ test('tools/list: as recorded for both, and equal but for what the golden file e
   assert.deepEqual(ours, sdk.map(explained))
 })
 
+// docs/migration/typescript-sdk.md includes this test, between the markers.
+// --8<-- [start:test]
 test('the forecast server, tested with the typed client', async () => {
   const client = await connect(server)
   const progress = []
@@ -95,3 +97,4 @@ test('the forecast server, tested with the typed client', async () => {
   assert.equal(stations.closed, true)
   await server.close()
 })
+// --8<-- [end:test]
