@@ -37,6 +37,8 @@ pub(crate) struct ConnectionCore {
     loop_keeper: Mutex<WakeTsfn>,
     /// Whether `loop_keeper` is referenced now.
     keeping_loop: AtomicBool,
+    /// Asks the JS thread for a turn (once until it takes it), even from inside a feed.
+    ring: Arc<dyn Fn() + Send + Sync>,
 }
 
 /// Rounds of polling pending calls per turn (calls may wake each other).
@@ -76,9 +78,13 @@ impl ConnectionCore {
         });
     }
 
-    /// Polls the pending calls that were woken (inside [`js_thread::feeding`]).
+    /// Polls the pending calls that were woken (inside [`js_thread::feeding`]); calls still
+    /// ready after its rounds get another turn.
     pub(crate) fn drain(&self) {
         drain_calls(&self.executor);
+        if self.executor.has_work() {
+            (self.ring)();
+        }
     }
 
     /// Keeps Node's event loop running while a call is unfinished, and lets it go when none
@@ -159,18 +165,21 @@ impl NativeConnection {
         let wake_pending = Arc::new(AtomicBool::new(false));
         let id = Arc::as_ptr(&wake_pending) as usize;
         // Asks the JS thread for a turn, once until it takes it.
-        let ring = {
+        let ring: Arc<dyn Fn() + Send + Sync> = {
             let pending = wake_pending.clone();
-            move || {
+            Arc::new(move || {
                 if !pending.swap(true, Ordering::AcqRel) {
                     wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
                 }
-            }
+            })
         };
         // Inside this connection's feed, frames are taken and woken calls polled right after.
-        let ring_unless_feeding = move || {
-            if !js_thread::is_feeding(id) {
-                ring();
+        let ring_unless_feeding = {
+            let ring = ring.clone();
+            move || {
+                if !js_thread::is_feeding(id) {
+                    ring();
+                }
             }
         };
         let executor = LocalExecutor::new(ring_unless_feeding.clone());
@@ -191,6 +200,7 @@ impl NativeConnection {
                 executor,
                 loop_keeper,
                 keeping_loop: AtomicBool::new(false),
+                ring,
             }),
         })
     }
@@ -240,6 +250,9 @@ impl NativeConnection {
     /// [`take`](Self::take) for a channel of messages: the messages queued since the last take.
     #[napi]
     pub fn take_messages(&self, env: Env) -> Vec<String> {
+        // Cleared before the drain, as in `take`: a call woken during it rings again (cleared
+        // after, that ring would be lost, and the call never polled).
+        self.core.wake_pending.store(false, Ordering::Release);
         js_thread::feeding(&env, self.core.id(), || self.core.drain());
         self.core.keep_loop_for_calls(&env);
         self.messages()
@@ -248,7 +261,6 @@ impl NativeConnection {
 
 impl NativeConnection {
     fn messages(&self) -> Vec<String> {
-        self.core.wake_pending.store(false, Ordering::Release);
         let mut outbound = self.core.outbound.lock().unwrap_or_else(|e| e.into_inner());
         std::iter::from_fn(|| outbound.try_recv()).collect()
     }

@@ -43,9 +43,15 @@ fn finish(slot: &mut Option<CallTask>, unfinished: &AtomicUsize) {
 
 impl Drop for LocalTask {
     fn drop(&mut self) {
-        // A pending call whose wakers all went (nothing will wake it again) ends here.
+        // A pending call whose wakers all went (nothing will wake it again) ends here, maybe on
+        // another thread: the host is rung, so that its next turn sees the count fall.
         let slot = self.future.get_mut().unwrap_or_else(|e| e.into_inner());
-        finish(slot, &self.unfinished);
+        if slot.is_some() {
+            finish(slot, &self.unfinished);
+            if let Some(executor) = self.executor.upgrade() {
+                (executor.ring)();
+            }
+        }
     }
 }
 
@@ -150,13 +156,22 @@ mod tests {
 
     #[test]
     fn a_call_counts_as_unfinished_until_it_ends_or_nothing_can_wake_it() {
-        let executor = LocalExecutor::new(|| {});
+        let rings = Arc::new(AtomicUsize::new(0));
+        let executor = LocalExecutor::new({
+            let rings = rings.clone();
+            move || {
+                rings.fetch_add(1, Ordering::SeqCst);
+            }
+        });
         executor.spawn(Box::pin(async {}));
         // Pending for good, keeping no waker: once polled, nothing holds it any more.
         executor.spawn(Box::pin(std::future::pending()));
         assert_eq!(executor.unfinished(), 2);
+        let spawned = rings.load(Ordering::SeqCst);
         assert!(executor.run_ready());
         assert_eq!(executor.unfinished(), 0);
+        // The dropped one rang the host, whose next turn sees the count fall.
+        assert_eq!(rings.load(Ordering::SeqCst), spawned + 1);
     }
 
     #[test]
