@@ -238,6 +238,8 @@ def test_ctrl_c_while_the_serving_thread_starts_still_stops_the_server(tmp_path,
         "from toolwire import Server\n"
         "real_start = threading.Thread.start\n"
         "def start(thread):\n"
+        "    if thread.name != 'toolwire-stdio':\n"
+        "        return real_start(thread)\n"
         f"    if {spawned}:\n"
         "        real_start(thread)\n"
         "    raise KeyboardInterrupt\n"

@@ -33,7 +33,8 @@ def millis(name: str, seconds: Optional[float]) -> Optional[int]:
         return None
     if seconds < 0:
         raise ValueError(f"{name} must be 0 or more seconds, not {seconds}")
-    return math.ceil(seconds * 1000)
+    # Rounded to a nanosecond first: 16.1 * 1000 is 16100.000000000002 in binary floating point.
+    return math.ceil(round(seconds * 1000, 6))
 
 
 def check_counts(**counts: Optional[int]) -> None:

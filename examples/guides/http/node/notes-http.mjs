@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url'
+
 import { Server } from 'toolwire'
 import { z } from 'zod'
 
@@ -11,7 +13,7 @@ server.tool('add_note', { description: 'Adds a note.', inputSchema: { text: z.st
 })
 
 // Run as a program: the engine serves HTTP itself at http://127.0.0.1:8000/mcp until close().
-if (import.meta.main ?? process.argv[1] === new URL(import.meta.url).pathname) {
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const http = await server.serveHttp('127.0.0.1', 8000)
   console.log(`serving ${http.url}`)
 }
