@@ -12,7 +12,9 @@ from conftest import ROOT, run_pytest_in
 GUIDES = ROOT / "examples" / "guides"
 
 
-@pytest.mark.parametrize(("guide", "tests"), [("resources", 1), ("context", 2), ("http", 1), ("middleware", 1)])
+@pytest.mark.parametrize(
+    ("guide", "tests"), [("resources", 1), ("context", 2), ("http", 1), ("middleware", 1), ("auth", 1)]
+)
 def test_the_guide_example_passes_its_own_test(tmp_path, guide, tests) -> None:
     sources = sorted((GUIDES / guide / "python").glob("*.py"))
     assert any(path.name.startswith("test_") for path in sources), "each guide's example has a test"
