@@ -1,4 +1,7 @@
 // A client driving a toolwire Server through Server.connect(), for tests.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+
 export class Client {
   constructor(server) {
     this.frames = []
@@ -98,4 +101,20 @@ export function jsonLines(stream, { ms = 5000, onHang = () => {} } = {}) {
       clearTimeout(timer)
     }
   }
+}
+
+/**
+ * Runs `script` in a child `node -e` and resolves once it exits, with its exit code and all it
+ * wrote: `{ code, stdout, stderr }`. `options` go to `spawn` (e.g. `env`); `input`, if given,
+ * is written to its stdin, which is then closed.
+ */
+export async function runNodeScript(script, { input, ...options } = {}) {
+  const child = spawn(process.execPath, ['-e', script], { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], ...options })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
+  if (input !== undefined) child.stdin.end(input)
+  const [code] = await once(child, 'exit')
+  return { code, stdout, stderr }
 }

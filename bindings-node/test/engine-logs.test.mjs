@@ -2,12 +2,10 @@
 // with their level and target, below-level ones never arrive, null stops, a throwing handler
 // does not end the process, and DEBUG=toolwire writes them to stderr.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { test } from 'node:test'
 
 import { ENGINE_LOG_LEVELS, Server, onEngineLog } from '../lib/index.mjs'
-import { Client } from './client.mjs'
+import { Client, runNodeScript } from './client.mjs'
 
 const ROUTER = 'toolwire::dispatch::router'
 const clientError = (text) => ({ jsonrpc: '2.0', id: null, error: { code: -32000, message: text } })
@@ -118,12 +116,7 @@ test('DEBUG=toolwire writes the engine logs to stderr; stdout stays the protocol
       setInterval(() => {}, 1000) // alive until the log line arrives
     })
   `
-  const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, DEBUG: 'express:*,toolwire' }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
-  const [code] = await once(child, 'exit')
+  const { code, stdout, stderr } = await runNodeScript(script, { env: { ...process.env, DEBUG: 'express:*,toolwire' } })
   assert.equal(code, 0, stderr)
   assert.match(stderr, /^toolwire WARN toolwire::dispatch::router: the client reported an error code=-32000 message=via DEBUG$/m)
   assert.equal(stdout, '')

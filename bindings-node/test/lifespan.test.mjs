@@ -2,13 +2,11 @@
 // (ctx.lifespanContext), resources and prompts (round.lifespanContext); calls that arrive while
 // it starts wait for it; close() ends it after the calls in flight; a failed start is an error.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { test } from 'node:test'
 
 import { Server } from '../lib/index.mjs'
 import { connect, replayVector, TestClient } from '../lib/testing.mjs'
-import { Client } from './client.mjs'
+import { Client, runNodeScript } from './client.mjs'
 
 function pooledServer(events, gate = Promise.resolve()) {
   return new Server({
@@ -138,16 +136,8 @@ test('serveStdio: the lifespan runs around serving; a failed start ends serving 
     server.tool('value', (_args, ctx) => ctx.lifespanContext)
     server.serveStdio().then(() => process.stderr.write('served\\n'), (err) => { process.stderr.write('failed: ' + err.message + '\\n'); process.exitCode = 3 })
   `
-  const run = async (lifespan, input) => {
-    const child = spawn(process.execPath, ['-e', script(lifespan)], { stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
-    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
-    child.stdin.end(input.map((m) => JSON.stringify(m) + '\n').join(''))
-    const [code] = await once(child, 'exit')
-    return { code, stdout, stderr }
-  }
+  const run = (lifespan, input) =>
+    runNodeScript(script(lifespan), { input: input.map((m) => JSON.stringify(m) + '\n').join('') })
   const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
   const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'value', arguments: {} } }
   const good = await run("async function* () { try { yield 'pooled' } finally { process.stderr.write('cleaned\\n') } }", [init, call])
@@ -295,12 +285,7 @@ test('a connect() session with nothing else to keep Node running still answers a
     session.handleFrame(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
     session.handleFrame(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'value', arguments: {} } }))
   `
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
-  const [code] = await once(child, 'exit')
+  const { code, stdout, stderr } = await runNodeScript(script)
   assert.equal(code, 0, stderr)
   const answers = stdout.trim().split('\n').map((line) => JSON.parse(line))
   assert.equal(answers.find((a) => a.id === 1)?.result.content[0].text, 'pooled', stdout)
