@@ -252,6 +252,19 @@ export interface ServerOptions {
   /** Serve 2026-07-28 only (`initialize` is refused with -32022). */
   modernOnly?: boolean
   /**
+   * Tasks extension: how long a call of a `taskSupport` tool runs in its request before it
+   * becomes a task (default 250); one that asks the client something becomes one at once.
+   */
+  taskAfterMs?: number
+  /** How long a task is kept after its creation, finished or not (its `ttlMs`; default one hour). A handler still running then is cancelled. */
+  taskTtlMs?: number
+  /** How long clients are told to wait between polls of a task (its `pollIntervalMs`; default 1000). */
+  taskPollIntervalMs?: number
+  /** Tasks kept at once, finished ones included until they expire (default 10,000); past it a call that would become a task is refused (-32603, retry later). */
+  maxTasks?: number
+  /** Tasks one principal (without authentication: everyone together) may hold at once (default 1,000). */
+  maxTasksPerPrincipal?: number
+  /**
    * Count requests, calls by tool, refusals, sessions and streams for `metrics()` and
    * `metricsText()` (default true; a few atomic additions per request).
    */

@@ -51,6 +51,7 @@ class Server {
    *   `defaultToolTimeoutMs`, `maxConcurrentCalls`, `maxConcurrentCallsPerSession`,
    *   `maxConcurrentCallsPerPrincipal`, `maxFrameBytes`, `maxDepth`, `onToolError(error, toolName)`,
    *   `metrics` (default true), and for 2026-07-28 `cacheTtlMs`, `cacheScope`, `requestStateKeys`, `modernOnly`;
+   *   for the tasks extension `taskAfterMs`, `taskTtlMs`, `taskPollIntervalMs`, `maxTasks`, `maxTasksPerPrincipal`;
    *   `redis` (a URL) shares tasks and changes with the other replicas through that Redis.
    */
   constructor(options) {

@@ -41,6 +41,11 @@ pub struct ServerInit {
     pub modern_only: Option<bool>,
     pub metrics: Option<bool>,
     pub redis: Option<String>,
+    pub task_after_ms: Option<u32>,
+    pub task_ttl_ms: Option<u32>,
+    pub task_poll_interval_ms: Option<u32>,
+    pub max_tasks: Option<u32>,
+    pub max_tasks_per_principal: Option<u32>,
 }
 
 #[napi]
@@ -82,6 +87,14 @@ pub fn create_server(init: ServerInit) -> Either<NativeServer, Value> {
     if let Err(err) = modern.apply(&mut options) {
         return Either::B(errors::describe(&err));
     }
+    toolwire::host::TaskSettings {
+        task_after_ms: init.task_after_ms.map(u64::from),
+        task_ttl_ms: init.task_ttl_ms.map(u64::from),
+        task_poll_interval_ms: init.task_poll_interval_ms.map(u64::from),
+        max_tasks: init.max_tasks.map(|limit| limit as usize),
+        max_tasks_per_principal: init.max_tasks_per_principal.map(|limit| limit as usize),
+    }
+    .apply(&mut options);
     let mut builder = Server::builder(init.name, init.version).options(options);
     if let Some(instructions) = init.instructions {
         builder = builder.instructions(instructions);

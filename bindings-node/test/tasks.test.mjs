@@ -75,3 +75,25 @@ test('taskSupport is checked at registration', () => {
   const server = new Server({ name: 'tasks', version: '1' })
   assert.throws(() => server.tool('odd', { taskSupport: 'sometimes' }, () => 'x'), /task support/)
 })
+
+test('the task options reach the engine', async () => {
+  // taskAfterMs 0: a call becomes a task at once; the ttl and poll interval are what it reports.
+  const server = new Server({ name: 'tasks', version: '1', taskAfterMs: 0, taskTtlMs: 90_000, taskPollIntervalMs: 250, maxTasksPerPrincipal: 1 })
+  server.tool('confirm', { taskSupport: 'optional' }, async (_args, ctx) => {
+    const answer = await ctx.elicit({ message: 'Sure?', requestedSchema: { type: 'object', properties: {} } })
+    return `answered ${answer.action}`
+  })
+  const client = new Client(server)
+  const created = (await request(client, 1, 'tools/call', { name: 'confirm', arguments: {} })).result
+  assert.equal(created.resultType, 'task')
+  assert.deepEqual([created.ttlMs, created.pollIntervalMs], [90_000, 250])
+  // Past maxTasksPerPrincipal a call that would become a task is refused.
+  const refused = await request(client, 2, 'tools/call', { name: 'confirm', arguments: {} })
+  assert.equal(refused.error.code, -32603)
+})
+
+test('a task option out of range is refused, naming it', () => {
+  assert.throws(() => new Server({ name: 'tasks', version: '1', taskTtlMs: 0 }), /task_ttl and task_poll_interval must be longer than zero/)
+  assert.throws(() => new Server({ name: 'tasks', version: '1', maxTasks: 0 }), /max_tasks and max_tasks_per_principal must be at least 1/)
+  assert.throws(() => new Server({ name: 'tasks', version: '1', taskAfterMs: -1 }), /taskAfterMs must be a whole number/)
+})

@@ -40,7 +40,9 @@ impl NativeServer {
                         max_concurrent_calls_per_principal=None, max_outbound_bytes=None,
                         max_frame_bytes=None, max_depth=None, cache_ttl_ms=None, cache_scope=None,
                         request_state_keys=None, modern_only=false, sync_handler_threads=None,
-                        metrics=true, redis=None))]
+                        metrics=true, redis=None, task_after_ms=None, task_ttl_ms=None,
+                        task_poll_interval_ms=None, max_tasks=None,
+                        max_tasks_per_principal=None))]
     #[expect(
         clippy::too_many_arguments,
         reason = "mirrors the Python constructor's keywords"
@@ -66,6 +68,11 @@ impl NativeServer {
         sync_handler_threads: Option<usize>,
         metrics: bool,
         redis: Option<&str>,
+        task_after_ms: Option<u64>,
+        task_ttl_ms: Option<u64>,
+        task_poll_interval_ms: Option<u64>,
+        max_tasks: Option<usize>,
+        max_tasks_per_principal: Option<usize>,
     ) -> PyResult<Self> {
         if let Some(threads) = sync_handler_threads {
             crate::threads::check_threads(threads).map_err(PyValueError::new_err)?;
@@ -100,6 +107,14 @@ impl NativeServer {
         }
         .apply(&mut options)
         .map_err(to_py_err)?;
+        toolwire::host::TaskSettings {
+            task_after_ms,
+            task_ttl_ms,
+            task_poll_interval_ms,
+            max_tasks,
+            max_tasks_per_principal,
+        }
+        .apply(&mut options);
         let mut builder = Server::builder(name, version).options(options);
         if let Some(instructions) = instructions {
             builder = builder.instructions(instructions);

@@ -100,3 +100,34 @@ def test_task_support_is_checked_at_registration() -> None:
     server = Server("tasks", "1")
     with pytest.raises(ValueError, match="task support"):
         server.add_tool(lambda: "x", name="odd", input_schema=NO_ARGS, task_support="sometimes")  # type: ignore[arg-type]
+
+
+def test_the_task_options_reach_the_engine() -> None:
+    """`task_ttl` and `task_poll_interval` are what a created task reports (in ms), `task_after`
+    0 makes a call a task at once, and `max_tasks_per_principal` refuses a task past it."""
+    server = Server("tasks", "1", task_after=0, task_ttl=90, task_poll_interval=0.25, max_tasks_per_principal=1)
+
+    @server.tool(input_schema=NO_ARGS, task_support="optional")
+    async def confirm(ctx: Context) -> str:
+        answer = await ctx.elicit({"message": "Sure?", "requestedSchema": {"type": "object", "properties": {}}})
+        return f"answered {answer['action']}"
+
+    client = Client(server)
+    created = request(client, 1, "tools/call", {"name": "confirm", "arguments": {}})["result"]
+    assert created["resultType"] == "task", created
+    assert (created["ttlMs"], created["pollIntervalMs"]) == (90_000, 250)
+    refused = request(client, 2, "tools/call", {"name": "confirm", "arguments": {}})
+    assert refused["error"]["code"] == -32603, refused
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"task_ttl": 0}, "task_ttl and task_poll_interval must be longer than zero"),
+        ({"max_tasks": 0}, "max_tasks and max_tasks_per_principal must be at least 1"),
+        ({"task_after": -1}, "task_after must be 0 or more seconds"),
+    ],
+)
+def test_a_task_option_out_of_range_is_refused_naming_it(option: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Server("tasks", "1", **option)

@@ -137,6 +137,25 @@ pub struct ServerConfig {
     /// there, with the reason. Give every replica the same `requestStateKeys` too.
     #[uniffi(default = None)]
     pub redis: Option<String>,
+    /// Tasks extension: how long a call of a task-capable tool runs in its request before it
+    /// becomes a task, in ms (default 250); one that asks the client something becomes one at once.
+    #[uniffi(default = None)]
+    pub task_after_ms: Option<u64>,
+    /// How long a task is kept after its creation, finished or not, in ms (its `ttlMs`; default
+    /// one hour). A handler still running then is cancelled.
+    #[uniffi(default = None)]
+    pub task_ttl_ms: Option<u64>,
+    /// How long clients are told to wait between polls of a task, in ms (default 1000).
+    #[uniffi(default = None)]
+    pub task_poll_interval_ms: Option<u64>,
+    /// Tasks kept at once, finished ones included until they expire (default 10,000); past it
+    /// a call that would become a task is refused (-32603, retry later).
+    #[uniffi(default = None)]
+    pub max_tasks: Option<u32>,
+    /// Tasks one principal (without authentication: everyone together) may hold at once
+    /// (default 1,000).
+    #[uniffi(default = None)]
+    pub max_tasks_per_principal: Option<u32>,
 }
 
 impl ServerConfig {
@@ -170,6 +189,14 @@ impl ServerConfig {
             modern_only: self.modern_only,
         }
         .apply(&mut options)?;
+        toolwire::host::TaskSettings {
+            task_after_ms: self.task_after_ms,
+            task_ttl_ms: self.task_ttl_ms,
+            task_poll_interval_ms: self.task_poll_interval_ms,
+            max_tasks: self.max_tasks.map(to_usize),
+            max_tasks_per_principal: self.max_tasks_per_principal.map(to_usize),
+        }
+        .apply(&mut options);
         Ok(options)
     }
 }

@@ -196,6 +196,11 @@ class NativeServer:
         sync_handler_threads: Optional[int] = None,
         metrics: bool = True,
         redis: Optional[str] = None,
+        task_after_ms: Optional[int] = None,
+        task_ttl_ms: Optional[int] = None,
+        task_poll_interval_ms: Optional[int] = None,
+        max_tasks: Optional[int] = None,
+        max_tasks_per_principal: Optional[int] = None,
     ) -> None: ...
     def metrics(self) -> dict[str, Any]: ...
     def metrics_text(self) -> str: ...

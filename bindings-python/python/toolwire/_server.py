@@ -201,6 +201,17 @@ class Server(CatalogMixin, HttpMixin):
             stays in this process. Connects here: a Redis that cannot be reached raises
             `TransportError` naming the URL. Give every replica the same `request_state_keys`.
         modern_only: Serve 2026-07-28 only (`initialize` is refused with -32022).
+        task_after: Tasks extension: seconds a call of a `task_support` tool runs in its request
+            before it becomes a task (default 0.25); one that asks the client something becomes
+            one at once.
+        task_ttl: Seconds a task is kept after its creation, finished or not (its `ttlMs`;
+            default 3600); a handler still running then is cancelled.
+        task_poll_interval: Seconds clients are told to wait between polls of a task (its
+            `pollIntervalMs`; default 1).
+        max_tasks: Tasks kept at once, finished ones included until they expire (default
+            10,000); past it a call that would become a task is refused (-32603, retry later).
+        max_tasks_per_principal: Tasks one principal (without authentication: everyone
+            together) may hold at once (default 1,000).
         metrics: Count requests, calls by tool, refusals, sessions and streams for `metrics()`
             and `metrics_text()` (default True; a few atomic additions per request).
         sync_handler_threads: Threads that may run plain `def` handlers at once. Process-wide:
@@ -244,6 +255,11 @@ class Server(CatalogMixin, HttpMixin):
         sync_handler_threads: Optional[int] = None,
         metrics: bool = True,
         redis: Optional[str] = None,
+        task_after: Optional[float] = None,
+        task_ttl: Optional[float] = None,
+        task_poll_interval: Optional[float] = None,
+        max_tasks: Optional[int] = None,
+        max_tasks_per_principal: Optional[int] = None,
         lifespan: Optional[Callable[[Server], contextlib.AbstractAsyncContextManager[Any]]] = None,
     ) -> None:
         check_counts(
@@ -255,6 +271,8 @@ class Server(CatalogMixin, HttpMixin):
             max_frame_bytes=max_frame_bytes,
             max_depth=max_depth,
             cache_ttl_ms=cache_ttl_ms,
+            max_tasks=max_tasks,
+            max_tasks_per_principal=max_tasks_per_principal,
         )
         if sync_handler_threads is not None and not 1 <= sync_handler_threads <= 1024:
             raise ValueError(f"sync_handler_threads must be between 1 and 1024, not {sync_handler_threads}")
@@ -279,6 +297,11 @@ class Server(CatalogMixin, HttpMixin):
             sync_handler_threads,
             metrics,
             redis,
+            millis("task_after", task_after),
+            millis("task_ttl", task_ttl),
+            millis("task_poll_interval", task_poll_interval),
+            max_tasks,
+            max_tasks_per_principal,
         )
         super().__init__(native, lifespan)
         # Whether `run()` needs an asyncio loop (an `async def` tool was ever added), and how

@@ -19,6 +19,7 @@
 //! | [`invalid_prompt_arguments_text`] | the same for prompt arguments (a -32602 error's message) |
 //! | [`input_required_from_json`] | a host's `{inputRequests, requestState}` as an [`InputRequired`](crate::InputRequired) |
 //! | [`ModernSettings`] | the 2026-07-28 options as hosts give them (text and numbers), applied once for all |
+//! | [`TaskSettings`] | the tasks extension's options as hosts give them (milliseconds and counts) |
 //! | [`HttpSettings`] | the Streamable HTTP options as hosts give them, read once for all (the token validator aside) |
 //! | `share_state` | tasks and changes shared with other replicas through Redis (`redis` feature) |
 //!
@@ -78,6 +79,45 @@ impl ModernSettings {
         }
         options.modern_only = self.modern_only;
         Ok(())
+    }
+}
+
+/// The tasks extension's options as a host hands them over: durations in milliseconds, so every
+/// binding gives the same numbers. The server's build checks them (no zero ttl, poll interval
+/// or limit), with the message naming the option.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TaskSettings {
+    /// How long a task-capable call runs in its request before it becomes a task.
+    pub task_after_ms: Option<u64>,
+    /// How long a task is kept after its creation (its `ttlMs`).
+    pub task_ttl_ms: Option<u64>,
+    /// How often clients are told to poll a task (`pollIntervalMs`).
+    pub task_poll_interval_ms: Option<u64>,
+    /// Tasks kept at once.
+    pub max_tasks: Option<usize>,
+    /// Tasks one principal may hold at once.
+    pub max_tasks_per_principal: Option<usize>,
+}
+
+impl TaskSettings {
+    /// Sets those given on `options`, leaving the others at their defaults.
+    pub fn apply(self, options: &mut crate::ServerOptions) {
+        let millis = std::time::Duration::from_millis;
+        if let Some(after) = self.task_after_ms {
+            options.task_after = millis(after);
+        }
+        if let Some(ttl) = self.task_ttl_ms {
+            options.task_ttl = millis(ttl);
+        }
+        if let Some(interval) = self.task_poll_interval_ms {
+            options.task_poll_interval = millis(interval);
+        }
+        if let Some(limit) = self.max_tasks {
+            options.max_tasks = limit;
+        }
+        if let Some(limit) = self.max_tasks_per_principal {
+            options.max_tasks_per_principal = limit;
+        }
     }
 }
 

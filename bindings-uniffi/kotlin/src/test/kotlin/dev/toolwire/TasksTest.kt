@@ -6,7 +6,9 @@ import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
 import org.junit.jupiter.api.fail
 
 /**
@@ -79,5 +81,31 @@ class TasksTest {
             val answer = legacy.recvObject()
             assertEquals("broken: internal failure", answer["error"]!!.jsonObject["message"]!!.jsonPrimitive.content)
         }
+    }
+
+    @Test
+    fun `the task options reach the engine`() {
+        // taskAfterMs 0: a call becomes a task at once; the ttl and poll interval are what it reports.
+        val config = ServerConfig(taskAfterMs = 0uL, taskTtlMs = 90_000uL, taskPollIntervalMs = 250uL, maxTasksPerPrincipal = 1u)
+        val server = Server("tasks", "1", config = config)
+        server.tool(ToolDefinition(name = "confirm", inputSchemaJson = """{"type":"object"}""", taskSupport = TaskSupport.OPTIONAL)) { context, _ ->
+            ToolResult.Text(context.elicit("""{"message":"Sure?"}"""))
+        }
+        RawClient(server).use { client ->
+            val created = client.request(1, "tools/call", """"name":"confirm","arguments":{}""").getValue("result").jsonObject
+            assertEquals("task", created["resultType"]!!.jsonPrimitive.content)
+            assertEquals(listOf("90000", "250"), listOf(created["ttlMs"].toString(), created["pollIntervalMs"].toString()))
+            // Past maxTasksPerPrincipal a call that would become a task is refused.
+            val refused = client.request(2, "tools/call", """"name":"confirm","arguments":{}""")
+            assertEquals("-32603", refused["error"]!!.jsonObject["code"].toString())
+        }
+    }
+
+    @Test
+    fun `a task option out of range is refused naming it`() {
+        val zeroTtl = assertThrows<ToolwireException.InvalidArgument> { Server("tasks", "1", config = ServerConfig(taskTtlMs = 0uL)) }
+        assertTrue(zeroTtl.detail.contains("task_ttl and task_poll_interval must be longer than zero"), zeroTtl.detail)
+        val noTasks = assertThrows<ToolwireException.InvalidArgument> { Server("tasks", "1", config = ServerConfig(maxTasks = 0u)) }
+        assertTrue(noTasks.detail.contains("max_tasks and max_tasks_per_principal must be at least 1"), noTasks.detail)
     }
 }
