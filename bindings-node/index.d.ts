@@ -1,5 +1,13 @@
 // Type definitions for toolwire (Node binding).
 
+/**
+ * `import { Server } from 'toolwire'`: register JavaScript functions as MCP tools, resources and
+ * prompts; a Rust engine speaks the protocol (stdio, Streamable HTTP, or mounted in your app).
+ *
+ * @packageDocumentation
+ * @module toolwire
+ */
+
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
 /** A JSON Schema object (the engine accepts draft 2020-12 by default, others by `$schema`). */

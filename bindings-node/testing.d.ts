@@ -1,4 +1,12 @@
 // Type definitions for toolwire/testing: an in-memory client for tests.
+
+/**
+ * `import { connect } from 'toolwire/testing'`: an in-memory client for tests, speaking to a
+ * `Server` in this process through the engine (no transport, no child process).
+ *
+ * @packageDocumentation
+ * @module toolwire/testing
+ */
 import type { CallToolResult, ContentBlock, Implementation, JsonSchema, PromptArgument, Server, ToolAnnotations } from './index'
 
 type Json = { [key: string]: any }

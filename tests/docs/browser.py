@@ -213,6 +213,25 @@ def check_site(sockets: contextlib.ExitStack, endpoint: str, base: str, screensh
     page.screenshot(screenshots / "search.png")
     print(f"check: docs site in Chromium: search for 'lifespan' shows {len(results)} matching results")
 
+    # The API references: each link of the page opens a generated reference showing a name it
+    # must hold (TypeDoc's front page lists the package's two modules).
+    page.open(base + "reference/api-references/")
+    links = dict(
+        page.evaluate("[...document.querySelectorAll('article table a')].map(a => [a.textContent.trim(), a.href])")
+    )
+    expected = {
+        "Python API": ("python", "Server"),
+        "toolwire for Node": ("node", "toolwire/testing"),
+        "the toolwire crate": ("rust", "Server"),
+        "toolwire for Kotlin": ("kotlin", "dev.toolwire"),
+    }
+    assert set(expected) <= set(links), f"the API references page links {sorted(links)}"
+    for name, (language, shown) in expected.items():
+        page.open(links[name])
+        page.wait_for(f"document.body && document.body.innerText.includes({shown!r})", f"{name} showing {shown}")
+        page.screenshot(screenshots / f"api-{language}.png")
+    print(f"check: docs site in Chromium: the API references open ({', '.join(expected)})")
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
