@@ -5,7 +5,7 @@
 //! any Rust handler. Beside UniFFI, `jvm_abi` is the Kotlin wrapper's private interface: the
 //! queue its handlers take calls from (`queue`) and core's host-thread stdio loop (`driver`),
 //! kept out of the generated API. The Kotlin and Swift sources are generated from the built
-//! library (`uniffi-bindgen generate --library`); see `bindings-uniffi/README.md`.
+//! library (`uniffi-bindgen generate --library`); see `docs/languages/kotlin-swift.md`.
 
 mod catalog;
 mod client;

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.assertThrows
 import org.slf4j.LoggerFactory
 import java.io.File
 
-/** The server of bindings-uniffi/README.md's Kotlin example, up to `runStdio()`. */
+/** The server of docs/languages/kotlin-swift.md's generated-API example, up to `runStdio()`. */
 private fun readmeServer(): Server {
     val server = Server("weather", "1.0.0", "Ask for one city at a time.")
     server.tool(
@@ -75,6 +75,44 @@ internal object TopReadme {
         return server
     }
 
+    /** The page's resources, prompts and completion example, as written there. */
+    fun catalog(server: Server): Server {
+        server.resource(ResourceDefinition("notes://day/{date}", "notes", mimeType = "text/plain")) { uri, variables ->
+            val date = variables.getValue("date")
+            if (date != "2026-11-22") throw ToolwireException.NotFound("no notes on $date")   // -32002
+            progress(1.0, 1.0, "found")                        // `this` is the read's context, as a tool's
+            listOf(ResourceContent(uri, text = "busy, for ${clientInfo()?.name}"))
+        }
+        server.prompt(PromptDefinition("summarize", arguments = listOf(PromptArgumentDefinition("topic", required = true)))) { args ->
+            PromptRendering(listOf(PromptMessageRecord(PromptRole.USER, ContentBlock.Text("Summarize ${args["topic"]}."))))
+        }
+        server.promptCompletion("summarize") { _, value, _ -> listOf("rust", "mcp").filter { it.startsWith(value) } }
+        server.notifyResourceUpdated("notes://day/2026-11-22")   // subscribers get notifications/resources/updated
+        return server
+    }
+
+    /** What the page's lifespan example opens: weather stations. */
+    class Stations : AutoCloseable {
+        var closed = false
+        fun near(city: String) = if (city == "Oslo") "Blindern" else "none"
+        fun names() = "Blindern, Bygdøy"
+        override fun close() { closed = true }
+
+        companion object {
+            fun open() = Stations()
+        }
+    }
+
+    /** The page's lifespan example, as written there. */
+    fun stations(server: Server): Server {
+        server.lifespan(start = { Stations.open() }, stop = { stations -> stations.close() })
+        server.tool(ToolDefinition("station")) { context, _ -> ToolResult.Text(context.lifespanContext<Stations>().near("Oslo")) }
+        server.resource(ResourceDefinition("weather://stations", "stations")) { uri, _ ->
+            listOf(ResourceContent(uri, text = lifespanContext<Stations>().names()))
+        }
+        return server
+    }
+
     /**
      * The README's Ktor example, as written there (compiled, not run: it serves port 8080 until
      * the JVM ends; `ktor.KtorMountTest` runs the same route on a free port).
@@ -120,10 +158,12 @@ class ReadmeExampleTest {
     @Test
     fun `the copies here are the READMEs' text`() {
         val root = File(System.getProperty("toolwire.root") ?: "../..")
-        val top = File(root, "docs/languages/kotlin-swift.md").readText()
-        val binding = File(root, "bindings-uniffi/README.md").readText()
-        val blocks = kotlinBlocks(top) + kotlinBlocks(binding).take(1)
-        assertEquals(5, blocks.size, "the Kotlin page's server, test, middleware and Ktor app, bindings-uniffi/README.md's server")
+        val blocks = kotlinBlocks(File(root, "docs/languages/kotlin-swift.md").readText())
+        assertEquals(
+            7,
+            blocks.size,
+            "the Kotlin page's typed server, its test, middleware, Ktor app, generated-API server, resources and lifespan",
+        )
         val here = lines(File(root, "bindings-uniffi/kotlin/src/test/kotlin/dev/toolwire/ReadmeExampleTest.kt").readText())
         for (block in blocks) {
             var body = block.lines()
@@ -143,7 +183,32 @@ class ReadmeExampleTest {
     private fun lines(text: String) = text.lines().map { it.trim() }.filter { it.isNotEmpty() }
 
     @Test
-    fun `the README example serves`() {
+    fun `the page's resources, prompt and completion answer`() = runBlocking {
+        TestClient.connect(TopReadme.catalog(Server("notes", "1"))).use { client ->
+            val read = client.readResource("notes://day/2026-11-22")
+
+            assertEquals("busy, for ${client.clientInfo["name"]!!.jsonPrimitive.content}", read["contents"]!!.jsonArray[0].jsonObject["text"]!!.jsonPrimitive.content)
+            val missing = assertThrows<McpError> { runBlocking { client.readResource("notes://day/2026-11-23") } }
+            assertEquals(-32002, missing.code)
+            val prompt = client.getPrompt("summarize", mapOf("topic" to "tests"))
+            assertEquals("Summarize tests.", prompt["messages"]!!.jsonArray[0].jsonObject["content"]!!.jsonObject["text"]!!.jsonPrimitive.content)
+            val completion = client.complete(client.promptRef("summarize"), "topic", "r")
+            assertEquals(listOf("rust"), completion["values"]!!.jsonArray.map { it.jsonPrimitive.content })
+        }
+    }
+
+    @Test
+    fun `the page's lifespan reaches a tool and a resource`() = runBlocking {
+        TestClient.connect(TopReadme.stations(Server("stations", "1"))).use { client ->
+            val station = client.callTool("station", "{}")
+            assertEquals("Blindern", station["content"]!!.jsonArray[0].jsonObject["text"]!!.jsonPrimitive.content)
+            val names = client.readResource("weather://stations")
+            assertEquals("Blindern, Bygdøy", names["contents"]!!.jsonArray[0].jsonObject["text"]!!.jsonPrimitive.content)
+        }
+    }
+
+    @Test
+    fun `the generated-API example serves`() {
         RawClient(readmeServer()).use { client ->
             client.initialize()
             client.call(1, "forecast", """{"city":"Paris"}""", meta = """{"progressToken":1}""")
