@@ -11,7 +11,7 @@ import { test } from 'node:test'
 const here = import.meta.dirname
 const guides = join(here, '..', '..', 'examples', 'guides')
 
-for (const [guide, passing] of [['resources', 1], ['context', 2], ['http', 1], ['middleware', 1], ['auth', 1], ['tasks', 2]]) {
+for (const [guide, passing] of [['resources', 1], ['context', 2], ['http', 1], ['middleware', 1], ['auth', 1], ['tasks', 2], ['replicas', 1]]) {
   test(`the ${guide} guide's example passes its own test`, () => {
     const example = join(guides, guide, 'node')
     const work = join(here, '.guides', guide)

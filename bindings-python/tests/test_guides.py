@@ -13,7 +13,8 @@ GUIDES = ROOT / "examples" / "guides"
 
 
 @pytest.mark.parametrize(
-    ("guide", "tests"), [("resources", 1), ("context", 2), ("http", 1), ("middleware", 1), ("auth", 1), ("tasks", 2)]
+    ("guide", "tests"),
+    [("resources", 1), ("context", 2), ("http", 1), ("middleware", 1), ("auth", 1), ("tasks", 2), ("replicas", 1)],
 )
 def test_the_guide_example_passes_its_own_test(tmp_path, guide, tests) -> None:
     sources = sorted((GUIDES / guide / "python").glob("*.py"))

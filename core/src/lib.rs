@@ -75,7 +75,3 @@ struct RustPage;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/guides/http.md")]
 struct HttpGuide;
-
-#[cfg(all(doctest, feature = "redis"))]
-#[doc = include_str!("../../docs/guides/replicas.md")]
-struct ReplicasGuide;
