@@ -264,7 +264,7 @@ export interface ServerOptions {
    * becomes a task (default 250); one that asks the client something becomes one at once.
    */
   taskAfterMs?: number
-  /** How long a task is kept after its creation, finished or not (its `ttlMs`; default one hour). A handler still running then is cancelled. */
+  /** How long a task is kept after its creation, finished or not (its `ttlMs`; default one hour; at most 4294967295, about 49 days). A handler still running then is cancelled. */
   taskTtlMs?: number
   /** How long clients are told to wait between polls of a task (its `pollIntervalMs`; default 1000). */
   taskPollIntervalMs?: number

@@ -90,6 +90,9 @@ test('the task options reach the engine', async () => {
   // Past maxTasksPerPrincipal a call that would become a task is refused.
   const refused = await request(client, 2, 'tools/call', { name: 'confirm', arguments: {} })
   assert.equal(refused.error.code, -32603)
+  // A task outlives its session, and its handler holds the event loop: cancelled, it ends.
+  const cancelled = await request(client, 3, 'tasks/cancel', { taskId: created.taskId })
+  assert.equal(cancelled.result.resultType, 'complete')
 })
 
 test('a task option out of range is refused, naming it', () => {

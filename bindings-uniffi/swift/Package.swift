@@ -8,7 +8,7 @@
 //     written by ./generate (the module map has no `use "Darwin"` and links toolwire_uniffi),
 //     and libtoolwire_uniffi.so, found through the linker's search path:
 //         swift build -Xlinker -L/path/to/dir/of/the/so -Xlinker -rpath -Xlinker /path/to/dir/of/the/so
-//     This path is written but has not been built yet (see ../README.md).
+//     This path is written but has not been built yet (see docs/languages/kotlin-swift.md, "Swift").
 import PackageDescription
 
 #if os(Linux)

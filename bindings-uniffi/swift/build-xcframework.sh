@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bindings-uniffi/swift/build-xcframework.sh — on a Mac with Xcode and rustup: builds the Rust
 # library for macOS and iOS, generates the Swift sources, and assembles ToolwireFFI.xcframework
-# next to Package.swift. Not run here (no Apple toolchain on Linux); see README.md.
+# next to Package.swift. Not run here (no Apple toolchain on Linux); see docs/languages/kotlin-swift.md, "Building on a Mac".
 # Only build/include (the header and UniFFI's module map, with `use "Darwin"`) goes into the
 # XCFramework; build/linux, which ./generate writes too, is the Linux build's module (Package.swift).
 set -euo pipefail

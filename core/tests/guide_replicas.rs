@@ -54,7 +54,10 @@ pub fn replica(redis_url: &str, state_keys: &[String]) -> Result<Server, toolwir
 // --8<-- [start:test]
 use toolwire::client::{Client, ClientOptions};
 
+/// `tasks/get` until the task's status is one of `until`, waiting the `pollIntervalMs` the
+/// server asks for between two polls (for at most 10 s: a test must not hang).
 async fn poll(client: &Client, task_id: &Value, until: &[&str]) -> Result<Value, toolwire::Error> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let task = client
             .request("tasks/get", json!({"taskId": task_id}))
@@ -62,6 +65,13 @@ async fn poll(client: &Client, task_id: &Value, until: &[&str]) -> Result<Value,
         if until.iter().any(|status| task["status"] == *status) {
             return Ok(task);
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task is still {}",
+            task["status"]
+        );
+        let interval = task["pollIntervalMs"].as_u64().unwrap_or(1000);
+        tokio::time::sleep(std::time::Duration::from_millis(interval)).await;
     }
 }
 

@@ -19,8 +19,10 @@ pub fn archive_server() -> Result<Server, toolwire::Error> {
         }))
         .task_support(TaskSupport::Optional); // a task for clients that can follow one
     let mut options = ServerOptions::default();
-    // Finished tasks are kept 15 minutes for their clients to fetch (default: an hour).
+    // Finished tasks are kept 15 minutes for their clients to fetch (default: an hour), and
+    // clients are told to poll every 100 ms: a confirmation is quick (default: every second).
     options.task_ttl = Duration::from_secs(15 * 60);
+    options.task_poll_interval = Duration::from_millis(100);
     Server::builder("archive", "1.0.0")
         .options(options)
         .tool(archive, |ctx: Context, args: Value| async move {
@@ -50,9 +52,10 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use toolwire::client::{Answerer, Client, ClientOptions};
 
-/// `tasks/get` until the task's status is one of `until` (a real client waits the task's
-/// `pollIntervalMs` between two polls).
+/// `tasks/get` until the task's status is one of `until`, waiting the `pollIntervalMs` the
+/// server asks for between two polls (for at most 10 s: a test must not hang).
 async fn poll(client: &Client, task_id: &Value, until: &[&str]) -> Result<Value, toolwire::Error> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let task = client
             .request("tasks/get", json!({"taskId": task_id}))
@@ -60,6 +63,13 @@ async fn poll(client: &Client, task_id: &Value, until: &[&str]) -> Result<Value,
         if until.iter().any(|status| task["status"] == *status) {
             return Ok(task);
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task is still {}",
+            task["status"]
+        );
+        let interval = task["pollIntervalMs"].as_u64().unwrap_or(1000);
+        tokio::time::sleep(Duration::from_millis(interval)).await;
     }
 }
 

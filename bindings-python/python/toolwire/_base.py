@@ -31,7 +31,7 @@ def millis(name: str, seconds: Optional[float]) -> Optional[int]:
     "none" where 0 means none); a negative one is a ValueError naming `name`."""
     if seconds is None:
         return None
-    if seconds < 0:
+    if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"{name} must be 0 or more seconds, not {seconds}")
     # Rounded to a nanosecond first: 16.1 * 1000 is 16100.000000000002 in binary floating point.
     return math.ceil(round(seconds * 1000, 6))

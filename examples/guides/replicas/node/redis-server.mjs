@@ -33,7 +33,10 @@ export async function startRedis() {
   })
   const deadline = Date.now() + 10_000
   while (!(await answers(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('redis-server did not start')
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill()
+      throw new Error('redis-server did not start')
+    }
   }
   return { url: `redis://127.0.0.1:${port}/0`, stop: () => child.kill() }
 }

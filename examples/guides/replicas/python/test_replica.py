@@ -1,3 +1,5 @@
+import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -11,10 +13,15 @@ MODERN: dict[str, Any] = {"protocol_version": "2026-07-28", "capabilities": TASK
 
 
 async def poll(client: TestClient, task_id: str, *until: str) -> dict[str, Any]:
+    """`tasks/get` until the task's status is one of `until`, waiting the `pollIntervalMs` the
+    server asks for between two polls (for at most 10 s: a test must not hang)."""
+    deadline = time.monotonic() + 10
     while True:
         task = await client.request("tasks/get", {"taskId": task_id})
         if task["status"] in until:
             return task
+        assert time.monotonic() < deadline, f"the task is still {task['status']}"
+        await asyncio.sleep(task["pollIntervalMs"] / 1000)
 
 
 @pytest.mark.asyncio

@@ -1,8 +1,9 @@
 import { Server } from 'toolwire'
 import { z } from 'zod'
 
-// Finished tasks are kept 15 minutes for their clients to fetch (default: an hour).
-export const server = new Server({ name: 'archive', version: '1.0.0', taskTtlMs: 15 * 60_000 })
+// Finished tasks are kept 15 minutes for their clients to fetch (default: an hour), and clients
+// are told to poll every 100 ms: a confirmation is quick (default: every second).
+export const server = new Server({ name: 'archive', version: '1.0.0', taskTtlMs: 15 * 60_000, taskPollIntervalMs: 100 })
 const confirm = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] }
 
 server.tool(

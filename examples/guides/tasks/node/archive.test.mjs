@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { setTimeout } from 'node:timers/promises'
 
 import { connect } from 'toolwire/testing'
 
@@ -8,11 +9,14 @@ import { server } from './archive.mjs'
 const tasks = { extensions: { 'io.modelcontextprotocol/tasks': {} }, elicitation: {} }
 const yes = { action: 'accept', content: { confirm: true } }
 
-/** `tasks/get` until the task's status is one of `until` (a real client waits the task's `pollIntervalMs` between two polls). */
+/** `tasks/get` until the task's status is one of `until`, waiting the `pollIntervalMs` the server asks for between two polls (for at most 10 s: a test must not hang). */
 async function poll(client, taskId, ...until) {
+  const deadline = Date.now() + 10_000
   for (;;) {
     const task = await client.request('tasks/get', { taskId })
     if (until.includes(task.status)) return task
+    assert.ok(Date.now() < deadline, `the task is still ${task.status}`)
+    await setTimeout(task.pollIntervalMs)
   }
 }
 

@@ -1,7 +1,8 @@
 from toolwire import Context, Server
 
-# Finished tasks are kept 15 minutes for their clients to fetch (default: an hour).
-server = Server("archive", "1.0.0", task_ttl=15 * 60)
+# Finished tasks are kept 15 minutes for their clients to fetch (default: an hour), and clients
+# are told to poll every 100 ms: a confirmation is quick (default: every second).
+server = Server("archive", "1.0.0", task_ttl=15 * 60, task_poll_interval=0.1)
 CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
 
 

@@ -1,3 +1,5 @@
+import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -10,12 +12,15 @@ YES = {"action": "accept", "content": {"confirm": True}}
 
 
 async def poll(client: TestClient, task_id: str, *until: str) -> dict[str, Any]:
-    """`tasks/get` until the task's status is one of `until` (a real client waits the task's
-    `pollIntervalMs` between two polls)."""
+    """`tasks/get` until the task's status is one of `until`, waiting the `pollIntervalMs` the
+    server asks for between two polls (for at most 10 s: a test must not hang)."""
+    deadline = time.monotonic() + 10
     while True:
         task = await client.request("tasks/get", {"taskId": task_id})
         if task["status"] in until:
             return task
+        assert time.monotonic() < deadline, f"the task is still {task['status']}"
+        await asyncio.sleep(task["pollIntervalMs"] / 1000)
 
 
 @pytest.mark.asyncio

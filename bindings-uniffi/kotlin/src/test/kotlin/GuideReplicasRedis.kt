@@ -18,7 +18,10 @@ class LocalRedis : AutoCloseable {
     init {
         val deadline = System.nanoTime() + 10_000_000_000L
         while (!answers()) { // ready when it answers
-            check(process.isAlive && System.nanoTime() < deadline) { "redis-server did not start" }
+            if (!process.isAlive || System.nanoTime() > deadline) {
+                close()
+                error("redis-server did not start")
+            }
             Thread.onSpinWait()
         }
     }

@@ -18,8 +18,9 @@ data class Archive(val folder: String)
 const val ARCHIVE_CONFIRM = """{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}"""
 
 fun archiveServer(): Server {
-    // Finished tasks are kept 15 minutes for their clients to fetch (default: an hour).
-    val server = Server("archive", "1.0.0", config = ServerConfig(taskTtlMs = 15uL * 60_000uL))
+    // Finished tasks are kept 15 minutes for their clients to fetch (default: an hour), and clients
+    // are told to poll every 100 ms: a confirmation is quick (default: every second).
+    val server = Server("archive", "1.0.0", config = ServerConfig(taskTtlMs = 15uL * 60_000uL, taskPollIntervalMs = 100uL))
     // A task for clients that can follow one.
     server.tool("archive", description = "Archives a folder once the user confirms.", taskSupport = TaskSupport.OPTIONAL) { context, args: Archive ->
         val answer = Json.parseToJsonElement(context.elicit("""{"message":"Archive ${args.folder}?","requestedSchema":$ARCHIVE_CONFIRM}""")).jsonObject

@@ -1,6 +1,7 @@
 // The test of docs/guides/tasks.md, which includes the part between the markers.
 // --8<-- [start:test]
 import dev.toolwire.testing.TestClient
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.JsonPrimitive
@@ -8,6 +9,7 @@ import kotlinx.serialization.json.buildJsonObject
 import kotlinx.serialization.json.jsonArray
 import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
+import kotlinx.serialization.json.long
 import kotlinx.serialization.json.put
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Test
@@ -22,11 +24,18 @@ class ArchiveTest {
         put("content", buildJsonObject { put("confirm", JsonPrimitive(true)) })
     }
 
-    /** `tasks/get` until the task's status is one of [until] (a real client waits the task's `pollIntervalMs` between two polls). */
+    /**
+     * `tasks/get` until the task's status is one of [until], waiting the `pollIntervalMs` the
+     * server asks for between two polls (for at most 10 s: a test must not hang).
+     */
     private suspend fun poll(client: TestClient, taskId: String, vararg until: String): JsonObject {
+        val deadline = System.nanoTime() + 10_000_000_000L
         while (true) {
             val task = client.request("tasks/get", buildJsonObject { put("taskId", taskId) })
-            if (task["status"]!!.jsonPrimitive.content in until) return task
+            val status = task["status"]!!.jsonPrimitive.content
+            if (status in until) return task
+            check(System.nanoTime() < deadline) { "the task is still $status" }
+            delay(task["pollIntervalMs"]!!.jsonPrimitive.long)
         }
     }
 
