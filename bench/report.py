@@ -403,19 +403,28 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
     print(f"wrote {target}")
 
 
-def keep_modern(notes: str, target: Path) -> str:
-    """The notes with the 2026-07-28 section that bench/modern last wrote into target, where it has one.
+# The sections other scripts write into BENCHMARKS.md in place, each between two marker lines:
+# bench/modern's (2026-07-28) and bench/mounts/run's (mounted in a web app).
+MOUNTS_BEGIN, MOUNTS_END = "<!-- bench/mounts: begin -->", "<!-- bench/mounts: end -->"
+KEPT_SECTIONS = ((BEGIN, END), (MOUNTS_BEGIN, MOUNTS_END))
 
-    bench/modern_report.py replaces that section, between its two marker lines, in place; the
-    notes hold the markers where the section goes (and a copy of it, for a target without one).
+
+def keep_modern(notes: str, target: Path) -> str:
+    """The notes with the sections bench/modern and bench/mounts/run last wrote into target,
+    where it has them.
+
+    Those scripts replace their section, between its two marker lines, in place; the notes hold
+    the markers where the section goes (and a copy of it, for a target without one).
     """
     old = target.read_text() if target.exists() else ""
-    if not all(marker in notes and marker in old for marker in (BEGIN, END)):
-        return notes
-    head, rest = notes.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    section = old.split(BEGIN, 1)[1].split(END, 1)[0]
-    return head + BEGIN + section + END + tail
+    for begin, end in KEPT_SECTIONS:
+        if not all(marker in notes and marker in old for marker in (begin, end)):
+            continue
+        head, rest = notes.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        section = old.split(begin, 1)[1].split(end, 1)[0]
+        notes = head + begin + section + end + tail
+    return notes
 
 
 def run_started(folder: Path) -> str:

@@ -77,13 +77,62 @@ async function serveNode(ready, req, res, next) {
   } catch (err) {
     return failed(err, res, next)
   }
-  const exchange = endpoint.exchange(req.method, req.originalUrl ?? req.url, req.rawHeaders, req.socket?.remoteAddress ?? undefined)
-  if (!(exchange instanceof native.NativeExchange)) {
-    // Not a request the engine can read (a bad header or target).
-    res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' })
-    res.end(exchange.message)
+  const request = { method: req.method, target: req.originalUrl ?? req.url, headers: req.rawHeaders, peer: req.socket?.remoteAddress ?? undefined }
+  // A body in whole already (a parser read it, as `express.json()` does; or none) is answered in
+  // one step, on this thread when it needs no handler of ours.
+  if (req.readableEnded) return answerWhole(endpoint, request, parsedBody(req.body), res, next)
+  if (req.complete) return answerWhole(endpoint, request, bufferedBody(req), res, next)
+  const length = Number(req.headers['content-length'])
+  if (!(length <= WHOLE_BODY_BYTES) || req.headers['transfer-encoding'] !== undefined) {
+    return streamRequest(endpoint, request, [], req, res, next)
+  }
+  // A small body follows its head at once, nearly always: read it whole, within the endpoint's
+  // body timeout; past that, it is fed to the engine as it comes, whose own timeout answers 408.
+  const chunks = []
+  const whole = () => {
+    stop()
+    answerWhole(endpoint, request, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), res, next)
+  }
+  const stalled = () => {
+    stop()
+    streamRequest(endpoint, request, chunks, req, res, next)
+  }
+  const timeoutMs = endpoint.bodyReadTimeoutMs
+  const timer = timeoutMs === null || timeoutMs === undefined ? null : setTimeout(stalled, timeoutMs)
+  const keep = (chunk) => chunks.push(chunk)
+  // The client went away mid-body: nothing to answer.
+  const gone = () => stop()
+  const stop = () => {
+    if (timer !== null) clearTimeout(timer)
+    req.off('data', keep).off('end', whole).off('error', gone)
+  }
+  req.on('data', keep).on('end', whole).on('error', gone)
+}
+
+/** Bodies up to this size may be read whole before the engine sees the request. */
+const WHOLE_BODY_BYTES = 64 * 1024
+
+/** One request whose body is whole: answered at once when the engine needs no handler of ours. */
+function answerWhole(endpoint, request, body, res, next) {
+  const exchange = endpoint.answer(request.method, request.target, request.headers, body.length > 0 ? body : null, request.peer)
+  if (!(exchange instanceof native.NativeExchange)) return badRequest(exchange, res)
+  const complete = exchange.completeResponse()
+  if (complete !== null) {
+    res.writeHead(complete.status, complete.headers)
+    res.end(complete.body)
     return
   }
+  // The client went away before the answer was out: a 2026-07-28 request is cancelled.
+  res.on('close', () => {
+    if (!res.writableFinished) exchange.close()
+  })
+  return respond(exchange, res, next)
+}
+
+/** One request whose body is fed to the engine as it comes (`read`: the chunks read before). */
+function streamRequest(endpoint, request, read, req, res, next) {
+  const exchange = endpoint.exchange(request.method, request.target, request.headers, request.peer)
+  if (!(exchange instanceof native.NativeExchange)) return badRequest(exchange, res)
   let reading = true
   const endBody = () => {
     if (!reading) return
@@ -99,26 +148,32 @@ async function serveNode(ready, req, res, next) {
     }
     exchange.close()
   })
+  // Chunks go in order: taken at once while the engine has room, else queued behind the
+  // last (the request paused meanwhile); the body ends after the last.
+  let sent = Promise.resolve()
+  let queued = 0
+  const settled = (taken) => {
+    if (!taken) reading = false
+    if (--queued === 0) req.resume()
+  }
+  const feed = (chunk) => {
+    if (!reading) return // answered already (too large, refused): the rest is dropped
+    if (queued === 0) {
+      const offered = exchange.offerBody(chunk)
+      if (offered !== null) {
+        if (!offered) reading = false
+        return
+      }
+    }
+    queued++
+    req.pause()
+    sent = sent.then(() => (reading ? exchange.sendBody(chunk) : false)).then(settled, () => settled(true))
+  }
+  for (const chunk of read) feed(chunk)
   if (req.readableEnded) {
-    // A body parser read it already (`express.json()`): its result is the body.
-    const body = parsedBody(req.body)
-    if (body.length === 0) endBody()
-    else exchange.sendBody(body).then(endBody, endBody)
+    sent.then(endBody)
   } else {
-    // The last chunk handed over: the body ends after it. A body already in whole when the
-    // handler reads it (the lifespan started first) ends while its chunk is being handed.
-    let sent = Promise.resolve()
-    req.on('data', (chunk) => {
-      if (!reading) return // answered already (too large, refused): the rest is dropped
-      req.pause()
-      sent = exchange.sendBody(chunk).then(
-        (taken) => {
-          if (!taken) reading = false
-          req.resume()
-        },
-        () => req.resume(),
-      )
-    })
+    req.on('data', feed)
     req.on('end', () => sent.then(endBody))
     req.on('error', () => {
       if (reading) {
@@ -127,12 +182,21 @@ async function serveNode(ready, req, res, next) {
       }
     })
   }
+  return respond(exchange, res, next)
+}
+
+/** The engine's answer to `res`: whole, or streamed chunk by chunk (SSE). */
+async function respond(exchange, res, next) {
   try {
     const head = await exchange.response()
     if (head === null || res.destroyed) return // the client hung up first
     res.writeHead(head.status, head.headers)
+    if ((head.body ?? null) !== null) {
+      res.end(head.body)
+      return
+    }
     // A streamed answer (SSE) starts now, not with its first event.
-    if (!hasHeader(head.headers, 'content-length')) res.flushHeaders()
+    res.flushHeaders()
     for (;;) {
       const chunk = await exchange.nextChunk()
       if (chunk === null) break
@@ -143,6 +207,20 @@ async function serveNode(ready, req, res, next) {
     exchange.close()
     failed(err, res, next)
   }
+}
+
+/** Not a request the engine can read (a bad header or target): 400 naming why. */
+function badRequest(described, res) {
+  res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' })
+  res.end(described.message)
+}
+
+/** The body node:http has parsed in whole and holds for `req`: its buffered chunks, read now. */
+function bufferedBody(req) {
+  const chunks = []
+  for (let chunk = req.read(); chunk !== null; chunk = req.read()) chunks.push(chunk)
+  if (chunks.length === 1) return chunks[0]
+  return Buffer.concat(chunks)
 }
 
 /**
@@ -157,10 +235,17 @@ async function serveFetch(ready, request) {
   for (const [name, value] of request.headers) headers.push(name, value)
   // A Request made in code may have no Host field: the URL's authority is the request's.
   if (!request.headers.has('host')) headers.push('host', url.host)
-  const exchange = endpoint.exchange(request.method, url.pathname + url.search, headers, undefined)
+  const target = url.pathname + url.search
+  // No body (GET, DELETE): answered in one step, at once when no handler of ours is needed.
+  const bodiless = request.body === null
+  const exchange = bodiless ? endpoint.answer(request.method, target, headers, null, undefined) : endpoint.exchange(request.method, target, headers, undefined)
   if (!(exchange instanceof native.NativeExchange)) {
     // Not a request the engine can read (a bad header or target).
     return new Response(exchange.message, { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' } })
+  }
+  if (bodiless) {
+    const complete = exchange.completeResponse()
+    if (complete !== null) return wholeResponse(complete)
   }
   const signal = request.signal
   const hangUp = () => {
@@ -170,16 +255,15 @@ async function serveFetch(ready, request) {
   signal?.addEventListener('abort', hangUp, { once: true })
   const done = () => signal?.removeEventListener('abort', hangUp)
   if (signal?.aborted) hangUp()
-  if (request.body === null) {
-    exchange.endBody()
-  } else {
+  if (!bodiless) {
     const reader = request.body.getReader()
     ;(async () => {
       try {
         for (;;) {
           const { done: ended, value } = await reader.read()
           if (ended) return exchange.endBody()
-          if (!(await exchange.sendBody(Buffer.from(value.buffer, value.byteOffset, value.byteLength)))) {
+          const chunk = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+          if (!(exchange.offerBody(chunk) ?? (await exchange.sendBody(chunk)))) {
             // Answered already (too large, refused): the rest is not read.
             return reader.cancel().catch(() => {})
           }
@@ -194,13 +278,12 @@ async function serveFetch(ready, request) {
     done()
     throw signal?.reason ?? new DOMException('The client hung up', 'AbortError')
   }
-  const responseHeaders = new Headers()
-  for (let i = 0; i < head.headers.length; i += 2) responseHeaders.append(head.headers[i], head.headers[i + 1])
-  if (NULL_BODY_STATUSES.has(head.status)) {
+  if ((head.body ?? null) !== null || NULL_BODY_STATUSES.has(head.status)) {
     done()
     exchange.close()
-    return new Response(null, { status: head.status, headers: responseHeaders })
+    return wholeResponse(head)
   }
+  const responseHeaders = webHeaders(head.headers)
   const body = new ReadableStream(
     {
       async pull(controller) {
@@ -222,6 +305,18 @@ async function serveFetch(ready, request) {
   return new Response(body, { status: head.status, headers: responseHeaders })
 }
 
+/** A Web `Response` of an answer whose body came whole (a status without one: none). */
+function wholeResponse(head) {
+  const body = NULL_BODY_STATUSES.has(head.status) ? null : head.body
+  return new Response(body, { status: head.status, headers: webHeaders(head.headers) })
+}
+
+function webHeaders(rawHeaders) {
+  const headers = new Headers()
+  for (let i = 0; i < rawHeaders.length; i += 2) headers.append(rawHeaders[i], rawHeaders[i + 1])
+  return headers
+}
+
 /** Statuses whose Web `Response` has no body. */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304])
 
@@ -232,11 +327,6 @@ function parsedBody(body) {
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   if (typeof body === 'string') return Buffer.from(body)
   return Buffer.from(JSON.stringify(body))
-}
-
-function hasHeader(rawHeaders, name) {
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) return true
-  return false
 }
 
 /** Resolves when `res` can take more, or has closed. */

@@ -42,11 +42,28 @@ pub struct EndpointInit {
 }
 
 /// The response head: the status and the header fields as `[name, value, name, value, ...]`
-/// (Node's raw header list; values as Latin-1 strings, as Node writes them).
+/// (Node's raw header list; values as Latin-1 strings, as Node writes them), and the whole body
+/// when it is complete (`content-length` is then among the fields); `null`: it streams.
 #[napi(object)]
 pub struct ResponseHead {
     pub status: u32,
     pub headers: Vec<String>,
+    pub body: Option<Buffer>,
+}
+
+impl From<toolwire::transport::http::ResponseHead> for ResponseHead {
+    fn from(head: toolwire::transport::http::ResponseHead) -> Self {
+        let mut headers = Vec::with_capacity(head.headers.len() * 2);
+        for (name, value) in head.headers {
+            headers.push(name);
+            headers.push(latin1_string(&value));
+        }
+        ResponseHead {
+            status: u32::from(head.status),
+            headers,
+            body: head.body.map(|body| Buffer::from(Vec::<u8>::from(body))),
+        }
+    }
 }
 
 #[napi]
@@ -133,6 +150,39 @@ impl NativeHttpEndpoint {
         }
     }
 
+    /// Answers one request whose body the app has whole (`null`: none): complete at once when
+    /// it needs no JavaScript handler (`completeResponse()`), else as `exchange`'s answer.
+    /// Returns the exchange, or the error's description (a bad header).
+    #[napi]
+    pub fn answer(
+        &self,
+        method: String,
+        target: String,
+        headers: Vec<String>,
+        body: Option<Buffer>,
+        peer: Option<String>,
+    ) -> Either<NativeExchange, Value> {
+        let fields: Vec<(Vec<u8>, Vec<u8>)> = headers
+            .chunks_exact(2)
+            .map(|pair| (latin1_bytes(&pair[0]), latin1_bytes(&pair[1])))
+            .collect();
+        let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
+        let fields = fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
+        let body = body.map(|body| body.to_vec().into()).unwrap_or_default();
+        match self.endpoint.answer(&method, &target, fields, body, peer) {
+            Ok(exchange) => Either::A(NativeExchange { exchange }),
+            Err(err) => Either::B(errors::describe(&err)),
+        }
+    }
+
+    /// Milliseconds a client may take to send a request's body (`null`: no limit).
+    #[napi(getter)]
+    pub fn body_read_timeout_ms(&self) -> Option<u32> {
+        self.endpoint
+            .body_read_timeout()
+            .map(|timeout| u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX))
+    }
+
     /// Ends every session (their calls in flight finish first); resolves when they have.
     #[napi]
     pub async fn shutdown(&self) {
@@ -159,6 +209,13 @@ impl NativeExchange {
         self.exchange.send_body(chunk.into()).await
     }
 
+    /// Hands over a body chunk if the endpoint has room for it now: whether it took it (false:
+    /// it reads no more), or `null` when it has no room (then `sendBody`).
+    #[napi]
+    pub fn offer_body(&self, chunk: Buffer) -> Option<bool> {
+        self.exchange.try_send_body(chunk.to_vec().into()).ok()
+    }
+
     /// The body is complete.
     #[napi]
     pub fn end_body(&self) {
@@ -171,7 +228,14 @@ impl NativeExchange {
         self.exchange.abort_body();
     }
 
-    /// The response head once it is ready; `null` when the client hung up before.
+    /// The whole response when `answer` completed it at once; `null` otherwise.
+    #[napi]
+    pub fn complete_response(&self) -> Option<ResponseHead> {
+        self.exchange.complete_response().map(ResponseHead::from)
+    }
+
+    /// The response head once it is ready (with the whole body when complete); `null` when
+    /// the client hung up before.
     #[napi]
     pub async fn response(&self) -> napi::Result<Option<ResponseHead>> {
         let head = self
@@ -179,17 +243,7 @@ impl NativeExchange {
             .response()
             .await
             .map_err(|err| napi::Error::from_reason(err.to_string()))?;
-        Ok(head.map(|head| {
-            let mut headers = Vec::with_capacity(head.headers.len() * 2);
-            for (name, value) in head.headers {
-                headers.push(name);
-                headers.push(latin1_string(&value));
-            }
-            ResponseHead {
-                status: u32::from(head.status),
-                headers,
-            }
-        }))
+        Ok(head.map(ResponseHead::from))
     }
 
     /// The next body chunk, or `null` at its end or once the client hung up.

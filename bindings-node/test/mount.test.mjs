@@ -117,6 +117,10 @@ test('a legacy session through the app: progress over SSE, the app route beside 
 
     const init = await fetch(`${served.base}/mcp`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
     assert.equal(init.status, 200)
+    // A whole answer goes out whole: its length said, not in chunks.
+    assert.equal(init.headers.get('transfer-encoding'), null)
+    const initText = await init.clone().text()
+    assert.equal(init.headers.get('content-length'), String(Buffer.byteLength(initText)))
     assert.equal((await messages(init))[0].result.serverInfo.name, 'weather')
     assert.deepEqual(events, ['lifespan started'])
     const session = init.headers.get('mcp-session-id')
@@ -227,6 +231,28 @@ test('a body a parser already read (req.body, as express.json() leaves it) is th
     const init = await fetch(`${served.base}/parsed`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
     assert.equal(init.status, 200)
     assert.equal((await messages(init))[0].result.serverInfo.name, 'weather')
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
+test('a body whose length is said and one sent in chunks are answered alike', async () => {
+  const server = weatherServer([])
+  const served = await app({ '/mcp': server.httpHandler() })
+  try {
+    const body = JSON.stringify(INIT)
+    const sized = await request(served.base, '/mcp', { headers: { ...HEADERS, 'content-length': Buffer.byteLength(body) }, chunks: [body] }).answered
+    const pieces = [body.slice(0, 9), body.slice(9, 30), body.slice(30)]
+    const chunked = await request(served.base, '/mcp', { headers: { ...HEADERS, 'transfer-encoding': 'chunked' }, chunks: pieces }).answered
+    for (const res of [sized, chunked]) {
+      assert.equal(res.statusCode, 200)
+      let text = ''
+      for await (const chunk of res) text += chunk
+      assert.equal(res.headers['content-length'], String(Buffer.byteLength(text)))
+      assert.equal(JSON.parse(text).result.serverInfo.name, 'weather')
+    }
+    assert.notEqual(sized.headers['mcp-session-id'], chunked.headers['mcp-session-id'])
   } finally {
     await served.close()
     await server.close()

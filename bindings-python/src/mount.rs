@@ -42,6 +42,35 @@ impl NativeHttpEndpoint {
         })
     }
 
+    /// Answers one request whose body the app has whole: complete at once when it needs no
+    /// Python handler (`complete_response()`), else as `exchange`'s answer.
+    fn answer(
+        &self,
+        method: &str,
+        target: &str,
+        headers: Vec<(Vec<u8>, Vec<u8>)>,
+        body: &[u8],
+        peer: Option<&str>,
+    ) -> PyResult<NativeExchange> {
+        let fields = headers.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
+        let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
+        let exchange = self
+            .endpoint
+            .answer(method, target, fields, Bytes::copy_from_slice(body), peer)
+            .map_err(to_py_err)?;
+        Ok(NativeExchange {
+            exchange: Arc::new(exchange),
+        })
+    }
+
+    /// Seconds a client may take to send a request's body (`None`: no limit).
+    #[getter]
+    fn body_read_timeout(&self) -> Option<f64> {
+        self.endpoint
+            .body_read_timeout()
+            .map(|timeout| timeout.as_secs_f64())
+    }
+
     /// Ends every session (calls in flight finish first); blocks without the GIL.
     fn shutdown(&self, py: Python<'_>) {
         let endpoint = self.endpoint.clone();
@@ -69,6 +98,14 @@ impl NativeExchange {
         });
     }
 
+    /// Hands over a body chunk if the endpoint has room for it now: whether it took it (False:
+    /// it reads no more), or `None` when it has no room (then `send_body`).
+    fn offer_body(&self, chunk: &[u8]) -> Option<bool> {
+        self.exchange
+            .try_send_body(Bytes::copy_from_slice(chunk))
+            .ok()
+    }
+
     /// The body is complete.
     fn end_body(&self) {
         self.exchange.end_body();
@@ -79,8 +116,18 @@ impl NativeExchange {
         self.exchange.abort_body();
     }
 
-    /// `settle((status, [(name, value), ...]))` once the response head is ready; `settle(None)`
-    /// when the client hung up before.
+    /// `(status, [(name, value), ...], body)` when `answer` completed the response at once;
+    /// `None` otherwise.
+    fn complete_response(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.exchange
+            .complete_response()
+            .map(|head| head_to_py(py, head))
+            .transpose()
+    }
+
+    /// `settle((status, [(name, value), ...], body))` once the response head is ready (`body`:
+    /// the whole body when complete, else `None` and it streams); `settle(None)` when the
+    /// client hung up before.
     fn response(&self, settle: Py<PyAny>) {
         let exchange = self.exchange.clone();
         runtime().spawn(async move {
@@ -88,22 +135,7 @@ impl NativeExchange {
             settle_with(&settle, |py| match head {
                 Err(err) => Err(to_py_err(err)),
                 Ok(None) => Ok(py.None()),
-                Ok(Some(head)) => {
-                    let headers: Vec<(Py<PyBytes>, Py<PyBytes>)> = head
-                        .headers
-                        .iter()
-                        .map(|(name, value)| {
-                            (
-                                PyBytes::new(py, name.as_bytes()).unbind(),
-                                PyBytes::new(py, value).unbind(),
-                            )
-                        })
-                        .collect();
-                    Ok((head.status, headers)
-                        .into_pyobject(py)?
-                        .into_any()
-                        .unbind())
-                }
+                Ok(Some(head)) => head_to_py(py, head),
             });
         });
     }
@@ -128,6 +160,28 @@ impl NativeExchange {
     fn close(&self) {
         self.exchange.hang_up();
     }
+}
+
+/// A response head as Python: `(status, [(name, value), ...], body or None)`.
+fn head_to_py(
+    py: Python<'_>,
+    head: toolwire::transport::http::ResponseHead,
+) -> PyResult<Py<PyAny>> {
+    let headers: Vec<(Py<PyBytes>, Py<PyBytes>)> = head
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                PyBytes::new(py, name.as_bytes()).unbind(),
+                PyBytes::new(py, value).unbind(),
+            )
+        })
+        .collect();
+    let body = head.body.map(|body| PyBytes::new(py, &body).unbind());
+    Ok((head.status, headers, body)
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 /// Calls `settle(value)` (or `settle(exception)`) with the GIL, from the runtime's thread.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -159,6 +160,34 @@ async def test_the_host_guard_is_loopback_only_unless_told() -> None:
         accepted = await http.post(f"{base}/mcp", json=initialize, headers=headers)
         assert accepted.status_code == 200
         assert accepted.json()["result"]["serverInfo"]["name"] == "weather"
+
+
+async def test_a_whole_body_and_a_streamed_one_are_answered_alike() -> None:
+    """A body in one ASGI message is answered in one step (its answer whole, with its length);
+    one that comes in pieces (chunked) is fed to the engine as it comes."""
+    server = weather_server(new_events())
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    body = json.dumps(initialize).encode()
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for at in range(0, len(body), 7):
+            yield body[at : at + 7]
+
+    async with served(server.asgi_app()) as base, httpx2.AsyncClient() as http:
+        whole = await http.post(f"{base}/mcp", content=body, headers=headers)
+        assert whole.status_code == 200
+        assert whole.headers["content-length"] == str(len(whole.content))
+        assert whole.json()["result"]["serverInfo"]["name"] == "weather"
+        streamed = await http.post(f"{base}/mcp", content=pieces(), headers=headers)
+        assert streamed.status_code == 200
+        assert streamed.json()["result"]["serverInfo"]["name"] == "weather"
+        assert streamed.headers["mcp-session-id"] != whole.headers["mcp-session-id"]
 
 
 @pytest.mark.parametrize("streaming", [True, False], ids=["mid-stream", "before-the-head"])

@@ -69,13 +69,34 @@ pub struct HttpHeader {
     pub value: String,
 }
 
-/// A response's status and header fields; its body follows through `nextChunk`.
+/// A response's status and header fields, and its body when it is complete (`content-length`
+/// is then among the fields); `null`/`nil`: it streams through `nextChunk`.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct HttpResponseHead {
     /// The status code.
     pub status: u16,
     /// The header fields, in order (a name may repeat).
     pub headers: Vec<HttpHeader>,
+    /// The whole body, when complete.
+    #[uniffi(default = None)]
+    pub body: Option<Vec<u8>>,
+}
+
+impl From<toolwire::transport::http::ResponseHead> for HttpResponseHead {
+    fn from(head: toolwire::transport::http::ResponseHead) -> Self {
+        HttpResponseHead {
+            status: head.status,
+            headers: head
+                .headers
+                .into_iter()
+                .map(|(name, value)| HttpHeader {
+                    name,
+                    value: String::from_utf8_lossy(&value).into_owned(),
+                })
+                .collect(),
+            body: head.body.map(Vec::from),
+        }
+    }
 }
 
 /// Streamable HTTP answered inside a web server of the app's own: hand it each request routed
@@ -143,6 +164,28 @@ impl HttpEndpoint {
         Ok(Arc::new(HttpExchange { exchange }))
     }
 
+    /// Answers one request whose body the app holds whole (empty: none): complete at once when
+    /// it needs no handler of the app's (`completeResponse`), else as `exchange`'s answer. A
+    /// bad method or header is `InvalidArgument`.
+    #[uniffi::method(default(peer = None))]
+    pub fn answer(
+        &self,
+        method: String,
+        target: String,
+        headers: Vec<HttpHeader>,
+        body: Vec<u8>,
+        peer: Option<String>,
+    ) -> Result<Arc<HttpExchange>, ToolwireError> {
+        let fields = headers
+            .iter()
+            .map(|field| (field.name.as_bytes(), field.value.as_bytes()));
+        let peer = peer.and_then(|peer| peer.parse::<IpAddr>().ok());
+        let exchange = self
+            .endpoint
+            .answer(&method, &target, fields, body.into(), peer)?;
+        Ok(Arc::new(HttpExchange { exchange }))
+    }
+
     /// Ends every session (their calls in flight finish first, each within the server's drain
     /// time). Requests answered afterwards find no session.
     pub async fn shutdown(&self) {
@@ -168,6 +211,12 @@ impl HttpExchange {
         self.exchange.send_body(chunk.into()).await
     }
 
+    /// Hands over one chunk of the request body if the engine has room for it now: whether it
+    /// took it (false: it reads no more), or `null`/`nil` when it has none (then `sendBody`).
+    pub fn offer_body(&self, chunk: Vec<u8>) -> Option<bool> {
+        self.exchange.try_send_body(chunk.into()).ok()
+    }
+
     /// The request body is complete.
     pub fn end_body(&self) {
         self.exchange.end_body();
@@ -178,21 +227,20 @@ impl HttpExchange {
         self.exchange.abort_body();
     }
 
-    /// The response's status and header fields, once ready; `null`/`nil` when the client hung
-    /// up first. Taken once (a second call is `InvalidArgument`).
+    /// The whole response when `answer` completed it at once; `null`/`nil` otherwise (then
+    /// `response`).
+    pub fn complete_response(&self) -> Option<HttpResponseHead> {
+        self.exchange
+            .complete_response()
+            .map(HttpResponseHead::from)
+    }
+
+    /// The response's status and header fields (and its whole body when complete), once
+    /// ready; `null`/`nil` when the client hung up first. Taken once (a second call is
+    /// `InvalidArgument`).
     pub async fn response(&self) -> Result<Option<HttpResponseHead>, ToolwireError> {
         let head = self.exchange.response().await?;
-        Ok(head.map(|head| HttpResponseHead {
-            status: head.status,
-            headers: head
-                .headers
-                .into_iter()
-                .map(|(name, value)| HttpHeader {
-                    name,
-                    value: String::from_utf8_lossy(&value).into_owned(),
-                })
-                .collect(),
-        }))
+        Ok(head.map(HttpResponseHead::from))
     }
 
     /// The next chunk of the response body; `null`/`nil` at its end, or once the client hung

@@ -30,4 +30,11 @@ pub trait EventStore: Send + Sync + 'static {
     fn last_seq(&self, _session: &str, _stream: &str) -> Option<u64> {
         None
     }
+
+    /// True when the store keeps its events in this process and never blocks or waits on
+    /// anything outside it (the default: false, as a shared store may); see
+    /// [`TaskStore::in_process`](crate::TaskStore::in_process).
+    fn in_process(&self) -> bool {
+        false
+    }
 }

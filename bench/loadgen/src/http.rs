@@ -538,6 +538,9 @@ async fn run(plan: &Plan) -> Result<Value, String> {
         None => plan.phase * 2 + ANSWER_TIMEOUT,
     };
     let work = async {
+        if plan.session_per_call {
+            return crate::session_per_call::http(plan, port, pid).await;
+        }
         if let Some(total) = plan.sessions {
             return crate::sessions::http(port, pid, total).await;
         }
@@ -557,7 +560,20 @@ async fn run(plan: &Plan) -> Result<Value, String> {
             limit.as_secs()
         ))
     });
+    // Forked workers (uvicorn's, Node's cluster) are killed with the server: a killed
+    // supervisor may leave them serving the port.
+    let workers: Vec<String> = proc_stats::tree(pid)
+        .into_iter()
+        .skip(1)
+        .map(|pid| pid.to_string())
+        .collect();
     let _ = child.start_kill();
+    if !workers.is_empty() {
+        let _ = std::process::Command::new("kill")
+            .arg("-KILL")
+            .args(&workers)
+            .status();
+    }
     let _ = child.wait().await;
     outcome
 }

@@ -14,6 +14,7 @@ mod http;
 mod payloads;
 mod proc_stats;
 mod scenarios;
+mod session_per_call;
 mod sessions;
 mod soak;
 mod tasks;
@@ -60,6 +61,10 @@ pub struct Plan {
     /// With `--cold-start`: the command speaks no MCP; time it from spawn to exit.
     pub bare: bool,
     pub calls_per_session: u64,
+    /// With `http`: every call in a session of its own (handshake, call, DELETE).
+    pub session_per_call: bool,
+    /// With `session_per_call`: sessions are left open (no DELETE).
+    pub abandon: bool,
     /// Say on stderr when each timed phase starts and ends (for tools that sample the server
     /// during one phase, like bench/cost-per-call).
     pub announce: bool,
@@ -108,6 +113,11 @@ const USAGE: &str = "usage: toolwire-loadgen [--phase-ms MS] [--pipeline K] [--s
                   quarter's peak is 1% or more above the previous quarter's (stdio: --pipeline in flight; --http: --clients
                   clients, each deleting its session and opening another every K calls)
   --calls-per-session K  with --soak --http (default 100)
+  --session-per-call  with --http: each of --clients clients opens a session per call on its
+                  keep-alive connection (initialize, initialized, one verified echo, DELETE), as
+                  public MCP benchmarks do; sessions/s, latency, CPU and memory over the server's
+                  process tree (forked workers counted)
+  --abandon       with --session-per-call: sessions are never deleted (reclaimed by the server)
   --sessions N    with --http: N sessions opened (initialize, initialized) over 64 connections from
                   16 loopback addresses, then one standalone SSE stream (GET) per session, each on
                   its own connection held open, then one echo call: the server's RSS at rest, per
@@ -153,6 +163,8 @@ fn parse_args() -> Result<Plan, String> {
         cold_start: None,
         bare: false,
         calls_per_session: 100,
+        session_per_call: false,
+        abandon: false,
         announce: false,
         sleep_ceiling: false,
         multi_thread: false,
@@ -190,6 +202,8 @@ fn parse_args() -> Result<Plan, String> {
             "--payloads" => plan.payloads = Some(plan.payloads.unwrap_or(1024 * 1024)),
             "--payload-bytes" => plan.payloads = Some(number("--payload-bytes")?),
             "--validation-only" => plan.validation_only = true,
+            "--session-per-call" => plan.session_per_call = true,
+            "--abandon" => plan.abandon = true,
             "--calls-per-session" => plan.calls_per_session = number("--calls-per-session")?.max(1),
             "--" => {
                 plan.command = args.collect();
@@ -228,6 +242,18 @@ fn parse_args() -> Result<Plan, String> {
             || plan.tasks.is_some())
     {
         return Err("--sessions goes with legacy --http only".into());
+    }
+    if plan.session_per_call
+        && (!plan.http
+            || plan.modern
+            || plan.soak.is_some()
+            || plan.faults.is_some()
+            || plan.sessions.is_some())
+    {
+        return Err("--session-per-call goes with legacy --http only".into());
+    }
+    if plan.abandon && !plan.session_per_call {
+        return Err("--abandon goes with --session-per-call".into());
     }
     if plan.cold_start.is_some() && (plan.http || plan.soak.is_some() || plan.faults.is_some()) {
         return Err("--cold-start goes with stdio only".into());

@@ -56,3 +56,59 @@ pub fn rss_anon_kib(pid: u32) -> Option<u64> {
 pub fn rss_file_kib(pid: u32) -> Option<u64> {
     status_kib(pid, "RssFile:")
 }
+
+/// The process and all its descendants (a server that forks workers: uvicorn's `--workers`,
+/// Node's cluster), found through each process's parent in /proc.
+pub fn tree(pid: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(child) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                continue;
+            };
+            // The parent is the second field after the command name's ')'.
+            let parent = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if let Some(parent) = parent {
+                parents.push((child, parent));
+            }
+        }
+    }
+    let mut found = vec![pid];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        at += 1;
+    }
+    found
+}
+
+/// [`cpu_time`] summed over the processes of [`tree`] (those alive now).
+pub fn tree_cpu_time(pids: &[u32]) -> Option<Duration> {
+    pids.iter().map(|&pid| cpu_time(pid)).sum()
+}
+
+/// [`rss_kib`] summed over `pids`.
+pub fn tree_rss_kib(pids: &[u32]) -> Option<u64> {
+    pids.iter().map(|&pid| rss_kib(pid)).sum()
+}
+
+/// [`peak_rss_kib`] summed over `pids` (each process's own peak: an upper bound of the whole's).
+pub fn tree_peak_rss_kib(pids: &[u32]) -> Option<u64> {
+    pids.iter().map(|&pid| peak_rss_kib(pid)).sum()
+}

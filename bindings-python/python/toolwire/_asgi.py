@@ -9,6 +9,7 @@ and body chunks in, the response head and body chunks out, and the client's hang
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import _logs, _native
@@ -118,25 +119,58 @@ class AsgiApp:
         import asyncio
 
         endpoint = await self._start()
-        loop = asyncio.get_running_loop()
         # As it came on the wire (percent-encoded), which the engine's request can carry.
         target = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
         if scope.get("query_string"):
             target += "?" + scope["query_string"].decode("latin-1")
         client = scope.get("client")
+        peer = client[0] if client else None
+        method = scope["method"]
+        headers = [(bytes(name), bytes(value)) for name, value in scope.get("headers", [])]
+        first: Optional[dict[str, Any]] = None
+        if _WHOLE_BODY_FIRST:
+            # A body that comes in one message (any small one) is answered in one step: on this
+            # thread when no Python handler is needed, else with one wait. The engine's body
+            # timeout applies to this wait too; past it, the engine's own reading answers 408.
+            try:
+                async with asyncio.timeout(endpoint.body_read_timeout):  # type: ignore[attr-defined]
+                    first = await receive()
+            except TimeoutError:
+                first = None
+            if first is not None and first["type"] == "http.request" and not first.get("more_body", False):
+                try:
+                    exchange = endpoint.answer(method, target, headers, first.get("body", b""), peer)
+                except ValueError as err:
+                    await _bad_request(send, err)
+                    return
+                complete = exchange.complete_response()
+                if complete is not None:
+                    status, response_headers, body = complete
+                    await send({"type": "http.response.start", "status": status, "headers": response_headers})
+                    await send({"type": "http.response.body", "body": body})
+                    return
+                await self._respond(exchange, receive, send, reading=False, first=None)
+                return
         try:
-            exchange = endpoint.exchange(
-                scope["method"],
-                target,
-                [(bytes(name), bytes(value)) for name, value in scope.get("headers", [])],
-                client[0] if client else None,
-            )
+            exchange = endpoint.exchange(method, target, headers, peer)
         except ValueError as err:
-            # Not an HTTP request the engine can read (a bad header or target).
-            body = str(err).encode()
-            await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"text/plain")]})
-            await send({"type": "http.response.body", "body": body})
+            await _bad_request(send, err)
             return
+        await self._respond(exchange, receive, send, reading=True, first=first)
+
+    async def _respond(
+        self,
+        exchange: _native.NativeExchange,
+        receive: Receive,
+        send: Send,
+        reading: bool,
+        first: Optional[dict[str, Any]],
+    ) -> None:
+        """The answer of `exchange` to the client, while the request body (from `first` on, when
+        `reading`) goes to the engine and the client's hanging up ends it."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
         hung_up = asyncio.Event()
 
         def outcome() -> tuple[asyncio.Future[Any], Callable[[Any], None]]:
@@ -147,39 +181,45 @@ class AsgiApp:
 
             return future, settle
 
-        async def read_body() -> None:
+        async def read_body(reading: bool, message: Optional[dict[str, Any]]) -> None:
             # The body, chunk by chunk (the engine bounds it and waits for room); then the
             # client's hanging up, which ends the response (and cancels a 2026-07-28 request).
-            reading = True
             while True:
-                message = await receive()
+                if message is None:
+                    message = await receive()
                 if message["type"] == "http.disconnect":
                     if reading:
                         exchange.abort_body()
                     hung_up.set()
                     exchange.close()
                     return
-                if not reading:
-                    continue
-                chunk = message.get("body", b"")
-                if chunk:
-                    taken, settle = outcome()
-                    exchange.send_body(chunk, settle)
-                    if not await taken:
-                        reading = False  # answered already (too large, refused)
-                if not message.get("more_body", False) and reading:
-                    reading = False
-                    exchange.end_body()
+                if reading:
+                    chunk = message.get("body", b"")
+                    if chunk:
+                        taken = exchange.offer_body(chunk)
+                        if taken is None:
+                            future, settle = outcome()
+                            exchange.send_body(chunk, settle)
+                            taken = await future
+                        if not taken:
+                            reading = False  # answered already (too large, refused)
+                    if not message.get("more_body", False) and reading:
+                        reading = False
+                        exchange.end_body()
+                message = None
 
-        reader = asyncio.create_task(read_body())
+        reader = asyncio.create_task(read_body(reading, first))
         try:
             head, settle = outcome()
             exchange.response(settle)
             started = await head
             if started is None:
                 return  # the client hung up before the answer began
-            status, headers = started
+            status, headers, body = started
             await send({"type": "http.response.start", "status": status, "headers": headers})
+            if body is not None:
+                await send({"type": "http.response.body", "body": body})
+                return
             while True:
                 next_chunk, settle = outcome()
                 exchange.next_chunk(settle)
@@ -197,6 +237,18 @@ class AsgiApp:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
+
+
+# The first body message is awaited before the engine sees the request only where
+# `asyncio.timeout` bounds that wait (3.11+); before, every body is fed as it comes.
+_WHOLE_BODY_FIRST = sys.version_info >= (3, 11)
+
+
+async def _bad_request(send: Send, err: ValueError) -> None:
+    """Not an HTTP request the engine can read (a bad header or target): 400 naming why."""
+    body = str(err).encode()
+    await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:

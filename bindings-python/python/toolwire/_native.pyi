@@ -151,6 +151,13 @@ class NativeHttpEndpoint:
         self, method: str, target: str, headers: list[tuple[bytes, bytes]], peer: Optional[str]
     ) -> NativeExchange:
         """Starts answering one request; its body follows through the exchange."""
+    def answer(
+        self, method: str, target: str, headers: list[tuple[bytes, bytes]], body: bytes, peer: Optional[str]
+    ) -> NativeExchange:
+        """Answers one request whose body is whole; complete at once when no Python handler is needed."""
+    @property
+    def body_read_timeout(self) -> Optional[float]:
+        """Seconds a client may take to send a body (`None`: no limit)."""
     def shutdown(self) -> None:
         """Ends every session (calls in flight finish first); blocks."""
 
@@ -158,10 +165,14 @@ class NativeExchange:
     """One request being answered; each `settle(value)` is called from the engine's thread."""
 
     def send_body(self, chunk: bytes, settle: Callable[[bool], None]) -> None: ...
+    def offer_body(self, chunk: bytes) -> Optional[bool]:
+        """Whether the engine took the chunk now; `None`: no room (then `send_body`)."""
     def end_body(self) -> None: ...
     def abort_body(self) -> None: ...
+    def complete_response(self) -> Optional[tuple[int, list[tuple[bytes, bytes]], bytes]]:
+        """The whole response when `answer` completed it at once."""
     def response(self, settle: Callable[[Any], None]) -> None:
-        """`settle((status, [(name, value), ...]))`; `settle(None)` if the client hung up first."""
+        """`settle((status, [(name, value), ...], body or None))`; `settle(None)` if the client hung up first."""
     def next_chunk(self, settle: Callable[[Optional[bytes]], None]) -> None: ...
     def close(self) -> None:
         """The client hung up."""

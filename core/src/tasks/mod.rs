@@ -102,6 +102,11 @@ impl Tasks {
         self.running().len()
     }
 
+    /// Whether the store never blocks or waits outside this process.
+    pub(crate) fn in_process(&self) -> bool {
+        self.store.in_process()
+    }
+
     /// Changes the stored task and announces it, if it exists and has not ended. Returns
     /// whether it changed.
     fn update_running(

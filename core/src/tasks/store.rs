@@ -210,6 +210,13 @@ pub trait TaskStore: Send + Sync + 'static {
     fn signals(&self) -> Option<tokio::sync::broadcast::Receiver<TaskSignal>> {
         None
     }
+    /// True when the store keeps its tasks in this process and never blocks or waits on
+    /// anything outside it (the default: false, as a shared store may). A mounted endpoint
+    /// answers requests that need no host handler on the host's own thread only then
+    /// ([`HttpEndpoint::answer`](crate::transport::http::HttpEndpoint::answer)).
+    fn in_process(&self) -> bool {
+        false
+    }
 }
 
 /// What one replica asks of the replica running a task.
@@ -268,6 +275,10 @@ impl MemoryTaskStore {
 }
 
 impl TaskStore for MemoryTaskStore {
+    fn in_process(&self) -> bool {
+        true
+    }
+
     fn insert(
         &self,
         task: TaskRecord,

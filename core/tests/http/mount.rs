@@ -288,11 +288,13 @@ async fn an_exchange_is_driven_step_by_step_and_hung_up() {
             .iter()
             .any(|(name, _)| name == "mcp-session-id")
     );
-    let mut answer = Vec::new();
-    while let Some(chunk) = opening.next_chunk().await {
-        answer.extend_from_slice(&chunk);
-    }
-    let answer: Value = serde_json::from_slice(&answer).expect("JSON");
+    // A JSON answer comes whole with its head, its length said.
+    let body = head.body.clone().expect("a complete body");
+    assert!(head.headers.iter().any(
+        |(name, value)| name == "content-length" && value == body.len().to_string().as_bytes()
+    ));
+    assert!(opening.next_chunk().await.is_none(), "nothing to stream");
+    let answer: Value = serde_json::from_slice(&body).expect("JSON");
     assert_eq!(answer["result"]["serverInfo"]["name"], "mount");
     assert!(opening.response().await.is_err(), "the head is taken once");
 
@@ -329,4 +331,210 @@ async fn an_exchange_is_driven_step_by_step_and_hung_up() {
         "nothing after the hang-up"
     );
     dropped.notified().await;
+}
+
+const JSON_HEADERS: [(&[u8], &[u8]); 3] = [
+    (b"host", b"localhost"),
+    (b"content-type", b"application/json"),
+    (b"accept", b"application/json, text/event-stream"),
+];
+
+fn with_session(session: &str) -> Vec<(&[u8], &[u8])> {
+    let mut headers = JSON_HEADERS.to_vec();
+    headers.push((b"mcp-session-id", session.as_bytes()));
+    headers.push((b"mcp-protocol-version", b"2025-11-25"));
+    headers
+}
+
+/// `answer`: a request whose body the host holds whole is answered on the caller's thread when
+/// no handler must run (the handshake, a notification, a DELETE), complete with its length;
+/// one that waits for a handler goes on in the runtime and comes whole from `response`.
+#[tokio::test]
+async fn a_whole_request_is_answered_at_once_when_no_handler_runs() {
+    let dropped = Arc::new(Notify::new());
+    let server = waiting_server(None, dropped.clone());
+    let endpoint = server
+        .http_endpoint(HttpOptions::default())
+        .expect("runtime");
+
+    let opened = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            JSON_HEADERS,
+            Bytes::from(initialize().to_string()),
+            None,
+        )
+        .expect("answer");
+    let head = opened.complete_response().expect("answered at once");
+    assert_eq!(head.status, 200);
+    let body = head.body.expect("whole");
+    let length = head
+        .headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .map(|(_, value)| value.clone());
+    assert_eq!(length, Some(body.len().to_string().into_bytes()));
+    let session = head
+        .headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| String::from_utf8(value.clone()).expect("text"))
+        .expect("a session");
+    let answer: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "mount");
+    assert!(opened.response().await.is_err(), "taken already");
+
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let accepted = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            with_session(&session),
+            Bytes::from(initialized.to_string()),
+            None,
+        )
+        .expect("answer")
+        .complete_response()
+        .expect("answered at once");
+    assert_eq!(accepted.status, 202);
+
+    // A handler that never ends: not complete now; the head comes later, here with an SSE body
+    // (its progress), which streams.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let waiting = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            with_session(&session),
+            Bytes::from(call.to_string()),
+            None,
+        )
+        .expect("answer");
+    assert!(waiting.complete_response().is_none(), "a handler runs");
+    let head = waiting.response().await.expect("head").expect("live");
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_none(), "an SSE answer streams");
+    // After the stream's priming event (an id to resume from), the progress.
+    let mut events = String::new();
+    while !events.contains("notifications/progress") {
+        let chunk = waiting.next_chunk().await.expect("the progress event");
+        events.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    waiting.hang_up();
+
+    // A refusal needs no handler either: an unknown session's 404, complete.
+    let gone = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            with_session("no-such-session"),
+            Bytes::from(call.to_string()),
+            None,
+        )
+        .expect("answer")
+        .complete_response()
+        .expect("answered at once");
+    assert_eq!(gone.status, 404);
+
+    let deleted = endpoint
+        .answer("DELETE", "/mcp", with_session(&session), Bytes::new(), None)
+        .expect("answer")
+        .complete_response()
+        .expect("answered at once");
+    assert!(matches!(deleted.status, 200 | 204), "{}", deleted.status);
+    assert!(
+        endpoint
+            .answer("BAD METHOD", "/mcp", JSON_HEADERS, Bytes::new(), None)
+            .is_err(),
+        "a bad method is refused, naming it"
+    );
+}
+
+/// A task store that may block (a shared one): answers then never run on the host's thread.
+struct SharedLike(toolwire::tasks::MemoryTaskStore);
+
+impl toolwire::TaskStore for SharedLike {
+    fn insert(
+        &self,
+        task: toolwire::tasks::TaskRecord,
+        max_tasks: usize,
+        max_per_principal: usize,
+    ) -> Result<(), toolwire::Error> {
+        self.0.insert(task, max_tasks, max_per_principal)
+    }
+    fn get(&self, id: &str) -> Result<Option<toolwire::tasks::TaskRecord>, toolwire::Error> {
+        self.0.get(id)
+    }
+    fn update(
+        &self,
+        id: &str,
+        change: &mut dyn FnMut(&mut toolwire::tasks::TaskRecord),
+    ) -> Result<Option<toolwire::tasks::TaskRecord>, toolwire::Error> {
+        self.0.update(id, change)
+    }
+    fn purge_expired(&self, now: std::time::SystemTime) -> usize {
+        self.0.purge_expired(now)
+    }
+}
+
+#[tokio::test]
+async fn a_server_with_a_store_that_may_block_answers_on_the_runtime() {
+    let server = Server::builder("mount", "1")
+        .task_store(Arc::new(SharedLike(
+            toolwire::tasks::MemoryTaskStore::default(),
+        )))
+        .build()
+        .expect("server");
+    let endpoint = server
+        .http_endpoint(HttpOptions::default())
+        .expect("runtime");
+    let opened = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            JSON_HEADERS,
+            Bytes::from(initialize().to_string()),
+            None,
+        )
+        .expect("answer");
+    assert!(
+        opened.complete_response().is_none(),
+        "not on the caller's thread"
+    );
+    let head = opened.response().await.expect("head").expect("live");
+    assert_eq!(head.status, 200);
+    let answer: Value = serde_json::from_slice(&head.body.expect("whole")).expect("JSON");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "mount");
+}
+
+/// `try_send_body`: a chunk taken when there is room, handed back when there is none, refused
+/// once the body ended.
+#[tokio::test]
+async fn a_body_chunk_is_offered_without_waiting() {
+    let (hold, _gate) = gate();
+    let server = test_server(hold);
+    let endpoint = server
+        .http_endpoint(HttpOptions::default())
+        .expect("runtime");
+    let exchange = endpoint
+        .exchange("POST", "/mcp", JSON_HEADERS, None)
+        .expect("exchange");
+    let mut taken = 0;
+    let handed_back = loop {
+        match exchange.try_send_body(Bytes::from_static(b" ")) {
+            Ok(true) => taken += 1,
+            Ok(false) => panic!("the endpoint reads the body"),
+            Err(chunk) => break chunk,
+        }
+        assert!(taken <= 64, "the endpoint bounds what waits");
+    };
+    assert_eq!(&handed_back[..], b" ");
+    exchange.end_body();
+    assert_eq!(
+        exchange.try_send_body(Bytes::from_static(b"x")),
+        Ok(false),
+        "no body after its end"
+    );
 }

@@ -144,6 +144,17 @@ impl Endpoint {
         })
     }
 
+    /// Whether answering never blocks or waits outside this process (the stores are the
+    /// in-process ones), so a host's thread may drive an answer itself.
+    pub(super) fn answers_in_process(&self) -> bool {
+        self.server.inner.tasks.in_process() && self.options.event_store.in_process()
+    }
+
+    /// How long a client may take to send a request's body (`None`: no limit).
+    pub(super) fn body_read_timeout(&self) -> Option<Duration> {
+        self.options.body_read_timeout
+    }
+
     pub(super) fn server(&self) -> &Server {
         &self.server
     }

@@ -47,6 +47,10 @@ impl MemoryEventStore {
 }
 
 impl EventStore for MemoryEventStore {
+    fn in_process(&self) -> bool {
+        true
+    }
+
     fn store(&self, session: &str, stream: &str, seq: u64, message: &str) {
         let mut sessions = self.sessions();
         let log = sessions.entry(session.to_owned()).or_default();

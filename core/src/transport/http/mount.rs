@@ -2,13 +2,16 @@
 //! the endpoint [`Server::serve_http`] runs, without its listener. The host's server reads the
 //! request head, routes it here, and sends back the response head and its streamed body.
 
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr};
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt as _;
+use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Frame, SizeHint};
 use hyper::{Request, Response};
 use tokio::sync::mpsc;
@@ -92,31 +95,68 @@ impl HttpEndpoint {
         target: &str,
         headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
     ) -> Result<(Request<ChannelBody>, RequestBodySender), Error> {
-        let mut builder = Request::builder().method(
-            hyper::Method::from_bytes(method.as_bytes())
-                .map_err(|_| Error::InvalidArgument(format!("bad HTTP method {method:?}")))?,
-        );
-        builder = builder.uri(target);
-        let header_map = builder
-            .headers_mut()
-            .ok_or_else(|| Error::InvalidArgument(format!("bad HTTP request target {target:?}")))?;
-        for (name, value) in headers {
-            let name = hyper::header::HeaderName::from_bytes(name).map_err(|_| {
-                Error::InvalidArgument(format!(
-                    "bad HTTP header name {:?}",
-                    String::from_utf8_lossy(name)
-                ))
-            })?;
-            let value = hyper::header::HeaderValue::from_bytes(value)
-                .map_err(|_| Error::InvalidArgument(format!("bad value of HTTP header {name}")))?;
-            header_map.append(name, value);
-        }
         // A few chunks in flight: the host waits for room (backpressure), nothing piles up.
         let (tx, rx) = mpsc::channel(4);
-        let request = builder
+        let request = request_head(method, target, headers)?
             .body(ChannelBody { rx })
             .map_err(|err| Error::InvalidArgument(format!("bad HTTP request: {err}")))?;
         Ok((request, RequestBodySender { tx }))
+    }
+
+    /// Answers one request whose body the host holds whole (a POST read to its end, or a GET
+    /// or DELETE without one): the way for a host without Rust futures of its own (a binding)
+    /// when the body is there already. The answer starts on the caller's thread: when it needs
+    /// no handler of the host's (the handshake, a notification, a DELETE, a refusal) and the
+    /// server's stores are in this process, it is complete when this returns
+    /// ([`HttpExchange::complete_response`]), with no hop to the endpoint's runtime; otherwise
+    /// it goes on there as [`exchange`](Self::exchange)'s does. Errors as
+    /// [`request`](Self::request)'s.
+    pub fn answer<'a>(
+        &self,
+        method: &str,
+        target: &str,
+        headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+        body: Bytes,
+        peer: Option<IpAddr>,
+    ) -> Result<HttpExchange, Error> {
+        let request = request_head(method, target, headers)?
+            .body(Full::new(body))
+            .map_err(|err| Error::InvalidArgument(format!("bad HTTP request: {err}")))?;
+        let peer = peer.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let connection = Connection::new(self.endpoint.clone(), peer);
+        let mut answering: Pin<Box<dyn Future<Output = HttpResponse> + Send>> =
+            Box::pin(async move { connection.handle(request).await.map(HttpBody) });
+        // A store that may block (Redis) must not block the host's thread: those go on the
+        // runtime from the start.
+        if self.endpoint.answers_in_process() {
+            // Timers and spawns made while polling belong to the endpoint's runtime; the waker
+            // is nobody's: a pending answer is polled again once spawned below.
+            let _entered = self.runtime.enter();
+            let mut context = Context::from_waker(Waker::noop());
+            match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                answering.as_mut().poll(&mut context)
+            })) {
+                Ok(Poll::Ready(response)) => {
+                    return Ok(HttpExchange::answered(response, self.runtime.clone()));
+                }
+                Ok(Poll::Pending) => {}
+                // A bug of ours, never the host's thread's end: the client gets a 500.
+                Err(_) => {
+                    return Ok(HttpExchange::answered(
+                        failed_response(),
+                        self.runtime.clone(),
+                    ));
+                }
+            }
+        }
+        let running = self.runtime.spawn(answering);
+        Ok(HttpExchange::running(running, None, self.runtime.clone()))
+    }
+
+    /// How long a client may take to send a request's body before the endpoint answers 408
+    /// (`None`: no limit), for a host that reads a body whole before [`answer`](Self::answer).
+    pub fn body_read_timeout(&self) -> Option<Duration> {
+        self.endpoint.body_read_timeout()
     }
 
     /// Starts answering one request for a host without Rust futures of its own (a binding):
@@ -136,14 +176,11 @@ impl HttpEndpoint {
         let answering = self
             .runtime
             .spawn(async move { connection.handle(request).await.map(HttpBody) });
-        Ok(HttpExchange {
-            sender: std::sync::Mutex::new(Some(sender)),
-            stop_answering: answering.abort_handle(),
-            answering: std::sync::Mutex::new(Some(answering)),
-            body: Arc::new(tokio::sync::Mutex::new(None)),
-            hung_up: CancellationToken::new(),
-            runtime: self.runtime.clone(),
-        })
+        Ok(HttpExchange::running(
+            answering,
+            Some(sender),
+            self.runtime.clone(),
+        ))
     }
 
     /// Ends every session (their calls in flight finish first, each within the server's
@@ -153,6 +190,48 @@ impl HttpEndpoint {
         self.reaper.abort();
         self.endpoint.end_all_sessions().await;
     }
+}
+
+/// A request's head from what a host gives; a bad method, target or header field is
+/// [`Error::InvalidArgument`] naming it.
+fn request_head<'a>(
+    method: &str,
+    target: &str,
+    headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+) -> Result<hyper::http::request::Builder, Error> {
+    let mut builder = Request::builder().method(
+        hyper::Method::from_bytes(method.as_bytes())
+            .map_err(|_| Error::InvalidArgument(format!("bad HTTP method {method:?}")))?,
+    );
+    builder = builder.uri(target);
+    let header_map = builder
+        .headers_mut()
+        .ok_or_else(|| Error::InvalidArgument(format!("bad HTTP request target {target:?}")))?;
+    for (name, value) in headers {
+        let name = hyper::header::HeaderName::from_bytes(name).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "bad HTTP header name {:?}",
+                String::from_utf8_lossy(name)
+            ))
+        })?;
+        let value = hyper::header::HeaderValue::from_bytes(value)
+            .map_err(|_| Error::InvalidArgument(format!("bad value of HTTP header {name}")))?;
+        header_map.append(name, value);
+    }
+    Ok(builder)
+}
+
+/// The answer to a request whose handling panicked (a bug of ours).
+fn failed_response() -> HttpResponse {
+    let mut response = Response::new(HttpBody(Body::full(
+        "toolwire: the endpoint failed to answer this request",
+    )));
+    *response.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }
 
 impl Drop for HttpEndpoint {
@@ -229,31 +308,114 @@ impl RequestBodySender {
 }
 
 /// One request of a mounted endpoint, driven step by step by a host (see
-/// [`HttpEndpoint::exchange`]): the body in ([`send_body`](Self::send_body), then
-/// [`end_body`](Self::end_body) or [`abort_body`](Self::abort_body)), the response out
-/// ([`response`](Self::response), then [`next_chunk`](Self::next_chunk) until `None`), and
+/// [`HttpEndpoint::exchange`] and [`HttpEndpoint::answer`]): the body in
+/// ([`send_body`](Self::send_body), then [`end_body`](Self::end_body) or
+/// [`abort_body`](Self::abort_body); not for `answer`, which has it whole), the response out
+/// ([`complete_response`](Self::complete_response) or [`response`](Self::response), then, for a
+/// streamed body, [`next_chunk`](Self::next_chunk) until `None`), and
 /// [`hang_up`](Self::hang_up) when the client went away. Dropping it hangs up too.
 pub struct HttpExchange {
     sender: std::sync::Mutex<Option<RequestBodySender>>,
-    answering: std::sync::Mutex<Option<JoinHandle<HttpResponse>>>,
-    /// Drops the answering task (the hang-up before the response head).
-    stop_answering: tokio::task::AbortHandle,
+    answering: std::sync::Mutex<Option<Answering>>,
+    /// Drops the answering task (the hang-up before the response head); none once answered.
+    stop_answering: Option<tokio::task::AbortHandle>,
     body: Arc<tokio::sync::Mutex<Option<HttpBody>>>,
     /// The client went away: chunks still awaited come back as the end.
     hung_up: CancellationToken,
     runtime: tokio::runtime::Handle,
 }
 
-/// A response's status and header fields (values as sent: bytes).
+/// Where an exchange's response is.
+enum Answering {
+    /// Being answered on the endpoint's runtime.
+    Running(JoinHandle<HttpResponse>),
+    /// Answered on the host's thread ([`HttpEndpoint::answer`]).
+    Ready(HttpResponse),
+}
+
+/// A response's status and header fields (values as sent: bytes), and its body when it is
+/// complete already (a JSON answer, a refusal; `content-length` is then among the fields):
+/// `None` for a streamed one (SSE), read with [`HttpExchange::next_chunk`].
 #[derive(Clone, Debug)]
 pub struct ResponseHead {
     /// The HTTP status.
     pub status: u16,
     /// Header names (lower case) and values, in order.
     pub headers: Vec<(String, Vec<u8>)>,
+    /// The whole body, when complete; `None`: it streams.
+    pub body: Option<Bytes>,
+}
+
+impl ResponseHead {
+    /// The head of `response`, with its body when complete; otherwise the body to stream.
+    fn of(response: HttpResponse) -> (ResponseHead, Option<HttpBody>) {
+        let (head, HttpBody(body)) = response.into_parts();
+        let mut headers: Vec<(String, Vec<u8>)> = head
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
+            .collect();
+        let status = head.status;
+        match body {
+            Body::Full(bytes) => {
+                let bytes = bytes.unwrap_or_default();
+                // What hyper adds when it serves: the host's server then sends the body as it
+                // is, not in chunks.
+                let bodiless = status.is_informational()
+                    || status == hyper::StatusCode::NO_CONTENT
+                    || status == hyper::StatusCode::NOT_MODIFIED;
+                if !bodiless && !head.headers.contains_key(hyper::header::CONTENT_LENGTH) {
+                    headers.push((
+                        "content-length".into(),
+                        bytes.len().to_string().into_bytes(),
+                    ));
+                }
+                let head = ResponseHead {
+                    status: status.as_u16(),
+                    headers,
+                    body: Some(bytes),
+                };
+                (head, None)
+            }
+            streamed => {
+                let head = ResponseHead {
+                    status: status.as_u16(),
+                    headers,
+                    body: None,
+                };
+                (head, Some(HttpBody(streamed)))
+            }
+        }
+    }
 }
 
 impl HttpExchange {
+    fn running(
+        answering: JoinHandle<HttpResponse>,
+        sender: Option<RequestBodySender>,
+        runtime: tokio::runtime::Handle,
+    ) -> HttpExchange {
+        HttpExchange {
+            sender: std::sync::Mutex::new(sender),
+            stop_answering: Some(answering.abort_handle()),
+            answering: std::sync::Mutex::new(Some(Answering::Running(answering))),
+            body: Arc::new(tokio::sync::Mutex::new(None)),
+            hung_up: CancellationToken::new(),
+            runtime,
+        }
+    }
+
+    fn answered(response: HttpResponse, runtime: tokio::runtime::Handle) -> HttpExchange {
+        HttpExchange {
+            sender: std::sync::Mutex::new(None),
+            stop_answering: None,
+            answering: std::sync::Mutex::new(Some(Answering::Ready(response))),
+            body: Arc::new(tokio::sync::Mutex::new(None)),
+            hung_up: CancellationToken::new(),
+            runtime,
+        }
+    }
+
     /// Hands over one body chunk, waiting while the endpoint has not taken the ones before;
     /// false when it reads no more of the body (it answered already, e.g. 413), or after
     /// `end_body`/`abort_body`.
@@ -262,6 +424,21 @@ impl HttpExchange {
         match sender {
             Some(sender) => sender.send(chunk).await,
             None => false,
+        }
+    }
+
+    /// [`send_body`](Self::send_body) without the wait: `Ok` as its answer when the endpoint
+    /// had room for the chunk now, `Err(chunk)` when it had none (then `send_body` it).
+    pub fn try_send_body(&self, chunk: Bytes) -> Result<bool, Bytes> {
+        let sender = lock(&self.sender);
+        let Some(sender) = sender.as_ref() else {
+            return Ok(false);
+        };
+        match sender.tx.try_send(Ok(chunk)) {
+            Ok(()) => Ok(true),
+            Err(mpsc::error::TrySendError::Full(Ok(chunk))) => Err(chunk),
+            Err(mpsc::error::TrySendError::Full(Err(_))) => Ok(false),
+            Err(mpsc::error::TrySendError::Closed(_)) => Ok(false),
         }
     }
 
@@ -277,26 +454,52 @@ impl HttpExchange {
         }
     }
 
-    /// The response head once it is ready; `None` when the client hung up first. Taken once:
-    /// a second call is [`Error::InvalidArgument`].
-    pub async fn response(&self) -> Result<Option<ResponseHead>, Error> {
-        let Some(answering) = lock(&self.answering).take() else {
-            return Err(Error::InvalidArgument(
-                "the response was taken already".into(),
-            ));
-        };
-        let response = match answering.await {
-            Ok(response) => response,
-            // The client hung up first: nobody waits for the head.
-            Err(err) if err.is_cancelled() => return Ok(None),
-            Err(err) => {
-                return Err(Error::Transport(std::io::Error::other(format!(
-                    "the endpoint failed: {err}"
-                ))));
+    /// The whole response, head and complete body, when [`HttpEndpoint::answer`] finished it
+    /// on the caller's thread: no wait, no hop. `None` otherwise (not answered yet, or a
+    /// streamed body): then [`response`](Self::response). Taken once.
+    pub fn complete_response(&self) -> Option<ResponseHead> {
+        let mut answering = lock(&self.answering);
+        match answering.as_ref() {
+            Some(Answering::Ready(response))
+                if matches!(response.body().0, Body::Full(_)) && !self.hung_up.is_cancelled() =>
+            {
+                let Some(Answering::Ready(response)) = answering.take() else {
+                    return None;
+                };
+                Some(ResponseHead::of(response).0)
             }
+            _ => None,
+        }
+    }
+
+    /// The response head once it is ready, with the whole body when it is complete; `None`
+    /// when the client hung up first. Taken once: a second call (or one after
+    /// [`complete_response`](Self::complete_response) gave it) is [`Error::InvalidArgument`].
+    pub async fn response(&self) -> Result<Option<ResponseHead>, Error> {
+        let answering = lock(&self.answering).take();
+        let response = match answering {
+            None => {
+                return Err(Error::InvalidArgument(
+                    "the response was taken already".into(),
+                ));
+            }
+            Some(Answering::Ready(response)) => response,
+            Some(Answering::Running(running)) => match running.await {
+                Ok(response) => response,
+                // The client hung up first: nobody waits for the head.
+                Err(err) if err.is_cancelled() => return Ok(None),
+                Err(err) => {
+                    return Err(Error::Transport(std::io::Error::other(format!(
+                        "the endpoint failed: {err}"
+                    ))));
+                }
+            },
         };
-        let (head, body) = response.into_parts();
-        {
+        if self.hung_up.is_cancelled() {
+            return Ok(None);
+        }
+        let (head, streamed) = ResponseHead::of(response);
+        if let Some(body) = streamed {
             let mut slot = self.body.lock().await;
             if self.hung_up.is_cancelled() {
                 // The client went away meanwhile: the body (and a 2026-07-28 request with it)
@@ -305,18 +508,11 @@ impl HttpExchange {
             }
             *slot = Some(body);
         }
-        let headers = head
-            .headers
-            .iter()
-            .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
-            .collect();
-        Ok(Some(ResponseHead {
-            status: head.status.as_u16(),
-            headers,
-        }))
+        Ok(Some(head))
     }
 
-    /// The next chunk of the response body; `None` at its end, or once the client hung up.
+    /// The next chunk of a streamed response body; `None` at its end, once the client hung
+    /// up, or at once when the body came whole with the head.
     pub async fn next_chunk(&self) -> Option<Bytes> {
         let body = self.body.clone();
         let hung_up = self.hung_up.clone();
@@ -344,11 +540,24 @@ impl HttpExchange {
     pub fn hang_up(&self) {
         self.hung_up.cancel();
         lock(&self.sender).take();
-        self.stop_answering.abort();
-        let body = self.body.clone();
-        self.runtime.spawn(async move {
-            body.lock().await.take();
-        });
+        if let Some(stop) = &self.stop_answering {
+            stop.abort();
+        }
+        // An answer finished on the host's thread and not taken: dropped here.
+        let mut answering = lock(&self.answering);
+        if matches!(answering.as_ref(), Some(Answering::Ready(_))) {
+            answering.take();
+        }
+        drop(answering);
+        // The streamed body goes now; when a chunk is being read, once that read ends.
+        if let Ok(mut body) = self.body.try_lock() {
+            body.take();
+        } else {
+            let body = self.body.clone();
+            self.runtime.spawn(async move {
+                body.lock().await.take();
+            });
+        }
     }
 }
 
@@ -356,7 +565,9 @@ impl Drop for HttpExchange {
     fn drop(&mut self) {
         // The answer nobody will read: its request ends as if the client hung up.
         self.hung_up.cancel();
-        self.stop_answering.abort();
+        if let Some(stop) = &self.stop_answering {
+            stop.abort();
+        }
     }
 }
 

@@ -31,13 +31,16 @@ import io.ktor.server.request.httpMethod
 import io.ktor.server.request.httpVersion
 import io.ktor.server.request.receiveChannel
 import io.ktor.server.request.uri
+import io.ktor.server.response.respondBytes
 import io.ktor.server.response.respondBytesWriter
 import io.ktor.server.response.respondText
 import io.ktor.server.routing.Route
 import io.ktor.server.routing.application
 import io.ktor.server.routing.route
 import io.ktor.server.routing.routing
+import io.ktor.utils.io.ByteReadChannel
 import io.ktor.utils.io.InternalAPI
+import io.ktor.utils.io.availableForRead
 import io.ktor.utils.io.readAvailable
 import io.ktor.utils.io.writeFully
 import kotlinx.coroutines.coroutineScope
@@ -167,34 +170,52 @@ class McpRoute internal constructor(
         val request = call.request
         val headers = ArrayList<HttpHeader>()
         request.headers.forEach { name, values -> values.forEach { headers.add(HttpHeader(name, it)) } }
+        // The engine calls this when the connection closes (from its own thread, maybe after
+        // the answer is over, or before the exchange exists: a handler may start, and its client
+        // go, while `answer` runs). Not for a connection's last request: CIO reports that one
+        // closed once it is read.
+        val watch = HangUpWatch()
+        if (!lastOnItsConnection(call)) call.attributes.put(HttpRequestCloseHandlerKey) { watch.closed() }
+        val body = call.receiveChannel()
+        // A body here in whole already (any small one the engine read with the head, or none)
+        // is answered in one step: at once when no handler of the app's is needed. Otherwise
+        // it is fed as it comes (the engine bounds it and times it out).
+        val whole = wholeBody(call, body)
         val exchange = try {
-            endpoint.exchange(request.httpMethod.value, request.uri, headers, request.origin.remoteAddress)
+            if (whole != null) {
+                endpoint.answer(request.httpMethod.value, request.uri, headers, whole, request.origin.remoteAddress)
+            } else {
+                endpoint.exchange(request.httpMethod.value, request.uri, headers, request.origin.remoteAddress)
+            }
         } catch (e: ToolwireException.InvalidArgument) {
+            call.attributes.remove(HttpRequestCloseHandlerKey)
             call.respondText(e.detail, status = HttpStatusCode.BadRequest)
             return
         }
-        // The engine calls this when the connection closes (from its own thread, maybe after
-        // the answer is over: then the exchange is freed, which the catch covers). Not for a
-        // connection's last request: CIO reports that one closed once it is read.
-        if (!lastOnItsConnection(call)) {
-            call.attributes.put(HttpRequestCloseHandlerKey) {
+        if (whole != null) {
+            val complete = exchange.completeResponse()
+            if (complete != null) {
                 try {
-                    exchange.hangUp()
-                } catch (_: IllegalStateException) {
-                    // Freed already: the answer was complete.
+                    call.attributes.remove(HttpRequestCloseHandlerKey)
+                    respondWhole(call, complete, complete.body ?: ByteArray(0))
+                } finally {
+                    exchange.close()
                 }
+                return
             }
         }
+        watch.watch(exchange)
         try {
             coroutineScope {
-                val feeding = launch { feed(call, exchange) }
+                val feeding = if (whole == null) launch { feed(body, exchange) } else null
                 try {
                     // Null: the client hung up before the answer began.
                     val head = exchange.response() ?: return@coroutineScope
-                    respond(call, exchange, head)
+                    val complete = head.body
+                    if (complete != null) respondWhole(call, head, complete) else respond(call, exchange, head)
                 } finally {
                     // The answer is complete (or refused the rest of the body, e.g. 413).
-                    feeding.cancel()
+                    feeding?.cancel()
                 }
             }
         } finally {
@@ -206,6 +227,40 @@ class McpRoute internal constructor(
         }
     }
 
+    /**
+     * The request body when it is all here already: none (no length, not chunked), or a small
+     * one whose bytes have all arrived. Null: it is still coming (then fed chunk by chunk).
+     */
+    private suspend fun wholeBody(call: ApplicationCall, body: ByteReadChannel): ByteArray? {
+        val request = call.request
+        val length = request.headers[HttpHeaders.ContentLength]?.toLongOrNull()
+            ?: return if (request.headers[HttpHeaders.TransferEncoding] == null) ByteArray(0) else null
+        if (length > WHOLE_BODY_BYTES || body.availableForRead < length) return null
+        val bytes = ByteArray(length.toInt())
+        var read = 0
+        // All available: no read here waits.
+        while (read < bytes.size) {
+            val got = body.readAvailable(bytes, read, bytes.size - read)
+            if (got < 0) return null
+            read += got
+        }
+        return bytes
+    }
+
+    /** A response whose body came whole. */
+    private suspend fun respondWhole(call: ApplicationCall, head: HttpResponseHead, body: ByteArray) {
+        var contentType: ContentType? = null
+        for (field in head.headers) {
+            when (field.name.lowercase()) {
+                // Ktor sets these itself, from the arguments of respondBytes.
+                "content-type" -> contentType = ContentType.parse(field.value)
+                "content-length", "transfer-encoding" -> {}
+                else -> call.response.headers.append(field.name, field.value, safeOnly = false)
+            }
+        }
+        call.respondBytes(body, contentType, HttpStatusCode.fromValue(head.status.toInt()))
+    }
+
     private fun lastOnItsConnection(call: ApplicationCall): Boolean {
         val options = call.request.headers.getAll(HttpHeaders.Connection).orEmpty()
             .flatMap { it.split(',') }.map { it.trim().lowercase() }
@@ -213,15 +268,17 @@ class McpRoute internal constructor(
     }
 
     /** The request body, chunk by chunk; suspends while the engine has not taken the last. */
-    private suspend fun feed(call: ApplicationCall, exchange: HttpExchange) {
+    private suspend fun feed(body: ByteReadChannel, exchange: HttpExchange) {
         try {
-            val body = call.receiveChannel()
             val buffer = ByteArray(CHUNK_BYTES)
             while (true) {
                 val read = body.readAvailable(buffer, 0, buffer.size)
                 if (read < 0) break
                 // False: the engine answered already (too large, refused): read no more.
-                if (read > 0 && !exchange.sendBody(buffer.copyOf(read))) return
+                if (read > 0) {
+                    val chunk = buffer.copyOf(read)
+                    if (!(exchange.offerBody(chunk) ?: exchange.sendBody(chunk))) return
+                }
             }
             exchange.endBody()
         } catch (e: CancellationException) {
@@ -257,5 +314,36 @@ class McpRoute internal constructor(
 
     private companion object {
         const val CHUNK_BYTES = 16 * 1024
+
+        /** Bodies up to this size may be read whole before the engine sees the request. */
+        const val WHOLE_BODY_BYTES = 64 * 1024L
+    }
+}
+
+/** The client's connection closing, which may come before the exchange it ends exists. */
+private class HangUpWatch {
+    private var closed = false
+    private var exchange: HttpExchange? = null
+
+    /** The connection closed (the engine's thread). */
+    @Synchronized
+    fun closed() {
+        closed = true
+        exchange?.let(::hangUp)
+    }
+
+    /** The exchange to hang up when it closes; at once if it closed already. */
+    @Synchronized
+    fun watch(exchange: HttpExchange) {
+        this.exchange = exchange
+        if (closed) hangUp(exchange)
+    }
+
+    private fun hangUp(exchange: HttpExchange) {
+        try {
+            exchange.hangUp()
+        } catch (_: IllegalStateException) {
+            // Freed already: the answer was complete.
+        }
     }
 }

@@ -1,0 +1,98 @@
+"""The Python demo's tools (examples/python/toolwire_demo.py) over Streamable HTTP, served by
+toolwire's own listener or mounted as an ASGI app under uvicorn: bench/mounts' Python servers.
+
+    python bench/mounts/python_app.py --port P --serve builtin|uvicorn [--workers N] [--bare]
+
+builtin: `server.run_http()`; uvicorn: `server.asgi_app()` under uvicorn, in this process with
+one worker, or N worker processes (uvicorn's `--workers`, imported by name: `make_app`).
+--bare: no toolwire under uvicorn: an ASGI app answering the load generator's four requests
+itself (`bare_app`), which is what uvicorn alone costs per request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent / "examples" / "python"))
+
+from toolwire_demo import build_server  # noqa: E402
+
+
+def make_app():  # noqa: ANN201 (an ASGI app)
+    """One worker's app: the demo server's endpoint (each worker builds its own server)."""
+    return build_server(100).asgi_app()
+
+
+async def bare_app(scope, receive, send) -> None:  # noqa: ANN001 (ASGI)
+    """The load generator's four requests (initialize, the initialized notification, an echo
+    call, DELETE) answered by a few lines of Python, no MCP engine, reading and parsing the body
+    as any JSON route does."""
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body", False):
+            break
+    headers = [(b"content-type", b"application/json")]
+    status, answer = 200, b""
+    if scope["method"] == "POST":
+        request = json.loads(body)
+        if "id" not in request:
+            status = 202
+        elif request["method"] == "initialize":
+            headers.append((b"mcp-session-id", uuid.uuid4().hex.encode()))
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "bare", "version": "1"},
+            }
+            answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+        else:
+            text = request["params"]["arguments"]["text"]
+            result = {"content": [{"type": "text", "text": text}]}
+            answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+    headers.append((b"content-length", str(len(answer)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer})
+
+
+def make_bare_app():  # noqa: ANN201 (an ASGI app)
+    return bare_app
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--serve", choices=["builtin", "uvicorn"], required=True)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--bare", action="store_true")
+    args = parser.parse_args()
+    if args.workers < 1 or (args.serve == "builtin" and (args.workers != 1 or args.bare)):
+        parser.error("--workers: a positive number; the built-in server runs in one process, with toolwire")
+    if args.serve == "builtin":
+        build_server(100).run_http("127.0.0.1", args.port)
+        return 0
+    import uvicorn
+
+    uvicorn.run(
+        "python_app:make_bare_app" if args.bare else "python_app:make_app",
+        factory=True,
+        app_dir=str(HERE),
+        host="127.0.0.1",
+        port=args.port,
+        workers=args.workers,
+        log_level="warning",
+        access_log=False,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
