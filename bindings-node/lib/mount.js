@@ -95,7 +95,7 @@ async function serveNode(ready, req, res, next) {
   }
   const stalled = () => {
     stop()
-    streamRequest(endpoint, request, chunks, req, res, next)
+    streamRequest(endpoint, request, chunks, req, res, next, timeoutMs)
   }
   const timeoutMs = endpoint.bodyReadTimeoutMs
   const timer = timeoutMs === null || timeoutMs === undefined ? null : setTimeout(stalled, timeoutMs)
@@ -129,9 +129,12 @@ function answerWhole(endpoint, request, body, res, next) {
   return respond(exchange, res, next)
 }
 
-/** One request whose body is fed to the engine as it comes (`read`: the chunks read before). */
-function streamRequest(endpoint, request, read, req, res, next) {
-  const exchange = endpoint.exchange(request.method, request.target, request.headers, request.peer)
+/**
+ * One request whose body is fed to the engine as it comes (`read`: the chunks read before, for
+ * `waitedMs`, which the engine's body timeout counts).
+ */
+function streamRequest(endpoint, request, read, req, res, next, waitedMs) {
+  const exchange = endpoint.exchange(request.method, request.target, request.headers, request.peer, waitedMs)
   if (!(exchange instanceof native.NativeExchange)) return badRequest(exchange, res)
   let reading = true
   const endBody = () => {
@@ -236,14 +239,31 @@ async function serveFetch(ready, request) {
   // A Request made in code may have no Host field: the URL's authority is the request's.
   if (!request.headers.has('host')) headers.push('host', url.host)
   const target = url.pathname + url.search
-  // No body (GET, DELETE): answered in one step, at once when no handler of ours is needed.
-  const bodiless = request.body === null
-  const exchange = bodiless ? endpoint.answer(request.method, target, headers, null, undefined) : endpoint.exchange(request.method, target, headers, undefined)
+  // A small body (its length said) read whole within the endpoint's body timeout, or none:
+  // answered in one step, at once when no handler of ours is needed. Otherwise (a large or
+  // chunked body) it is fed as it comes; a stalled one is fed once it is there, and the engine's
+  // own timeout answers 408 meanwhile. (`arrayBuffer()` and the head, not `body`: Web servers
+  // that make Requests lazily, as @hono/node-server does, then need not make one.)
+  const length = request.headers.get('content-length')
+  let whole
+  let stalled = null
+  if (length !== null && Number(length) <= WHOLE_BODY_BYTES) {
+    const reading = request.arrayBuffer()
+    const got = await within(reading, endpoint.bodyReadTimeoutMs)
+    if (got === STALLED) stalled = reading
+    else whole = Buffer.from(got)
+  } else if (request.body === null) {
+    whole = null
+  }
+  const exchange =
+    whole !== undefined
+      ? endpoint.answer(request.method, target, headers, whole !== null && whole.length > 0 ? whole : null, undefined)
+      : endpoint.exchange(request.method, target, headers, undefined, stalled !== null ? endpoint.bodyReadTimeoutMs : undefined)
   if (!(exchange instanceof native.NativeExchange)) {
     // Not a request the engine can read (a bad header or target).
     return new Response(exchange.message, { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' } })
   }
-  if (bodiless) {
+  if (whole !== undefined) {
     const complete = exchange.completeResponse()
     if (complete !== null) return wholeResponse(complete)
   }
@@ -255,7 +275,17 @@ async function serveFetch(ready, request) {
   signal?.addEventListener('abort', hangUp, { once: true })
   const done = () => signal?.removeEventListener('abort', hangUp)
   if (signal?.aborted) hangUp()
-  if (!bodiless) {
+  if (stalled !== null) {
+    stalled.then(
+      (got) => {
+        const chunk = Buffer.from(got)
+        const offered = chunk.length === 0 || exchange.offerBody(chunk)
+        if (offered === null) exchange.sendBody(chunk).then(() => exchange.endBody(), () => exchange.abortBody())
+        else exchange.endBody()
+      },
+      () => exchange.abortBody(),
+    )
+  } else if (whole === undefined) {
     const reader = request.body.getReader()
     ;(async () => {
       try {
@@ -304,6 +334,20 @@ async function serveFetch(ready, request) {
   )
   return new Response(body, { status: head.status, headers: responseHeaders })
 }
+
+/** What `promise` settles to, or STALLED once `timeoutMs` passed first (`null`: no limit). */
+async function within(promise, timeoutMs) {
+  if (timeoutMs === null || timeoutMs === undefined) return promise
+  let timer
+  const stalled = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs, STALLED)))
+  try {
+    return await Promise.race([promise, stalled])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const STALLED = Symbol('stalled')
 
 /** A Web `Response` of an answer whose body came whole (a status without one: none). */
 function wholeResponse(head) {

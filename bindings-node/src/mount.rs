@@ -129,7 +129,8 @@ fn latin1_string(bytes: &[u8]) -> String {
 impl NativeHttpEndpoint {
     /// Starts answering one request: its method, target (path and query), header fields as
     /// `[name, value, ...]` and the client's address. The body follows through the exchange's
-    /// `sendBody`. Returns the exchange, or the error's description (a bad header).
+    /// `sendBody`; `waitedMs`: how long the app waited for it already (the body timeout counts
+    /// it). Returns the exchange, or the error's description (a bad header).
     #[napi]
     pub fn exchange(
         &self,
@@ -137,6 +138,7 @@ impl NativeHttpEndpoint {
         target: String,
         headers: Vec<String>,
         peer: Option<String>,
+        waited_ms: Option<u32>,
     ) -> Either<NativeExchange, Value> {
         let fields: Vec<(Vec<u8>, Vec<u8>)> = headers
             .chunks_exact(2)
@@ -144,7 +146,11 @@ impl NativeHttpEndpoint {
             .collect();
         let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
         let fields = fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
-        match self.endpoint.exchange(&method, &target, fields, peer) {
+        let waited = std::time::Duration::from_millis(waited_ms.map_or(0, u64::from));
+        match self
+            .endpoint
+            .exchange_after(&method, &target, fields, peer, waited)
+        {
             Ok(exchange) => Either::A(NativeExchange { exchange }),
             Err(err) => Either::B(errors::describe(&err)),
         }
@@ -180,7 +186,11 @@ impl NativeHttpEndpoint {
     pub fn body_read_timeout_ms(&self) -> Option<u32> {
         self.endpoint
             .body_read_timeout()
-            .map(|timeout| u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX))
+            // setTimeout's longest delay (a longer one fires at once).
+            .map(|timeout| {
+                u32::try_from(timeout.as_millis())
+                    .map_or(i32::MAX as u32, |ms| ms.min(i32::MAX as u32))
+            })
     }
 
     /// Ends every session (their calls in flight finish first); resolves when they have.

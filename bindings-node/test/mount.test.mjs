@@ -279,6 +279,39 @@ test('the Host guard: loopback names only, unless allowedHosts names the app', a
   }
 })
 
+test('a body that stops short of its length is answered 408, in either form', async () => {
+  const server = weatherServer([])
+  const handler = server.httpHandler({ bodyReadTimeoutMs: 1 })
+  const served = await app({ '/mcp': handler })
+  try {
+    // Read whole first, it stalls past the timeout; fed to the engine, its own timeout answers.
+    const req = http.request(`${served.base}/mcp`, { method: 'POST', headers: { ...HEADERS, 'content-length': 100 } })
+    const answered = once(req, 'response').then(([res]) => res)
+    req.on('error', () => {}) // destroyed below, unfinished
+    req.write('{"jsonrpc"')
+    const res = await answered
+    assert.equal(res.statusCode, 408)
+    await readAll(res)
+    req.destroy()
+    let more
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"jsonrpc"'))
+        more = controller
+      },
+    })
+    const stalled = await handler.fetch(
+      new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...HEADERS, 'content-length': '100' }, body, duplex: 'half' }),
+    )
+    assert.equal(stalled.status, 408)
+    await stalled.arrayBuffer()
+    more.close()
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
 test('a body over the limit is refused with 413, in either form', async () => {
   const server = new Server({ name: 'small', version: '1', maxFrameBytes: 4096 })
   const handler = server.httpHandler()

@@ -23,19 +23,24 @@ pub(crate) struct NativeHttpEndpoint {
 #[pymethods]
 impl NativeHttpEndpoint {
     /// Starts answering one request: its method, target (path and query), header fields and
-    /// the client's address. The body follows through the exchange's `send_body`.
+    /// the client's address. The body follows through the exchange's `send_body`; `waited`:
+    /// the seconds the app waited for it already (the body timeout counts them).
+    #[pyo3(signature = (method, target, headers, peer, waited = 0.0))]
     fn exchange(
         &self,
         method: &str,
         target: &str,
         headers: Vec<(Vec<u8>, Vec<u8>)>,
         peer: Option<&str>,
+        waited: f64,
     ) -> PyResult<NativeExchange> {
         let fields = headers.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
         let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
+        // Only this binding's own figure (the timeout it waited): finite and not negative.
+        let waited = std::time::Duration::try_from_secs_f64(waited).unwrap_or_default();
         let exchange = self
             .endpoint
-            .exchange(method, target, fields, peer)
+            .exchange_after(method, target, fields, peer, waited)
             .map_err(to_py_err)?;
         Ok(NativeExchange {
             exchange: Arc::new(exchange),

@@ -190,6 +190,23 @@ async def test_a_whole_body_and_a_streamed_one_are_answered_alike() -> None:
         assert streamed.headers["mcp-session-id"] != whole.headers["mcp-session-id"]
 
 
+async def test_a_body_that_stops_short_of_its_length_is_answered_408() -> None:
+    """Waited for whole first, then handed to the engine, whose body timeout counts that wait."""
+    server = weather_server(new_events())
+    async with served(server.asgi_app(body_read_timeout=0.001)) as base:
+        port = int(base.rsplit(":", 1)[1])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n"
+            b'{"jsonrpc"'
+        )
+        await writer.drain()
+        status = await reader.readline()
+        assert status.startswith(b"HTTP/1.1 408"), status
+        writer.close()
+
+
 @pytest.mark.parametrize("streaming", [True, False], ids=["mid-stream", "before-the-head"])
 async def test_a_modern_client_hanging_up_cancels_its_call(streaming: bool) -> None:
     events = new_events()

@@ -96,7 +96,8 @@ pub enum Ending {
 /// `server.middleware { request, next -> }` is built on it.
 #[uniffi::export(with_foreign)]
 pub trait AroundFunction: Send + Sync {
-    /// Starts the function for `request` and returns at once (called on an engine thread); the
+    /// Starts the function for `request` and returns at once (called on an engine thread, or on
+    /// the web server's thread for a mounted endpoint's request answered in one step); the
     /// function reports through `call`. The request waits meanwhile (counted against
     /// `maxQueuedCalls`).
     fn start(&self, request: RequestInfo, call: Arc<AroundCall>);

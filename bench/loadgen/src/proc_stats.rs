@@ -112,3 +112,19 @@ pub fn tree_rss_kib(pids: &[u32]) -> Option<u64> {
 pub fn tree_peak_rss_kib(pids: &[u32]) -> Option<u64> {
     pids.iter().map(|&pid| peak_rss_kib(pid)).sum()
 }
+
+/// Proportional set size in KiB (shared pages divided among the processes sharing them), from
+/// /proc/PID/smaps_rollup: what processes forked from one another use together, summed.
+pub fn pss_kib(pid: u32) -> Option<u64> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Pss:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// [`pss_kib`] summed over `pids`.
+pub fn tree_pss_kib(pids: &[u32]) -> Option<u64> {
+    pids.iter().map(|&pid| pss_kib(pid)).sum()
+}

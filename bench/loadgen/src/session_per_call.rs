@@ -89,6 +89,7 @@ pub(crate) async fn http(plan: &Plan, port: u16, pid: u32) -> Result<Value, Stri
     let server_cpu = per_session(cpu_before, proc_stats::tree_cpu_time(&pids));
     let client_cpu = per_session(own_before, proc_stats::cpu_time(std::process::id()));
     let rss_after = proc_stats::tree_rss_kib(&pids);
+    let pss_after = proc_stats::tree_pss_kib(&pids);
     Ok(json!({
         "transport": "http",
         "session_per_call": true,
@@ -101,6 +102,7 @@ pub(crate) async fn http(plan: &Plan, port: u16, pid: u32) -> Result<Value, Stri
         "client_cpu_us_per_session": client_cpu,
         "rss_kib_before": rss_before,
         "rss_kib_after": rss_after,
+        "pss_kib_after": pss_after,
         "peak_rss_kib": proc_stats::tree_peak_rss_kib(&pids),
         "reopened_idle_connections": reopened.get(),
         "errors": 0,

@@ -128,15 +128,17 @@ class AsgiApp:
         method = scope["method"]
         headers = [(bytes(name), bytes(value)) for name, value in scope.get("headers", [])]
         first: Optional[dict[str, Any]] = None
+        waited = 0.0
         if _WHOLE_BODY_FIRST:
             # A body that comes in one message (any small one) is answered in one step: on this
             # thread when no Python handler is needed, else with one wait. The engine's body
-            # timeout applies to this wait too; past it, the engine's own reading answers 408.
+            # timeout bounds this wait too: past it, the engine answers 408 at once.
+            timeout = endpoint.body_read_timeout
             try:
-                async with asyncio.timeout(endpoint.body_read_timeout):  # type: ignore[attr-defined]
+                async with asyncio.timeout(timeout):  # type: ignore[attr-defined]
                     first = await receive()
             except TimeoutError:
-                first = None
+                first, waited = None, timeout or 0.0
             if first is not None and first["type"] == "http.request" and not first.get("more_body", False):
                 try:
                     exchange = endpoint.answer(method, target, headers, first.get("body", b""), peer)
@@ -152,7 +154,7 @@ class AsgiApp:
                 await self._respond(exchange, receive, send, reading=False, first=None)
                 return
         try:
-            exchange = endpoint.exchange(method, target, headers, peer)
+            exchange = endpoint.exchange(method, target, headers, peer, waited)
         except ValueError as err:
             await _bad_request(send, err)
             return

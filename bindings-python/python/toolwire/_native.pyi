@@ -148,9 +148,10 @@ class NativeHttpEndpoint:
     """The Streamable HTTP endpoint of an app of the host's own (the ASGI app)."""
 
     def exchange(
-        self, method: str, target: str, headers: list[tuple[bytes, bytes]], peer: Optional[str]
+        self, method: str, target: str, headers: list[tuple[bytes, bytes]], peer: Optional[str], waited: float = 0.0
     ) -> NativeExchange:
-        """Starts answering one request; its body follows through the exchange."""
+        """Starts answering one request; its body follows through the exchange (`waited`: seconds
+        the app waited for it already, which the body timeout counts)."""
     def answer(
         self, method: str, target: str, headers: list[tuple[bytes, bytes]], body: bytes, peer: Optional[str]
     ) -> NativeExchange:

@@ -170,7 +170,26 @@ impl HttpEndpoint {
         headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
         peer: Option<IpAddr>,
     ) -> Result<HttpExchange, Error> {
-        let (request, sender) = HttpEndpoint::request(method, target, headers)?;
+        self.exchange_after(method, target, headers, peer, Duration::ZERO)
+    }
+
+    /// [`exchange`](Self::exchange) for a request whose body the host waited `waited` for
+    /// already (it tried to read it whole first): the body timeout counts that wait, so a
+    /// stalled body is answered 408 when the timeout is up, not that much later.
+    pub fn exchange_after<'a>(
+        &self,
+        method: &str,
+        target: &str,
+        headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+        peer: Option<IpAddr>,
+        waited: Duration,
+    ) -> Result<HttpExchange, Error> {
+        let (mut request, sender) = HttpEndpoint::request(method, target, headers)?;
+        if !waited.is_zero() {
+            request
+                .extensions_mut()
+                .insert(super::post::BodyWaited(waited));
+        }
         let peer = peer.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
         let connection = Connection::new(self.endpoint.clone(), peer);
         let answering = self
@@ -476,6 +495,9 @@ impl HttpExchange {
     /// when the client hung up first. Taken once: a second call (or one after
     /// [`complete_response`](Self::complete_response) gave it) is [`Error::InvalidArgument`].
     pub async fn response(&self) -> Result<Option<ResponseHead>, Error> {
+        if self.hung_up.is_cancelled() {
+            return Ok(None);
+        }
         let answering = lock(&self.answering).take();
         let response = match answering {
             None => {
@@ -538,6 +560,8 @@ impl HttpExchange {
     /// The client hung up: the response (or the wait for it) is dropped, which cancels a
     /// 2026-07-28 request; an earlier era's call goes on and its stream can be resumed.
     pub fn hang_up(&self) {
+        // What is dropped here (an SSE body's timer) may belong to the runtime.
+        let _entered = self.runtime.enter();
         self.hung_up.cancel();
         lock(&self.sender).take();
         if let Some(stop) = &self.stop_answering {

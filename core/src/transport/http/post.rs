@@ -7,6 +7,7 @@
 )]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper::header::HeaderValue;
 use hyper::{HeaderMap, Request, StatusCode};
@@ -36,7 +37,8 @@ pub(super) async fn post(
 ) -> Reply {
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
-    let frame = match preflight(endpoint, headers, body).await {
+    let waited = parts.extensions.get::<BodyWaited>().map(|w| w.0);
+    let frame = match preflight(endpoint, headers, body, waited.unwrap_or_default()).await {
         Ok(frame) => frame,
         Err(reply) => return reply,
     };
@@ -110,6 +112,7 @@ async fn preflight(
     endpoint: &Endpoint,
     headers: &HeaderMap,
     body: impl RequestBody,
+    waited: Duration,
 ) -> Result<Frame, Reply> {
     let needs_sse = endpoint.options.response_mode != ResponseMode::Json;
     if !accepts(headers, "application/json")
@@ -134,12 +137,15 @@ async fn preflight(
     let read = read_body(body, endpoint.max_body);
     let body = match endpoint.options.body_read_timeout {
         // A body that came with its head is read before the deadline is ever armed.
-        Some(limit) => tokio::time::timeout(limit, read).await.unwrap_or_else(|_| {
-            Err(closing_refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "Request Timeout: the body did not come in time",
-            ))
-        }),
+        // A host that waited for the body first (a mounted endpoint's) used up that much of it.
+        Some(limit) => tokio::time::timeout(limit.saturating_sub(waited), read)
+            .await
+            .unwrap_or_else(|_| {
+                Err(closing_refusal(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "Request Timeout: the body did not come in time",
+                ))
+            }),
         None => read.await,
     }?;
     Ok(trace_into_meta(
@@ -291,3 +297,8 @@ async fn post_stateless(
     });
     reply
 }
+
+/// How long a host waited for a request's body before handing the request over (a request
+/// extension): the body timeout counts it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BodyWaited(pub(crate) Duration);

@@ -233,9 +233,10 @@ class McpRoute internal constructor(
      */
     private suspend fun wholeBody(call: ApplicationCall, body: ByteReadChannel): ByteArray? {
         val request = call.request
+        // Without a length, HTTP/1 has no body unless it is chunked; HTTP/2 may have one.
         val length = request.headers[HttpHeaders.ContentLength]?.toLongOrNull()
-            ?: return if (request.headers[HttpHeaders.TransferEncoding] == null) ByteArray(0) else null
-        if (length > WHOLE_BODY_BYTES || body.availableForRead < length) return null
+            ?: return if (request.headers[HttpHeaders.TransferEncoding] == null && request.httpVersion.startsWith("HTTP/1")) ByteArray(0) else null
+        if (length < 0 || length > WHOLE_BODY_BYTES || body.availableForRead < length) return null
         val bytes = ByteArray(length.toInt())
         var read = 0
         // All available: no read here waits.
