@@ -249,7 +249,9 @@ async function serveFetch(ready, request) {
   let stalled = null
   if (length !== null && Number(length) <= WHOLE_BODY_BYTES) {
     const reading = request.arrayBuffer()
-    const got = await within(reading, endpoint.bodyReadTimeoutMs)
+    const got = await within(reading, endpoint.bodyReadTimeoutMs).catch(() => GONE)
+    // The client went away mid-body: as a hang-up before the head.
+    if (got === GONE) throw request.signal?.reason ?? new DOMException('The client hung up', 'AbortError')
     if (got === STALLED) stalled = reading
     else whole = Buffer.from(got)
   } else if (request.body === null) {
@@ -348,6 +350,7 @@ async function within(promise, timeoutMs) {
 }
 
 const STALLED = Symbol('stalled')
+const GONE = Symbol('gone')
 
 /** A Web `Response` of an answer whose body came whole (a status without one: none). */
 function wholeResponse(head) {

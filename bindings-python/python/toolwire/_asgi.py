@@ -148,8 +148,12 @@ class AsgiApp:
                 complete = exchange.complete_response()
                 if complete is not None:
                     status, response_headers, body = complete
-                    await send({"type": "http.response.start", "status": status, "headers": response_headers})
-                    await send({"type": "http.response.body", "body": body})
+                    try:
+                        await send({"type": "http.response.start", "status": status, "headers": response_headers})
+                        await send({"type": "http.response.body", "body": body})
+                    except OSError:
+                        # The ASGI server could not write to a client that went away.
+                        logger.debug("an MCP client went away before its answer", exc_info=True)
                     return
                 await self._respond(exchange, receive, send, reading=False, first=None)
                 return

@@ -380,9 +380,8 @@ impl ResponseHead {
                 let bytes = bytes.unwrap_or_default();
                 // What hyper adds when it serves: the host's server then sends the body as it
                 // is, not in chunks.
-                let bodiless = status.is_informational()
-                    || status == hyper::StatusCode::NO_CONTENT
-                    || status == hyper::StatusCode::NOT_MODIFIED;
+                // 1xx, 204 No Content and 304 Not Modified carry no body (RFC 9110).
+                let bodiless = status.is_informational() || matches!(status.as_u16(), 204 | 304);
                 if !bodiless && !head.headers.contains_key(hyper::header::CONTENT_LENGTH) {
                     headers.push((
                         "content-length".into(),
