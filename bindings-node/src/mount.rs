@@ -121,6 +121,19 @@ fn latin1_bytes(text: &str) -> Vec<u8> {
         .unwrap_or_else(|| text.as_bytes().to_vec())
 }
 
+/// Header fields as bytes, names and values.
+type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// A request's header fields from Node's `[name, value, ...]` list, as bytes, and the client's
+/// address (unparsable: unknown).
+fn request_fields(headers: &[String], peer: Option<String>) -> (Fields, Option<IpAddr>) {
+    let fields = headers
+        .chunks_exact(2)
+        .map(|pair| (latin1_bytes(&pair[0]), latin1_bytes(&pair[1])))
+        .collect();
+    (fields, peer.and_then(|p| p.parse::<IpAddr>().ok()))
+}
+
 fn latin1_string(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| char::from(b)).collect()
 }
@@ -140,11 +153,7 @@ impl NativeHttpEndpoint {
         peer: Option<String>,
         waited_ms: Option<u32>,
     ) -> Either<NativeExchange, Value> {
-        let fields: Vec<(Vec<u8>, Vec<u8>)> = headers
-            .chunks_exact(2)
-            .map(|pair| (latin1_bytes(&pair[0]), latin1_bytes(&pair[1])))
-            .collect();
-        let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
+        let (fields, peer) = request_fields(&headers, peer);
         let fields = fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
         let waited = std::time::Duration::from_millis(waited_ms.map_or(0, u64::from));
         match self
@@ -168,11 +177,7 @@ impl NativeHttpEndpoint {
         body: Option<Buffer>,
         peer: Option<String>,
     ) -> Either<NativeExchange, Value> {
-        let fields: Vec<(Vec<u8>, Vec<u8>)> = headers
-            .chunks_exact(2)
-            .map(|pair| (latin1_bytes(&pair[0]), latin1_bytes(&pair[1])))
-            .collect();
-        let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
+        let (fields, peer) = request_fields(&headers, peer);
         let fields = fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
         let body = body.map(|body| body.to_vec().into()).unwrap_or_default();
         match self.endpoint.answer(&method, &target, fields, body, peer) {

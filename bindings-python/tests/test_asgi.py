@@ -22,6 +22,14 @@ from toolwire import Context, Server
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
 def weather_server(events: dict[str, asyncio.Event]) -> Server:
     @contextlib.asynccontextmanager
     async def lifespan(server: Server) -> AsyncIterator[dict[str, str]]:
@@ -146,12 +154,7 @@ async def test_the_official_client_talks_to_the_mounted_endpoint(mode: str) -> N
 
 async def test_the_host_guard_is_loopback_only_unless_told() -> None:
     server = weather_server(new_events())
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
+    initialize = INITIALIZE
     headers = {"accept": "application/json, text/event-stream", "host": "mcp.example.com"}
     async with served(server.asgi_app()) as base, httpx2.AsyncClient() as http:
         refused = await http.post(f"{base}/mcp", json=initialize, headers=headers)
@@ -166,12 +169,7 @@ async def test_a_whole_body_and_a_streamed_one_are_answered_alike() -> None:
     """A body in one ASGI message is answered in one step (its answer whole, with its length);
     one that comes in pieces (chunked) is fed to the engine as it comes."""
     server = weather_server(new_events())
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
+    initialize = INITIALIZE
     body = json.dumps(initialize).encode()
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
@@ -250,12 +248,7 @@ async def test_a_legacy_client_hanging_up_mid_stream_can_resume_it() -> None:
     # with Last-Event-ID and carries the answer.
     events = new_events()
     headers = {"accept": "application/json, text/event-stream"}
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
+    initialize = INITIALIZE
     async with served(weather_server(events).asgi_app()) as base, httpx2.AsyncClient() as http:
         opened = await http.post(f"{base}/mcp", json=initialize, headers=headers)
         session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
