@@ -7,8 +7,8 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use napi::Either;
 use napi::bindgen_prelude::{Buffer, Function, Unknown};
+use napi::{Either, Env};
 use napi_derive::napi;
 use serde_json::Value;
 use toolwire::Server;
@@ -18,6 +18,7 @@ use toolwire::transport::http::{HttpEndpoint, HttpExchange};
 use crate::catalog::JsonArgs;
 use crate::errors;
 use crate::http::{AuthInit, http_options};
+use crate::js_thread;
 use crate::runtime::runtime;
 
 /// `serveHttp`'s options less the listener's (the app's server has those).
@@ -166,11 +167,14 @@ impl NativeHttpEndpoint {
     }
 
     /// Answers one request whose body the app has whole (`null`: none): complete at once when
-    /// it needs no JavaScript handler (`completeResponse()`), else as `exchange`'s answer.
+    /// it needs nothing that has yet to happen (`completeResponse()`), else as `exchange`'s
+    /// answer. Handlers are called right here, on the JS thread, as in a `connect()` session:
+    /// a tool that returns its result (not a Promise) completes the answer with no hop.
     /// Returns the exchange, or the error's description (a bad header).
     #[napi]
     pub fn answer(
         &self,
+        env: Env,
         method: String,
         target: String,
         headers: Vec<String>,
@@ -180,7 +184,11 @@ impl NativeHttpEndpoint {
         let (fields, peer) = request_fields(&headers, peer);
         let fields = fields.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
         let body = body.map(|body| body.to_vec().into()).unwrap_or_default();
-        match self.endpoint.answer(&method, &target, fields, body, peer) {
+        let feeding = Arc::as_ptr(&self.endpoint) as usize;
+        let answered = js_thread::feeding(&env, feeding, || {
+            self.endpoint.answer(&method, &target, fields, body, peer)
+        });
+        match answered {
             Ok(exchange) => Either::A(NativeExchange { exchange }),
             Err(err) => Either::B(errors::describe(&err)),
         }

@@ -237,6 +237,35 @@ test('a body a parser already read (req.body, as express.json() leaves it) is th
   }
 })
 
+test('a tool that returns its result is answered as JSON in one piece, complete when the engine first sees the call; one that awaits streams', async () => {
+  const server = new Server({ name: 'inline', version: '1' })
+  server.tool('now', { inputSchema: { type: 'object' } }, () => 'at once')
+  server.tool('later', { inputSchema: { type: 'object' } }, async () => {
+    await new Promise((resolve) => setImmediate(resolve))
+    return 'later'
+  })
+  const handler = server.httpHandler()
+  const served = await app({ '/mcp': handler })
+  try {
+    const init = await fetch(`${served.base}/mcp`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) })
+    const session = { ...HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id'), 'mcp-protocol-version': '2025-11-25' }
+    await init.text()
+    const call = (id, name) =>
+      fetch(`${served.base}/mcp`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }) })
+    const now = await call(2, 'now')
+    assert.equal(now.headers.get('content-type'), 'application/json')
+    const nowText = await now.text()
+    assert.equal(now.headers.get('content-length'), String(Buffer.byteLength(nowText)))
+    assert.equal(JSON.parse(nowText).result.content[0].text, 'at once')
+    const later = await call(3, 'later')
+    assert.equal(later.headers.get('content-type'), 'text/event-stream')
+    assert.equal((await messages(later)).at(-1).result.content[0].text, 'later')
+  } finally {
+    await served.close()
+    await server.close()
+  }
+})
+
 test('a body whose length is said and one sent in chunks are answered alike', async () => {
   const server = weatherServer([])
   const served = await app({ '/mcp': server.httpHandler() })
