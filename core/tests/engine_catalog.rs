@@ -85,6 +85,31 @@ async fn a_change_before_the_watcher_first_runs_is_announced() {
     );
 }
 
+/// One task tells every session of the server's changes: each hears them. It stops with the
+/// last session and starts again with the next, which hears the next change as the first did.
+#[tokio::test(start_paused = true)]
+async fn every_session_hears_a_change_and_the_next_session_after_all_ended_does_too() {
+    let server = Server::builder("t", "1").build().unwrap();
+    let handler = |_ctx: Context, _args: Value| async { Ok::<_, ToolError>(ToolOutput::text("x")) };
+    let mut first = Client::initialized(&server).await;
+    let mut second = Client::initialized(&server).await;
+    server.add_tool(Tool::new("added"), handler).unwrap();
+    for client in [&mut first, &mut second] {
+        assert_eq!(
+            client.recv().await.unwrap()["method"],
+            "notifications/tools/list_changed"
+        );
+    }
+    first.finish().await;
+    drop(second);
+    let mut third = Client::initialized(&server).await;
+    assert!(server.remove_tool("added"));
+    assert_eq!(
+        third.recv().await.unwrap()["method"],
+        "notifications/tools/list_changed"
+    );
+}
+
 #[tokio::test]
 async fn registration_errors_are_clear() {
     let noop = |_ctx: Context, _args: Value| async { Ok::<_, ToolError>(ToolOutput::text("")) };

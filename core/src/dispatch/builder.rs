@@ -257,6 +257,7 @@ impl ServerBuilder {
             sealer,
             listeners: Arc::new(Listeners::new(options.max_listen_streams)),
             changes,
+            watchers: Arc::default(),
             tasks,
             #[cfg(feature = "http")]
             event_store: self.event_store,

@@ -54,6 +54,10 @@ impl Backlog {
 /// A host's wake-up for outbound frames (see [`HostHooks`](crate::host::HostHooks)).
 pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
 
+/// A transport's own place for a session's frames, written to as each is sent (quick, and it
+/// never blocks): the HTTP transport's standalone stream when its events are kept in memory.
+pub(crate) type FrameSink = Arc<dyn Fn(String) + Send + Sync>;
+
 /// Where a session's outbound frames go: the session's one channel (read by
 /// [`Outbound`](crate::Outbound)), or, for frames tied to one inbound message on a transport
 /// that keeps those apart (an HTTP POST's own stream), that message's stream.
@@ -65,6 +69,8 @@ pub(crate) enum OutboundSender {
         backlog: Arc<Backlog>,
     },
     Stream(Arc<RequestStream>),
+    /// Straight to the transport, with no channel and no task to read one.
+    Sink(FrameSink),
     /// A session for one exchange: what is not tied to its request has no way to the client.
     Nowhere,
 }
@@ -101,6 +107,7 @@ impl OutboundSender {
                 }
             }
             OutboundSender::Stream(stream) => stream.send(frame),
+            OutboundSender::Sink(sink) => sink(frame),
             OutboundSender::Nowhere => {}
         }
     }
@@ -108,7 +115,7 @@ impl OutboundSender {
     /// Sends the answer to a request (`None`: it has none, being cancelled).
     pub(crate) fn answer(&self, frame: Option<String>) {
         match self {
-            OutboundSender::Session { .. } => {
+            OutboundSender::Session { .. } | OutboundSender::Sink(_) => {
                 if let Some(frame) = frame {
                     self.send(frame);
                 }
@@ -121,7 +128,9 @@ impl OutboundSender {
     /// The request stream frames go to, if not the session's channel.
     pub(crate) fn stream(&self) -> Option<&Arc<RequestStream>> {
         match self {
-            OutboundSender::Session { .. } | OutboundSender::Nowhere => None,
+            OutboundSender::Session { .. } | OutboundSender::Sink(_) | OutboundSender::Nowhere => {
+                None
+            }
             OutboundSender::Stream(stream) => Some(stream),
         }
     }
@@ -130,7 +139,7 @@ impl OutboundSender {
     /// exchange has no way back).
     pub(crate) fn has_back_channel(&self) -> bool {
         match self {
-            OutboundSender::Session { .. } => true,
+            OutboundSender::Session { .. } | OutboundSender::Sink(_) => true,
             OutboundSender::Stream(stream) => stream.back_channel,
             OutboundSender::Nowhere => false,
         }

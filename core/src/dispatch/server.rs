@@ -56,6 +56,8 @@ pub(crate) struct ServerInner {
     pub(crate) listeners: Arc<Listeners>,
     /// Where list changes and resource updates travel to sessions and listen streams.
     pub(crate) changes: Arc<dyn ChangeBus>,
+    /// The sessions that hear of those changes, and the task that tells them.
+    pub(crate) watchers: Arc<super::watch::Watchers>,
     /// Tool calls that outlive their request (the tasks extension).
     pub(crate) tasks: Arc<Tasks>,
     /// Legacy SSE events and session records shared with other replicas: Streamable HTTP

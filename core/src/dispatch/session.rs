@@ -15,12 +15,11 @@ use tokio_util::task::TaskTracker;
 
 use super::Server;
 use super::hooks::{CallTask, HostHooks};
-use super::outbound::{Backlog, Notify, OutboundSender};
+use super::outbound::{Backlog, FrameSink, Notify, OutboundSender};
 use super::peer::PeerRequests;
 use super::request_stream::RequestStream;
 use super::router;
 use super::server::ServerInner;
-use super::watch::watch_changes;
 use crate::Error;
 use crate::cancel::CallCancel;
 use crate::limiter::Limiter;
@@ -69,6 +68,8 @@ pub(crate) struct SessionShared {
     pub(crate) call_limiter: Option<Limiter>,
     /// Counts this session among the server's live ones, from `initialize` until it ends.
     pub(super) counted: Mutex<Option<LiveGauge>>,
+    /// Its place among the sessions that hear of the server's changes (none: it hears none).
+    watch_key: Option<u64>,
 }
 
 /// One client's session. Cheap to clone; clones refer to the same session.
@@ -144,6 +145,20 @@ impl Session {
         Self::build(server, runtime, Some(hooks), None)
     }
 
+    /// A new session on the current runtime, for a client the transport authenticated as
+    /// `principal`, whose frames not tied to a request go straight to `sink` (no channel, no
+    /// task reading one).
+    pub(crate) fn authenticated_into(
+        server: &Server,
+        principal: Option<String>,
+        sink: FrameSink,
+    ) -> Result<Session, Error> {
+        let shared =
+            SessionShared::new(server, current_runtime()?, OutboundSender::Sink(sink), None)
+                .authenticated(principal);
+        Ok(Self::watching(server, shared))
+    }
+
     fn build(
         server: &Server,
         runtime: Handle,
@@ -157,26 +172,26 @@ impl Session {
             None => (None, None),
         };
         let out = OutboundSender::new(tx, notify, backlog.clone());
-        let shared =
-            Arc::new(SessionShared::new(server, runtime, out, spawn_call).authenticated(principal));
+        let shared = SessionShared::new(server, runtime, out, spawn_call).authenticated(principal);
         let shutdown = shared.shutdown.clone();
-        // Opened now, before any frame is handled: a change made before the watcher first runs
-        // is still announced.
-        let feed = shared.server.changes.subscribe();
-        shared.runtime.spawn(watch_changes(
-            Arc::downgrade(&shared),
-            feed,
-            shutdown.clone(),
-            server.inner.options.list_changed_debounce,
-        ));
         (
-            Session { shared },
+            Self::watching(server, shared),
             Outbound {
                 rx,
                 shutdown,
                 backlog,
             },
         )
+    }
+
+    /// The session, among those that hear of the server's changes from now on.
+    fn watching(server: &Server, mut shared: SessionShared) -> Session {
+        let watchers = &server.inner.watchers;
+        let key = watchers.key();
+        shared.watch_key = Some(key);
+        let shared = Arc::new(shared);
+        watchers.join(key, &shared);
+        Session { shared }
     }
 
     /// Processes one inbound frame (one JSON text, without the line terminator).
@@ -366,6 +381,7 @@ impl SessionShared {
             call_limiter,
             spawn_call,
             subscriptions: Mutex::new(HashSet::new()),
+            watch_key: None,
         }
     }
 
@@ -385,8 +401,9 @@ impl SessionShared {
             self.server.metrics.session_opened();
     }
 
-    /// No longer counted live: it ended.
+    /// It ended: no longer counted live, and it hears of no more changes.
     fn uncount(&self) {
+        self.unwatch();
         self.counted
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -463,14 +480,21 @@ impl SessionShared {
         }
     }
 
+    fn unwatch(&self) {
+        if let Some(key) = self.watch_key {
+            self.server.watchers.leave(key);
+        }
+    }
+
     pub(crate) fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
         self.subscriptions.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Drop for SessionShared {
-    /// A session dropped without `shutdown` still stops its background watcher.
+    /// A session dropped without `shutdown` stops hearing of changes too.
     fn drop(&mut self) {
         self.shutdown.cancel();
+        self.unwatch();
     }
 }

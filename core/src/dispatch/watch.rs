@@ -1,75 +1,144 @@
 //! List watching: each session hears of list changes and of updates to the resources it
 //! subscribed to.
+//!
+//! One task per server reads the change feed and tells every live session, rather than a task
+//! per session: opening a session then costs an entry in a table, not a task spawned (from a
+//! host's thread, a wake-up of the runtime) and woken again when the session ends. The task
+//! runs while the server has sessions that watch.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use tokio::task::JoinHandle;
 
 use super::SessionShared;
-use crate::changes::{ChangeFeed, Changes};
+use crate::changes::{ChangeBus, Changes};
 use crate::wire::notification_frame;
 
-/// Sends one coalesced `list_changed` per burst of changes to each list, once initialized, and
-/// `notifications/resources/updated` for subscribed URIs.
-pub(super) async fn watch_changes(
-    session: std::sync::Weak<SessionShared>,
-    mut feed: ChangeFeed,
-    shutdown: CancellationToken,
-    debounce: std::time::Duration,
+/// The sessions of one server that hear of its changes, and the task that tells them.
+#[derive(Default)]
+pub(crate) struct Watchers {
+    state: Mutex<WatchState>,
+}
+
+#[derive(Default)]
+struct WatchState {
+    sessions: HashMap<u64, Weak<SessionShared>>,
+    next_key: u64,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Watchers {
+    fn state(&self) -> std::sync::MutexGuard<'_, WatchState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A key for a session about to join.
+    pub(crate) fn key(&self) -> u64 {
+        let mut state = self.state();
+        state.next_key += 1;
+        state.next_key
+    }
+
+    /// `session` hears of changes published from now on. The feed is opened here, before the
+    /// session handles any frame: a change made before the task first runs is still announced.
+    /// The task is started on the session's runtime when none runs (the first session, or the
+    /// runtime of the one before has ended).
+    pub(crate) fn join(self: &Arc<Self>, key: u64, session: &Arc<SessionShared>) {
+        let mut state = self.state();
+        state.sessions.insert(key, Arc::downgrade(session));
+        if state.task.as_ref().is_none_or(JoinHandle::is_finished) {
+            let bus = session.server.changes.clone();
+            let feed = bus.subscribe();
+            state.task = Some(session.runtime.spawn(announce_changes(
+                Arc::downgrade(self),
+                bus,
+                feed,
+                session.server.options.list_changed_debounce,
+            )));
+        }
+    }
+
+    /// The session `key` hears no more; the last one to leave stops the task.
+    pub(crate) fn leave(&self, key: u64) {
+        let mut state = self.state();
+        if state.sessions.remove(&key).is_some()
+            && state.sessions.is_empty()
+            && let Some(task) = state.task.take()
+        {
+            task.abort();
+        }
+    }
+
+    /// The sessions that still exist. (Taken out whole: a session whose last reference is
+    /// dropped leaves, which takes the lock.)
+    fn members(&self) -> Vec<Arc<SessionShared>> {
+        self.state()
+            .sessions
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+}
+
+/// Sends each live session one coalesced `list_changed` per burst of changes to each list, once
+/// it is initialized, and `notifications/resources/updated` for the URIs it subscribed to.
+async fn announce_changes(
+    watchers: Weak<Watchers>,
+    bus: Arc<dyn ChangeBus>,
+    mut feed: crate::changes::ChangeFeed,
+    debounce: Duration,
 ) {
     loop {
-        let next = tokio::select! {
-            () = shutdown.cancelled() => return,
-            next = feed.next(debounce) => next,
-        };
-        let changes = match next {
+        let changes = match feed.next(debounce).await {
             Some(changes) => changes,
             // A shared bus that lost its connection ends its feeds: once it hears every replica
             // again, follow it anew and announce everything (what was missed is unknown). The
             // in-process bus never ends a feed while its server lives.
             None => {
-                let Some(bus) = session.upgrade().map(|s| s.server.changes.clone()) else {
-                    return;
-                };
-                loop {
-                    // A retry period, not a synchronisation: the bus says when it is back.
-                    tokio::select! {
-                        () = shutdown.cancelled() => return,
-                        () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
-                    }
-                    if bus.check().is_ok() {
-                        break;
-                    }
+                // A retry period, not a synchronisation: the bus says when it is back.
+                while bus.check().is_err() {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 feed = bus.subscribe();
                 Changes::everything()
             }
         };
-        let Some(session) = session.upgrade() else {
+        let Some(watchers) = watchers.upgrade() else {
             return;
         };
-        if !changes.updated.is_empty() || changes.all_updated {
-            changes.each_update(&*session.subscriptions(), |uri| {
-                session.send(notification_frame(
-                    "notifications/resources/updated",
-                    Some(&json!({ "uri": uri })),
-                ));
-            });
+        for session in watchers.members() {
+            if !session.shutdown.is_cancelled() {
+                announce(&session, &changes);
+            }
         }
-        // Before initialization a client has not listed anything yet: nothing to announce.
-        if !session.initialized.load(Ordering::Acquire) {
-            continue;
-        }
-        let notify = |method: &str| session.send(notification_frame::<Value>(method, None));
-        if changes.tools {
-            notify("notifications/tools/list_changed");
-        }
-        if changes.resources {
-            notify("notifications/resources/list_changed");
-        }
-        if changes.prompts {
-            notify("notifications/prompts/list_changed");
-        }
+    }
+}
+
+fn announce(session: &SessionShared, changes: &Changes) {
+    if !changes.updated.is_empty() || changes.all_updated {
+        changes.each_update(&*session.subscriptions(), |uri| {
+            session.send(notification_frame(
+                "notifications/resources/updated",
+                Some(&json!({ "uri": uri })),
+            ));
+        });
+    }
+    // Before initialization a client has not listed anything yet: nothing to announce.
+    if !session.initialized.load(Ordering::Acquire) {
+        return;
+    }
+    let notify = |method: &str| session.send(notification_frame::<Value>(method, None));
+    if changes.tools {
+        notify("notifications/tools/list_changed");
+    }
+    if changes.resources {
+        notify("notifications/resources/list_changed");
+    }
+    if changes.prompts {
+        notify("notifications/prompts/list_changed");
     }
 }

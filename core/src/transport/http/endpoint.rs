@@ -26,10 +26,10 @@ use super::post;
 use super::replies::{Reply, closing_refusal, method_not_allowed, refusal, sse_response};
 use super::sessions::{Admission, Client, HttpSession, STANDALONE, SessionLimits, SessionTable};
 use super::sse::{Outlet, SseStream, parse_event_id};
+use crate::Server;
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::protocol::ProtocolVersion;
 use crate::wire::parse_frame;
-use crate::{Server, Session};
 
 /// A request body the endpoint can read: hyper's own, or any `http_body` a host's server gives.
 pub(crate) trait RequestBody:
@@ -406,8 +406,17 @@ impl Endpoint {
         if record["owner"].as_str() != owner {
             return None;
         }
-        let (session, outbound) =
-            Session::authenticated(&self.server, owner.map(str::to_owned)).ok()?;
+        let http_session = HttpSession::open(
+            &self.server,
+            owner.map(str::to_owned),
+            // The peer's address is not known here: the owner (if any) is its client.
+            Client::new(owner, IpAddr::from([0, 0, 0, 0])),
+            self.options.event_store.clone(),
+            self.options.sse_retry,
+            Some(id),
+        )
+        .ok()?;
+        let session = &http_session.session;
         let initialize = serde_json::json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": record["initialize"],
         });
@@ -415,17 +424,11 @@ impl Endpoint {
         let (stream, _answer) = RequestStream::new(1, false);
         session.handle_parsed(frame, Some(stream));
         session.handle_frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        session.protocol_version()?;
-        let http_session = HttpSession::start(
-            session,
-            outbound,
-            owner.map(str::to_owned),
-            // The peer's address is not known here: the owner (if any) is its client.
-            Client::new(owner, IpAddr::from([0, 0, 0, 0])),
-            self.options.event_store.clone(),
-            self.options.sse_retry,
-            Some(id),
-        )?;
+        if session.protocol_version().is_none() {
+            // Not ended with `terminate`: the record stays in the store, as it was found.
+            session.close();
+            return None;
+        }
         match self
             .sessions
             .insert(http_session.clone(), self.session_limits())
@@ -505,15 +508,11 @@ mod tests {
 
     /// A session of client "ann", owned by `owner` (not yet listed in the table).
     fn open_session(endpoint: &Endpoint, owner: Option<&str>) -> Arc<HttpSession> {
-        let (session, outbound) = endpoint.server.session().expect("session");
         let options = &endpoint.options;
-        let client = Client::Subject("ann".into());
-        let owner = owner.map(str::to_owned);
-        HttpSession::start(
-            session,
-            outbound,
-            owner,
-            client,
+        HttpSession::open(
+            &endpoint.server,
+            owner.map(str::to_owned),
+            Client::Subject("ann".into()),
             options.event_store.clone(),
             options.sse_retry,
             None,

@@ -21,7 +21,7 @@ use super::headers::{
 };
 use super::modern;
 use super::replies::{Reply, accepted, closing_refusal, json_or_accepted, json_reply, refusal};
-use super::sessions::{Client, HttpSession};
+use super::sessions::{Client, HttpSession, NotOpened};
 use super::sse::SseStream;
 use crate::Session;
 use crate::dispatch::RequestStream;
@@ -173,24 +173,21 @@ fn session_for(
             "Bad Request: Mcp-Session-Id header is required",
         ));
     }
-    let Ok((session, outbound)) = Session::authenticated(&endpoint.server, owner.clone()) else {
-        return Err(refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime"));
-    };
     let client = Client::new(owner.as_deref(), connection.peer);
-    HttpSession::start(
-        session,
-        outbound,
+    HttpSession::open(
+        &endpoint.server,
         owner,
         client,
         endpoint.options.event_store.clone(),
         endpoint.options.sse_retry,
         None,
     )
-    .ok_or_else(|| {
-        refusal(
+    .map_err(|why| match why {
+        NotOpened::NoRuntime => refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime"),
+        NotOpened::NoRandomSource => refusal(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Internal Server Error: no secure random source for a session id",
-        )
+        ),
     })
 }
 

@@ -12,7 +12,7 @@ use hyper::StatusCode;
 use super::events::EventStore;
 use super::replies::{Reply, retry_later};
 use super::sse::{Replay, SseStream};
-use crate::{Outbound, Session};
+use crate::{Outbound, Server, Session};
 
 /// The standalone GET stream's name in every session.
 pub(crate) const STANDALONE: &str = "g";
@@ -62,22 +62,25 @@ pub(crate) struct HttpSession {
 }
 
 impl HttpSession {
-    /// A session whose standalone stream is fed from `outbound` (by a task it spawns), under a
-    /// new id, or under `taken_over`'s: a session taken over from another replica (it died; the
+    /// Opens an engine session of `server` for `owner` and its HTTP session, under a new id
+    /// or under `taken_over`'s: a session taken over from another replica (it died; the
     /// session's record and events are in a shared store), its streams numbered on from what
-    /// the store kept. `None` only when the OS has no random source for a new id.
-    pub(crate) fn start(
-        session: Session,
-        outbound: Outbound,
+    /// the store kept.
+    ///
+    /// What the session sends that is not tied to a request goes to its standalone stream:
+    /// pushed there as it is sent when the store keeps events in this process, else (a store
+    /// that may block, Redis) through a channel that a task of its own drains on the runtime.
+    pub(crate) fn open(
+        server: &Server,
         owner: Option<String>,
         client: Client,
         store: Arc<dyn EventStore>,
         retry: Duration,
         taken_over: Option<&str>,
-    ) -> Option<Arc<Self>> {
+    ) -> Result<Arc<Self>, NotOpened> {
         let id: Arc<str> = match taken_over {
             Some(id) => id.into(),
-            None => new_session_id()?.into(),
+            None => new_session_id().ok_or(NotOpened::NoRandomSource)?.into(),
         };
         let standalone = SseStream::new(
             STANDALONE.into(),
@@ -87,12 +90,26 @@ impl HttpSession {
             }),
             retry,
         );
+        let session = if store.in_process() {
+            let sink = standalone.clone();
+            Session::authenticated_into(
+                server,
+                owner.clone(),
+                Arc::new(move |frame: String| sink.push(&frame)),
+            )
+        } else {
+            Session::authenticated(server, owner.clone()).map(|(session, outbound)| {
+                tokio::spawn(forward_standalone(outbound, standalone.clone()));
+                session
+            })
+        }
+        .map_err(|_| NotOpened::NoRuntime)?;
         let this = Arc::new(HttpSession {
             id,
             session,
             owner,
             client,
-            standalone: standalone.clone(),
+            standalone,
             streams: Mutex::new(HashMap::new()),
             next_stream: AtomicU64::new(1),
             store,
@@ -101,11 +118,10 @@ impl HttpSession {
             requests: AtomicUsize::new(0),
             listed: AtomicBool::new(false),
         });
-        tokio::spawn(forward_standalone(outbound, standalone));
         if taken_over.is_some() {
             this.number_on();
         }
-        Some(this)
+        Ok(this)
     }
 
     /// A session taken over goes on numbering where its old replica's events stopped.
@@ -247,6 +263,15 @@ async fn forward_standalone(mut outbound: Outbound, stream: Arc<SseStream>) {
         stream.push(&frame);
     }
     stream.end();
+}
+
+/// Why no session was opened.
+#[derive(Debug)]
+pub(crate) enum NotOpened {
+    /// Not called within a Tokio runtime.
+    NoRuntime,
+    /// The OS has no random source for a new id (a guessable one is never used).
+    NoRandomSource,
 }
 
 /// Milliseconds since this process first asked.
