@@ -25,6 +25,12 @@ use crate::handler::{output_from_py, tool_error};
 
 pub(crate) type Outcome = Result<ToolOutput, ToolError>;
 
+thread_local! {
+    /// The bridge whose loop's thread this is, while it answers a mounted request in place
+    /// ([`BridgeHandle::answering_here`]).
+    static ANSWERING: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
 enum Job {
     Start {
         call: u64,
@@ -71,8 +77,28 @@ impl BridgeHandle {
         }
     }
 
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// Runs `work` as this bridge's loop's thread answering a mounted request in place (called
+    /// there, the GIL held): an `async def` tool first polled within it starts right here
+    /// (`toolwire._loop.start_eagerly`), not through the queue.
+    pub(crate) fn answering_here<T>(&self, work: impl FnOnce() -> T) -> T {
+        struct Restore(Option<usize>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                ANSWERING.with(|slot| slot.set(self.0));
+            }
+        }
+        let _restore = Restore(ANSWERING.with(|slot| slot.replace(Some(self.id()))));
+        work()
+    }
+
     /// Runs `func(ctx, arguments, done)` (a coroutine function that ends by calling
-    /// `done.ok(result)` or `done.fail(exception)`) as a task on the loop.
+    /// `done.ok(result)` or `done.fail(exception)`) as a task on the loop: started in place,
+    /// its first step run now, when the loop's own thread polls it answering a request
+    /// ([`answering_here`](Self::answering_here)); else queued for the loop.
     pub(crate) async fn run(
         &self,
         func: Arc<Py<PyAny>>,
@@ -81,13 +107,28 @@ impl BridgeHandle {
     ) -> Outcome {
         let call = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
         let (done, outcome) = oneshot::channel();
-        self.push(Job::Start {
-            call,
-            func,
-            ctx,
-            arguments,
-            done,
-        });
+        if ANSWERING.with(std::cell::Cell::get) == Some(self.id()) {
+            Python::attach(|py| {
+                start(
+                    py,
+                    &self.shared,
+                    Starter::Eagerly,
+                    call,
+                    func,
+                    ctx,
+                    arguments,
+                    done,
+                );
+            });
+        } else {
+            self.push(Job::Start {
+                call,
+                func,
+                ctx,
+                arguments,
+                done,
+            });
+        }
         let mut guard = CancelOnDrop {
             bridge: self.clone(),
             call,
@@ -190,38 +231,16 @@ impl LoopBridge {
                     ctx,
                     arguments,
                     done,
-                } => {
-                    let done = CallDone {
-                        tx: Mutex::new(Some(done)),
-                        call,
-                        shared: self.shared.clone(),
-                    };
-                    let done = match Py::new(py, done) {
-                        Ok(done) => done,
-                        Err(err) => {
-                            // Out of memory: this call's sender went with it (it fails as if
-                            // the loop had stopped); the other jobs still run.
-                            tracing::debug!("could not start an async tool: {err}");
-                            continue;
-                        }
-                    };
-                    let started = (|| -> PyResult<Bound<'_, PyAny>> {
-                        let native_ctx = Py::new(py, NativeContext::new(ctx))?;
-                        let coroutine = func
-                            .call1(py, (native_ctx, to_py(py, &arguments)?, done.clone_ref(py)))?;
-                        event_loop.call_method1(intern!(py, "create_task"), (coroutine,))
-                    })();
-                    match started {
-                        Ok(task) => {
-                            self.shared
-                                .tasks
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .insert(call, task.unbind());
-                        }
-                        Err(err) => done.get().send(Err(tool_error(py, err))),
-                    }
-                }
+                } => start(
+                    py,
+                    &self.shared,
+                    Starter::Task(event_loop),
+                    call,
+                    func,
+                    ctx,
+                    arguments,
+                    done,
+                ),
                 Job::Cancel { call } => {
                     let task = self
                         .shared
@@ -236,6 +255,70 @@ impl LoopBridge {
             }
         }
         Ok(())
+    }
+}
+
+/// How a call's coroutine is started on the loop's thread.
+enum Starter<'a, 'py> {
+    /// As a task of this loop.
+    Task(&'a Bound<'py, PyAny>),
+    /// Its first step now (`toolwire._loop.start_eagerly`), a task only if it waits.
+    Eagerly,
+}
+
+/// Starts one call's coroutine on the loop's thread; a call that cannot start (its arguments
+/// do not convert, say) fails with why.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a job's fields, taken apart once"
+)]
+fn start(
+    py: Python<'_>,
+    shared: &Arc<Shared>,
+    starter: Starter<'_, '_>,
+    call: u64,
+    func: Arc<Py<PyAny>>,
+    ctx: Context,
+    arguments: Value,
+    done: oneshot::Sender<Outcome>,
+) {
+    let done = CallDone {
+        tx: Mutex::new(Some(done)),
+        call,
+        shared: shared.clone(),
+    };
+    let done = match Py::new(py, done) {
+        Ok(done) => done,
+        Err(err) => {
+            // Out of memory: this call's sender went with it (it fails as if the loop had
+            // stopped); the other jobs still run.
+            tracing::debug!("could not start an async tool: {err}");
+            return;
+        }
+    };
+    let started = (|| -> PyResult<Bound<'_, PyAny>> {
+        let native_ctx = Py::new(py, NativeContext::new(ctx))?;
+        let coroutine = func.call1(py, (native_ctx, to_py(py, &arguments)?, done.clone_ref(py)))?;
+        match starter {
+            Starter::Task(event_loop) => {
+                event_loop.call_method1(intern!(py, "create_task"), (coroutine,))
+            }
+            Starter::Eagerly => py
+                .import(intern!(py, "toolwire._loop"))?
+                .call_method1(intern!(py, "start_eagerly"), (coroutine,)),
+        }
+    })();
+    match started {
+        // Finished in its first step: its outcome is in already.
+        Ok(task) if task.is_none() => {}
+        Ok(task) => {
+            shared
+                .tasks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(call, task.unbind());
+        }
+        Err(err) => done.get().send(Err(tool_error(py, err))),
     }
 }
 

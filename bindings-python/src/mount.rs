@@ -13,11 +13,14 @@ use pyo3::types::PyBytes;
 use toolwire::host::runtime;
 use toolwire::transport::http::{HttpEndpoint, HttpExchange};
 
+use crate::bridge::BridgeHandle;
 use crate::errors::to_py_err;
 
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeHttpEndpoint {
     pub(crate) endpoint: Arc<HttpEndpoint>,
+    /// The bridge to the app's loop, whose thread calls `answer`.
+    pub(crate) bridge: BridgeHandle,
 }
 
 #[pymethods]
@@ -47,8 +50,10 @@ impl NativeHttpEndpoint {
         })
     }
 
-    /// Answers one request whose body the app has whole: complete at once when it needs no
-    /// Python handler (`complete_response()`), else as `exchange`'s answer.
+    /// Answers one request whose body the app has whole: complete at once when it needs
+    /// nothing that has yet to happen (`complete_response()`), else as `exchange`'s answer.
+    /// Called on the app's loop's thread: an `async def` tool starts right here, and one that
+    /// finishes without waiting completes the answer with no hop.
     fn answer(
         &self,
         method: &str,
@@ -60,8 +65,11 @@ impl NativeHttpEndpoint {
         let fields = headers.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
         let peer = peer.and_then(|p| p.parse::<IpAddr>().ok());
         let exchange = self
-            .endpoint
-            .answer(method, target, fields, Bytes::copy_from_slice(body), peer)
+            .bridge
+            .answering_here(|| {
+                self.endpoint
+                    .answer(method, target, fields, Bytes::copy_from_slice(body), peer)
+            })
             .map_err(to_py_err)?;
         Ok(NativeExchange {
             exchange: Arc::new(exchange),

@@ -441,6 +441,7 @@ impl NativeServer {
         });
         Ok(NativeHttpEndpoint {
             endpoint: Arc::new(endpoint.map_err(to_py_err)?),
+            bridge: bridge.handle(),
         })
     }
 

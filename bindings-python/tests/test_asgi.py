@@ -188,6 +188,51 @@ async def test_a_whole_body_and_a_streamed_one_are_answered_alike() -> None:
         assert streamed.headers["mcp-session-id"] != whole.headers["mcp-session-id"]
 
 
+async def test_an_async_tool_that_needs_no_wait_is_answered_with_its_request() -> None:
+    """Started on the app's loop as the request is answered: one that returns (or raises)
+    without waiting is answered in one piece (JSON, its length said); one that waits streams,
+    its task going on from where it stopped."""
+    server = Server("eager", "1.0")
+
+    @server.tool()
+    async def now(text: str) -> str:
+        return f"now: {text}"
+
+    @server.tool()
+    async def refuse() -> str:
+        raise ValueError("no, at once")
+
+    @server.tool()
+    async def later(text: str) -> str:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return f"later: {text}"
+
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    async with served(server.asgi_app()) as base, httpx2.AsyncClient() as http:
+        opened = await http.post(f"{base}/mcp", json=INITIALIZE, headers=headers)
+        session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+
+        async def call(id: int, name: str, arguments: dict[str, Any]) -> httpx2.Response:
+            params = {"name": name, "arguments": arguments}
+            message = {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+            return await http.post(f"{base}/mcp", json=message, headers=session)
+
+        answered = await call(2, "now", {"text": "hi"})
+        assert answered.headers["content-type"] == "application/json"
+        assert answered.headers["content-length"] == str(len(answered.content))
+        assert answered.json()["result"]["content"][0]["text"] == "now: hi"
+        refused = await call(3, "refuse", {})
+        assert refused.headers["content-type"] == "application/json"
+        assert refused.json()["result"]["isError"] is True
+        assert refused.json()["result"]["content"][0]["text"] == "no, at once"
+        streamed = await call(4, "later", {"text": "hi"})
+        assert streamed.headers["content-type"] == "text/event-stream"
+        lines = streamed.text.splitlines()
+        events = [json.loads(line[6:]) for line in lines if line.startswith("data: ") and len(line) > 6]
+        assert events[-1]["result"]["content"][0]["text"] == "later: hi"
+
+
 async def test_a_body_that_stops_short_of_its_length_is_answered_408() -> None:
     """Waited for whole first, then handed to the engine, whose body timeout counts that wait."""
     server = weather_server(new_events())
