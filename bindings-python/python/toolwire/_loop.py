@@ -101,35 +101,38 @@ def start_eagerly(coroutine: Coroutine[Any, Any, Any]) -> Optional[asyncio.Task[
         waiting = context.run(coroutine.send, None)
     except StopIteration:
         return None
-    return loop.create_task(_continue(coroutine, waiting), context=context)  # type: ignore[call-arg]
+    return loop.create_task(_Resumed(coroutine, waiting), context=context)  # type: ignore[call-arg]
 
 
-async def _continue(coroutine: Coroutine[Any, Any, Any], waiting: Any) -> Any:
-    return await _Resumed(coroutine, waiting)
+class _Resumed(Coroutine[Any, Any, Any]):
+    """A coroutine already stepped once, for a task to go on with: its first step hands the
+    task what the coroutine waits on, as if it had just yielded it; from then on (and for a
+    cancellation before that) what the task sends or throws goes straight into the coroutine."""
 
-
-class _Resumed:
-    """A coroutine already stepped, awaited from where it stopped: what it waits on goes to the
-    task as if it had yielded it itself; results, and exceptions (a cancellation), go back in."""
-
-    __slots__ = ("_coroutine", "_waiting")
+    __slots__ = ("_coroutine", "_waiting", "_started")
 
     def __init__(self, coroutine: Coroutine[Any, Any, Any], waiting: Any) -> None:
         self._coroutine = coroutine
         self._waiting = waiting
+        self._started = False
+
+    def send(self, value: Any) -> Any:
+        if not self._started:
+            self._started = True
+            waiting, self._waiting = self._waiting, None
+            return waiting
+        return self._coroutine.send(value)
+
+    def throw(self, *exception: Any) -> Any:  # type: ignore[override]
+        self._started = True
+        self._waiting = None
+        return self._coroutine.throw(*exception)
+
+    def close(self) -> None:
+        self._coroutine.close()
+
+    def __next__(self) -> Any:
+        return self.send(None)
 
     def __await__(self) -> Any:
-        coroutine, waiting = self._coroutine, self._waiting
-        while True:
-            try:
-                sent = yield waiting
-            except BaseException as exc:  # noqa: BLE001 (thrown in by the task: passed on)
-                try:
-                    waiting = coroutine.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
-            else:
-                try:
-                    waiting = coroutine.send(sent)
-                except StopIteration as stop:
-                    return stop.value
+        return self
