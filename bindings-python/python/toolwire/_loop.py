@@ -84,48 +84,104 @@ def run(main: Coroutine[Any, Any, _T]) -> _T:
 
 
 def start_eagerly(coroutine: Coroutine[Any, Any, Any]) -> Optional[asyncio.Task[Any]]:
-    """Runs an `async def` tool's first step now, on the running loop's thread (the engine calls
-    this while a mounted request is answered there); `None` when the tool finished in that step
-    (it handed its outcome over already), else the task that goes on from where it stopped.
+    """Starts an `async def` tool as a task of the running loop whose first step runs now, on
+    this thread (the engine calls this while a mounted request is answered here): `None` when
+    the tool finished in that step (it handed its outcome over already), else its task.
 
-    What Python 3.12's eager tasks do, for 3.11 too: a tool that needs no wait is answered with
-    the request, with no turn of the loop and no hop to the engine's thread and back. The step
-    runs in a copy of the current context, which the task then keeps, as a new task's would.
+    A tool that needs no wait is so answered with the request, with no turn of the loop and no
+    hop to the engine's thread and back. The task is the current one during that step, as in any
+    later one (anyio's cancel scopes, `asyncio.timeout()` and task groups rely on it), and it
+    runs in a copy of the current context, as a new task does. Python 3.12 and later do this
+    themselves (`eager_start`); 3.11 makes the task current by hand around the step.
     """
     import asyncio
     import contextvars
 
     loop = asyncio.get_running_loop()
     context = contextvars.copy_context()
+    if sys.version_info >= (3, 12):
+        try:
+            task = asyncio.Task(coroutine, loop=loop, context=context, eager_start=True)  # type: ignore[call-arg]
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # A task's first step re-raises these; out of the loop with them, as from a task.
+            loop.call_soon(_reraise, exc)
+            return None
+        return None if task.done() else task
+    return _start_eagerly_by_hand(loop, coroutine, context)
+
+
+def _reraise(exc: BaseException) -> None:
+    raise exc
+
+
+def _start_eagerly_by_hand(
+    loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Any], context: Any
+) -> Optional[asyncio.Task[Any]]:
+    import asyncio
+    from asyncio.tasks import _enter_task, _leave_task  # the same private pair 3.12's eager tasks use
+
+    stepped = _Stepped(coroutine)
+    # Made first, so that it is the current task during the step; its own first turn (on the
+    # loop's next round) takes up from where the step stopped.
+    task = loop.create_task(stepped, context=context)  # type: ignore[call-arg]
+    outer = asyncio.current_task(loop)
+    if outer is not None:
+        _leave_task(loop, outer)
+    _enter_task(loop, task)
     try:
-        waiting = context.run(coroutine.send, None)
-    except StopIteration:
-        return None
-    return loop.create_task(_Resumed(coroutine, waiting), context=context)  # type: ignore[call-arg]
+        context.run(stepped.first_step)
+    finally:
+        _leave_task(loop, task)
+        if outer is not None:
+            _enter_task(loop, outer)
+    return None if stepped.finished else task
 
 
-class _Resumed(Coroutine[Any, Any, Any]):
-    """A coroutine already stepped once, for a task to go on with: its first step hands the
-    task what the coroutine waits on, as if it had just yielded it; from then on (and for a
-    cancellation before that) what the task sends or throws goes straight into the coroutine."""
+class _Stepped(Coroutine[Any, Any, Any]):
+    """A coroutine whose first step ran before its task's first turn: that turn hands the task
+    what the step left it waiting on (or the step's result, or what it raised), as if the
+    coroutine had just done so; from then on what the task sends or throws goes straight in."""
 
-    __slots__ = ("_coroutine", "_waiting", "_started")
+    __slots__ = ("_coroutine", "_waiting", "_result", "_error", "_started", "finished")
 
-    def __init__(self, coroutine: Coroutine[Any, Any, Any], waiting: Any) -> None:
+    def __init__(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         self._coroutine = coroutine
-        self._waiting = waiting
+        self._waiting: Any = None
+        self._result: Any = None
+        self._error: Optional[BaseException] = None
         self._started = False
+        self.finished = False
+
+    def first_step(self) -> None:
+        try:
+            self._waiting = self._coroutine.send(None)
+        except StopIteration as stop:
+            self._result, self.finished = stop.value, True
+        except BaseException as exc:  # noqa: BLE001 (raised again from the task's first turn)
+            self._error, self.finished = exc, True
 
     def send(self, value: Any) -> Any:
+        if self._started:
+            return self._coroutine.send(value)
+        self._started = True
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        if self.finished:
+            raise StopIteration(self._result)
+        waiting, self._waiting = self._waiting, None
+        return waiting
+
+    def throw(self, *exception: Any) -> Any:  # type: ignore[override]
         if not self._started:
             self._started = True
             waiting, self._waiting = self._waiting, None
-            return waiting
-        return self._coroutine.send(value)
-
-    def throw(self, *exception: Any) -> Any:  # type: ignore[override]
-        self._started = True
-        self._waiting = None
+            if self.finished:
+                raise exception[0]
+            # Cancelled before its first turn: what it waits on is cancelled too, as a task
+            # does with the future it waits on.
+            if waiting is not None and hasattr(waiting, "cancel"):
+                waiting.cancel()
         return self._coroutine.throw(*exception)
 
     def close(self) -> None:

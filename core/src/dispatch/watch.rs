@@ -46,7 +46,9 @@ impl Watchers {
     /// `session` hears of changes published from now on. The feed is opened here, before the
     /// session handles any frame: a change made before the task first runs is still announced.
     /// The task is started on the session's runtime when none runs (the first session, or the
-    /// runtime of the one before has ended).
+    /// runtime of the one before has ended). A server served from two runtimes at once keeps
+    /// its task on the one it started on: should that runtime end first, the other's sessions
+    /// hear nothing until the next session joins and starts it again.
     pub(crate) fn join(self: &Arc<Self>, key: u64, session: &Arc<SessionShared>) {
         let mut state = self.state();
         state.sessions.insert(key, Arc::downgrade(session));
