@@ -162,7 +162,7 @@ function streamRequest(endpoint, request, read, req, res, next, waitedMs) {
   const feed = (chunk) => {
     if (!reading) return // answered already (too large, refused): the rest is dropped
     if (queued === 0) {
-      const offered = exchange.offerBody(chunk)
+      const offered = exchange.trySendBody(chunk)
       if (offered !== null) {
         if (!offered) reading = false
         return
@@ -281,7 +281,7 @@ async function serveFetch(ready, request) {
     stalled.then(
       (got) => {
         const chunk = Buffer.from(got)
-        const offered = chunk.length === 0 || exchange.offerBody(chunk)
+        const offered = chunk.length === 0 || exchange.trySendBody(chunk)
         if (offered === null) exchange.sendBody(chunk).then(() => exchange.endBody(), () => exchange.abortBody())
         else exchange.endBody()
       },
@@ -295,7 +295,7 @@ async function serveFetch(ready, request) {
           const { done: ended, value } = await reader.read()
           if (ended) return exchange.endBody()
           const chunk = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-          if (!(exchange.offerBody(chunk) ?? (await exchange.sendBody(chunk)))) {
+          if (!(exchange.trySendBody(chunk) ?? (await exchange.sendBody(chunk)))) {
             // Answered already (too large, refused): the rest is not read.
             return reader.cancel().catch(() => {})
           }

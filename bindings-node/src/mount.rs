@@ -235,7 +235,7 @@ impl NativeExchange {
     /// Hands over a body chunk if the endpoint has room for it now: whether it took it (false:
     /// it reads no more), or `null` when it has no room (then `sendBody`).
     #[napi]
-    pub fn offer_body(&self, chunk: Buffer) -> Option<bool> {
+    pub fn try_send_body(&self, chunk: Buffer) -> Option<bool> {
         self.exchange.try_send_body(chunk.to_vec().into()).ok()
     }
 

@@ -113,7 +113,7 @@ impl NativeExchange {
 
     /// Hands over a body chunk if the endpoint has room for it now: whether it took it (False:
     /// it reads no more), or `None` when it has no room (then `send_body`).
-    fn offer_body(&self, chunk: &[u8]) -> Option<bool> {
+    fn try_send_body(&self, chunk: &[u8]) -> Option<bool> {
         self.exchange
             .try_send_body(Bytes::copy_from_slice(chunk))
             .ok()

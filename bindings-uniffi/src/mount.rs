@@ -213,7 +213,7 @@ impl HttpExchange {
 
     /// Hands over one chunk of the request body if the engine has room for it now: whether it
     /// took it (false: it reads no more), or `null`/`nil` when it has none (then `sendBody`).
-    pub fn offer_body(&self, chunk: Vec<u8>) -> Option<bool> {
+    pub fn try_send_body(&self, chunk: Vec<u8>) -> Option<bool> {
         self.exchange.try_send_body(chunk.into()).ok()
     }
 

@@ -202,7 +202,7 @@ class AsgiApp:
                 if reading:
                     chunk = message.get("body", b"")
                     if chunk:
-                        taken = exchange.offer_body(chunk)
+                        taken = exchange.try_send_body(chunk)
                         if taken is None:
                             future, settle = outcome()
                             exchange.send_body(chunk, settle)

@@ -278,7 +278,7 @@ class McpRoute internal constructor(
                 // False: the engine answered already (too large, refused): read no more.
                 if (read > 0) {
                     val chunk = buffer.copyOf(read)
-                    if (!(exchange.offerBody(chunk) ?: exchange.sendBody(chunk))) return
+                    if (!(exchange.trySendBody(chunk) ?: exchange.sendBody(chunk))) return
                 }
             }
             exchange.endBody()
