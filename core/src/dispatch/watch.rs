@@ -7,7 +7,7 @@
 //! runs while the server has sessions that watch.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -22,12 +22,12 @@ use crate::wire::notification_frame;
 #[derive(Default)]
 pub(crate) struct Watchers {
     state: Mutex<WatchState>,
+    next_key: AtomicU64,
 }
 
 #[derive(Default)]
 struct WatchState {
     sessions: HashMap<u64, Weak<SessionShared>>,
-    next_key: u64,
     task: Option<JoinHandle<()>>,
 }
 
@@ -38,9 +38,7 @@ impl Watchers {
 
     /// A key for a session about to join.
     pub(crate) fn key(&self) -> u64 {
-        let mut state = self.state();
-        state.next_key += 1;
-        state.next_key
+        self.next_key.fetch_add(1, Ordering::Relaxed)
     }
 
     /// `session` hears of changes published from now on. The feed is opened here, before the

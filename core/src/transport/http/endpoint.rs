@@ -509,15 +509,18 @@ mod tests {
     /// A session of client "ann", owned by `owner` (not yet listed in the table).
     fn open_session(endpoint: &Endpoint, owner: Option<&str>) -> Arc<HttpSession> {
         let options = &endpoint.options;
-        HttpSession::open(
+        let opened = HttpSession::open(
             &endpoint.server,
             owner.map(str::to_owned),
             Client::Subject("ann".into()),
             options.event_store.clone(),
             options.sse_retry,
             None,
-        )
-        .expect("session id")
+        );
+        let Ok(session) = opened else {
+            panic!("no session opened");
+        };
+        session
     }
 
     /// While anything still holds the session (a request or stream of another connection),

@@ -21,7 +21,7 @@ use super::headers::{
 };
 use super::modern;
 use super::replies::{Reply, accepted, closing_refusal, json_or_accepted, json_reply, refusal};
-use super::sessions::{Client, HttpSession, NotOpened};
+use super::sessions::{Client, HttpSession};
 use super::sse::SseStream;
 use crate::Session;
 use crate::dispatch::RequestStream;
@@ -182,13 +182,6 @@ fn session_for(
         endpoint.options.sse_retry,
         None,
     )
-    .map_err(|why| match why {
-        NotOpened::NoRuntime => refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime"),
-        NotOpened::NoRandomSource => refusal(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Internal Server Error: no secure random source for a session id",
-        ),
-    })
 }
 
 /// Hands the frame to the session and answers: 202 when it holds no request, else JSON or an

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use hyper::StatusCode;
 
 use super::events::EventStore;
-use super::replies::{Reply, retry_later};
+use super::replies::{Reply, refusal, retry_later};
 use super::sse::{Replay, SseStream};
 use crate::{Outbound, Server, Session};
 
@@ -65,11 +65,16 @@ impl HttpSession {
     /// Opens an engine session of `server` for `owner` and its HTTP session, under a new id
     /// or under `taken_over`'s: a session taken over from another replica (it died; the
     /// session's record and events are in a shared store), its streams numbered on from what
-    /// the store kept.
+    /// the store kept. The error is the refusal to answer: no runtime, or no random source for
+    /// a new id (a guessable one is never used).
     ///
     /// What the session sends that is not tied to a request goes to its standalone stream:
     /// pushed there as it is sent when the store keeps events in this process, else (a store
     /// that may block, Redis) through a channel that a task of its own drains on the runtime.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the Err side is the refusal to send, built once on a rare path"
+    )]
     pub(crate) fn open(
         server: &Server,
         owner: Option<String>,
@@ -77,10 +82,17 @@ impl HttpSession {
         store: Arc<dyn EventStore>,
         retry: Duration,
         taken_over: Option<&str>,
-    ) -> Result<Arc<Self>, NotOpened> {
+    ) -> Result<Arc<Self>, Reply> {
         let id: Arc<str> = match taken_over {
             Some(id) => id.into(),
-            None => new_session_id().ok_or(NotOpened::NoRandomSource)?.into(),
+            None => new_session_id()
+                .ok_or_else(|| {
+                    refusal(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "Internal Server Error: no secure random source for a session id",
+                    )
+                })?
+                .into(),
         };
         let standalone = SseStream::new(
             STANDALONE.into(),
@@ -103,7 +115,7 @@ impl HttpSession {
                 session
             })
         }
-        .map_err(|_| NotOpened::NoRuntime)?;
+        .map_err(|_| refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime"))?;
         let this = Arc::new(HttpSession {
             id,
             session,
@@ -263,15 +275,6 @@ async fn forward_standalone(mut outbound: Outbound, stream: Arc<SseStream>) {
         stream.push(&frame);
     }
     stream.end();
-}
-
-/// Why no session was opened.
-#[derive(Debug)]
-pub(crate) enum NotOpened {
-    /// Not called within a Tokio runtime.
-    NoRuntime,
-    /// The OS has no random source for a new id (a guessable one is never used).
-    NoRandomSource,
 }
 
 /// Milliseconds since this process first asked.
