@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use toolwire::{Context, ToolError, ToolOutput};
@@ -303,9 +304,13 @@ fn start(
             Starter::Task(event_loop) => {
                 event_loop.call_method1(intern!(py, "create_task"), (coroutine,))
             }
-            Starter::Eagerly => py
-                .import(intern!(py, "toolwire._loop"))?
-                .call_method1(intern!(py, "start_eagerly"), (coroutine,)),
+            Starter::Eagerly => {
+                // Looked up once: this is on every eager call's way.
+                static START_EAGERLY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+                START_EAGERLY
+                    .import(py, "toolwire._loop", "start_eagerly")?
+                    .call1((coroutine,))
+            }
         }
     })();
     match started {
