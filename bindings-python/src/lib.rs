@@ -3,6 +3,8 @@
 //! loop watches, then the coroutines run on it). Stdio and HTTP are served by core. No protocol
 //! logic lives here. The Python API on top is in `python/toolwire/`.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 mod bridge;
 mod catalog;
 mod client;

@@ -9,6 +9,7 @@ use toolwire::host::{AroundCall, HostAround};
 use toolwire::middleware::RequestInfo;
 
 use crate::convert::{to_json, to_py};
+use crate::threads::attach_kept;
 
 /// `start(request, call)`: starts the middleware on the serving loop and returns at once; the
 /// middleware reports through `call` (`next`, `finish`).
@@ -19,7 +20,7 @@ pub(crate) struct PyAround {
 impl HostAround for PyAround {
     fn start(&self, request: &RequestInfo, call: AroundCall) {
         let request = request.to_json();
-        let started = Python::attach(|py| -> PyResult<()> {
+        let started = attach_kept(|py| -> PyResult<()> {
             let call = Py::new(py, PyAroundCall { call: call.clone() })?;
             self.start.call1(py, (to_py(py, &request)?, call))?;
             Ok(())
@@ -47,7 +48,7 @@ impl PyAroundCall {
         self.call
             .next(Box::new(move |ended| {
                 let ended = ended.to_json();
-                Python::attach(|py| {
+                attach_kept(|py| {
                     let heard = to_py(py, &ended).and_then(|ended| on_end.call1(py, (ended,)));
                     if let Err(err) = heard {
                         tracing::warn!(%err, "a middleware's call_next() could not hear the end");

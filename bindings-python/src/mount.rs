@@ -15,6 +15,7 @@ use toolwire::transport::http::{HttpEndpoint, HttpExchange};
 
 use crate::bridge::BridgeHandle;
 use crate::errors::to_py_err;
+use crate::threads::attach_kept;
 
 #[pyclass(frozen, module = "toolwire._native")]
 pub(crate) struct NativeHttpEndpoint {
@@ -199,7 +200,7 @@ fn head_to_py(
 
 /// Calls `settle(value)` (or `settle(exception)`) with the GIL, from the runtime's thread.
 fn settle_with(settle: &Py<PyAny>, value: impl FnOnce(Python<'_>) -> PyResult<Py<PyAny>>) {
-    Python::attach(|py| {
+    attach_kept(|py| {
         let argument = match value(py) {
             Ok(value) => value,
             Err(err) => err.into_value(py).into_any(),
