@@ -18,6 +18,7 @@ from modern_report import BEGIN, END
 LABEL = {
     "toolwire-rust": "toolwire, Rust handlers",
     "toolwire-python": "toolwire, Python handlers",
+    "toolwire-python-inline": "toolwire, Python handlers (echo `run_in_thread=False`)",
     "toolwire-node": "toolwire, JS handlers",
     "toolwire-node-async": "toolwire, JS handlers (async echo)",
     "toolwire-kotlin": "toolwire, Kotlin handlers",
@@ -31,6 +32,7 @@ HTTP_LABEL = {
     "http-toolwire-rust": "toolwire, Rust handlers",
     "http-toolwire-rust-stateless": "toolwire, Rust handlers (stateless, JSON)",
     "http-toolwire-python": "toolwire, Python handlers",
+    "http-toolwire-python-inline": "toolwire, Python handlers (echo `run_in_thread=False`)",
     "http-toolwire-node": "toolwire, JS handlers",
     "http-toolwire-kotlin": "toolwire, Kotlin handlers",
     "http-rmcp": "rmcp (stateless, JSON)",

@@ -1,13 +1,14 @@
 """The Python demo's tools (examples/python/toolwire_demo.py) over Streamable HTTP, served by
 toolwire's own listener or mounted as an ASGI app under uvicorn: bench/mounts' Python servers.
 
-    python bench/mounts/python_app.py --port P --serve builtin|uvicorn [--workers N] [--bare] [--async-echo]
+    python bench/mounts/python_app.py --port P --serve builtin|uvicorn [--workers N] [--bare] [--async-echo | --inline-echo]
 
 builtin: `server.run_http()`; uvicorn: `server.asgi_app()` under uvicorn, in this process with
 one worker, or N worker processes (uvicorn's `--workers`, imported by name: `make_app`).
 --bare: no toolwire under uvicorn: an ASGI app answering the load generator's four requests
 itself (`bare_app`), which is what uvicorn alone costs per request. --async-echo: the demo's
 `echo` as an `async def` (as most Python MCP tools are written), the rest unchanged.
+--inline-echo: the demo's plain `def echo` registered with `run_in_thread=False`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ sys.path.insert(0, str(HERE.parent.parent / "examples" / "python"))
 from toolwire_demo import _object, build_server  # noqa: E402
 
 
-def demo_server(async_echo: bool):  # noqa: ANN201 (a toolwire Server)
-    server = build_server(100)
+def demo_server(async_echo: bool, inline_echo: bool = False):  # noqa: ANN201 (a toolwire Server)
+    server = build_server(100, echo_in_thread=not inline_echo)
     if async_echo:
         # The demo's own description and schema: only the function differs.
         server.remove_tool("echo")
@@ -49,6 +50,11 @@ def make_app():  # noqa: ANN201 (an ASGI app)
 def make_async_app():  # noqa: ANN201 (an ASGI app)
     """`make_app` with the demo's `echo` as an `async def`."""
     return demo_server(async_echo=True).asgi_app()
+
+
+def make_inline_app():  # noqa: ANN201 (an ASGI app)
+    """`make_app` with the demo's `echo` registered with `run_in_thread=False`."""
+    return demo_server(async_echo=False, inline_echo=True).asgi_app()
 
 
 async def bare_app(scope, receive, send) -> None:  # noqa: ANN001 (ASGI)
@@ -96,12 +102,14 @@ def main() -> int:
     parser.add_argument("--serve", choices=["builtin", "uvicorn"], required=True)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--bare", action="store_true")
-    parser.add_argument("--async-echo", action="store_true")
+    echo = parser.add_mutually_exclusive_group()
+    echo.add_argument("--async-echo", action="store_true")
+    echo.add_argument("--inline-echo", action="store_true")
     args = parser.parse_args()
     if args.workers < 1 or (args.serve == "builtin" and (args.workers != 1 or args.bare)):
         parser.error("--workers: a positive number; the built-in server runs in one process, with toolwire")
     if args.serve == "builtin":
-        demo_server(args.async_echo).run_http("127.0.0.1", args.port)
+        demo_server(args.async_echo, args.inline_echo).run_http("127.0.0.1", args.port)
         return 0
     import uvicorn
 
@@ -110,6 +118,8 @@ def main() -> int:
         if args.bare
         else "python_app:make_async_app"
         if args.async_echo
+        else "python_app:make_inline_app"
+        if args.inline_echo
         else "python_app:make_app",
         factory=True,
         app_dir=str(HERE),

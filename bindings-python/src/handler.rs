@@ -1,7 +1,10 @@
 //! `PyToolHandler`: the core's `ToolHandler` for a Python function.
 //!
 //! Sync functions run on the Python threads (`threads.rs`), taking the GIL only while Python
-//! runs. `async def` functions run as tasks on the asyncio loop that is serving (taken per
+//! runs; one registered with `run_in_thread=False` runs where its call is polled, without that
+//! hop: on the app's loop thread when a mounted request is answered in place, on the caller's
+//! for a session of its own, else on the engine's thread (it must not block: nothing else runs
+//! there meanwhile). `async def` functions run as tasks on the asyncio loop that is serving (taken per
 //! serve) through its [`LoopBridge`](crate::bridge::LoopBridge); dropping the call
 //! (cancellation, deadline) cancels that task, which the coroutine sees as
 //! `asyncio.CancelledError`.
@@ -17,7 +20,7 @@ use toolwire::{Context, ToolError, ToolHandler, ToolOutput};
 use crate::bridge::BridgeHandle;
 use crate::context::NativeContext;
 use crate::convert::{to_json, to_py};
-use crate::threads::run_python;
+use crate::threads::{attach_kept, run_python};
 
 /// The bridge to the asyncio loop that currently serves a server (set for the length of a serve).
 pub(crate) type BridgeSlot = Mutex<Option<BridgeHandle>>;
@@ -25,6 +28,8 @@ pub(crate) type BridgeSlot = Mutex<Option<BridgeHandle>>;
 pub(crate) struct PyToolHandler {
     pub(crate) func: Arc<Py<PyAny>>,
     pub(crate) is_async: bool,
+    /// A sync function runs on the Python threads (else where its call is polled).
+    pub(crate) in_thread: bool,
     pub(crate) bridge: Arc<BridgeSlot>,
 }
 
@@ -35,8 +40,11 @@ impl ToolHandler for PyToolHandler {
     async fn call(&self, ctx: Context, arguments: Value) -> Outcome {
         if self.is_async {
             self.call_async(ctx, arguments).await
-        } else {
+        } else if self.in_thread {
             self.call_sync(ctx, arguments).await
+        } else {
+            // No hop: a quick function costs the GIL's taking, not two thread wake-ups.
+            attach_kept(|py| call_now(py, &self.func, ctx, &arguments))
         }
     }
 }
@@ -105,16 +113,19 @@ fn call_args(
     Ok((Py::new(py, NativeContext::new(ctx))?, to_py(py, arguments)?))
 }
 
+/// Calls a sync tool function here, on this thread.
+fn call_now(py: Python<'_>, func: &Py<PyAny>, ctx: Context, arguments: &Value) -> Outcome {
+    let args = call_args(py, ctx, arguments).map_err(|e| tool_error(py, e))?;
+    let result = func.call1(py, args).map_err(|e| tool_error(py, e))?;
+    output_from_py(result.bind(py))
+}
+
 impl PyToolHandler {
     async fn call_sync(&self, ctx: Context, arguments: Value) -> Outcome {
         let func = self.func.clone();
-        run_python(move |py| {
-            let args = call_args(py, ctx, &arguments).map_err(|e| tool_error(py, e))?;
-            let result = func.call1(py, args).map_err(|e| tool_error(py, e))?;
-            output_from_py(result.bind(py))
-        })
-        .await
-        .unwrap_or_else(|why| Err(ToolError::new(format!("the handler failed: {why}"))))
+        run_python(move |py| call_now(py, &func, ctx, &arguments))
+            .await
+            .unwrap_or_else(|why| Err(ToolError::new(format!("the handler failed: {why}"))))
     }
 
     async fn call_async(&self, ctx: Context, arguments: Value) -> Outcome {

@@ -137,8 +137,9 @@ impl NativeServer {
         })
     }
 
-    /// Registers `func(ctx, arguments) -> returned value` under the wire-form `definition`.
-    #[pyo3(signature = (definition, func, is_async, timeout_ms=None, max_concurrency=None))]
+    /// Registers `func(ctx, arguments) -> returned value` under the wire-form `definition`;
+    /// a sync `func` runs on the Python threads unless `in_thread` is false.
+    #[pyo3(signature = (definition, func, is_async, timeout_ms=None, max_concurrency=None, in_thread=true))]
     fn add_tool(
         &self,
         definition: &Bound<'_, PyAny>,
@@ -146,6 +147,7 @@ impl NativeServer {
         is_async: bool,
         timeout_ms: Option<u64>,
         max_concurrency: Option<usize>,
+        in_thread: bool,
     ) -> PyResult<()> {
         let mut tool = Tool::from_json(to_json(definition)?).map_err(to_py_err)?;
         if let Some(ms) = timeout_ms {
@@ -157,6 +159,7 @@ impl NativeServer {
         let handler = PyToolHandler {
             func: Arc::new(func),
             is_async,
+            in_thread,
             bridge: self.bridge.clone(),
         };
         self.server.add_tool(tool, handler).map_err(to_py_err)

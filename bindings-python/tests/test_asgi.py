@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -231,6 +232,43 @@ async def test_an_async_tool_that_needs_no_wait_is_answered_with_its_request() -
         lines = streamed.text.splitlines()
         events = [json.loads(line[6:]) for line in lines if line.startswith("data: ") and len(line) > 6]
         assert events[-1]["result"]["content"][0]["text"] == "later: hi"
+
+
+async def test_a_tool_not_run_in_a_thread_is_answered_on_the_apps_loop_with_its_request() -> None:
+    """`run_in_thread=False`: the plain `def` runs on the loop's thread as the request is
+    answered, in one piece; the default runs on a worker thread."""
+    server = Server("in-place", "1.0")
+    threads: dict[str, int] = {}
+
+    @server.tool(run_in_thread=False)
+    def here(text: str) -> str:
+        threads["here"] = threading.get_ident()
+        return f"here: {text}"
+
+    @server.tool()
+    def threaded(text: str) -> str:
+        threads["threaded"] = threading.get_ident()
+        return f"threaded: {text}"
+
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    async with served(server.asgi_app()) as base, httpx2.AsyncClient() as http:
+        opened = await http.post(f"{base}/mcp", json=INITIALIZE, headers=headers)
+        session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+
+        async def call(id: int, name: str) -> httpx2.Response:
+            params = {"name": name, "arguments": {"text": "hi"}}
+            message = {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+            return await http.post(f"{base}/mcp", json=message, headers=session)
+
+        answered = await call(2, "here")
+        assert answered.headers["content-type"] == "application/json"
+        assert answered.headers["content-length"] == str(len(answered.content))
+        assert answered.json()["result"]["content"][0]["text"] == "here: hi"
+        threaded = await call(3, "threaded")
+        text = threaded.text
+        assert "threaded: hi" in text
+    assert threads["here"] == threading.get_ident()
+    assert threads["threaded"] != threading.get_ident()
 
 
 async def test_a_body_that_stops_short_of_its_length_is_answered_408() -> None:

@@ -2,8 +2,9 @@
 
 Run it with `examples/run-demo python [--extra-tools N] [--http PORT]` (`--conformance` serves the
 conformance suite's tools, resources and prompts instead; `--redis URL` and `--request-state-key
-SECRET`, repeatable, make it one replica of several behind a load balancer). The schemas are spelled out (not
-derived from type hints) so that every language's demo lists exactly the same tools.
+SECRET`, repeatable, make it one replica of several behind a load balancer; `--inline-echo`
+registers echo with `run_in_thread=False`). The schemas are spelled out (not derived from type
+hints) so that every language's demo lists exactly the same tools.
 """
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
-def build_server(extra_tools: int = 0, fault_tools: bool = False, **options: Any) -> Server:
+def build_server(
+    extra_tools: int = 0, fault_tools: bool = False, echo_in_thread: bool = True, **options: Any
+) -> Server:
     server = Server("toolwire-demo", "0.1.0", title="toolwire demo (Python)", instructions=INSTRUCTIONS, **options)
 
     @server.tool(
-        description="Returns the text it is given.", input_schema=_object({"text": {"type": "string"}}, ["text"])
+        description="Returns the text it is given.",
+        input_schema=_object({"text": {"type": "string"}}, ["text"]),
+        run_in_thread=echo_in_thread,
     )
     def echo(text: str) -> str:
         return text
@@ -168,14 +173,14 @@ def _add_bench_tools(server: Server) -> None:
 
 USAGE = (
     "usage: toolwire_demo.py [--extra-tools N [--fault-tools] [--bench-tools] | --conformance]"
-    " [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]"
+    " [--inline-echo] [--redis URL] [--request-state-key SECRET]... [--http PORT [--stateless] [--json | --sse]]"
 )
 
 
 def main(argv: list[str]) -> int:
     extra = 0
     port: Optional[int] = None
-    conformance = stateless = json_response = fault_tools = bench_tools = False
+    conformance = stateless = json_response = fault_tools = bench_tools = inline_echo = False
     response_mode = None
     # `--redis`: tasks and changes shared with the other replicas; `--request-state-key`
     # (repeatable): the MRTR `requestState` secrets, the first sealing, the same on every replica.
@@ -193,6 +198,8 @@ def main(argv: list[str]) -> int:
             fault_tools = True
         elif arg == "--bench-tools":
             bench_tools = True
+        elif arg == "--inline-echo":
+            inline_echo = True
         elif arg == "--stateless":
             stateless = True
         elif arg == "--json":
@@ -219,7 +226,7 @@ def main(argv: list[str]) -> int:
 
             server = build_conformance_server(**shared)
         else:
-            server = build_server(extra, fault_tools, **shared)
+            server = build_server(extra, fault_tools, echo_in_thread=not inline_echo, **shared)
             if bench_tools:
                 _add_bench_tools(server)
     except (TransportError, ValueError) as err:

@@ -114,6 +114,19 @@ def _reraise(exc: BaseException) -> None:
     raise exc
 
 
+def reraise_on_running_loop(exc: BaseException) -> None:
+    """A `KeyboardInterrupt` or `SystemExit` from a tool run on a loop's thread (answering a
+    mounted request in place) is raised out of the loop soon, as from a task: the engine turns
+    what a tool raises into its answer, which would swallow it. Elsewhere nothing is done."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    loop.call_soon(_reraise, exc)
+
+
 def _start_eagerly_by_hand(
     loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Any], context: Any
 ) -> Optional[asyncio.Task[Any]]:

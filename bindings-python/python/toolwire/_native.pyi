@@ -223,10 +223,12 @@ class NativeServer:
         is_async: bool,
         timeout_ms: Optional[int] = None,
         max_concurrency: Optional[int] = None,
+        in_thread: bool = True,
     ) -> None:
         """`func(ctx, arguments)` returns the tool's value (Python types converted); with `is_async`,
         `func(ctx, arguments, done)` is a coroutine that ends by calling `done.ok(result)` or
-        `done.fail(exception)`."""
+        `done.fail(exception)`. A sync `func` runs on the Python threads unless `in_thread` is
+        false (then where its call is polled)."""
     def stop(self) -> None:
         """Ends every serve of this server: stdio and each HTTP server it started."""
     def remove_tool(self, name: str) -> bool: ...

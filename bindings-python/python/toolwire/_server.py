@@ -19,6 +19,7 @@ from ._catalog import CatalogMixin
 from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResult, call_result
 from ._context import Context
 from ._http import HttpMixin
+from ._loop import reraise_on_running_loop
 from ._loop import run as _run_on_new_loop
 from ._middleware import Around, Middleware
 from ._schema import analyse, converter
@@ -114,6 +115,11 @@ def _wrap(
                 return _returned(fn(**prepare(native_ctx, arguments)))
         except Exception as exc:
             failed(exc)
+            raise
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # Run in place on a loop's thread (`run_in_thread=False`, mounted): out of the loop
+            # with it, as from a task. The call still ends, with an error.
+            reraise_on_running_loop(exc)
             raise
 
     return invoke, False
@@ -337,6 +343,7 @@ class Server(CatalogMixin, HttpMixin):
         timeout: Optional[float] = None,
         max_concurrency: Optional[int] = None,
         task_support: TaskSupport = "never",
+        run_in_thread: bool = True,
     ) -> Callable[[F], F]:
         """Registers the decorated function (sync or `async def`) as a tool.
 
@@ -350,6 +357,14 @@ class Server(CatalogMixin, HttpMixin):
         get the call as a task when it runs a while or asks the client something
         (`"required"`: only as a task). The function does not change: inside a task
         `await ctx.elicit(...)` waits for the client's `tasks/update`.
+
+        A plain `def` runs on a worker thread, so that one that blocks never stalls serving.
+        `run_in_thread=False` (the standalone `fastmcp` package's name) runs it where its call is
+        answered, without that hop: on the engine's thread, or mounted (`asgi_app()`) usually on
+        the app's event loop thread. That is much faster for a function that returns at once,
+        and wrong for one that waits (on I/O, a lock, `time.sleep`): nothing else is served
+        meanwhile, and no deadline can end it (`timeout=` with it is a `ValueError`). It is not
+        a way to pin a thread. No effect on `async def` tools.
         """
 
         def register(fn: F) -> F:
@@ -366,6 +381,7 @@ class Server(CatalogMixin, HttpMixin):
                 timeout=timeout,
                 max_concurrency=max_concurrency,
                 task_support=task_support,
+                run_in_thread=run_in_thread,
             )
             return fn
 
@@ -386,6 +402,7 @@ class Server(CatalogMixin, HttpMixin):
         timeout: Optional[float] = None,
         max_concurrency: Optional[int] = None,
         task_support: TaskSupport = "never",
+        run_in_thread: bool = True,
     ) -> None:
         """Registers `fn` as a tool (see `tool`); while serving, clients get `list_changed`."""
         signature = analyse(fn, Context, (ToolResult, *BLOCKS))
@@ -412,12 +429,18 @@ class Server(CatalogMixin, HttpMixin):
             fn, signature.context_param, params, renamed, signature.defaults, self._lifespan, definition["name"]
         )
         timeout_ms = millis("timeout", timeout)
+        if not run_in_thread and not is_async and timeout_ms is not None:
+            # Run in place, it answers within the poll that starts it: no deadline can end it.
+            raise ValueError(
+                f"tool {definition['name']!r}: timeout= needs run_in_thread=True (a function run in "
+                "place cannot be stopped by a deadline; give it a worker thread or make it async def)"
+            )
         if is_async:
             self._async_tools = True
             # (A loop bound before, by a session, may have closed since.)
             if self._serving_without_loop and (self._loop is None or self._loop.is_closed()):
                 self._bind_loop()
-        self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency)
+        self._native.add_tool(definition, invoke, is_async, timeout_ms, max_concurrency, bool(run_in_thread))
 
     def remove_tool(self, name: str) -> bool:
         """Removes a tool; False if there was none of that name."""
