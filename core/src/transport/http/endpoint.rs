@@ -586,4 +586,45 @@ mod tests {
             "claimed: no request begins"
         );
     }
+    /// Of a client's idle sessions the least recently used makes room, whatever order they
+    /// were opened in, and a busy one is passed over for the next in that order.
+    #[tokio::test]
+    async fn the_least_recently_used_idle_session_makes_room() {
+        let endpoint = test_endpoint();
+        let three = SessionLimits {
+            max: 8,
+            per_client: 3,
+        };
+        let sessions: Vec<_> = (0..3).map(|_| open_session(&endpoint, None)).collect();
+        for (session, last_active) in sessions.iter().zip([300, 100, 200]) {
+            session.set_last_active(last_active);
+            assert!(matches!(
+                endpoint.sessions.insert(session.clone(), three),
+                Admission::Admitted { evicted: None }
+            ));
+        }
+        // Newcomers count as used after all of them.
+        let newcomer = || {
+            let session = open_session(&endpoint, None);
+            session.set_last_active(1_000);
+            session
+        };
+        let busy = sessions[1]
+            .begin_request()
+            .expect("a live session takes requests");
+        match endpoint.sessions.insert(newcomer(), three) {
+            Admission::Admitted {
+                evicted: Some(evicted),
+            } => assert_eq!(evicted.id, sessions[2].id, "the oldest idle one"),
+            _ => panic!("an idle session makes room"),
+        }
+        drop(busy);
+        sessions[1].set_last_active(100);
+        match endpoint.sessions.insert(newcomer(), three) {
+            Admission::Admitted {
+                evicted: Some(evicted),
+            } => assert_eq!(evicted.id, sessions[1].id, "idle again, and the oldest"),
+            _ => panic!("an idle session makes room"),
+        }
+    }
 }

@@ -217,6 +217,12 @@ impl HttpSession {
         self.last_active.store(now_ms(), Ordering::Relaxed);
     }
 
+    /// Sets when the session was last used (tests of the eviction order).
+    #[cfg(test)]
+    pub(crate) fn set_last_active(&self, ms: u64) {
+        self.last_active.store(ms, Ordering::Relaxed);
+    }
+
     /// Idle for at least `limit`: no request being handled, no call in flight, no stream open.
     pub(crate) fn idle_for(&self, limit: Duration) -> bool {
         let idle_ms = now_ms().saturating_sub(self.last_active.load(Ordering::Relaxed));
@@ -374,19 +380,36 @@ impl Table {
     /// own client, the session used least recently. A client never loses a session to one
     /// that holds as many.
     fn victim(&self, client: &Client, held: usize, own_only: bool) -> Option<Arc<str>> {
-        self.sessions
-            .values()
-            .filter(|s| {
-                let own = &s.client == client;
-                (own || (!own_only && self.held(&s.client) > held + 1)) && s.is_idle()
-            })
-            .max_by_key(|s| {
-                (
-                    self.held(&s.client),
-                    std::cmp::Reverse(s.last_active.load(Ordering::Relaxed)),
-                )
-            })
-            .map(|s| s.id.clone())
+        // The order is read from plain fields first; whether a session is idle (which locks
+        // its streams) is asked of the best candidates only, in order, until one is. Asking
+        // each of a client's 1,000 sessions cost 150 µs a new session when clients abandon
+        // theirs.
+        let mut candidates = Vec::new();
+        let mut keys = Vec::new();
+        for session in self.sessions.values() {
+            let holds = if &session.client == client {
+                held
+            } else if own_only {
+                continue;
+            } else {
+                let holds = self.held(&session.client);
+                if holds <= held + 1 {
+                    continue;
+                }
+                holds
+            };
+            let last_active = session.last_active.load(Ordering::Relaxed);
+            keys.push((holds, std::cmp::Reverse(last_active), candidates.len()));
+            candidates.push(session);
+        }
+        let mut order = std::collections::BinaryHeap::from(keys);
+        while let Some((_, _, index)) = order.pop() {
+            let session: &Arc<HttpSession> = candidates[index];
+            if session.is_idle() {
+                return Some(session.id.clone());
+            }
+        }
+        None
     }
 }
 
