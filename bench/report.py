@@ -41,6 +41,96 @@ HTTP_LABEL = {
     "http-python-sdk": "Python SDK (sessions, JSON)",
 }
 HTTP_ANCHORS = ["http-rmcp", "http-rmcp-stateful", "http-ts-sdk", "http-python-sdk"]
+# A session per call (bench/run's `spc-` rounds: `toolwire-loadgen --http --session-per-call`).
+PER_CALL_LABEL = {
+    "spc-toolwire-rust": "toolwire, Rust handlers",
+    "spc-toolwire-rust-abandon": "toolwire, Rust handlers, sessions never deleted",
+    "spc-toolwire-rust-stateless": "toolwire, Rust handlers (stateless, JSON)",
+    "spc-toolwire-python": "toolwire, Python handlers",
+    "spc-toolwire-python-inline": "toolwire, Python handlers (echo `run_in_thread=False`)",
+    "spc-toolwire-node": "toolwire, JS handlers",
+    "spc-toolwire-kotlin": "toolwire, Kotlin handlers",
+    "spc-rmcp": "rmcp (sessions, SSE)",
+    "spc-rmcp-stateless": "rmcp (stateless, JSON)",
+    "spc-ts-sdk": "TypeScript SDK (sessions, JSON)",
+    "spc-python-sdk": "Python SDK (sessions, JSON)",
+    "spc-fastmcp": "FastMCP (sessions, JSON)",
+}
+# Issue #54's targets on sessions/s: (toolwire server, anchor, at least this many times).
+PER_CALL_TARGETS = [
+    ("spc-toolwire-rust", "spc-rmcp", 1.5),
+    ("spc-toolwire-rust-stateless", "spc-rmcp-stateless", 1.5),
+    ("spc-toolwire-python", "spc-fastmcp", 10.0),
+    ("spc-toolwire-python-inline", "spc-fastmcp", 10.0),
+    ("spc-toolwire-node", "spc-ts-sdk", 5.0),
+]
+# Memory flat: resident memory after the timed phase at most this much above before it.
+FLAT_RSS = 1.10
+
+
+def per_call_table(results: dict[str, list[dict]]) -> list[str]:
+    """Sessions/s, CPU, latency and memory of each server on the session-per-call shape, and
+    issue #54's targets on it."""
+    servers = [s for s in PER_CALL_LABEL if s in results]
+    if not servers:
+        return []
+
+    def median(name: str, get: Callable[[dict], float]) -> float:
+        return statistics.median(get(r) for r in results[name])
+
+    rate = {s: median(s, lambda r: r["sessions"]["calls_per_s"]) for s in servers}
+    growth = {s: median(s, lambda r: r["rss_kib_after"] / max(r["rss_kib_before"], 1)) for s in servers}
+    rows = []
+    for s in servers:
+        rows.append(
+            f"| {PER_CALL_LABEL[s]} | {fmt(rate[s], 0)} "
+            f"| {fmt(median(s, lambda r: r['server_cpu_us_per_session']), 0)} "
+            f"| {median(s, lambda r: r['sessions']['p50_us']) / 1000:.1f} "
+            f"| {median(s, lambda r: r['sessions']['p99_us']) / 1000:.1f} "
+            f"| {fmt(median(s, lambda r: r['rss_kib_before']), 0)} | {fmt(median(s, lambda r: r['rss_kib_after']), 0)} "
+            f"| {growth[s]:.2f}× |"
+        )
+    targets = []
+    for ours, anchor, goal in PER_CALL_TARGETS:
+        if ours in rate and anchor in rate:
+            value = rate[ours] / rate[anchor]
+            verdict = "met" if value >= goal else "**missed**"
+            targets.append(
+                f"| {PER_CALL_LABEL[ours]} | sessions/s | {fmt(rate[ours], 0)} | {PER_CALL_LABEL[anchor]} "
+                f"| {fmt(rate[anchor], 0)} | {value:.2f}× | ≥ {goal:g}× | {verdict} |"
+            )
+    for s in servers:
+        if s.startswith("spc-toolwire"):
+            verdict = "met" if growth[s] <= FLAT_RSS else "**missed**"
+            targets.append(
+                f"| {PER_CALL_LABEL[s]} | RSS after / before the phase | {growth[s]:.2f}× | | | "
+                f"| ≤ {FLAT_RSS:.2f}× | {verdict} |"
+            )
+    return [
+        "",
+        "## A session per call (medians)",
+        "",
+        'The shape of TM Dev Lab\'s public comparison ("benchmark-mcp-servers-v2"): 50 clients, each',
+        "opening a session for every call on its keep-alive connection (`initialize`,",
+        '`notifications/initialized`, one verified `echo`, then `DELETE`; "never deleted": the',
+        "session is left, as clients that just stop leave it). One process per server; CPU and",
+        "memory over its process tree; RSS before is taken after 20 warm-up sessions per client",
+        "(`toolwire-loadgen --http --session-per-call [--abandon] --clients 50`). toolwire reclaims",
+        "sessions a client never deletes by `max_sessions_per_client` (1,000: the client's least",
+        "recently used idle session makes room for its new one; every client here is 127.0.0.1)",
+        "and the idle timeout (1 hour).",
+        "",
+        "| server | sessions/s | server CPU per session, µs | session p50, ms | session p99, ms "
+        "| RSS before, KiB | RSS after, KiB | after / before |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+        "| toolwire server | metric | toolwire | anchor | anchor's | ratio | target | |",
+        "|---|---|---:|---|---:|---:|---|---|",
+        *targets,
+    ]
+
+
 # The slow-tool probe without MCP (bench/ceiling): per runtime, the toolwire server and the SDK
 # anchor whose slow tool sleeps on it (None where neither does).
 CEILINGS: list[tuple[str, str, str | None, str | None]] = [
@@ -380,6 +470,7 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
             "",
             *figures_table(http_servers, HTTP_LABEL, HTTP_METRICS, hmed),
         ]
+    lines += per_call_table(results)
     lines += [
         "",
         "Versions: "
@@ -389,6 +480,7 @@ def write(results: dict[str, list[dict]], target: Path, command: str, started: s
                 "rmcp 3.9.0",
                 "@modelcontextprotocol/sdk 1.32.2 (zod 4.6.7)",
                 "mcp 2.3.0 (Python)",
+                "fastmcp 4.2.3",
                 "io.modelcontextprotocol:kotlin-sdk-server-jvm 0.16.0",
                 version(["rustc", "--version"]),
                 f"node {version(['node', '--version'])}",
@@ -448,7 +540,7 @@ def main() -> None:
     args = parser.parse_args()
     results = load(args.folder)
     if args.shares:
-        print("\n".join(shares_table(results)))
+        print("\n".join(shares_table(results) + per_call_table(results)))
         return
     required = [
         "toolwire-rust",
@@ -458,6 +550,7 @@ def main() -> None:
         *(c[0] for c in CEILINGS),
         STDIO_CEILING,
         HTTP_CEILING,
+        *PER_CALL_LABEL,
     ]
     missing = [n for n in required if n not in results]
     if missing:

@@ -1,7 +1,8 @@
 """The Python demo's tools (examples/python/toolwire_demo.py) over Streamable HTTP, served by
 toolwire's own listener or mounted as an ASGI app under uvicorn: bench/mounts' Python servers.
 
-    python bench/mounts/python_app.py --port P --serve builtin|uvicorn [--workers N] [--bare] [--async-echo | --inline-echo]
+    python bench/mounts/python_app.py --port P --serve builtin|uvicorn [--workers N] [--bare]
+        [--async-echo | --inline-echo]
 
 builtin: `server.run_http()`; uvicorn: `server.asgi_app()` under uvicorn, in this process with
 one worker, or N worker processes (uvicorn's `--workers`, imported by name: `make_app`).
