@@ -61,6 +61,7 @@ PER_CALL_TARGETS = [
     ("spc-toolwire-rust", "spc-rmcp", 1.5),
     ("spc-toolwire-rust-stateless", "spc-rmcp-stateless", 1.5),
     ("spc-toolwire-python", "spc-fastmcp", 10.0),
+    ("spc-toolwire-python", "spc-python-sdk", 10.0),
     ("spc-toolwire-python-inline", "spc-fastmcp", 10.0),
     ("spc-toolwire-node", "spc-ts-sdk", 5.0),
 ]
@@ -118,7 +119,8 @@ def per_call_table(results: dict[str, list[dict]]) -> list[str]:
         "(`toolwire-loadgen --http --session-per-call [--abandon] --clients 50`). toolwire reclaims",
         "sessions a client never deletes by `max_sessions_per_client` (1,000: the client's least",
         "recently used idle session makes room for its new one; every client here is 127.0.0.1)",
-        "and the idle timeout (1 hour).",
+        "and the idle timeout (1 hour). Targets (issue #54) weigh each of rmcp's modes against toolwire",
+        "in the same mode.",
         "",
         "| server | sessions/s | server CPU per session, µs | session p50, ms | session p99, ms "
         "| RSS before, KiB | RSS after, KiB | after / before |",

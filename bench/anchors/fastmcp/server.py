@@ -51,6 +51,7 @@ def main() -> None:
             host="127.0.0.1",
             port=args.http,
             json_response=True,
+            stateless_http=False,
             log_level="warning",
             uvicorn_config={"access_log": False},
         )

@@ -612,6 +612,8 @@ mod tests {
         let busy = sessions[1]
             .begin_request()
             .expect("a live session takes requests");
+        // A request marks it used now; kept the oldest, so that only its being busy spares it.
+        sessions[1].set_last_active(100);
         match endpoint.sessions.insert(newcomer(), three) {
             Admission::Admitted {
                 evicted: Some(evicted),
