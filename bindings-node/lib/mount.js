@@ -83,7 +83,7 @@ async function serveNode(ready, req, res, next) {
   if (req.readableEnded) return answerWhole(endpoint, request, parsedBody(req.body), res, next)
   if (req.complete) return answerWhole(endpoint, request, bufferedBody(req), res, next)
   const length = Number(req.headers['content-length'])
-  if (!(length <= WHOLE_BODY_BYTES) || req.headers['transfer-encoding'] !== undefined) {
+  if (!(length <= endpoint.wholeBodyBytes) || req.headers['transfer-encoding'] !== undefined) {
     return streamRequest(endpoint, request, [], req, res, next)
   }
   // A small body follows its head at once, nearly always: read it whole, within the endpoint's
@@ -108,9 +108,6 @@ async function serveNode(ready, req, res, next) {
   }
   req.on('data', keep).on('end', whole).on('error', gone)
 }
-
-/** Bodies up to this size may be read whole before the engine sees the request. */
-const WHOLE_BODY_BYTES = 64 * 1024
 
 /** One request whose body is whole: answered at once when the engine needs no handler of ours. */
 function answerWhole(endpoint, request, body, res, next) {
@@ -247,7 +244,7 @@ async function serveFetch(ready, request) {
   const length = request.headers.get('content-length')
   let whole
   let stalled = null
-  if (length !== null && Number(length) <= WHOLE_BODY_BYTES) {
+  if (length !== null && Number(length) <= endpoint.wholeBodyBytes) {
     const reading = request.arrayBuffer()
     const got = await within(reading, endpoint.bodyReadTimeoutMs).catch(() => GONE)
     // The client went away mid-body: as a hang-up before the head.

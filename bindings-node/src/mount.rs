@@ -194,6 +194,12 @@ impl NativeHttpEndpoint {
         }
     }
 
+    /// Bodies up to this many bytes may be read whole before `answer` (the engine's rule).
+    #[napi(getter)]
+    pub fn whole_body_bytes(&self) -> u32 {
+        u32::try_from(self.endpoint.whole_body_bytes()).unwrap_or(u32::MAX)
+    }
+
     /// Milliseconds a client may take to send a request's body (`null`: no limit).
     #[napi(getter)]
     pub fn body_read_timeout_ms(&self) -> Option<u32> {

@@ -186,6 +186,12 @@ impl HttpEndpoint {
         Ok(Arc::new(HttpExchange { exchange }))
     }
 
+    /// Bodies up to this many bytes may be read whole before `answer` when the request says its
+    /// length (the engine's rule); larger or chunked ones go through `exchange` as they come.
+    pub fn whole_body_bytes(&self) -> u32 {
+        u32::try_from(self.endpoint.whole_body_bytes()).unwrap_or(u32::MAX)
+    }
+
     /// Ends every session (their calls in flight finish first, each within the server's drain
     /// time). Requests answered afterwards find no session.
     pub async fn shutdown(&self) {

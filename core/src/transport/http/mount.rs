@@ -23,6 +23,8 @@ use super::body::Body;
 use super::endpoint::{Connection, Endpoint};
 use crate::{Error, Server};
 
+/// See [`HttpEndpoint::whole_body_bytes`].
+const WHOLE_BODY_BYTES: usize = 64 * 1024;
 /// Streamable HTTP for a web server of your own: `handle` each request the app routes to it
 /// (POST, GET and DELETE on the MCP path), and send back the response it returns, streaming
 /// its body. Everything [`Server::serve_http`] does is done here too (sessions, SSE and
@@ -151,6 +153,14 @@ impl HttpEndpoint {
         }
         let running = self.runtime.spawn(answering);
         Ok(HttpExchange::running(running, None, self.runtime.clone()))
+    }
+
+    /// Bodies up to this many bytes a host may read whole before [`answer`](Self::answer), when
+    /// the request says its length: a small body follows its head at once nearly always, and a
+    /// whole body is answered in one step. Larger ones (and chunked ones) go through
+    /// [`exchange`](Self::exchange) as they come, so a host never buffers much of one.
+    pub fn whole_body_bytes(&self) -> usize {
+        WHOLE_BODY_BYTES
     }
 
     /// How long a client may take to send a request's body before the endpoint answers 408

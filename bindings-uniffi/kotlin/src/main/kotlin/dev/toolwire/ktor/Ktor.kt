@@ -145,6 +145,10 @@ class McpRoute internal constructor(
         held?.letGo()
     }
 
+    /** Bodies up to this size may be read whole before the engine sees the request (its rule). */
+    @Volatile
+    private var wholeBodyBytes = 0L
+
     private suspend fun start(): HttpEndpoint {
         endpoint?.let { return it }
         return starting.withLock {
@@ -159,6 +163,7 @@ class McpRoute internal constructor(
                     throw e
                 }
                 lifespan = held
+                wholeBodyBytes = opened.wholeBodyBytes().toLong()
                 opened
             }.also { endpoint = it }
         }
@@ -236,7 +241,7 @@ class McpRoute internal constructor(
         // Without a length, HTTP/1 has no body unless it is chunked; HTTP/2 may have one.
         val length = request.headers[HttpHeaders.ContentLength]?.toLongOrNull()
             ?: return if (request.headers[HttpHeaders.TransferEncoding] == null && request.httpVersion.startsWith("HTTP/1")) ByteArray(0) else null
-        if (length < 0 || length > WHOLE_BODY_BYTES || body.availableForRead < length) return null
+        if (length < 0 || length > wholeBodyBytes || body.availableForRead < length) return null
         val bytes = ByteArray(length.toInt())
         var read = 0
         // All available: no read here waits.
@@ -315,9 +320,6 @@ class McpRoute internal constructor(
 
     private companion object {
         const val CHUNK_BYTES = 16 * 1024
-
-        /** Bodies up to this size may be read whole before the engine sees the request. */
-        const val WHOLE_BODY_BYTES = 64 * 1024L
     }
 }
 
