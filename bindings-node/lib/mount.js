@@ -83,7 +83,7 @@ async function serveNode(ready, req, res, next) {
   if (req.readableEnded) return answerWhole(endpoint, request, parsedBody(req.body), res, next)
   if (req.complete) return answerWhole(endpoint, request, bufferedBody(req), res, next)
   const length = Number(req.headers['content-length'])
-  if (!(length <= endpoint.wholeBodyBytes) || req.headers['transfer-encoding'] !== undefined) {
+  if (!(length <= wholeBodyBytes(endpoint)) || req.headers['transfer-encoding'] !== undefined) {
     return streamRequest(endpoint, request, [], req, res, next)
   }
   // A small body follows its head at once, nearly always: read it whole, within the endpoint's
@@ -107,6 +107,13 @@ async function serveNode(ready, req, res, next) {
     req.off('data', keep).off('end', whole).off('error', gone)
   }
   req.on('data', keep).on('end', whole).on('error', gone)
+}
+
+/** The engine's rule (the same for every endpoint), read once rather than crossed for per request. */
+let wholeBodyLimit = null
+function wholeBodyBytes(endpoint) {
+  wholeBodyLimit ??= endpoint.wholeBodyBytes
+  return wholeBodyLimit
 }
 
 /** One request whose body is whole: answered at once when the engine needs no handler of ours. */
@@ -244,7 +251,7 @@ async function serveFetch(ready, request) {
   const length = request.headers.get('content-length')
   let whole
   let stalled = null
-  if (length !== null && Number(length) <= endpoint.wholeBodyBytes) {
+  if (length !== null && Number(length) <= wholeBodyBytes(endpoint)) {
     const reading = request.arrayBuffer()
     const got = await within(reading, endpoint.bodyReadTimeoutMs).catch(() => GONE)
     // The client went away mid-body: as a hang-up before the head.

@@ -586,6 +586,7 @@ mod tests {
             "claimed: no request begins"
         );
     }
+
     /// Of a client's idle sessions the least recently used makes room, whatever order they
     /// were opened in, and a busy one is passed over for the next in that order.
     #[tokio::test]
@@ -603,30 +604,33 @@ mod tests {
                 Admission::Admitted { evicted: None }
             ));
         }
-        // Newcomers count as used after all of them.
-        let newcomer = || {
-            let session = open_session(&endpoint, None);
-            session.set_last_active(1_000);
-            session
+        // Newcomers count as used after all of them; the session each one evicts.
+        let evicted_by_a_newcomer = || {
+            let newcomer = open_session(&endpoint, None);
+            newcomer.set_last_active(1_000);
+            match endpoint.sessions.insert(newcomer, three) {
+                Admission::Admitted {
+                    evicted: Some(evicted),
+                } => evicted.id.clone(),
+                _ => panic!("an idle session makes room"),
+            }
         };
         let busy = sessions[1]
             .begin_request()
             .expect("a live session takes requests");
         // A request marks it used now; kept the oldest, so that only its being busy spares it.
         sessions[1].set_last_active(100);
-        match endpoint.sessions.insert(newcomer(), three) {
-            Admission::Admitted {
-                evicted: Some(evicted),
-            } => assert_eq!(evicted.id, sessions[2].id, "the oldest idle one"),
-            _ => panic!("an idle session makes room"),
-        }
+        assert_eq!(
+            evicted_by_a_newcomer(),
+            sessions[2].id,
+            "the oldest idle one"
+        );
         drop(busy);
         sessions[1].set_last_active(100);
-        match endpoint.sessions.insert(newcomer(), three) {
-            Admission::Admitted {
-                evicted: Some(evicted),
-            } => assert_eq!(evicted.id, sessions[1].id, "idle again, and the oldest"),
-            _ => panic!("an idle session makes room"),
-        }
+        assert_eq!(
+            evicted_by_a_newcomer(),
+            sessions[1].id,
+            "idle again, and the oldest"
+        );
     }
 }
