@@ -180,6 +180,8 @@ export declare class Context {
   readonly protocolVersion: string
   readonly clientInfo: Implementation | null
   readonly clientCapabilities: { [key: string]: unknown }
+  /** The settings the client declared for the extension `id` (this request's own in 2026-07-28, the session's before), or `null`. */
+  clientExtension(id: string): { [key: string]: unknown } | null
   /** Reports progress if the client asked for it (values must increase). Returns whether it was sent. */
   progress(progress: number, total?: number, message?: string): boolean
   /** Sends a log message if `level` passes the client's level. Returns whether it was sent. */
@@ -632,6 +634,21 @@ export declare class Server {
   removePrompt(name: string): boolean
   /** Tells the clients subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
+  /**
+   * Serves an Agent Skill (the Skills extension) at `skill://{path}/`: its SKILL.md (YAML
+   * frontmatter with `name`, the last segment of `path`, and `description`) and `files` by path
+   * within the skill. Throws `TOOLWIRE_REGISTRATION` naming what the spec refuses.
+   */
+  addSkill(path: string, skillMd: string | Uint8Array, files?: { [path: string]: string | Uint8Array }): this
+  /**
+   * Serves the skills under the directory `root`: every directory holding a SKILL.md. Call it
+   * again to serve what changed (sessions are told); all or nothing. Returns how many skills.
+   */
+  loadSkills(root: string): number
+  /** Stops serving a skill, by its path or its SKILL.md's URI; returns whether it existed. */
+  removeSkill(pathOrUri: string): boolean
+  /** Declares an extension this server serves (`capabilities.extensions[id] = settings`). */
+  declareExtension(id: string, settings?: { [key: string]: unknown }): this
   /**
    * Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening (the `lifespan`
    * started first, held until the server has stopped). Rejects with what the lifespan threw,

@@ -92,6 +92,11 @@ class Context {
     return this.#details().clientCapabilities ?? {}
   }
 
+  /** The settings the client declared for the extension `id` (core's `client_extension`), or `null`. */
+  clientExtension(id) {
+    return this.clientCapabilities.extensions?.[id] ?? null
+  }
+
   /** 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key. */
   get inputResponses() {
     return this.#details().inputResponses ?? {}

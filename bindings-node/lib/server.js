@@ -5,7 +5,7 @@
 // beside it.
 
 const native = require('./native')
-const { checkCounts, created, fromNative, isInputRequired, ProtocolError } = require('./errors')
+const { checkCounts, created, fromNative, isInputRequired, ProtocolError, unwrap } = require('./errors')
 const { compileSchema, pointer } = require('./schema')
 const { CALL, Context } = require('./context')
 const { errorResult, protocolErrorJson, returnedJson } = require('./content')
@@ -320,6 +320,42 @@ class Server {
   }
 
   /**
+   * Serves an Agent Skill (the Skills extension) at `skill://{path}/`: its SKILL.md and
+   * `files` (path within the skill → string or bytes). Throws `TOOLWIRE_REGISTRATION` naming
+   * what the spec refuses.
+   */
+  addSkill(path, skillMd, files = {}) {
+    if (typeof path !== 'string') throw new TypeError('addSkill(path, skillMd, files): path must be a string')
+    const names = Object.keys(files)
+    const failed = this.#native.addSkill(path, toBuffer(skillMd, 'skillMd'), names, names.map((name) => toBuffer(files[name], name)))
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /**
+   * Serves the skills under the directory `root` (every directory holding a SKILL.md); call
+   * it again to serve what changed (sessions are told). All or nothing. Returns how many.
+   */
+  loadSkills(root) {
+    return unwrap(this.#native.loadSkills(String(root)))
+  }
+
+  /** Stops serving a skill, by its path or its SKILL.md's URI; returns whether it existed. */
+  removeSkill(pathOrUri) {
+    return this.#native.removeSkill(pathOrUri)
+  }
+
+  /**
+   * Declares an extension this server serves: `capabilities.extensions[id] = settings` in
+   * `initialize` and `server/discover`. A tool reads the client's with `ctx.clientExtension(id)`.
+   */
+  declareExtension(id, settings = {}) {
+    const failed = this.#native.declareExtension(id, settings)
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /**
    * Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one). Resolves once
    * listening, to an `HttpServer` (`url`, `close()`, `closed`). Options: `path`, `stateless`,
    * `responseMode` (`'auto'` | `'json'` | `'sse'`), `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `maxSessionsPerClient`, `sessionIdleTimeoutMs`, `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `maxConnections`, `maxSseBufferedBytes`,
@@ -589,3 +625,10 @@ function defaultToolErrorLog(err, toolName) {
 }
 
 module.exports = { Server, OPEN_CLIENT, REPLAY_VECTOR, HOLD_LIFESPAN }
+
+/** A skill file's contents as bytes: a string as UTF-8, bytes as they are. */
+function toBuffer(contents, what) {
+  if (typeof contents === 'string') return Buffer.from(contents, 'utf8')
+  if (contents instanceof Uint8Array) return Buffer.from(contents.buffer, contents.byteOffset, contents.byteLength)
+  throw new TypeError(`addSkill: ${what} must be a string or bytes`)
+}

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi::Either;
-use napi::bindgen_prelude::{Function, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Buffer, Function, PromiseRaw, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
 use toolwire::host::{AroundMiddleware, ViaJson};
@@ -283,6 +283,50 @@ impl NativeServer {
     #[napi]
     pub fn notify_resource_updated(&self, uri: String) {
         self.server.notify_resource_updated(&uri);
+    }
+
+    /// Serves a skill at `path`: its SKILL.md and the files `names[i]` → `contents[i]`; an
+    /// error description when it is refused.
+    #[napi]
+    pub fn add_skill(
+        &self,
+        path: String,
+        skill_md: Buffer,
+        names: Vec<String>,
+        contents: Vec<Buffer>,
+    ) -> Option<Value> {
+        let mut skill = toolwire::Skill::new(path, skill_md.to_vec());
+        for (name, bytes) in names.into_iter().zip(contents) {
+            skill = skill.file(name, bytes.to_vec());
+        }
+        self.server
+            .add_skill(skill)
+            .err()
+            .map(|err| errors::describe(&err))
+    }
+
+    /// Serves (again, changed) the skills under the directory `root`: `{ ok: count }` or
+    /// `{ error }`.
+    #[napi]
+    pub fn load_skills(&self, root: String) -> Value {
+        match self.server.load_skills(&root) {
+            Ok(count) => serde_json::json!({ "ok": count }),
+            Err(err) => serde_json::json!({ "error": errors::describe(&err) }),
+        }
+    }
+
+    #[napi]
+    pub fn remove_skill(&self, path_or_uri: String) -> bool {
+        self.server.remove_skill(&path_or_uri)
+    }
+
+    /// Declares an extension the server serves; an error description when it is refused.
+    #[napi]
+    pub fn declare_extension(&self, id: String, settings: Value) -> Option<Value> {
+        self.server
+            .declare_extension(&id, settings)
+            .err()
+            .map(|err| errors::describe(&err))
     }
 
     /// Sets the server's lifespan: `start` and `stop` are `lib/lifespan.js`'s hooks (see

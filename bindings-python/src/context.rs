@@ -149,6 +149,14 @@ impl NativeContext {
         to_py(py, self.ctx.client_capabilities())
     }
 
+    /// The settings the client declared for the extension `id`, or `None`.
+    fn client_extension(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAny>>> {
+        self.ctx
+            .client_extension(id)
+            .map(|settings| to_py(py, settings))
+            .transpose()
+    }
+
     /// 2026-07-28 MRTR: the client's answers to an earlier round's questions, by key.
     #[getter]
     fn input_responses(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

@@ -312,6 +312,38 @@ impl NativeServer {
         self.server.notify_resource_updated(uri);
     }
 
+    /// Serves a skill at `path`: its SKILL.md and `files` (relative path → bytes).
+    fn add_skill(
+        &self,
+        path: &str,
+        skill_md: Vec<u8>,
+        files: Vec<(String, Vec<u8>)>,
+    ) -> PyResult<()> {
+        let mut skill = toolwire::Skill::new(path, skill_md);
+        for (relative, contents) in files {
+            skill = skill.file(relative, contents);
+        }
+        self.server.add_skill(skill).map_err(to_py_err)
+    }
+
+    /// Serves (or serves again, changed) the skills under the directory `root`: how many.
+    fn load_skills(&self, py: Python<'_>, root: std::path::PathBuf) -> PyResult<usize> {
+        // Reading the tree is file I/O: the loop's other work goes on meanwhile.
+        py.detach(|| self.server.load_skills(&root))
+            .map_err(to_py_err)
+    }
+
+    fn remove_skill(&self, path_or_uri: &str) -> bool {
+        self.server.remove_skill(path_or_uri)
+    }
+
+    /// Declares an extension the server serves (`capabilities.extensions[id] = settings`).
+    fn declare_extension(&self, id: &str, settings: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.server
+            .declare_extension(id, to_json(settings)?)
+            .map_err(to_py_err)
+    }
+
     /// Serves Streamable HTTP on `host:port` and returns its handle once listening; `async def`
     /// tools run on the bridge's loop. `stop()` of this server ends it too.
     #[pyo3(signature = (bridge, host, port, path, stateless, response_mode, json_response, allowed_hosts,

@@ -184,6 +184,12 @@ impl CallContext {
         json_text(self.context.client_capabilities())
     }
 
+    /// JSON text of the settings the client declared for the extension `id` (this request's
+    /// own in 2026-07-28, the session's before), or `null` when it did not declare it.
+    pub fn client_extension_json(&self, id: String) -> Option<String> {
+        self.context.client_extension(&id).map(json_text)
+    }
+
     /// 2026-07-28 MRTR: JSON text of the client's answers to an earlier round's questions, by
     /// key (`{}` in a first round or a legacy session).
     pub fn input_responses_json(&self) -> String {

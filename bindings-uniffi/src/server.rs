@@ -224,6 +224,49 @@ impl Server {
         self.server.notify_resource_updated(&uri);
     }
 
+    /// Serves an Agent Skill (the Skills extension) at `skill://{path}/`: its SKILL.md (YAML
+    /// frontmatter with `name`, the last segment of `path`, and `description`) and `files`, by
+    /// path within the skill. A `Registration` error names what the spec refuses.
+    pub fn add_skill(
+        &self,
+        path: String,
+        skill_md: Vec<u8>,
+        files: std::collections::HashMap<String, Vec<u8>>,
+    ) -> Result<(), ToolwireError> {
+        let mut skill = toolwire::Skill::new(path, skill_md);
+        for (name, contents) in files {
+            skill = skill.file(name, contents);
+        }
+        Ok(self.server.add_skill(skill)?)
+    }
+
+    /// Serves the skills under the directory `root` (every directory holding a SKILL.md); call
+    /// it again to serve what changed (sessions are told). All or nothing. Returns how many.
+    pub fn load_skills(&self, root: String) -> Result<u32, ToolwireError> {
+        let count = self.server.load_skills(&root)?;
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    }
+
+    /// Stops serving a skill, by its path or its SKILL.md's URI; returns whether it existed.
+    pub fn remove_skill(&self, path_or_uri: String) -> bool {
+        self.server.remove_skill(&path_or_uri)
+    }
+
+    /// Declares an extension this server serves: `capabilities.extensions[id]` is the JSON
+    /// object `settings_json` in `initialize` and `server/discover`.
+    #[uniffi::method(default(settings_json = "{}"))]
+    pub fn declare_extension(
+        &self,
+        id: String,
+        settings_json: String,
+    ) -> Result<(), ToolwireError> {
+        let settings =
+            serde_json::from_str(&settings_json).map_err(|err| ToolwireError::Registration {
+                detail: format!("the settings of extension {id} are not valid JSON: {err}"),
+            })?;
+        Ok(self.server.declare_extension(&id, settings)?)
+    }
+
     /// Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one) until `stop()`;
     /// returns once listening (a port in use fails here). With a validator every request
     /// needs a bearer token it accepts.

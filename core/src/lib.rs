@@ -29,6 +29,7 @@ pub mod protocol;
 pub mod redis;
 mod registry;
 mod runtime;
+pub mod skills;
 pub mod tasks;
 #[cfg(feature = "otel")]
 pub mod telemetry;
@@ -54,6 +55,7 @@ pub use protocol::{
     ToolAnnotations, ToolOutput, TraceContext,
 };
 pub use registry::Violation;
+pub use skills::Skill;
 pub use tasks::{TaskStatus, TaskStore};
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{ErrorCode, ErrorObject, RequestId};

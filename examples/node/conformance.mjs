@@ -2,6 +2,7 @@
 // MCP conformance suite (@modelcontextprotocol/conformance) exercises, with the answers it expects.
 // Run it with `examples/run-demo node --conformance --http PORT`.
 import { setTimeout as delay } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 
 import { Server, audio, embeddedResource, image, text } from 'toolwire'
 
@@ -191,7 +192,14 @@ export function buildConformanceServer(options = {}) {
     .completion({ prompt: 'test_prompt_with_arguments' }, (_argument, value) =>
       ['paris', 'park', 'party', 'test', 'testing'].filter((c) => c.startsWith(value)),
     )
+  // The Skills extension's scenarios read the example skills.
+  server.loadSkills(exampleSkillsDir())
   addModernFixtures(server)
   addTaskFixtures(server)
   return server
+}
+
+/** examples/skills, or where TOOLWIRE_SKILLS_DIR says. */
+export function exampleSkillsDir() {
+  return process.env.TOOLWIRE_SKILLS_DIR || fileURLToPath(new URL('../skills', import.meta.url))
 }

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from toolwire import Audio, Context, EmbeddedResource, Image, Server, Text, ToolError, ToolResult
@@ -236,6 +238,13 @@ def build_conformance_server(**options: Any) -> Server:
     def complete_arguments(argument: str, value: str, context: dict[str, str]) -> list[str]:
         return [c for c in ("paris", "park", "party", "test", "testing") if c.startswith(value)]
 
+    # The Skills extension's scenarios read the example skills.
+    server.load_skills(example_skills_dir())
     add_modern_fixtures(server)
     add_task_fixtures(server)
     return server
+
+
+def example_skills_dir() -> Path:
+    """examples/skills, or where TOOLWIRE_SKILLS_DIR says."""
+    return Path(os.environ.get("TOOLWIRE_SKILLS_DIR") or Path(__file__).resolve().parent.parent / "skills")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import base64
 import inspect
+import os
 import typing
-from typing import Any, Callable, Optional
+from collections.abc import Mapping
+from typing import Any, Callable, Optional, Union
 
 from . import _native
 from ._base import F, ServerBase, logger
@@ -224,6 +226,34 @@ class CatalogMixin(ServerBase):
         """Tells the clients subscribed to `uri` that it changed."""
         self._native.notify_resource_updated(uri)
 
+    def add_skill(
+        self,
+        path: str,
+        skill_md: Union[str, bytes],
+        files: Optional[Mapping[str, Union[str, bytes]]] = None,
+    ) -> None:
+        """Serves an Agent Skill (the Skills extension) at `skill://{path}/`: its SKILL.md (YAML
+        frontmatter with `name` and `description`, the last segment of `path`) and `files`, by
+        path relative to the skill. Raises `RegistrationError` naming what the spec refuses."""
+        extra = [(name, _bytes(contents)) for name, contents in (files or {}).items()]
+        self._native.add_skill(path, _bytes(skill_md), extra)
+
+    def load_skills(self, root: Union[str, os.PathLike[str]]) -> int:
+        """Serves the skills under the directory `root`: every directory holding a SKILL.md is
+        a skill at its path relative to `root`. Call it again to serve what changed (sessions
+        are told); all or nothing. Returns how many skills it has."""
+        return self._native.load_skills(os.fspath(root))
+
+    def remove_skill(self, path_or_uri: str) -> bool:
+        """Stops serving a skill, by its path or its SKILL.md's URI; False if there was none."""
+        return self._native.remove_skill(path_or_uri)
+
+    def declare_extension(self, id: str, settings: Optional[Mapping[str, Any]] = None) -> None:
+        """Declares an extension this server serves: `capabilities.extensions[id]` in
+        `initialize` and `server/discover`. A tool reads what the client declared with
+        `ctx.client_extension(id)`."""
+        self._native.declare_extension(id, dict(settings or {}))
+
     def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Runs `fn` on this (engine) thread; a coroutine runs on the serving loop meanwhile."""
         result = fn(*args, **kwargs)
@@ -237,6 +267,10 @@ class CatalogMixin(ServerBase):
 
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
+
+
+def _bytes(contents: Union[str, bytes]) -> bytes:
+    return contents.encode() if isinstance(contents, str) else bytes(contents)
 
 
 def _round_parameter(fn: Callable[..., Any]) -> Optional[str]:

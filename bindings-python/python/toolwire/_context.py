@@ -104,6 +104,11 @@ class Context:
     def client_capabilities(self) -> dict[str, Any]:
         return self._native.client_capabilities
 
+    def client_extension(self, id: str) -> Optional[dict[str, Any]]:
+        """The settings the client declared for the extension `id` (this request's own in
+        2026-07-28, the session's before), or None when it did not declare it."""
+        return self._native.client_extension(id)
+
     @property
     def input_responses(self) -> dict[str, Any]:
         """2026-07-28 MRTR: the client's answers to what an earlier round asked, by key."""

@@ -209,6 +209,8 @@ pub(crate) struct Catalog {
     pub(crate) templates: Map<RegisteredTemplate>,
     pub(crate) prompts: Map<RegisteredPrompt>,
     completers: RwLock<HashMap<Reference, Arc<dyn Completer>>>,
+    /// The skills served (`skill://` resources, `skills/list`).
+    pub(crate) skills: crate::skills::Skills,
     /// Set once the server is built: registrations before that announce nothing.
     changes: OnceLock<Arc<dyn ChangeBus>>,
 }
@@ -262,6 +264,12 @@ impl Catalog {
             return Err(Error::InvalidDefinition {
                 kind: "resource",
                 message: "a resource needs a uri and a name".into(),
+            });
+        }
+        if self.skills.snapshot().file(&def.uri).is_some() {
+            return Err(Error::InvalidDefinition {
+                kind: "resource",
+                message: format!("{} is already served as a skill's file", def.uri),
             });
         }
         insert(
@@ -408,7 +416,44 @@ impl Catalog {
     }
 
     pub(crate) fn has_resources(&self) -> bool {
-        !snapshot(&self.resources).is_empty() || !snapshot(&self.templates).is_empty()
+        !snapshot(&self.resources).is_empty()
+            || !snapshot(&self.templates).is_empty()
+            || self.has_skills()
+    }
+
+    pub(crate) fn has_skills(&self) -> bool {
+        !self.skills.snapshot().is_empty()
+    }
+
+    /// Whether `uri` is a registered resource's (a skill's file may not take it).
+    fn is_resource(&self, uri: &str) -> bool {
+        snapshot(&self.resources).contains_key(uri)
+    }
+
+    pub(crate) fn add_skill(&self, skill: crate::skills::Skill) -> Result<(), Error> {
+        self.skills.add(skill, &|uri| self.is_resource(uri))?;
+        self.changed(Kind::Resources);
+        Ok(())
+    }
+
+    pub(crate) fn remove_skill(&self, uri_or_path: &str) -> bool {
+        let removed = self.skills.remove(uri_or_path);
+        if removed {
+            self.changed(Kind::Resources);
+        }
+        removed
+    }
+
+    /// Loads (or reloads) the skills under `root`: how many it has.
+    pub(crate) fn load_skills(&self, root: &std::path::Path) -> Result<usize, Error> {
+        let reloaded = self.skills.load_dir(root, &|uri| self.is_resource(uri))?;
+        if reloaded.changed {
+            self.changed(Kind::Resources);
+        }
+        for uri in &reloaded.updated {
+            self.resource_updated(uri);
+        }
+        Ok(reloaded.skills)
     }
 
     pub(crate) fn has_prompts(&self) -> bool {

@@ -37,6 +37,7 @@ pub struct ServerBuilder {
     event_store: Option<Arc<dyn crate::events::EventStore>>,
     middleware: Vec<Arc<dyn Middleware>>,
     lifespan: Option<Arc<dyn super::Lifespan>>,
+    extensions: Vec<(String, Value)>,
 }
 
 /// A catalog entry given to the builder, registered in `build`.
@@ -45,6 +46,8 @@ enum Registration {
     Template(ResourceTemplate, Arc<dyn ResourceHandler>),
     Prompt(Prompt, Arc<dyn PromptHandler>),
     Completer(Reference, Arc<dyn Completer>),
+    Skill(crate::skills::Skill),
+    SkillsDir(std::path::PathBuf),
 }
 
 impl ServerBuilder {
@@ -61,6 +64,7 @@ impl ServerBuilder {
             #[cfg(feature = "http")]
             event_store: None,
             middleware: Vec::new(),
+            extensions: Vec::new(),
         }
     }
 
@@ -175,6 +179,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves a skill (the Skills extension; see [`Server::add_skill`]).
+    pub fn skill(mut self, skill: crate::skills::Skill) -> Self {
+        self.catalog.push(Registration::Skill(skill));
+        self
+    }
+
+    /// Serves the skills under the directory `root` (see [`Server::load_skills`]).
+    pub fn skills_dir(mut self, root: impl Into<std::path::PathBuf>) -> Self {
+        self.catalog.push(Registration::SkillsDir(root.into()));
+        self
+    }
+
+    /// Declares an extension this server serves (see [`Server::declare_extension`]).
+    pub fn extension(mut self, id: impl Into<String>, settings: Value) -> Self {
+        self.extensions.push((id.into(), settings));
+        self
+    }
+
     /// Completes the arguments of a prompt or template added to this builder.
     pub fn completer(mut self, reference: Reference, completer: impl Completer) -> Self {
         self.catalog.push(Registration::Completer(
@@ -202,7 +224,16 @@ impl ServerBuilder {
                 Registration::Completer(reference, completer) => {
                     catalog.set_completer(reference, completer)?;
                 }
+                Registration::Skill(skill) => catalog.add_skill(skill)?,
+                Registration::SkillsDir(root) => {
+                    catalog.load_skills(&root)?;
+                }
             }
+        }
+        let mut extensions = serde_json::Map::new();
+        for (id, settings) in self.extensions {
+            super::server::check_extension(&id, &settings)?;
+            extensions.insert(id, settings);
         }
         let keys = match options.request_state_keys.clone() {
             Some(keys) => keys,
@@ -266,6 +297,7 @@ impl ServerBuilder {
             lifespan: super::LifespanGate::new(options.drain_timeout),
             metrics,
             options,
+            extensions: std::sync::RwLock::new(extensions),
         };
         for middleware in self.middleware {
             inner.middleware.add(middleware);

@@ -34,6 +34,7 @@ pub(crate) fn handle(
         Family::Resources => catalog.has_resources(),
         Family::Prompts => catalog.has_prompts(),
         Family::Completion => catalog.has_completers(),
+        Family::Skills => catalog.has_skills(),
         Family::Lifecycle | Family::Tools | Family::Logging => false,
     };
     if !offered {
@@ -43,13 +44,75 @@ pub(crate) fn handle(
     match method {
         Method::ResourcesList => {
             let items = catalog::snapshot(&catalog.resources);
+            let skills = catalog.skills.snapshot();
+            if skills.is_empty() {
+                return answer_page(
+                    responder,
+                    &items,
+                    params.as_ref(),
+                    page_size,
+                    "resources",
+                    |r| r.def.to_json(version),
+                );
+            }
+            // Each skill's SKILL.md is listed with the resources, in one URI order.
+            let mut merged: BTreeMap<String, &catalog::Resource> =
+                items.iter().map(|(uri, r)| (uri.clone(), &r.def)).collect();
+            merged.extend(skills.listed.iter().map(|(uri, r)| (uri.clone(), r)));
             answer_page(
                 responder,
-                &items,
+                &merged,
                 params.as_ref(),
                 page_size,
                 "resources",
-                |r| r.def.to_json(version),
+                |r| r.to_json(version),
+            )
+        }
+        Method::SkillsList => {
+            let skills = catalog.skills.snapshot();
+            answer_page(
+                responder,
+                &skills.skills,
+                params.as_ref(),
+                page_size,
+                "skills",
+                |s| s.entry.clone(),
+            )
+        }
+        Method::SkillsGet => {
+            let Some(uri) = string_param(params.as_ref(), "uri") else {
+                return responder.error(ErrorObject::invalid_params(
+                    "Invalid params: \"uri\" must be a string",
+                ));
+            };
+            match catalog.skills.snapshot().entry(&uri) {
+                Some(entry) => responder.result(&json!({ "skill": entry })),
+                None => responder.error(
+                    ErrorObject::invalid_params(format!("No skill is served at {uri}"))
+                        .with_data(crate::skills::uri_data(&uri)),
+                ),
+            }
+        }
+        Method::ResourcesDirectoryRead => {
+            let Some(uri) = string_param(params.as_ref(), "uri") else {
+                return responder.error(ErrorObject::invalid_params(
+                    "Invalid params: \"uri\" must be a string",
+                ));
+            };
+            let skills = catalog.skills.snapshot();
+            let Some(children) = skills.directory(&uri) else {
+                return responder.error(
+                    ErrorObject::invalid_params(format!("{uri} is not a directory resource"))
+                        .with_data(crate::skills::uri_data(&uri)),
+                );
+            };
+            answer_page(
+                responder,
+                children,
+                params.as_ref(),
+                page_size,
+                "resources",
+                crate::skills::Child::listing,
             )
         }
         Method::ResourceTemplatesList => {
@@ -193,6 +256,10 @@ fn read(
         ));
     };
     let is_modern = modern.is_some();
+    // A skill's file: the bytes read when it was registered, answered at once.
+    if let Some(file) = session.server.catalog.skills.snapshot().file(&uri) {
+        return responder.result(&json!({ "contents": [file.contents()] }));
+    }
     let Some(found) = session.server.catalog.find_resource(&uri) else {
         return responder.error(not_found(&uri, is_modern));
     };

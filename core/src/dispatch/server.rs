@@ -22,6 +22,7 @@ use crate::limiter::{Limiter, PrincipalLimiters};
 use crate::metrics::{Gauges, Metrics};
 use crate::protocol::{Implementation, ProtocolVersion, Tool};
 use crate::registry::ToolRegistry;
+use crate::skills::Skill;
 use crate::tasks::Tasks;
 use crate::wire::Limits;
 
@@ -36,6 +37,34 @@ pub(crate) fn share<D: ?Sized + 'static, T: 'static>(
         Some(shared) => shared.clone(),
         None => wrap(handler),
     }
+}
+
+/// An extension's identifier is `{vendor-prefix}/{name}` and its settings an object; the
+/// engine's own extensions are declared by the engine.
+pub(crate) fn check_extension(id: &str, settings: &Value) -> Result<(), Error> {
+    let invalid = |message: String| Error::InvalidDefinition {
+        kind: "extension",
+        message,
+    };
+    let well_formed = id
+        .split_once('/')
+        .is_some_and(|(vendor, name)| !vendor.is_empty() && !name.is_empty());
+    if !well_formed || id.chars().any(char::is_whitespace) {
+        return Err(invalid(format!(
+            "extension identifier {id:?} must be `vendor-prefix/name` (e.g. `com.example/widgets`)"
+        )));
+    }
+    if id == crate::tasks::EXTENSION || id == crate::skills::EXTENSION {
+        return Err(invalid(format!(
+            "{id} is declared by the engine when it is served (register task tools or skills)"
+        )));
+    }
+    if !settings.is_object() {
+        return Err(invalid(format!(
+            "the settings of extension {id} must be a JSON object ({{}} for none)"
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) struct ServerInner {
@@ -71,6 +100,8 @@ pub(crate) struct ServerInner {
     /// What the app sets up before its first call and tears down after serving.
     pub(crate) lifespan: Arc<super::LifespanGate>,
     pub(crate) metrics: Arc<Metrics>,
+    /// Extensions the server declares itself (`capabilities.extensions`), by identifier.
+    pub(crate) extensions: std::sync::RwLock<serde_json::Map<String, Value>>,
 }
 
 impl ServerInner {
@@ -108,8 +139,19 @@ impl ServerInner {
         if self.catalog.has_completers() && version >= ProtocolVersion::V2025_03_26 {
             capabilities["completions"] = json!({});
         }
+        let mut extensions = self
+            .extensions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         if version.is_stateless() && self.registry.has_task_tools() {
-            capabilities["extensions"] = json!({ crate::tasks::EXTENSION: {} });
+            extensions.insert(crate::tasks::EXTENSION.into(), json!({}));
+        }
+        if self.catalog.has_skills() {
+            extensions.insert(crate::skills::EXTENSION.into(), crate::skills::capability());
+        }
+        if !extensions.is_empty() {
+            capabilities["extensions"] = Value::Object(extensions);
         }
         capabilities
     }
@@ -364,6 +406,40 @@ impl Server {
     /// Removes the prompt `name`; `false` if there was none.
     pub fn remove_prompt(&self, name: &str) -> bool {
         self.inner.catalog.remove_prompt(name)
+    }
+
+    /// Serves a skill (the Skills extension); sessions get
+    /// `notifications/resources/list_changed`, its SKILL.md being listed with the resources.
+    pub fn add_skill(&self, skill: Skill) -> Result<(), Error> {
+        self.inner.catalog.add_skill(skill)
+    }
+
+    /// Stops serving the skill at `path` (`"acme/billing/refunds"`) or whose SKILL.md is at
+    /// `uri`; `false` if there was none.
+    pub fn remove_skill(&self, path_or_uri: &str) -> bool {
+        self.inner.catalog.remove_skill(path_or_uri)
+    }
+
+    /// Serves the skills under the directory `root` (see [`Skill::load_dir`]), replacing those
+    /// an earlier load of the same directory gave: call it again to pick up changes (sessions
+    /// are told when anything changed). Returns how many skills it has. All or nothing: on an
+    /// error, what is served stays as it was.
+    pub fn load_skills(&self, root: impl AsRef<std::path::Path>) -> Result<usize, Error> {
+        self.inner.catalog.load_skills(root.as_ref())
+    }
+
+    /// Declares an extension this server serves, with its settings (a JSON object), in
+    /// `capabilities.extensions` of `initialize` and `server/discover`. The extensions the
+    /// engine serves itself (tasks, skills) are declared by it; a handler reads what the client
+    /// declared with [`Context::client_extension`](crate::Context::client_extension).
+    pub fn declare_extension(&self, id: &str, settings: Value) -> Result<(), Error> {
+        check_extension(id, &settings)?;
+        self.inner
+            .extensions
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_owned(), settings);
+        Ok(())
     }
 
     /// Ends everything this server serves: every [`serve`](Self::serve) and stdio serve

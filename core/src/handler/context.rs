@@ -117,6 +117,13 @@ impl Context {
         self.call.client_capabilities()
     }
 
+    /// The settings the client declared for the extension `id` (its
+    /// `capabilities.extensions[id]`: this request's own in 2026-07-28, the session's from
+    /// `initialize` before), or `None` when it did not declare it.
+    pub fn client_extension(&self, id: &str) -> Option<&Value> {
+        self.client_capabilities().get("extensions")?.get(id)
+    }
+
     /// 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key (empty in
     /// a legacy session and in a first round).
     pub fn input_responses(&self) -> &Map<String, Value> {

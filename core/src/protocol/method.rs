@@ -21,6 +21,9 @@ pub(crate) enum Method {
     TasksGet,
     TasksUpdate,
     TasksCancel,
+    SkillsList,
+    SkillsGet,
+    ResourcesDirectoryRead,
 }
 
 /// What a method belongs to: the session itself, or a capability the server offers only when
@@ -33,11 +36,13 @@ pub(crate) enum Family {
     Resources,
     Prompts,
     Completion,
+    /// The Skills extension: offered when skills are registered.
+    Skills,
 }
 
 impl Method {
     /// Every method, in the order of their metrics.
-    pub(crate) const ALL: [Method; 18] = [
+    pub(crate) const ALL: [Method; 21] = [
         Method::Initialize,
         Method::Ping,
         Method::ToolsList,
@@ -56,6 +61,9 @@ impl Method {
         Method::TasksGet,
         Method::TasksUpdate,
         Method::TasksCancel,
+        Method::SkillsList,
+        Method::SkillsGet,
+        Method::ResourcesDirectoryRead,
     ];
 
     /// The method named `name`; `None` for a method this server does not know (-32601).
@@ -80,6 +88,9 @@ impl Method {
             "tasks/get" => Method::TasksGet,
             "tasks/update" => Method::TasksUpdate,
             "tasks/cancel" => Method::TasksCancel,
+            "skills/list" => Method::SkillsList,
+            "skills/get" => Method::SkillsGet,
+            "resources/directory/read" => Method::ResourcesDirectoryRead,
             _ => return None,
         })
     }
@@ -105,6 +116,9 @@ impl Method {
             Method::TasksGet => "tasks/get",
             Method::TasksUpdate => "tasks/update",
             Method::TasksCancel => "tasks/cancel",
+            Method::SkillsList => "skills/list",
+            Method::SkillsGet => "skills/get",
+            Method::ResourcesDirectoryRead => "resources/directory/read",
         }
     }
 
@@ -127,6 +141,9 @@ impl Method {
             | Method::ResourcesUnsubscribe => Family::Resources,
             Method::PromptsList | Method::PromptsGet => Family::Prompts,
             Method::CompletionComplete => Family::Completion,
+            Method::SkillsList | Method::SkillsGet | Method::ResourcesDirectoryRead => {
+                Family::Skills
+            }
         }
     }
 }

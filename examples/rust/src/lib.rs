@@ -16,6 +16,15 @@ use toolwire::{Context, Error, Server, ServerOptions, Tool, ToolError, ToolOutpu
 pub const INSTRUCTIONS: &str =
     "Demo server: echo text, add two numbers, sleep with progress, or fail on purpose.";
 
+/// The example skills every language's conformance server serves (`examples/skills`), or where
+/// `TOOLWIRE_SKILLS_DIR` says when the binary runs away from this checkout.
+pub fn example_skills_dir() -> std::path::PathBuf {
+    std::env::var_os("TOOLWIRE_SKILLS_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills"),
+        std::path::PathBuf::from,
+    )
+}
+
 /// `builder` with its tasks, changes and legacy sessions' events in `redis`, if given.
 pub fn shared(
     builder: toolwire::ServerBuilder,

@@ -160,6 +160,9 @@ impl Method {
                 | Method::ResourceTemplatesList
                 | Method::ResourcesRead
                 | Method::PromptsList
+                | Method::SkillsList
+                | Method::SkillsGet
+                | Method::ResourcesDirectoryRead
         )
     }
 }

@@ -208,7 +208,33 @@ fun buildConformanceServer(config: ServerConfig = ServerConfig()): Server {
     server.promptCompletion("test_prompt_with_arguments") { _, value, _ ->
         listOf("paris", "park", "party", "test", "testing").filter { it.startsWith(value) }
     }
+    // The Skills extension's scenarios read the example skills.
+    server.loadSkills(exampleSkillsDir().toString())
     addModernFixtures(server)
     addTaskFixtures(server)
     return server
+}
+
+/** A class of the demo's own: where its jar or classes folder is. */
+private object SkillsAnchor
+
+/**
+ * examples/skills, or where TOOLWIRE_SKILLS_DIR says: found above this class's jar (or classes
+ * folder) or the working directory, whichever is in a checkout.
+ */
+fun exampleSkillsDir(): java.nio.file.Path {
+    System.getenv("TOOLWIRE_SKILLS_DIR")?.let { return java.nio.file.Path.of(it) }
+    val starts = listOfNotNull(
+        runCatching { java.nio.file.Path.of(SkillsAnchor::class.java.protectionDomain.codeSource.location.toURI()) }.getOrNull(),
+        runCatching { java.nio.file.Path.of("").toAbsolutePath() }.getOrNull(),
+    )
+    for (start in starts) {
+        var at: java.nio.file.Path? = start
+        while (at != null) {
+            val skills = at.resolve("examples").resolve("skills")
+            if (java.nio.file.Files.isDirectory(skills)) return skills
+            at = at.parent
+        }
+    }
+    error("examples/skills not found above ${starts.joinToString()}; set TOOLWIRE_SKILLS_DIR")
 }
