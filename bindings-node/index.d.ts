@@ -83,6 +83,25 @@ export interface ToolAnnotations {
   openWorldHint?: boolean
 }
 
+/** An MCP Apps view (`server.uiResource`). */
+export interface UiResourceConfig {
+  /** The view: an HTML5 document (`<!DOCTYPE html>`…). */
+  html: string
+  /** Its name (default: the URI's last segment). */
+  name?: string
+  title?: string
+  description?: string
+  /** Origins the view may reach. */
+  csp?: { connectDomains?: string[]; resourceDomains?: string[]; frameDomains?: string[]; baseUriDomains?: string[] }
+  /** Browser permissions asked for, each `{}`. */
+  permissions?: { camera?: {}; microphone?: {}; geolocation?: {}; clipboardWrite?: {} }
+  /** The host-specific origin asked for. */
+  domain?: string
+  prefersBorder?: boolean
+  /** `false` keeps it out of `resources/list` (still read by its URI). */
+  listed?: boolean
+}
+
 export interface ToolConfig<I = undefined, O = undefined> {
   title?: string
   description?: string
@@ -103,6 +122,10 @@ export interface ToolConfig<I = undefined, O = undefined> {
    * (default `'never'`). The handler does not change: in a task `ctx.elicit` waits for `tasks/update`.
    */
   taskSupport?: 'never' | 'optional' | 'required'
+  /** MCP Apps: the `ui://` view (registered first with `uiResource`) this tool links to. */
+  uiResource?: string
+  /** MCP Apps: who may call it (default both); `['app']` hides it from clients that render no views. */
+  visibility?: Array<'model' | 'app'>
 }
 
 /**
@@ -182,6 +205,8 @@ export declare class Context {
   readonly clientCapabilities: { [key: string]: unknown }
   /** The settings the client declared for the extension `id` (this request's own in 2026-07-28, the session's before), or `null`. */
   clientExtension(id: string): { [key: string]: unknown } | null
+  /** Whether the client renders MCP Apps views (it declared `io.modelcontextprotocol/ui` with their MIME type). */
+  readonly clientRendersApps: boolean
   /** Reports progress if the client asked for it (values must increase). Returns whether it was sent. */
   progress(progress: number, total?: number, message?: string): boolean
   /** Sends a log message if `level` passes the client's level. Returns whether it was sent. */
@@ -634,6 +659,13 @@ export declare class Server {
   removePrompt(name: string): boolean
   /** Tells the clients subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
+  /**
+   * Serves an MCP Apps view: the HTML5 document `config.html` at `uri` (`ui://…`), for tools to
+   * link to (`{ uiResource: uri }`). `csp`, `permissions`, `domain` and `prefersBorder` are its
+   * `_meta.ui`; `listed: false` keeps it out of `resources/list`. Throws
+   * `TOOLWIRE_REGISTRATION` naming what the spec forbids.
+   */
+  uiResource(uri: string, config: UiResourceConfig): this
   /**
    * Serves an Agent Skill (the Skills extension) at `skill://{path}/`: its SKILL.md (YAML
    * frontmatter with `name`, the last segment of `path`, and `description`) and `files` by path

@@ -92,6 +92,11 @@ class Context {
     return this.#details().clientCapabilities ?? {}
   }
 
+  /** Whether the client renders MCP Apps views (it declared the extension with their MIME type). */
+  get clientRendersApps() {
+    return this.#details().rendersApps ?? false
+  }
+
   /** The settings the client declared for the extension `id` (core's `client_extension`), or `null`. */
   clientExtension(id) {
     return this.clientCapabilities.extensions?.[id] ?? null

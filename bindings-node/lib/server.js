@@ -26,7 +26,11 @@ const HOLD_LIFESPAN = Symbol('toolwire.holdLifespan')
 
 const TOOL_CONFIG_KEYS = new Set([
   'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
-  'taskSupport',
+  'taskSupport', 'uiResource', 'visibility',
+])
+
+const UI_RESOURCE_KEYS = new Set([
+  'html', 'name', 'title', 'description', 'csp', 'permissions', 'domain', 'prefersBorder', 'listed',
 ])
 
 class Server {
@@ -140,6 +144,13 @@ class Server {
     }
     if (output.json !== undefined) definition.outputSchema = output.json
     if (config.taskSupport !== undefined) definition.taskSupport = config.taskSupport
+    if (config.uiResource !== undefined || config.visibility !== undefined) {
+      // MCP Apps' link, checked (and written in both forms hosts read) by the engine.
+      const ui = { ...(definition._meta?.ui ?? {}) }
+      if (config.uiResource !== undefined) ui.resourceUri = config.uiResource
+      if (config.visibility !== undefined) ui.visibility = config.visibility
+      definition._meta = { ...(definition._meta ?? {}), ui }
+    }
     const failed = this.#native.addTool(
       JSON.stringify(definition),
       this.#wrap(name, handler, input.parse),
@@ -317,6 +328,30 @@ class Server {
   /** Tells the clients subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri) {
     this.#native.notifyResourceUpdated(uri)
+  }
+
+  /**
+   * Serves an MCP Apps view: the HTML5 document `config.html` at `uri` (`ui://…`), for tools
+   * to link to (`tool(name, { uiResource: uri })`). `csp`, `permissions`, `domain` and
+   * `prefersBorder` are its `_meta.ui`; `listed: false` keeps it out of `resources/list`.
+   * Throws `TOOLWIRE_REGISTRATION` naming what the spec forbids. Removed with `removeResource`.
+   */
+  uiResource(uri, config) {
+    if (typeof uri !== 'string') throw new TypeError('uiResource(uri, config): uri must be a string')
+    if (config === null || typeof config !== 'object' || typeof config.html !== 'string') {
+      throw new TypeError('uiResource(uri, config): config.html must be the view\'s HTML document')
+    }
+    for (const key of Object.keys(config)) {
+      if (!UI_RESOURCE_KEYS.has(key)) throw new TypeError(`toolwire: unknown uiResource option ${JSON.stringify(key)}`)
+    }
+    const ui = {}
+    for (const key of ['csp', 'permissions', 'domain', 'prefersBorder']) {
+      if (config[key] !== undefined) ui[key] = config[key]
+    }
+    const name = config.name ?? uri.replace(/\/+$/, '').split('/').pop()
+    const failed = this.#native.addUiResource(uri, name, config.html, config.title ?? null, config.description ?? null, ui, config.listed ?? true)
+    if (failed) throw fromNative(failed)
+    return this
   }
 
   /**

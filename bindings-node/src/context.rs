@@ -183,6 +183,7 @@ pub fn ctx_info(id: u32) -> Value {
             "protocolVersion": ctx.protocol_version().as_str(),
             "clientInfo": ctx.client_info().and_then(|info| serde_json::to_value(info).ok()),
             "clientCapabilities": ctx.client_capabilities(),
+            "rendersApps": ctx.client_renders_apps(),
             "wantsProgress": ctx.wants_progress(),
             "inputResponses": ctx.input_responses(),
             "requestState": ctx.request_state(),

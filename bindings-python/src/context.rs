@@ -149,6 +149,12 @@ impl NativeContext {
         to_py(py, self.ctx.client_capabilities())
     }
 
+    /// Whether the client renders MCP Apps views.
+    #[getter]
+    fn client_renders_apps(&self) -> bool {
+        self.ctx.client_renders_apps()
+    }
+
     /// The settings the client declared for the extension `id`, or `None`.
     fn client_extension(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAny>>> {
         self.ctx

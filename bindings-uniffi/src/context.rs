@@ -184,6 +184,12 @@ impl CallContext {
         json_text(self.context.client_capabilities())
     }
 
+    /// Whether the client renders MCP Apps views (it declared the extension with their MIME
+    /// type): a tool linked to a view can answer with text alone when not.
+    pub fn client_renders_apps(&self) -> bool {
+        self.context.client_renders_apps()
+    }
+
     /// JSON text of the settings the client declared for the extension `id` (this request's
     /// own in 2026-07-28, the session's before), or `null` when it did not declare it.
     pub fn client_extension_json(&self, id: String) -> Option<String> {

@@ -43,6 +43,13 @@ pub struct ToolDefinition {
     /// change: inside a task `context.elicit` waits for the client's `tasks/update`.
     #[uniffi(default = None)]
     pub task_support: Option<TaskSupport>,
+    /// MCP Apps: the `ui://` view (registered first with `addUiResource`) this tool links to.
+    #[uniffi(default = None)]
+    pub ui_resource: Option<String>,
+    /// MCP Apps: who may call it (default both); `[APP]` hides it from clients that render no
+    /// views.
+    #[uniffi(default = [])]
+    pub visibility: Vec<Visibility>,
 }
 
 /// An icon of a tool (2025-11-25).
@@ -269,7 +276,82 @@ impl ToolDefinition {
         if let Some(support) = self.task_support {
             tool = tool.task_support(support.into());
         }
+        if let Some(uri) = &self.ui_resource {
+            tool = tool.ui_resource(uri);
+        }
+        if !self.visibility.is_empty() {
+            let who: Vec<toolwire::Visibility> =
+                self.visibility.iter().map(|v| (*v).into()).collect();
+            tool = tool.visibility(&who);
+        }
         Ok(tool)
+    }
+}
+
+/// Who may call a tool linked to an MCP Apps view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum Visibility {
+    /// The model (the host offers the tool to its agent).
+    Model,
+    /// The view, through the host.
+    App,
+}
+
+impl From<Visibility> for toolwire::Visibility {
+    fn from(who: Visibility) -> Self {
+        match who {
+            Visibility::Model => toolwire::Visibility::Model,
+            Visibility::App => toolwire::Visibility::App,
+        }
+    }
+}
+
+/// An MCP Apps view: an HTML5 document served at a `ui://` URI for tools to link to.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct UiResourceDefinition {
+    /// `ui://…`.
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// The view: an HTML5 document (`<!DOCTYPE html>`…).
+    pub html: String,
+    /// Display name.
+    #[uniffi(default = None)]
+    pub title: Option<String>,
+    /// What it shows.
+    #[uniffi(default = None)]
+    pub description: Option<String>,
+    /// Its `_meta.ui` as JSON text: `csp`, `permissions`, `domain`, `prefersBorder`.
+    #[uniffi(default = None)]
+    pub ui_meta_json: Option<String>,
+    /// `false` keeps it out of `resources/list` (still read by its URI).
+    #[uniffi(default = true)]
+    pub listed: bool,
+}
+
+impl UiResourceDefinition {
+    pub(crate) fn into_core(self) -> Result<toolwire::UiResource, ToolwireError> {
+        let mut view = toolwire::UiResource::new(&self.uri, self.name, self.html);
+        if let Some(title) = self.title {
+            view = view.title(title);
+        }
+        if let Some(description) = self.description {
+            view = view.description(description);
+        }
+        if let Some(json) = self.ui_meta_json {
+            match serde_json::from_str(&json) {
+                Ok(Value::Object(ui)) => view = view.ui_meta(ui),
+                _ => {
+                    return Err(ToolwireError::Registration {
+                        detail: format!("the _meta.ui of view {} must be a JSON object", self.uri),
+                    });
+                }
+            }
+        }
+        if !self.listed {
+            view = view.unlisted();
+        }
+        Ok(view)
     }
 }
 

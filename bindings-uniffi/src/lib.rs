@@ -34,7 +34,10 @@ pub use catalog::{
 pub use client::{Client, ClientAnswerer, ClientOptions, ClientProgress};
 pub use connection::Connection;
 pub use context::{CallContext, ClientInfo, LogLevel, Question, RequestId, Root};
-pub use definition::{Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefinition};
+pub use definition::{
+    Icon, ServerConfig, TaskSupport, ToolAnnotations, ToolDefinition, UiResourceDefinition,
+    Visibility,
+};
 pub use errors::ToolwireError;
 pub use handler::{BlockingToolHandler, ToolHandler};
 pub use http::{BearerTokenValidator, HttpServer, HttpServerOptions, TokenGrant, TokenVerdict};

@@ -8,7 +8,7 @@ use crate::catalog::{
 };
 use crate::client::{Client, ClientAnswerer, ClientOptions};
 use crate::connection::Connection;
-use crate::definition::{ServerConfig, ToolDefinition};
+use crate::definition::{ServerConfig, ToolDefinition, UiResourceDefinition};
 use crate::driver::StdioDriver;
 use crate::errors::ToolwireError;
 use crate::handler::{BlockingTool, BlockingToolHandler, ForeignTool, ToolHandler};
@@ -222,6 +222,12 @@ impl Server {
     /// Tells the clients subscribed to `uri` that it changed.
     pub fn notify_resource_updated(&self, uri: String) {
         self.server.notify_resource_updated(&uri);
+    }
+
+    /// Serves an MCP Apps view for tools to link to (`ToolDefinition.uiResource`); removed with
+    /// `removeResource`. A `Registration` error names what the spec forbids.
+    pub fn add_ui_resource(&self, view: UiResourceDefinition) -> Result<(), ToolwireError> {
+        Ok(self.server.add_ui_resource(view.into_core()?)?)
     }
 
     /// Serves an Agent Skill (the Skills extension) at `skill://{path}/`: its SKILL.md (YAML

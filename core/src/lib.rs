@@ -24,6 +24,7 @@ pub mod middleware {
     pub use crate::dispatch::around::{Around, Ended, Next, Refusal};
     pub use crate::dispatch::middleware::{Middleware, Outcome, RequestInfo, Verdict};
 }
+pub mod apps;
 pub mod protocol;
 #[cfg(feature = "redis")]
 pub mod redis;
@@ -36,6 +37,7 @@ pub mod telemetry;
 pub mod transport;
 pub mod wire;
 
+pub use apps::UiResource;
 pub use catalog::{
     Completer, Completion, CompletionRequest, Prompt, PromptArgument, PromptHandler, PromptMessage,
     PromptRequest, PromptResult, Reference, Resource, ResourceContents, ResourceHandler,
@@ -52,7 +54,7 @@ pub use error::Error;
 pub use handler::{Context, RequestOptions, ToolError, ToolHandler};
 pub use protocol::{
     Content, Implementation, InputRequired, LogLevel, ProtocolVersion, Root, TaskSupport, Tool,
-    ToolAnnotations, ToolOutput, TraceContext,
+    ToolAnnotations, ToolOutput, TraceContext, Visibility,
 };
 pub use registry::Violation;
 pub use skills::Skill;

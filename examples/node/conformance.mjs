@@ -8,6 +8,7 @@ import { Server, audio, embeddedResource, image, text } from 'toolwire'
 
 import { addModernFixtures } from './conformance-modern.mjs'
 import { addTaskFixtures } from './conformance-tasks.mjs'
+import { addGreeter } from './greeter.mjs'
 
 export const RED_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC'
 export const SILENT_WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=='
@@ -194,6 +195,8 @@ export function buildConformanceServer(options = {}) {
     )
   // The Skills extension's scenarios read the example skills.
   server.loadSkills(exampleSkillsDir())
+  // MCP Apps: the greeter example (examples/apps), for the browser test.
+  addGreeter(server)
   addModernFixtures(server)
   addTaskFixtures(server)
   return server

@@ -15,6 +15,7 @@ from typing import Any
 from toolwire import Audio, Context, EmbeddedResource, Image, Server, Text, ToolError, ToolResult
 from toolwire_conformance_modern import add_modern_fixtures
 from toolwire_conformance_tasks import add_task_fixtures
+from toolwire_greeter import add_greeter
 
 RED_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 SILENT_WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=="
@@ -240,6 +241,8 @@ def build_conformance_server(**options: Any) -> Server:
 
     # The Skills extension's scenarios read the example skills.
     server.load_skills(example_skills_dir())
+    # MCP Apps: the greeter example (examples/apps), for the browser test.
+    add_greeter(server)
     add_modern_fixtures(server)
     add_task_fixtures(server)
     return server

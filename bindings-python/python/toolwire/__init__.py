@@ -62,7 +62,7 @@ from ._native import (
     TransportError,
 )
 from ._schema import analyse, converter  # noqa: F401 (importable from here before the split)
-from ._server import Server, Session, TaskSupport
+from ._server import Server, Session, TaskSupport, Visibility
 
 __all__ = [
     "AsgiApp",
@@ -87,6 +87,7 @@ __all__ = [
     "Round",
     "Server",
     "TaskSupport",
+    "Visibility",
     "Session",
     "SessionClosedError",
     "Text",

@@ -226,6 +226,38 @@ class CatalogMixin(ServerBase):
         """Tells the clients subscribed to `uri` that it changed."""
         self._native.notify_resource_updated(uri)
 
+    def add_ui_resource(
+        self,
+        uri: str,
+        html: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        csp: Optional[Mapping[str, list[str]]] = None,
+        permissions: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        domain: Optional[str] = None,
+        prefers_border: Optional[bool] = None,
+        listed: bool = True,
+    ) -> None:
+        """Serves an MCP Apps view: the HTML5 document `html` at `uri` (`ui://…`), for tools to
+        link to (`@server.tool(ui_resource=uri)`). `csp` (`connectDomains`, `resourceDomains`,
+        `frameDomains`, `baseUriDomains`: origins), `permissions` (`camera`, `microphone`,
+        `geolocation`, `clipboardWrite`, each `{}`), `domain` and `prefers_border` are its
+        `_meta.ui`. `listed=False` keeps it out of `resources/list`. Raises `RegistrationError`
+        naming what the spec forbids. Removed with `remove_resource(uri)`."""
+        ui: dict[str, Any] = {}
+        for key, value in (
+            ("csp", csp),
+            ("permissions", permissions),
+            ("domain", domain),
+            ("prefersBorder", prefers_border),
+        ):
+            if value is not None:
+                ui[key] = value
+        label = name or uri.rstrip("/").rsplit("/", 1)[-1]
+        self._native.add_ui_resource(uri, label, html, title, description, ui, bool(listed))
+
     def add_skill(
         self,
         path: str,

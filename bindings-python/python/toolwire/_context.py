@@ -104,6 +104,12 @@ class Context:
     def client_capabilities(self) -> dict[str, Any]:
         return self._native.client_capabilities
 
+    @property
+    def client_renders_apps(self) -> bool:
+        """Whether the client renders MCP Apps views (it declared the extension with their MIME
+        type): a tool linked to a view can answer with text alone when not."""
+        return self._native.client_renders_apps
+
     def client_extension(self, id: str) -> Optional[dict[str, Any]]:
         """The settings the client declared for the extension `id` (this request's own in
         2026-07-28, the session's before), or None when it did not declare it."""

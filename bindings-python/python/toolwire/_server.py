@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 #: Whether a tool may run as a task (the tasks extension): "never" (default), "optional" or
 #: "required".
 TaskSupport = Literal["never", "optional", "required"]
+Visibility = Literal["model", "app"]
 
 
 def _returned(value: Any) -> Any:
@@ -344,6 +345,8 @@ class Server(CatalogMixin, HttpMixin):
         max_concurrency: Optional[int] = None,
         task_support: TaskSupport = "never",
         run_in_thread: bool = True,
+        ui_resource: Optional[str] = None,
+        visibility: Optional[list[Visibility]] = None,
     ) -> Callable[[F], F]:
         """Registers the decorated function (sync or `async def`) as a tool.
 
@@ -365,6 +368,10 @@ class Server(CatalogMixin, HttpMixin):
         and wrong for one that waits (on I/O, a lock, `time.sleep`): nothing else is served
         meanwhile, and no deadline can end it (`timeout=` with it is a `ValueError`). It is not
         a way to pin a thread. No effect on `async def` tools.
+
+        MCP Apps: `ui_resource="ui://…"` links the tool to a view registered before it with
+        `add_ui_resource`; `visibility=["app"]` makes it a tool only the view calls (not
+        offered to clients that render no views; the default is both `"model"` and `"app"`).
         """
 
         def register(fn: F) -> F:
@@ -382,6 +389,8 @@ class Server(CatalogMixin, HttpMixin):
                 max_concurrency=max_concurrency,
                 task_support=task_support,
                 run_in_thread=run_in_thread,
+                ui_resource=ui_resource,
+                visibility=visibility,
             )
             return fn
 
@@ -403,6 +412,8 @@ class Server(CatalogMixin, HttpMixin):
         max_concurrency: Optional[int] = None,
         task_support: TaskSupport = "never",
         run_in_thread: bool = True,
+        ui_resource: Optional[str] = None,
+        visibility: Optional[list[Visibility]] = None,
     ) -> None:
         """Registers `fn` as a tool (see `tool`); while serving, clients get `list_changed`."""
         signature = analyse(fn, Context, (ToolResult, *BLOCKS))
@@ -424,6 +435,14 @@ class Server(CatalogMixin, HttpMixin):
                 definition[key] = value
         if task_support != "never":
             definition["taskSupport"] = task_support
+        if ui_resource is not None or visibility is not None:
+            # MCP Apps' link, checked (and written in both forms hosts read) by the engine.
+            ui = dict(definition.setdefault("_meta", {}).get("ui") or {})
+            if ui_resource is not None:
+                ui["resourceUri"] = ui_resource
+            if visibility is not None:
+                ui["visibility"] = list(visibility)
+            definition["_meta"] = {**definition["_meta"], "ui": ui}
         renamed = signature.renamed if input_schema is None else {}
         invoke, is_async = _wrap(
             fn, signature.context_param, params, renamed, signature.defaults, self._lifespan, definition["name"]

@@ -211,6 +211,8 @@ pub(crate) struct Catalog {
     completers: RwLock<HashMap<Reference, Arc<dyn Completer>>>,
     /// The skills served (`skill://` resources, `skills/list`).
     pub(crate) skills: crate::skills::Skills,
+    /// MCP Apps views (`ui://` resources).
+    pub(crate) views: crate::apps::Views,
     /// Set once the server is built: registrations before that announce nothing.
     changes: OnceLock<Arc<dyn ChangeBus>>,
 }
@@ -266,7 +268,7 @@ impl Catalog {
                 message: "a resource needs a uri and a name".into(),
             });
         }
-        if self.skills.snapshot().file(&def.uri).is_some() {
+        if self.skills.snapshot().file(&def.uri).is_some() || self.views.get(&def.uri).is_some() {
             return Err(Error::InvalidDefinition {
                 kind: "resource",
                 message: format!("{} is already served as a skill's file", def.uri),
@@ -384,7 +386,7 @@ impl Catalog {
     }
 
     pub(crate) fn remove_resource(&self, uri: &str) -> bool {
-        let removed = remove(&self.resources, uri);
+        let removed = remove(&self.resources, uri) || self.views.remove(uri);
         if removed {
             self.changed(Kind::Resources);
         }
@@ -419,6 +421,24 @@ impl Catalog {
         !snapshot(&self.resources).is_empty()
             || !snapshot(&self.templates).is_empty()
             || self.has_skills()
+            || self.has_views()
+    }
+
+    /// Serves an MCP Apps view.
+    pub(crate) fn add_view(&self, view: crate::apps::UiResource) -> Result<(), Error> {
+        if self.is_resource(view.uri()) {
+            return Err(Error::InvalidDefinition {
+                kind: "ui resource",
+                message: format!("{} is already registered as a resource", view.uri()),
+            });
+        }
+        self.views.add(view)?;
+        self.changed(Kind::Resources);
+        Ok(())
+    }
+
+    pub(crate) fn has_views(&self) -> bool {
+        !self.views.is_empty()
     }
 
     pub(crate) fn has_skills(&self) -> bool {

@@ -47,6 +47,7 @@ enum Registration {
     Prompt(Prompt, Arc<dyn PromptHandler>),
     Completer(Reference, Arc<dyn Completer>),
     Skill(crate::skills::Skill),
+    View(crate::apps::UiResource),
     SkillsDir(std::path::PathBuf),
 }
 
@@ -179,6 +180,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves an MCP Apps view (see [`Server::add_ui_resource`]); tools added to this builder
+    /// may link to it whatever the order.
+    pub fn ui_resource(mut self, view: crate::apps::UiResource) -> Self {
+        self.catalog.push(Registration::View(view));
+        self
+    }
+
     /// Serves a skill (the Skills extension; see [`Server::add_skill`]).
     pub fn skill(mut self, skill: crate::skills::Skill) -> Self {
         self.catalog.push(Registration::Skill(skill));
@@ -212,9 +220,6 @@ impl ServerBuilder {
         options.check()?;
         let metrics = Metrics::new(options.metrics);
         let registry = ToolRegistry::new(options.max_queued_calls, metrics.clone());
-        for (tool, handler) in self.tools {
-            registry.insert(registry.prepare(tool, handler)?)?;
-        }
         let catalog = Catalog::default();
         for registration in self.catalog {
             match registration {
@@ -225,10 +230,17 @@ impl ServerBuilder {
                     catalog.set_completer(reference, completer)?;
                 }
                 Registration::Skill(skill) => catalog.add_skill(skill)?,
+                Registration::View(view) => catalog.add_view(view)?,
                 Registration::SkillsDir(root) => {
                     catalog.load_skills(&root)?;
                 }
             }
+        }
+        // After the catalog: a tool's MCP Apps view must be registered.
+        for (tool, handler) in self.tools {
+            registry.insert(super::server::prepare_tool(
+                &registry, &catalog, tool, handler,
+            )?)?;
         }
         let mut extensions = serde_json::Map::new();
         for (id, settings) in self.extensions {

@@ -82,6 +82,16 @@ pub(crate) fn start_parsed(
     let Some(tool) = session.server.registry.get(&name) else {
         return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
+    // A tool only an MCP Apps view calls is unknown to a client that renders none.
+    if tool.app_only {
+        let capabilities = match &modern {
+            Some(envelope) => Some(&envelope.client_capabilities),
+            None => session.negotiated.get().map(|n| &n.client_capabilities),
+        };
+        if !capabilities.is_some_and(crate::apps::renders) {
+            return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
+        }
+    }
     responder.count_tool(tool.series.as_ref());
     let violations = tool.input.violations(&arguments);
     if !violations.is_empty() {

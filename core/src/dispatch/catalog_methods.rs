@@ -45,7 +45,8 @@ pub(crate) fn handle(
         Method::ResourcesList => {
             let items = catalog::snapshot(&catalog.resources);
             let skills = catalog.skills.snapshot();
-            if skills.is_empty() {
+            let views = catalog.views.snapshot();
+            if skills.is_empty() && views.is_empty() {
                 return answer_page(
                     responder,
                     &items,
@@ -55,17 +56,33 @@ pub(crate) fn handle(
                     |r| r.def.to_json(version),
                 );
             }
-            // Each skill's SKILL.md is listed with the resources, in one URI order.
-            let mut merged: BTreeMap<String, &catalog::Resource> =
-                items.iter().map(|(uri, r)| (uri.clone(), &r.def)).collect();
-            merged.extend(skills.listed.iter().map(|(uri, r)| (uri.clone(), r)));
+            // Each skill's SKILL.md and each listed view beside the resources, in one URI order.
+            let mut merged: BTreeMap<String, Listed<'_>> = items
+                .iter()
+                .map(|(uri, r)| (uri.clone(), Listed::Resource(&r.def)))
+                .collect();
+            merged.extend(
+                skills
+                    .listed
+                    .iter()
+                    .map(|(uri, r)| (uri.clone(), Listed::Resource(r))),
+            );
+            merged.extend(
+                views
+                    .iter()
+                    .filter(|(_, view)| view.is_listed())
+                    .map(|(uri, view)| (uri.clone(), Listed::View(view))),
+            );
             answer_page(
                 responder,
                 &merged,
                 params.as_ref(),
                 page_size,
                 "resources",
-                |r| r.to_json(version),
+                |listed| match listed {
+                    Listed::Resource(r) => r.to_json(version),
+                    Listed::View(view) => view.listing(),
+                },
             )
         }
         Method::SkillsList => {
@@ -169,6 +186,12 @@ pub(crate) fn handle(
     }
 }
 
+/// An entry of `resources/list`: a registered resource (or a skill's SKILL.md), or a view.
+enum Listed<'a> {
+    Resource(&'a catalog::Resource),
+    View(&'a crate::apps::UiResource),
+}
+
 fn string_param(params: Option<&Value>, key: &str) -> Option<String> {
     params?.get(key)?.as_str().map(str::to_owned)
 }
@@ -259,6 +282,10 @@ fn read(
     // A skill's file: the bytes read when it was registered, answered at once.
     if let Some(file) = session.server.catalog.skills.snapshot().file(&uri) {
         return responder.result(&json!({ "contents": [file.contents()] }));
+    }
+    // An MCP Apps view: its document, with its `_meta.ui`.
+    if let Some(view) = session.server.catalog.views.get(&uri) {
+        return responder.result(&view.read());
     }
     let Some(found) = session.server.catalog.find_resource(&uri) else {
         return responder.error(not_found(&uri, is_modern));

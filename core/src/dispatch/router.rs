@@ -295,7 +295,10 @@ fn handle_request(
     };
     match method {
         Method::ToolsCall => call::start(session, responder, params, version, None),
-        Method::ToolsList => list_tools(session, responder, params, version),
+        Method::ToolsList => {
+            let capabilities = session.negotiated.get().map(|n| &n.client_capabilities);
+            list_tools(session, responder, params, version, capabilities)
+        }
         Method::LoggingSetLevel => lifecycle::set_log_level(session, responder, params),
         catalog => {
             super::catalog_methods::handle(session, responder, catalog, params, version, None)
@@ -308,11 +311,24 @@ pub(super) fn list_tools(
     responder: Responder,
     params: Option<Value>,
     version: ProtocolVersion,
+    client_capabilities: Option<&Value>,
 ) {
     // Each entry is serialised once per version; a page is their concatenation, copied
     // once, straight into the answer's frame. The frame is sized for the first page's
     // entries: exact for a list without a cursor, a hint for a later page.
-    let tools = session.server.registry.snapshot();
+    let mut tools = session.server.registry.snapshot();
+    // Tools only an MCP Apps view calls are not offered to a client that renders none.
+    if tools.values().any(|tool| tool.app_only)
+        && !client_capabilities.is_some_and(crate::apps::renders)
+    {
+        tools = Arc::new(
+            tools
+                .iter()
+                .filter(|(_, tool)| !tool.app_only)
+                .map(|(name, tool)| (name.clone(), tool.clone()))
+                .collect(),
+        );
+    }
     let page_size = session.server.options.page_size;
     let listed_len: usize = tools
         .values()

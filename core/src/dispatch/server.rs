@@ -39,6 +39,20 @@ pub(crate) fn share<D: ?Sized + 'static, T: 'static>(
     }
 }
 
+/// A tool checked and compiled for the registry, its MCP Apps link (if any) checked against the
+/// views `catalog` serves.
+pub(crate) fn prepare_tool(
+    registry: &ToolRegistry,
+    catalog: &Catalog,
+    mut tool: Tool,
+    handler: Arc<dyn ToolHandler>,
+) -> Result<crate::registry::RegisteredTool, Error> {
+    let app_only = crate::apps::link_tool(&mut tool, &|uri| catalog.views.get(uri).is_some())?;
+    let mut prepared = registry.prepare(tool, handler)?;
+    prepared.app_only = app_only;
+    Ok(prepared)
+}
+
 /// An extension's identifier is `{vendor-prefix}/{name}` and its settings an object; the
 /// engine's own extensions are declared by the engine.
 pub(crate) fn check_extension(id: &str, settings: &Value) -> Result<(), Error> {
@@ -146,6 +160,9 @@ impl ServerInner {
             .clone();
         if version.is_stateless() && self.registry.has_task_tools() {
             extensions.insert(crate::tasks::EXTENSION.into(), json!({}));
+        }
+        if self.catalog.has_views() {
+            extensions.insert(crate::apps::EXTENSION.into(), json!({}));
         }
         if self.catalog.has_skills() {
             extensions.insert(crate::skills::EXTENSION.into(), crate::skills::capability());
@@ -272,7 +289,12 @@ impl Server {
     /// A handler behind an `Arc` is kept as it is.
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
         let registry = &self.inner.registry;
-        registry.insert(registry.prepare(tool, share(handler, |h| Arc::new(h)))?)
+        registry.insert(prepare_tool(
+            registry,
+            &self.inner.catalog,
+            tool,
+            share(handler, |h| Arc::new(h)),
+        )?)
     }
 
     /// [`add_tool`](Self::add_tool) for a handler already behind an `Arc` (as bindings hold them).
@@ -406,6 +428,15 @@ impl Server {
     /// Removes the prompt `name`; `false` if there was none.
     pub fn remove_prompt(&self, name: &str) -> bool {
         self.inner.catalog.remove_prompt(name)
+    }
+
+    /// Serves an MCP Apps view (a `ui://` resource) for tools to link to
+    /// ([`Tool::ui_resource`]); sessions get `notifications/resources/list_changed`. Refused,
+    /// naming the fault, when the spec forbids it (a scheme other than `ui://`, a document that
+    /// is not HTML5, a malformed `_meta.ui`). Remove it with
+    /// [`remove_resource`](Self::remove_resource).
+    pub fn add_ui_resource(&self, view: crate::apps::UiResource) -> Result<(), Error> {
+        self.inner.catalog.add_view(view)
     }
 
     /// Serves a skill (the Skills extension); sessions get

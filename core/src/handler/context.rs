@@ -124,6 +124,12 @@ impl Context {
         self.client_capabilities().get("extensions")?.get(id)
     }
 
+    /// Whether the client renders MCP Apps views (it declared the `io.modelcontextprotocol/ui`
+    /// extension with the views' MIME type): a tool can answer with text alone when not.
+    pub fn client_renders_apps(&self) -> bool {
+        crate::protocol::apps::renders(self.client_capabilities())
+    }
+
     /// 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key (empty in
     /// a legacy session and in a first round).
     pub fn input_responses(&self) -> &Map<String, Value> {

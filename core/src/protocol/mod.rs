@@ -1,5 +1,6 @@
 //! MCP protocol types and the one table of per-version behaviour.
 
+pub(crate) mod apps;
 mod content;
 mod implementation;
 pub(crate) mod input;
@@ -10,6 +11,7 @@ pub(crate) mod tool;
 mod trace;
 mod version;
 
+pub use apps::Visibility;
 pub use content::{Content, ToolOutput};
 pub use implementation::{Icon, Implementation};
 pub use input::InputRequired;

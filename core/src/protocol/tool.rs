@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use super::apps::Visibility;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -195,6 +196,34 @@ impl Tool {
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
         self
+    }
+
+    /// Links the tool to its MCP Apps view, a `ui://` resource registered before the tool
+    /// (`_meta.ui.resourceUri`, and the flat `ui/resourceUri` older hosts read).
+    pub fn ui_resource(mut self, uri: impl Into<String>) -> Self {
+        let uri = Value::String(uri.into());
+        self.with_ui(|ui| ui.insert("resourceUri".into(), uri));
+        self
+    }
+
+    /// Who may call the tool in an MCP Apps host (`_meta.ui.visibility`; both by default). A
+    /// tool only the view calls (`[Visibility::App]`) is not offered to clients that do not
+    /// render apps.
+    pub fn visibility(mut self, who: &[Visibility]) -> Self {
+        let who = who.iter().map(|v| Value::from(v.as_str())).collect();
+        self.with_ui(|ui| ui.insert("visibility".into(), Value::Array(who)));
+        self
+    }
+
+    /// Changes `_meta.ui` (made an object if it was not one).
+    fn with_ui(&mut self, change: impl FnOnce(&mut Map<String, Value>) -> Option<Value>) {
+        let meta = self.meta.get_or_insert_with(Map::new);
+        let mut ui = match meta.remove("ui") {
+            Some(Value::Object(ui)) => ui,
+            _ => Map::new(),
+        };
+        change(&mut ui);
+        meta.insert("ui".into(), Value::Object(ui));
     }
 
     /// A deadline for each call; past it the call ends with an `isError` result and the

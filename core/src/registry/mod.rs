@@ -32,6 +32,9 @@ pub(crate) struct RegisteredTool {
     listing: [OnceLock<String>; ProtocolVersion::ALL.len()],
     /// Where its calls are counted (`None`: metrics off).
     pub(crate) series: Option<Arc<Series>>,
+    /// Only an MCP Apps view may call it (`visibility: ["app"]`): not offered to clients that
+    /// do not render views.
+    pub(crate) app_only: bool,
 }
 
 impl RegisteredTool {
@@ -202,6 +205,7 @@ impl ToolRegistry {
             param_headers,
             listing: Default::default(),
             series,
+            app_only: false,
         })
     }
 

@@ -373,6 +373,8 @@ fn build(
         );
     // The Skills extension's scenarios read the example skills (examples/skills).
     let builder = builder.skills_dir(crate::example_skills_dir());
+    // MCP Apps: the greeter example (examples/apps), for the browser test.
+    let builder = crate::apps::with_greeter(builder);
     let builder = crate::conformance_modern::with_modern_fixtures(builder);
     let server = crate::conformance_tasks::with_task_fixtures(builder).build()?;
     crate::conformance_modern::add_triggers(&server)?;

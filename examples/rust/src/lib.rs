@@ -1,6 +1,7 @@
 //! The demo server of the shared contract, with Rust handlers: `echo`, `add`, `sleep`, `fail`.
 //! Every language's demo exposes these same tools; the golden vectors and benchmarks rely on them.
 
+pub mod apps;
 pub mod bench_tools;
 pub mod conformance;
 mod conformance_modern;

@@ -248,7 +248,13 @@ pub(crate) fn handle_modern(
         Method::ToolsCall => {
             super::call::start(session, responder, params, version, Some(envelope))
         }
-        Method::ToolsList => router::list_tools(session, responder, params, version),
+        Method::ToolsList => router::list_tools(
+            session,
+            responder,
+            params,
+            version,
+            Some(&envelope.client_capabilities),
+        ),
         Method::SubscriptionsListen => listen::start(session, responder, params, envelope),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
             tasks::handle(session, responder, method, params, &envelope)

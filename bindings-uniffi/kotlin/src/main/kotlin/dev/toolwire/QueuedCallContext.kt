@@ -33,6 +33,7 @@ internal class QueuedCallContext(private val callId: Long) : CallContext(NoHandl
     override fun clientInfoJson() = live().clientInfoJson()
     override fun clientCapabilitiesJson() = live().clientCapabilitiesJson()
     override fun clientExtensionJson(id: String) = live().clientExtensionJson(id)
+    override fun clientRendersApps() = live().clientRendersApps()
     override fun inputResponsesJson() = live().inputResponsesJson()
     override fun requestState() = live().requestState()
     override fun traceContext() = live().traceContext()

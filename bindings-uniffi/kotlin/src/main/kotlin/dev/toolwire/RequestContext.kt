@@ -49,6 +49,7 @@ class RequestContext internal constructor(
     override fun clientInfoJson() = live().clientInfoJson()
     override fun clientCapabilitiesJson() = live().clientCapabilitiesJson()
     override fun clientExtensionJson(id: String) = live().clientExtensionJson(id)
+    override fun clientRendersApps() = live().clientRendersApps()
     override fun inputResponsesJson() = live().inputResponsesJson()
     override fun requestState() = live().requestState()
     override fun traceContext() = live().traceContext()

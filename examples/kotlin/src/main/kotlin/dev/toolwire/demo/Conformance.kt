@@ -210,6 +210,8 @@ fun buildConformanceServer(config: ServerConfig = ServerConfig()): Server {
     }
     // The Skills extension's scenarios read the example skills.
     server.loadSkills(exampleSkillsDir().toString())
+    // MCP Apps: the greeter example (examples/apps), for the browser test.
+    addGreeter(server)
     addModernFixtures(server)
     addTaskFixtures(server)
     return server
@@ -218,12 +220,15 @@ fun buildConformanceServer(config: ServerConfig = ServerConfig()): Server {
 /** A class of the demo's own: where its jar or classes folder is. */
 private object SkillsAnchor
 
+/** examples/skills, or where TOOLWIRE_SKILLS_DIR says. */
+fun exampleSkillsDir(): java.nio.file.Path =
+    System.getenv("TOOLWIRE_SKILLS_DIR")?.let { java.nio.file.Path.of(it) } ?: exampleDir("skills")
+
 /**
- * examples/skills, or where TOOLWIRE_SKILLS_DIR says: found above this class's jar (or classes
- * folder) or the working directory, whichever is in a checkout.
+ * examples/[name], found above this class's jar (or classes folder) or the working directory,
+ * whichever is in a checkout.
  */
-fun exampleSkillsDir(): java.nio.file.Path {
-    System.getenv("TOOLWIRE_SKILLS_DIR")?.let { return java.nio.file.Path.of(it) }
+fun exampleDir(name: String): java.nio.file.Path {
     val starts = listOfNotNull(
         runCatching { java.nio.file.Path.of(SkillsAnchor::class.java.protectionDomain.codeSource.location.toURI()) }.getOrNull(),
         runCatching { java.nio.file.Path.of("").toAbsolutePath() }.getOrNull(),
@@ -231,10 +236,10 @@ fun exampleSkillsDir(): java.nio.file.Path {
     for (start in starts) {
         var at: java.nio.file.Path? = start
         while (at != null) {
-            val skills = at.resolve("examples").resolve("skills")
-            if (java.nio.file.Files.isDirectory(skills)) return skills
+            val found = at.resolve("examples").resolve(name)
+            if (java.nio.file.Files.isDirectory(found)) return found
             at = at.parent
         }
     }
-    error("examples/skills not found above ${starts.joinToString()}; set TOOLWIRE_SKILLS_DIR")
+    error("examples/$name not found above ${starts.joinToString()}")
 }
