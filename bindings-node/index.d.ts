@@ -204,7 +204,7 @@ export declare class Context {
   readonly clientInfo: Implementation | null
   readonly clientCapabilities: { [key: string]: unknown }
   /** The settings the client declared for the extension `id` (this request's own in 2026-07-28, the session's before), or `null`. */
-  clientExtension(id: string): { [key: string]: unknown } | null
+  clientExtension(id: string): unknown
   /** Whether the client renders MCP Apps views (it declared `io.modelcontextprotocol/ui` with their MIME type). */
   readonly clientRendersApps: boolean
   /** Reports progress if the client asked for it (values must increase). Returns whether it was sent. */
@@ -677,6 +677,11 @@ export declare class Server {
    * again to serve what changed (sessions are told); all or nothing. Returns how many skills.
    */
   loadSkills(root: string): number
+  /**
+   * `loadSkills(root)`, then again whenever its files change (compared every `intervalMs`,
+   * default 1000), as long as the server lives. Returns how many skills the first load found.
+   */
+  watchSkills(root: string, options?: { intervalMs?: number }): number
   /** Stops serving a skill, by its path or its SKILL.md's URI; returns whether it existed. */
   removeSkill(pathOrUri: string): boolean
   /** Declares an extension this server serves (`capabilities.extensions[id] = settings`). */

@@ -144,13 +144,9 @@ class Server {
     }
     if (output.json !== undefined) definition.outputSchema = output.json
     if (config.taskSupport !== undefined) definition.taskSupport = config.taskSupport
-    if (config.uiResource !== undefined || config.visibility !== undefined) {
-      // MCP Apps' link, checked (and written in both forms hosts read) by the engine.
-      const ui = { ...(definition._meta?.ui ?? {}) }
-      if (config.uiResource !== undefined) ui.resourceUri = config.uiResource
-      if (config.visibility !== undefined) ui.visibility = config.visibility
-      definition._meta = { ...(definition._meta ?? {}), ui }
-    }
+    // MCP Apps' link: written into `_meta` (both forms hosts read) and checked by the engine.
+    if (config.uiResource !== undefined) definition.uiResource = config.uiResource
+    if (config.visibility !== undefined) definition.visibility = config.visibility
     const failed = this.#native.addTool(
       JSON.stringify(definition),
       this.#wrap(name, handler, input.parse),
@@ -348,8 +344,8 @@ class Server {
     for (const key of ['csp', 'permissions', 'domain', 'prefersBorder']) {
       if (config[key] !== undefined) ui[key] = config[key]
     }
-    const name = config.name ?? uri.replace(/\/+$/, '').split('/').pop()
-    const failed = this.#native.addUiResource(uri, name, config.html, config.title ?? null, config.description ?? null, ui, config.listed ?? true)
+    // An empty name is the engine's default: the URI's last segment.
+    const failed = this.#native.addUiResource(uri, config.name ?? '', config.html, config.title ?? null, config.description ?? null, ui, config.listed ?? true)
     if (failed) throw fromNative(failed)
     return this
   }
@@ -373,6 +369,17 @@ class Server {
    */
   loadSkills(root) {
     return unwrap(this.#native.loadSkills(String(root)))
+  }
+
+  /**
+   * `loadSkills(root)`, then loads it again whenever its files change, as long as the server
+   * lives: a thread of the engine compares the tree's files (paths, sizes, modification times)
+   * every `intervalMs` (default 1000). A changed tree that fails to load is logged and what was
+   * served stays. Returns how many skills the first load found.
+   */
+  watchSkills(root, { intervalMs = 1000 } = {}) {
+    checkCounts({ intervalMs })
+    return unwrap(this.#native.watchSkills(String(root), intervalMs))
   }
 
   /** Stops serving a skill, by its path or its SKILL.md's URI; returns whether it existed. */

@@ -350,6 +350,17 @@ impl NativeServer {
         }
     }
 
+    /// `load_skills`, then again whenever the tree changes (polled every `interval_ms`):
+    /// `{ ok: count }` or `{ error }`.
+    #[napi]
+    pub fn watch_skills(&self, root: String, interval_ms: u32) -> Value {
+        let every = Duration::from_millis(u64::from(interval_ms));
+        match self.server.watch_skills(&root, every) {
+            Ok(count) => serde_json::json!({ "ok": count }),
+            Err(err) => serde_json::json!({ "error": errors::describe(&err) }),
+        }
+    }
+
     #[napi]
     pub fn remove_skill(&self, path_or_uri: String) -> bool {
         self.server.remove_skill(&path_or_uri)

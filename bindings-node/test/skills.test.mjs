@@ -104,3 +104,21 @@ test('a tool sees the extensions the client declared', async () => {
   assert.throws(() => server.declareExtension(SKILLS, {}), /declared by the engine/)
 })
 // --8<-- [end:extensions]
+
+test('a watched tree is served again when it changes', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'toolwire-skills-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  mkdirSync(join(dir, 'pdf'))
+  writeFileSync(join(dir, 'pdf', 'SKILL.md'), skillMd('pdf'))
+  const server = new Server({ name: 'skills', version: '1' })
+  assert.equal(server.watchSkills(dir, { intervalMs: 10 }), 1)
+  const client = new Client(server)
+  await client.initialize()
+  mkdirSync(join(dir, 'notes'))
+  writeFileSync(join(dir, 'notes', 'SKILL.md'), skillMd('notes'))
+  // The wait is for the notification the watch's reload sends.
+  assert.equal((await client.recv()).method, 'notifications/resources/list_changed')
+  const { skills } = (await request(client, 1, 'skills/list')).result
+  assert.deepEqual(skills.map((s) => s.uri), ['skill://notes/SKILL.md', 'skill://pdf/SKILL.md'])
+  assert.throws(() => server.watchSkills(dir, { intervalMs: -1 }), /intervalMs/)
+})

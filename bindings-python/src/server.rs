@@ -361,6 +361,20 @@ impl NativeServer {
             .map_err(to_py_err)
     }
 
+    /// `load_skills`, then again whenever the tree changes (polled every `interval_ms`).
+    fn watch_skills(
+        &self,
+        py: Python<'_>,
+        root: std::path::PathBuf,
+        interval_ms: u64,
+    ) -> PyResult<usize> {
+        py.detach(|| {
+            self.server
+                .watch_skills(&root, Duration::from_millis(interval_ms))
+        })
+        .map_err(to_py_err)
+    }
+
     fn remove_skill(&self, path_or_uri: &str) -> bool {
         self.server.remove_skill(path_or_uri)
     }

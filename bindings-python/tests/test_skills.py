@@ -133,3 +133,20 @@ def test_a_tool_sees_the_extensions_the_client_declared() -> None:
 
 
 # --8<-- [end:extensions]
+
+
+def test_a_watched_tree_is_served_again_when_it_changes(tmp_path: Path) -> None:
+    (tmp_path / "pdf").mkdir()
+    (tmp_path / "pdf" / "SKILL.md").write_text(skill_md("pdf"))
+    server = Server("skills")
+    assert server.watch_skills(tmp_path, interval=0.01) == 1
+    client = Client(server)
+    client.initialize()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "SKILL.md").write_text(skill_md("notes"))
+    # The wait is for the notification the watch's reload sends.
+    assert client.recv()["method"] == "notifications/resources/list_changed"
+    listed = request(client, 1, "skills/list", {})["result"]["skills"]
+    assert [s["uri"] for s in listed] == ["skill://notes/SKILL.md", "skill://pdf/SKILL.md"]
+    with pytest.raises(ValueError):
+        server.watch_skills(tmp_path, interval=-1)

@@ -48,8 +48,8 @@ pub struct ToolDefinition {
     pub ui_resource: Option<String>,
     /// MCP Apps: who may call it (default both); `[APP]` hides it from clients that render no
     /// views.
-    #[uniffi(default = [])]
-    pub visibility: Vec<Visibility>,
+    #[uniffi(default = None)]
+    pub visibility: Option<Vec<Visibility>>,
 }
 
 /// An icon of a tool (2025-11-25).
@@ -279,9 +279,8 @@ impl ToolDefinition {
         if let Some(uri) = &self.ui_resource {
             tool = tool.ui_resource(uri);
         }
-        if !self.visibility.is_empty() {
-            let who: Vec<toolwire::Visibility> =
-                self.visibility.iter().map(|v| (*v).into()).collect();
+        if let Some(visibility) = &self.visibility {
+            let who: Vec<toolwire::Visibility> = visibility.iter().map(|v| (*v).into()).collect();
             tool = tool.visibility(&who);
         }
         Ok(tool)
@@ -311,10 +310,11 @@ impl From<Visibility> for toolwire::Visibility {
 pub struct UiResourceDefinition {
     /// `ui://…`.
     pub uri: String,
-    /// Its name.
-    pub name: String,
     /// The view: an HTML5 document (`<!DOCTYPE html>`…).
     pub html: String,
+    /// Its name (empty: the URI's last segment).
+    #[uniffi(default = "")]
+    pub name: String,
     /// Display name.
     #[uniffi(default = None)]
     pub title: Option<String>,

@@ -253,6 +253,17 @@ impl Server {
         Ok(u32::try_from(count).unwrap_or(u32::MAX))
     }
 
+    /// `loadSkills(root)`, then loads it again whenever its files change, as long as the server
+    /// lives (the tree compared every `interval_ms`). Returns how many skills the first load
+    /// found.
+    #[uniffi::method(default(interval_ms = 1000))]
+    pub fn watch_skills(&self, root: String, interval_ms: u64) -> Result<u32, ToolwireError> {
+        let count = self
+            .server
+            .watch_skills(&root, std::time::Duration::from_millis(interval_ms))?;
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    }
+
     /// Stops serving a skill, by its path or its SKILL.md's URI; returns whether it existed.
     pub fn remove_skill(&self, path_or_uri: String) -> bool {
         self.server.remove_skill(&path_or_uri)

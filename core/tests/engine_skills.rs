@@ -396,8 +396,65 @@ async fn reloading_a_tree_serves_what_changed_and_tells_sessions() {
 }
 // --8<-- [end:reload]
 
-#[test]
-fn a_tree_that_leads_outside_its_root_is_refused() {
+#[tokio::test]
+async fn a_watched_tree_is_served_again_when_it_changes() {
+    let dir = tree();
+    let server = Server::builder("skills", "1").build().expect("server");
+    let every = std::time::Duration::from_millis(10);
+    assert_eq!(server.watch_skills(&dir.0, every).expect("watch"), 2);
+    let mut client = Client::initialized(&server).await;
+    // A new skill appears: the watch loads it and sessions are told (the wait is for the
+    // notification, bounded by recv's 10 s).
+    dir.write(
+        "summaries/SKILL.md",
+        skill_md("summaries", "Summarise").as_bytes(),
+    );
+    let notice = client.recv().await.expect("list_changed");
+    assert_eq!(
+        notice["method"], "notifications/resources/list_changed",
+        "{notice}"
+    );
+    let got = client
+        .request(
+            json!(1),
+            "skills/get",
+            json!({"uri": "skill://summaries/SKILL.md"}),
+        )
+        .await;
+    assert_eq!(
+        got["result"]["skill"]["frontmatter"]["name"], "summaries",
+        "{got}"
+    );
+    // A broken SKILL.md is not served; what was served stays until the tree is mended.
+    dir.write("summaries/SKILL.md", b"no frontmatter");
+    dir.write(
+        "summaries/SKILL.md",
+        skill_md("summaries", "Summarise, mended").as_bytes(),
+    );
+    loop {
+        let notice = client.recv().await.expect("the mended tree is loaded");
+        if notice["method"] == "notifications/resources/list_changed" {
+            let got = client
+                .request(
+                    json!(2),
+                    "skills/get",
+                    json!({"uri": "skill://summaries/SKILL.md"}),
+                )
+                .await;
+            if got["result"]["skill"]["frontmatter"]["description"] == "Summarise, mended" {
+                break;
+            }
+        }
+    }
+    assert!(
+        server
+            .watch_skills(&dir.0, std::time::Duration::ZERO)
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn a_tree_that_leads_outside_its_root_is_refused() {
     let missing = Skill::load_dir("/nonexistent/skills").expect_err("no such directory");
     assert!(
         missing.to_string().contains("/nonexistent/skills"),
@@ -418,7 +475,8 @@ fn a_tree_that_leads_outside_its_root_is_refused() {
             .to_string();
         assert!(err.contains("leads out of the skills directory"), "{err}");
         std::fs::remove_file(dir.0.join("pdf-processing/secret.txt")).expect("unlink");
-        // A symlink within the root is followed, and a loop back up is entered once.
+        // A file symlink within the root is followed; a directory symlink is not (its target
+        // is walked as itself), so a loop back up the tree is no loop.
         std::os::unix::fs::symlink(
             dir.0.join("pdf-processing/templates"),
             dir.0.join("pdf-processing/again"),
@@ -426,9 +484,48 @@ fn a_tree_that_leads_outside_its_root_is_refused() {
         .expect("symlink");
         std::os::unix::fs::symlink(&dir.0, dir.0.join("pdf-processing/templates/up"))
             .expect("loop");
-        let skills = Skill::load_dir(&dir.0).expect("inside the root");
-        assert_eq!(skills.len(), 2);
+        std::os::unix::fs::symlink(
+            dir.0.join("pdf-processing/logo.png"),
+            dir.0.join("pdf-processing/logo-link.png"),
+        )
+        .expect("file symlink");
+        let server = Server::builder("skills", "1")
+            .skills_dir(&dir.0)
+            .build()
+            .expect("inside the root");
+        let mut client = Client::initialized(&server).await;
+        let got = client
+            .request(
+                json!(1),
+                "skills/get",
+                json!({"uri": "skill://pdf-processing/SKILL.md"}),
+            )
+            .await;
+        let uris: Vec<&str> = got["result"]["skill"]["resources"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|e| e["uri"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            uris,
+            [
+                "skill://pdf-processing/SKILL.md",
+                "skill://pdf-processing/logo-link.png",
+                "skill://pdf-processing/logo.png",
+                "skill://pdf-processing/templates/invoice.md"
+            ]
+        );
     }
+    // A root that is a skill is known by its name, and its nested skills under it.
+    let suite = Dir::new();
+    suite
+        .write("suite/SKILL.md", skill_md("suite", "x").as_bytes())
+        .write("suite/pdf/SKILL.md", skill_md("pdf", "y").as_bytes());
+    let paths: Vec<String> = Skill::load_dir(suite.0.join("suite"))
+        .expect("a root that is a skill")
+        .iter()
+        .map(|s| s.path().to_owned())
+        .collect();
+    assert_eq!(paths, ["suite", "suite/pdf"]);
     let root_skill = Dir::new();
     root_skill.write("SKILL.md", skill_md("ignored", "x").as_bytes());
     let err = Skill::load_dir(&root_skill.0).expect_err("the root's name is not the skill's");

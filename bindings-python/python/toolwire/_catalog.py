@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Optional, Union
 
 from . import _native
-from ._base import F, ServerBase, logger
+from ._base import F, ServerBase, logger, millis
 from ._content import InputRequired, Round
 from ._context import Context
 from ._native import RegistrationError
@@ -255,8 +255,8 @@ class CatalogMixin(ServerBase):
         ):
             if value is not None:
                 ui[key] = value
-        label = name or uri.rstrip("/").rsplit("/", 1)[-1]
-        self._native.add_ui_resource(uri, label, html, title, description, ui, bool(listed))
+        # An empty name is the engine's default: the URI's last segment.
+        self._native.add_ui_resource(uri, name or "", html, title, description, ui, bool(listed))
 
     def add_skill(
         self,
@@ -275,6 +275,13 @@ class CatalogMixin(ServerBase):
         a skill at its path relative to `root`. Call it again to serve what changed (sessions
         are told); all or nothing. Returns how many skills it has."""
         return self._native.load_skills(os.fspath(root))
+
+    def watch_skills(self, root: Union[str, os.PathLike[str]], interval: float = 1.0) -> int:
+        """`load_skills(root)`, then loads it again whenever its files change, for as long as
+        the server lives: a thread of the engine compares the tree's files (paths, sizes,
+        modification times) every `interval` seconds. A changed tree that fails to load is
+        logged and what was served stays. Returns how many skills the first load found."""
+        return self._native.watch_skills(os.fspath(root), millis("interval", interval) or 0)
 
     def remove_skill(self, path_or_uri: str) -> bool:
         """Stops serving a skill, by its path or its SKILL.md's URI; False if there was none."""

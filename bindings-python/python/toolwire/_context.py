@@ -110,7 +110,7 @@ class Context:
         type): a tool linked to a view can answer with text alone when not."""
         return self._native.client_renders_apps
 
-    def client_extension(self, id: str) -> Optional[dict[str, Any]]:
+    def client_extension(self, id: str) -> Any:
         """The settings the client declared for the extension `id` (this request's own in
         2026-07-28, the session's before), or None when it did not declare it."""
         return self._native.client_extension(id)

@@ -435,14 +435,11 @@ class Server(CatalogMixin, HttpMixin):
                 definition[key] = value
         if task_support != "never":
             definition["taskSupport"] = task_support
-        if ui_resource is not None or visibility is not None:
-            # MCP Apps' link, checked (and written in both forms hosts read) by the engine.
-            ui = dict(definition.setdefault("_meta", {}).get("ui") or {})
-            if ui_resource is not None:
-                ui["resourceUri"] = ui_resource
-            if visibility is not None:
-                ui["visibility"] = list(visibility)
-            definition["_meta"] = {**definition["_meta"], "ui": ui}
+        # MCP Apps' link: written into `_meta` (both forms hosts read) and checked by the engine.
+        if ui_resource is not None:
+            definition["uiResource"] = ui_resource
+        if visibility is not None:
+            definition["visibility"] = list(visibility)
         renamed = signature.renamed if input_schema is None else {}
         invoke, is_async = _wrap(
             fn, signature.context_param, params, renamed, signature.defaults, self._lifespan, definition["name"]

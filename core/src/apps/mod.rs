@@ -37,11 +37,22 @@ pub struct UiResource {
 }
 
 impl UiResource {
-    /// The view `html` at `uri` (`ui://…`), called `name`.
+    /// The view `html` at `uri` (`ui://…`), called `name` (an empty name: the URI's last
+    /// segment).
     pub fn new(uri: impl Into<String>, name: impl Into<String>, html: impl Into<String>) -> Self {
+        let uri = uri.into();
+        let mut name = name.into();
+        if name.is_empty() {
+            name = uri
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+        }
         UiResource {
-            uri: uri.into(),
-            name: name.into(),
+            uri,
+            name,
             title: None,
             description: None,
             html: html.into(),
@@ -120,19 +131,18 @@ impl UiResource {
         (!self.ui.is_empty()).then(|| json!({ "ui": self.ui }))
     }
 
-    /// Its `resources/list` entry.
-    pub(crate) fn listing(&self) -> Value {
-        let mut entry = json!({"uri": self.uri, "name": self.name, "mimeType": MIME_TYPE});
-        if let Some(title) = &self.title {
-            entry["title"] = json!(title);
+    /// Its `resources/list` entry, as `version` has resources.
+    pub(crate) fn listing(&self, version: crate::protocol::ProtocolVersion) -> Value {
+        let mut resource = crate::catalog::Resource::new(&self.uri, &self.name);
+        resource.title = self.title.clone();
+        resource.description = self.description.clone();
+        resource.mime_type = Some(MIME_TYPE.into());
+        if !self.ui.is_empty() {
+            let mut meta = Map::new();
+            meta.insert("ui".into(), Value::Object(self.ui.clone()));
+            resource.meta = Some(meta);
         }
-        if let Some(description) = &self.description {
-            entry["description"] = json!(description);
-        }
-        if let Some(meta) = self.meta() {
-            entry["_meta"] = meta;
-        }
-        entry
+        resource.to_json(version)
     }
 
     /// Its `resources/read` result.

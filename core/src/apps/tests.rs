@@ -40,7 +40,6 @@ fn a_view_the_spec_forbids_is_refused_naming_the_fault() {
     let cases = [
         (UiResource::new("https://x/view", "v", HTML), "ui:// URI"),
         (UiResource::new("ui://", "v", HTML), "ui:// URI"),
-        (UiResource::new("ui://app/view", "", HTML), "needs a name"),
         (
             UiResource::new("ui://app/view", "v", "<html></html>"),
             "HTML5 document",
@@ -69,6 +68,11 @@ fn a_view_the_spec_forbids_is_refused_naming_the_fault() {
     let fine = UiResource::new("ui://app/view", "v", format!("\n  <!doctype HTML>{HTML}"))
         .ui_meta(object(json!({"csp": {"resourceDomains": ["https://*.cdn.example"]}, "permissions": {"camera": {}}, "prefersBorder": true})));
     views.add(fine.clone()).expect("a valid view");
+    assert_eq!(
+        UiResource::new("ui://app/named.html", "", HTML).name,
+        "named.html",
+        "named by its URI"
+    );
     assert!(views.add(fine).is_err(), "twice");
 }
 

@@ -84,11 +84,14 @@ pub(crate) fn start_parsed(
     };
     // A tool only an MCP Apps view calls is unknown to a client that renders none.
     if tool.app_only {
-        let capabilities = match &modern {
-            Some(envelope) => Some(&envelope.client_capabilities),
-            None => session.negotiated.get().map(|n| &n.client_capabilities),
+        let hidden = match &modern {
+            Some(envelope) => !crate::apps::renders(&envelope.client_capabilities),
+            None => session
+                .negotiated
+                .get()
+                .is_none_or(super::session::Negotiated::hides_app_only_tools),
         };
-        if !capabilities.is_some_and(crate::apps::renders) {
+        if hidden {
             return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
         }
     }

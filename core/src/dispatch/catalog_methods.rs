@@ -81,7 +81,7 @@ pub(crate) fn handle(
                 "resources",
                 |listed| match listed {
                     Listed::Resource(r) => r.to_json(version),
-                    Listed::View(view) => view.listing(),
+                    Listed::View(view) => view.listing(version),
                 },
             )
         }

@@ -55,6 +55,7 @@ pub(super) fn initialize(session: &SessionShared, responder: Responder, params: 
         version,
         client_info,
         client_capabilities,
+        assumed: false,
     };
     if session.negotiated.set(negotiated).is_err() {
         return responder.error(ErrorObject::invalid_request(

@@ -296,8 +296,11 @@ fn handle_request(
     match method {
         Method::ToolsCall => call::start(session, responder, params, version, None),
         Method::ToolsList => {
-            let capabilities = session.negotiated.get().map(|n| &n.client_capabilities);
-            list_tools(session, responder, params, version, capabilities)
+            let hides = session
+                .negotiated
+                .get()
+                .is_none_or(super::session::Negotiated::hides_app_only_tools);
+            list_tools(session, responder, params, version, hides)
         }
         Method::LoggingSetLevel => lifecycle::set_log_level(session, responder, params),
         catalog => {
@@ -311,16 +314,14 @@ pub(super) fn list_tools(
     responder: Responder,
     params: Option<Value>,
     version: ProtocolVersion,
-    client_capabilities: Option<&Value>,
+    hide_app_only: bool,
 ) {
     // Each entry is serialised once per version; a page is their concatenation, copied
     // once, straight into the answer's frame. The frame is sized for the first page's
     // entries: exact for a list without a cursor, a hint for a later page.
     let mut tools = session.server.registry.snapshot();
     // Tools only an MCP Apps view calls are not offered to a client that renders none.
-    if tools.values().any(|tool| tool.app_only)
-        && !client_capabilities.is_some_and(crate::apps::renders)
-    {
+    if hide_app_only && tools.values().any(|tool| tool.app_only) {
         tools = Arc::new(
             tools
                 .iter()

@@ -47,7 +47,11 @@ pub(crate) fn prepare_tool(
     mut tool: Tool,
     handler: Arc<dyn ToolHandler>,
 ) -> Result<crate::registry::RegisteredTool, Error> {
-    let app_only = crate::apps::link_tool(&mut tool, &|uri| catalog.views.get(uri).is_some())?;
+    // A view registered as such, or a ui:// resource or template of the catalog (a view made
+    // per read).
+    let app_only = crate::apps::link_tool(&mut tool, &|uri| {
+        catalog.views.get(uri).is_some() || catalog.find_resource(uri).is_some()
+    })?;
     let mut prepared = registry.prepare(tool, handler)?;
     prepared.app_only = app_only;
     Ok(prepared)
@@ -68,9 +72,12 @@ pub(crate) fn check_extension(id: &str, settings: &Value) -> Result<(), Error> {
             "extension identifier {id:?} must be `vendor-prefix/name` (e.g. `com.example/widgets`)"
         )));
     }
-    if id == crate::tasks::EXTENSION || id == crate::skills::EXTENSION {
+    if id == crate::tasks::EXTENSION
+        || id == crate::skills::EXTENSION
+        || id == crate::apps::EXTENSION
+    {
         return Err(invalid(format!(
-            "{id} is declared by the engine when it is served (register task tools or skills)"
+            "{id} is declared by the engine when it is served (register task tools, skills or views)"
         )));
     }
     if !settings.is_object() {
@@ -457,6 +464,64 @@ impl Server {
     /// error, what is served stays as it was.
     pub fn load_skills(&self, root: impl AsRef<std::path::Path>) -> Result<usize, Error> {
         self.inner.catalog.load_skills(root.as_ref())
+    }
+
+    /// [`load_skills`](Self::load_skills), then loads the directory again whenever its files
+    /// change, as long as the server lives: a thread of its own compares the tree's files
+    /// (paths, sizes, modification times) every `every`, so sessions hear of a changed tree
+    /// within about that. A load that fails then is logged and leaves what is served as it was;
+    /// the next change is tried again. Returns how many skills the first load found.
+    pub fn watch_skills(
+        &self,
+        root: impl AsRef<std::path::Path>,
+        every: std::time::Duration,
+    ) -> Result<usize, Error> {
+        if every.is_zero() {
+            return Err(Error::InvalidArgument(
+                "watch_skills: the interval must be above zero".into(),
+            ));
+        }
+        let root = root.as_ref().to_path_buf();
+        // Read before the load: a change between the two is seen by the first comparison.
+        let mut last = crate::skills::fingerprint(&root)?;
+        let count = self.load_skills(&root)?;
+        let server = Arc::downgrade(&self.inner);
+        std::thread::Builder::new()
+            .name("toolwire-skills-watch".into())
+            .spawn(move || {
+                let mut failing = false;
+                loop {
+                    std::thread::sleep(every);
+                    // The server gone, the watch ends.
+                    let Some(inner) = server.upgrade() else {
+                        return;
+                    };
+                    let now = match crate::skills::fingerprint(&root) {
+                        Ok(now) => now,
+                        Err(err) => {
+                            if !failing {
+                                tracing::warn!(root = %root.display(), "skills watch: {err}");
+                            }
+                            failing = true;
+                            continue;
+                        }
+                    };
+                    if now == last && !failing {
+                        continue;
+                    }
+                    failing = false;
+                    last = now;
+                    if let Err(err) = inner.catalog.load_skills(&root) {
+                        tracing::warn!(
+                            root = %root.display(),
+                            "skills watch: the changed tree was not loaded (what was served stays): {err}"
+                        );
+                    }
+                }
+            })
+            // The OS refused a thread: its error, as any other of the OS's.
+            ?;
+        Ok(count)
     }
 
     /// Declares an extension this server serves, with its settings (a JSON object), in

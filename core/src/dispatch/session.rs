@@ -32,6 +32,18 @@ pub(crate) struct Negotiated {
     pub(crate) version: ProtocolVersion,
     pub(crate) client_info: Implementation,
     pub(crate) client_capabilities: Value,
+    /// Assumed, not negotiated (stateless HTTP): the client's capabilities are unknown, not
+    /// empty.
+    pub(crate) assumed: bool,
+}
+
+impl Negotiated {
+    /// Whether a tool only an MCP Apps view calls is hidden from this client: one that said it
+    /// renders no views. One whose capabilities are unknown (stateless HTTP) is not refused a
+    /// tool its host may well show.
+    pub(crate) fn hides_app_only_tools(&self) -> bool {
+        !self.assumed && !crate::protocol::apps::renders(&self.client_capabilities)
+    }
 }
 
 pub(super) struct InflightCall {
@@ -337,6 +349,7 @@ impl Session {
             version,
             client_info: Implementation::new("unknown", "unknown"),
             client_capabilities: json!({}),
+            assumed: true,
         });
         self.shared.initialized.store(true, Ordering::Release);
     }

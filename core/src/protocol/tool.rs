@@ -95,6 +95,12 @@ struct ToolWire {
     /// toolwire's own key (never sent): `"never"`, `"optional"` or `"required"`.
     #[serde(default)]
     task_support: Option<String>,
+    /// toolwire's own key: the MCP Apps view linked (see [`Tool::ui_resource`]).
+    #[serde(default)]
+    ui_resource: Option<String>,
+    /// toolwire's own key: who may call it, `"model"` and/or `"app"` (see [`Tool::visibility`]).
+    #[serde(default)]
+    visibility: Option<Vec<String>>,
 }
 
 impl Tool {
@@ -118,7 +124,9 @@ impl Tool {
 
     /// Reads a definition in its wire form (`name`, `title`, `description`, `inputSchema`,
     /// `outputSchema`, `annotations`, `icons`, `_meta`), as the bindings pass it, plus
-    /// toolwire's `taskSupport` (see [`task_support`](Self::task_support)), which is never sent.
+    /// toolwire's `taskSupport` (see [`task_support`](Self::task_support)), `uiResource` and
+    /// `visibility` (MCP Apps: [`ui_resource`](Self::ui_resource),
+    /// [`visibility`](Self::visibility)), which are written into `_meta` as the spec has them.
     pub fn from_json(value: Value) -> Result<Self, Error> {
         let wire: ToolWire =
             serde_json::from_value(value).map_err(|err| Error::InvalidDefinition {
@@ -137,6 +145,26 @@ impl Tool {
         tool.meta = wire.meta;
         if let Some(support) = wire.task_support {
             tool.task_support = TaskSupport::parse(&support)?;
+        }
+        if let Some(uri) = wire.ui_resource {
+            tool = tool.ui_resource(uri);
+        }
+        if let Some(who) = wire.visibility {
+            let who = who
+                .iter()
+                .map(|v| match v.as_str() {
+                    "model" => Ok(Visibility::Model),
+                    "app" => Ok(Visibility::App),
+                    other => Err(Error::InvalidDefinition {
+                        kind: "tool",
+                        message: format!(
+                            "tool {:?}: visibility holds \"model\" and/or \"app\", not {other:?}",
+                            tool.name
+                        ),
+                    }),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            tool = tool.visibility(&who);
         }
         Ok(tool)
     }
@@ -193,6 +221,9 @@ impl Tool {
     }
 
     /// Free-form `_meta`.
+    ///
+    /// It replaces the whole `_meta`: call it before [`ui_resource`](Self::ui_resource) and
+    /// [`visibility`](Self::visibility), which write into it.
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
         self

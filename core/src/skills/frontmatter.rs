@@ -8,6 +8,8 @@ use yaml_rust2::{Yaml, YamlLoader};
 const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Nesting a frontmatter may have: deep enough for any real one, bounded for a hostile one.
 const MAX_DEPTH: usize = 32;
+/// The most a frontmatter may hold, in bytes: far beyond a real one (a few hundred).
+const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 
 /// The frontmatter of `skill_md`: the YAML between its opening `---` line and the next `---`
 /// line, as a JSON object, with `name` and `description` checked.
@@ -16,6 +18,12 @@ pub(crate) fn parse(skill_md: &[u8]) -> Result<Map<String, Value>, String> {
     let yaml = block(text).ok_or(
         "SKILL.md must begin with YAML frontmatter between two `---` lines (name, description)",
     )?;
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(format!(
+            "SKILL.md's frontmatter is over {MAX_FRONTMATTER_BYTES} bytes"
+        ));
+    }
+    refuse_aliases(yaml)?;
     let documents =
         YamlLoader::load_from_str(yaml).map_err(|err| format!("SKILL.md's frontmatter: {err}"))?;
     let frontmatter = match documents.into_iter().next() {
@@ -60,6 +68,23 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Refuses YAML aliases before the document is built: the loader copies an alias's node each
+/// time, so a few hundred bytes of nested aliases would build billions of nodes. A frontmatter
+/// has no use for them.
+fn refuse_aliases(yaml: &str) -> Result<(), String> {
+    let mut parser = yaml_rust2::parser::Parser::new_from_str(yaml);
+    loop {
+        match parser.next_token() {
+            Ok((yaml_rust2::parser::Event::StreamEnd, _)) => return Ok(()),
+            Ok((yaml_rust2::parser::Event::Alias(_), _)) => {
+                return Err("SKILL.md's frontmatter uses a YAML alias (*name): not allowed".into());
+            }
+            Ok(_) => {}
+            Err(err) => return Err(format!("SKILL.md's frontmatter: {err}")),
+        }
+    }
 }
 
 /// The YAML between the opening `---` line and the closing one (a leading BOM allowed).
@@ -121,7 +146,7 @@ fn to_json(yaml: Yaml, depth: usize) -> Result<Value, String> {
             Value::Object(map)
         }
         Yaml::Alias(_) | Yaml::BadValue => {
-            return Err("SKILL.md's frontmatter has an alias or a value YAML cannot read".into());
+            return Err("SKILL.md's frontmatter has a value YAML cannot read".into());
         }
     })
 }
@@ -168,6 +193,20 @@ mod tests {
             let err = parse(md.as_bytes()).expect_err(md);
             assert!(err.contains(expected), "{md:?}: {err}");
         }
+        // An alias bomb: a few hundred bytes that would expand to a billion nodes.
+        let mut bomb =
+            String::from("---\nname: a\ndescription: b\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..9 {
+            let previous = format!("*l{}", level - 1);
+            let items = [previous.as_str(); 10].join(", ");
+            bomb.push_str(&format!("l{level}: &l{level} [{items}]\n"));
+        }
+        bomb.push_str("---\n");
+        assert!(
+            parse(bomb.as_bytes())
+                .expect_err("aliases")
+                .contains("alias")
+        );
         let long = format!("---\nname: a\ndescription: {}\n---\n", "x".repeat(1025));
         assert!(parse(long.as_bytes()).is_err());
         assert!(

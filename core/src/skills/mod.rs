@@ -74,7 +74,8 @@ impl Skill {
     /// with `.` are left out. A path that leaves `root` (a symlink out of it), a skill over
     /// the extension's limits or a SKILL.md the rules refuse is an error naming it.
     pub fn load_dir(root: impl AsRef<Path>) -> Result<Vec<Skill>, Error> {
-        let skills = tree::load(root.as_ref())?;
+        let root = root.as_ref();
+        let skills = tree::load(root, &tree::canonical_root(root)?)?;
         for skill in &skills {
             CompiledSkill::compile(skill.clone())?;
         }
@@ -96,6 +97,8 @@ pub(crate) struct SkillFile {
     mime_type: &'static str,
     bytes: Arc<[u8]>,
     digest: String,
+    /// The base64 form of a file read as a blob, made at its first read (up to 16 MiB each).
+    base64: std::sync::OnceLock<String>,
 }
 
 impl SkillFile {
@@ -110,6 +113,7 @@ impl SkillFile {
             name,
             bytes: bytes.into(),
             digest: format!("sha256:{digest}"),
+            base64: std::sync::OnceLock::new(),
         }
     }
 
@@ -125,8 +129,10 @@ impl SkillFile {
             Ok(utf8) if text => ResourceContents::text(&self.uri, Some(self.mime_type), utf8),
             _ => {
                 use base64::Engine as _;
-                let encoded = base64::engine::general_purpose::STANDARD.encode(&self.bytes);
-                ResourceContents::blob(&self.uri, Some(self.mime_type), encoded)
+                let encoded = self
+                    .base64
+                    .get_or_init(|| base64::engine::general_purpose::STANDARD.encode(&self.bytes));
+                ResourceContents::blob(&self.uri, Some(self.mime_type), encoded.as_str())
             }
         }
     }
@@ -486,7 +492,7 @@ impl Skills {
     ) -> Result<Reloaded, Error> {
         let source = tree::canonical_root(root)?;
         let mut loaded = Vec::new();
-        for mut skill in tree::load(root)? {
+        for mut skill in tree::load(root, &source)? {
             skill.source = Some(source.clone());
             loaded.push(Arc::new(CompiledSkill::compile(skill)?));
         }
@@ -540,6 +546,11 @@ pub(crate) struct Reloaded {
     pub(crate) changed: bool,
     /// Files served before whose contents changed or that are gone.
     pub(crate) updated: Vec<String>,
+}
+
+/// What the tree under `root` looks like, from its files' metadata (see `tree::fingerprint`).
+pub(crate) fn fingerprint(root: &Path) -> Result<u64, Error> {
+    tree::fingerprint(root)
 }
 
 /// The `capabilities.extensions` entry of a server serving skills.

@@ -300,6 +300,11 @@ async fn serve_http(
         format!("{}:{port}", args.host)
     };
     let http = server.serve_http(&address, options).await?;
+    // The handlers first: a launcher may stop the server as soon as it reads the line below,
+    // and a SIGTERM before them would kill the process instead of ending serving.
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).ok();
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
     // The one line a launcher waits for: where to connect. Written in one piece: stderr is
     // unbuffered, and `eprintln!` would write the address in parts a reader can see half of.
     let line = format!(
@@ -309,11 +314,15 @@ async fn serve_http(
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     let stop = http.stop_token();
     tokio::spawn(async move {
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        async fn received(signal: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+            match signal {
+                Some(signal) => signal.recv().await,
+                None => std::future::pending().await,
+            }
+        }
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            Some(()) = async { match terminate.as_mut() { Some(s) => s.recv().await, None => None } } => {}
+            _ = received(&mut interrupt) => {}
+            _ = received(&mut terminate) => {}
         }
         stop.cancel();
     });

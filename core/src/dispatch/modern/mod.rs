@@ -253,7 +253,7 @@ pub(crate) fn handle_modern(
             responder,
             params,
             version,
-            Some(&envelope.client_capabilities),
+            !crate::apps::renders(&envelope.client_capabilities),
         ),
         Method::SubscriptionsListen => listen::start(session, responder, params, envelope),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {

@@ -120,4 +120,22 @@ class SkillsTest {
         assertThrows<ToolwireException.Registration> { server.declareExtension("com.example/x", "not json") }
     }
     // --8<-- [end:extensions]
+
+    @Test
+    fun `a watched tree is served again when it changes`(@TempDir dir: Path) {
+        Files.createDirectories(dir.resolve("pdf"))
+        Files.writeString(dir.resolve("pdf/SKILL.md"), skillMd("pdf"))
+        val server = Server("skills", "1")
+        assertEquals(1u, server.watchSkills(dir.toString(), 10u))
+        RawClient(server).use { client ->
+            client.initialize()
+            Files.createDirectories(dir.resolve("notes"))
+            Files.writeString(dir.resolve("notes/SKILL.md"), skillMd("notes"))
+            // The wait is for the notification the watch's reload sends.
+            assertEquals("notifications/resources/list_changed", client.recvObject().getValue("method").jsonPrimitive.content)
+            val skills = client.request(1, "skills/list", "{}").getValue("result").jsonObject.getValue("skills").jsonArray
+            assertEquals(listOf("skill://notes/SKILL.md", "skill://pdf/SKILL.md"), skills.map { it.jsonObject.getValue("uri").jsonPrimitive.content })
+        }
+        assertThrows<ToolwireException> { server.watchSkills(dir.toString(), 0u) }
+    }
 }
