@@ -391,6 +391,17 @@ async fn reloading_a_tree_serves_what_changed_and_tells_sessions() {
         "{still}"
     );
     assert!(server.remove_skill("pdf-processing"));
+    // Removed: the list changed, and the subscriber of one of its files hears it is gone.
+    let mut heard = vec![
+        client.recv().await.expect("a notification"),
+        client.recv().await.expect("another"),
+    ];
+    heard.sort_by_key(|n| n["method"].to_string());
+    assert_eq!(
+        heard[0]["method"], "notifications/resources/list_changed",
+        "{heard:?}"
+    );
+    assert_eq!(heard[1]["params"]["uri"], invoice, "{heard:?}");
     let none = client.request(json!(4), "skills/list", json!({})).await;
     assert_eq!(none["error"]["code"], -32601, "no skills left: {none}");
 }

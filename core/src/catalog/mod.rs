@@ -457,9 +457,14 @@ impl Catalog {
     }
 
     pub(crate) fn remove_skill(&self, uri_or_path: &str) -> bool {
+        let before = self.skills.snapshot();
         let removed = self.skills.remove(uri_or_path);
         if removed {
             self.changed(Kind::Resources);
+            // Its files' subscribers hear they are gone, as after a reload.
+            for uri in before.files_gone_from(&self.skills.snapshot()) {
+                self.resource_updated(&uri);
+            }
         }
         removed
     }

@@ -388,6 +388,15 @@ impl SkillIndex {
         self.files.get(uri)
     }
 
+    /// The URIs of the files served here and not in `now`.
+    pub(crate) fn files_gone_from(&self, now: &SkillIndex) -> Vec<String> {
+        self.files
+            .keys()
+            .filter(|uri| !now.files.contains_key(*uri))
+            .cloned()
+            .collect()
+    }
+
     pub(crate) fn entry(&self, uri: &str) -> Option<&Value> {
         self.skills.get(uri).map(|s| &s.entry)
     }

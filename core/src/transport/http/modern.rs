@@ -126,9 +126,15 @@ pub(super) fn check_headers(
     if let Some(target) = target {
         expect_header(headers, &NAME_HEADER, target)?;
     }
+    // A tool only an MCP Apps view calls is unknown to a request that renders no views: its
+    // headers are not checked either (their refusal would say the tool is there).
+    let renders_apps = params
+        .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1clientCapabilities"))
+        .is_some_and(crate::protocol::apps::renders);
     if method == "tools/call"
         && let Some(name) = target
         && let Some(tool) = server.inner.registry.get(name)
+        && (!tool.app_only || renders_apps)
     {
         let arguments = params.and_then(|p| p.get("arguments"));
         for mirrored in &tool.param_headers {
@@ -416,6 +422,46 @@ mod tests {
             &serde_json::json!("Eu"),
             "eu"
         ));
+    }
+
+    #[test]
+    fn an_app_only_tool_s_headers_are_not_checked_for_a_request_that_renders_no_views() {
+        let html = "<!DOCTYPE html><p>v</p>";
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}});
+        let server = Server::builder("apps", "1")
+            .ui_resource(crate::UiResource::new("ui://apps/v.html", "v", html))
+            .tool(
+                crate::Tool::new("tick")
+                    .input_schema(schema)
+                    .visibility(&[crate::Visibility::App]),
+                |_: crate::Context, _: Value| async {
+                    Ok::<_, crate::ToolError>(crate::ToolOutput::text("x"))
+                },
+            )
+            .build()
+            .expect("server");
+        let mut headers = HeaderMap::new();
+        headers.insert(&VERSION_HEADER, HeaderValue::from_static("2026-07-28"));
+        headers.insert(&METHOD_HEADER, HeaderValue::from_static("tools/call"));
+        headers.insert(&NAME_HEADER, HeaderValue::from_static("tick"));
+        let params = |caps: Value| {
+            serde_json::json!({"name": "tick", "arguments": {"region": "eu"}, "_meta": {
+                PROTOCOL_VERSION_KEY: "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": caps}})
+        };
+        let blind = params(serde_json::json!({}));
+        assert!(
+            check_headers(&server, &headers, "tools/call", Some(&blind)).is_ok(),
+            "no Mcp-Param refusal that would give the hidden tool away"
+        );
+        let renders = params(serde_json::json!({"extensions": {
+            "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}));
+        let refused = check_headers(&server, &headers, "tools/call", Some(&renders));
+        assert!(
+            refused.is_err(),
+            "its missing Mcp-Param-Region is refused where it is known"
+        );
     }
 
     #[test]
