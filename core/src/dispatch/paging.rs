@@ -67,9 +67,7 @@ const CURSOR_PREFIX: &str = "tw1.";
 fn encode_cursor(after: &str) -> String {
     let mut cursor = String::with_capacity(CURSOR_PREFIX.len() + after.len() * 2);
     cursor.push_str(CURSOR_PREFIX);
-    for byte in after.bytes() {
-        cursor.push_str(&format!("{byte:02x}"));
-    }
+    crate::wire::push_hex(&mut cursor, after.as_bytes());
     cursor
 }
 

@@ -103,10 +103,7 @@ pub(crate) struct SkillFile {
 
 impl SkillFile {
     fn new(uri: String, name: String, bytes: Vec<u8>) -> Self {
-        let digest: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let digest = crate::wire::hex(&Sha256::digest(&bytes));
         SkillFile {
             mime_type: mime_type(&name, &bytes),
             uri,

@@ -56,7 +56,7 @@ pub(crate) fn required_capabilities() -> Value {
 fn new_task_id() -> Result<String, String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|err| format!("no random source for a task id: {err}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(crate::wire::hex(&bytes))
 }
 
 /// Settings of a server's tasks.

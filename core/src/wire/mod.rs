@@ -6,6 +6,7 @@
 mod codes;
 mod envelope;
 mod escape;
+mod hex;
 mod id;
 mod limits;
 mod message;
@@ -14,6 +15,7 @@ mod text;
 
 pub use codes::{ErrorCode, ErrorObject};
 pub(crate) use escape::push_json_string;
+pub(crate) use hex::{hex, push_hex};
 pub use id::RequestId;
 pub use limits::{Limits, check_depth};
 pub use message::{Frame, Inbound, Rejection, parse_frame};

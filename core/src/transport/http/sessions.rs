@@ -297,7 +297,7 @@ fn new_session_id() -> Option<String> {
         tracing::error!(%err, "the OS random number generator failed");
         return None;
     }
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Some(crate::wire::hex(&bytes))
 }
 
 /// How many sessions may live, in all and per client.
