@@ -301,3 +301,38 @@ async fn the_greeter_example_serves_its_view_and_both_tools() {
         json!([{"type": "text", "text": "Hello, Ada!"}])
     );
 }
+
+#[tokio::test]
+async fn stateless_http_hides_nothing_where_capabilities_are_unknown() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use toolwire::transport::http::{HttpOptions, ResponseMode};
+    let server = app_server();
+    let mut options = HttpOptions::default();
+    options.stateless = true;
+    options.response_mode = ResponseMode::Json;
+    let http = server
+        .serve_http("127.0.0.1:0", options)
+        .await
+        .expect("serving");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "shout", "arguments": {"text": "hi"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
+         connection: close\r\ncontent-length: {len}\r\n\r\n{body}",
+        addr = http.local_addr(),
+        len = body.len()
+    );
+    let mut socket = tokio::net::TcpStream::connect(http.local_addr())
+        .await
+        .expect("connect");
+    socket.write_all(request.as_bytes()).await.expect("write");
+    let mut reply = String::new();
+    socket.read_to_string(&mut reply).await.expect("read");
+    assert!(
+        reply.contains(r#""structuredContent":{"shouted":"HI"}"#),
+        "answered: {reply}"
+    );
+    http.shutdown().await;
+}

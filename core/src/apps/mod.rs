@@ -326,8 +326,6 @@ pub(crate) fn link_tool(tool: &mut Tool, registered: &dyn Fn(&str) -> bool) -> R
     Ok(visibility == [Visibility::App])
 }
 
-pub(crate) use crate::protocol::apps::renders;
-
 /// The views served, by URI.
 #[derive(Default)]
 pub(crate) struct Views {

@@ -82,18 +82,8 @@ pub(crate) fn start_parsed(
     let Some(tool) = session.server.registry.get(&name) else {
         return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
-    // A tool only an MCP Apps view calls is unknown to a client that renders none.
-    if tool.app_only {
-        let hidden = match &modern {
-            Some(envelope) => !crate::apps::renders(&envelope.client_capabilities),
-            None => session
-                .negotiated
-                .get()
-                .is_none_or(super::session::Negotiated::hides_app_only_tools),
-        };
-        if hidden {
-            return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
-        }
+    if tool.app_only && session.hides_app_only_tools(modern.as_deref()) {
+        return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     }
     responder.count_tool(tool.series.as_ref());
     let violations = tool.input.violations(&arguments);

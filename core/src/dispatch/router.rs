@@ -296,10 +296,7 @@ fn handle_request(
     match method {
         Method::ToolsCall => call::start(session, responder, params, version, None),
         Method::ToolsList => {
-            let hides = session
-                .negotiated
-                .get()
-                .is_none_or(super::session::Negotiated::hides_app_only_tools);
+            let hides = session.hides_app_only_tools(None);
             list_tools(session, responder, params, version, hides)
         }
         Method::LoggingSetLevel => lifecycle::set_log_level(session, responder, params),

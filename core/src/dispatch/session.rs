@@ -37,15 +37,6 @@ pub(crate) struct Negotiated {
     pub(crate) assumed: bool,
 }
 
-impl Negotiated {
-    /// Whether a tool only an MCP Apps view calls is hidden from this client: one that said it
-    /// renders no views. One whose capabilities are unknown (stateless HTTP) is not refused a
-    /// tool its host may well show.
-    pub(crate) fn hides_app_only_tools(&self) -> bool {
-        !self.assumed && !crate::protocol::apps::renders(&self.client_capabilities)
-    }
-}
-
 pub(super) struct InflightCall {
     serial: u64,
     pub(super) cancel: Arc<CallCancel>,
@@ -360,6 +351,21 @@ pub(super) fn current_runtime() -> Result<Handle, Error> {
 }
 
 impl SessionShared {
+    /// Whether tools only an MCP Apps view calls are hidden from this request (absent from
+    /// `tools/list`, unknown to `tools/call`): its client said it renders no views, in the
+    /// 2026-07-28 request's own capabilities or else the session's. A session whose
+    /// capabilities are unknown (stateless HTTP) is not refused a tool its host may show.
+    pub(crate) fn hides_app_only_tools(&self, modern: Option<&super::modern::Envelope>) -> bool {
+        let renders = crate::protocol::apps::renders;
+        match (modern, self.negotiated.get()) {
+            (Some(envelope), _) => !renders(&envelope.client_capabilities),
+            (None, Some(negotiated)) => {
+                !negotiated.assumed && !renders(&negotiated.client_capabilities)
+            }
+            (None, None) => true,
+        }
+    }
+
     pub(super) fn new(
         server: &Server,
         runtime: Handle,

@@ -253,7 +253,7 @@ pub(crate) fn handle_modern(
             responder,
             params,
             version,
-            !crate::apps::renders(&envelope.client_capabilities),
+            session.hides_app_only_tools(Some(&envelope)),
         ),
         Method::SubscriptionsListen => listen::start(session, responder, params, envelope),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {

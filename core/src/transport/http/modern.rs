@@ -128,13 +128,15 @@ pub(super) fn check_headers(
     }
     // A tool only an MCP Apps view calls is unknown to a request that renders no views: its
     // headers are not checked either (their refusal would say the tool is there).
-    let renders_apps = params
-        .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1clientCapabilities"))
-        .is_some_and(crate::protocol::apps::renders);
+    let renders_apps = || {
+        params
+            .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1clientCapabilities"))
+            .is_some_and(crate::protocol::apps::renders)
+    };
     if method == "tools/call"
         && let Some(name) = target
         && let Some(tool) = server.inner.registry.get(name)
-        && (!tool.app_only || renders_apps)
+        && (!tool.app_only || renders_apps())
     {
         let arguments = params.and_then(|p| p.get("arguments"));
         for mirrored in &tool.param_headers {
