@@ -15,6 +15,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::{Map, Value, json};
 
 use crate::Error;
+use crate::catalog::Resource;
 use crate::protocol::Tool;
 
 pub use crate::protocol::apps::{EXTENSION, MIME_TYPE};
@@ -27,12 +28,9 @@ pub use crate::protocol::Visibility;
 /// A view: an HTML5 document served at a `ui://` URI.
 #[derive(Clone, Debug)]
 pub struct UiResource {
-    uri: String,
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
+    /// How `resources/list` shows it: the MIME type of views, and `_meta.ui` when set.
+    resource: Resource,
     html: String,
-    ui: Map<String, Value>,
     listed: bool,
 }
 
@@ -50,26 +48,24 @@ impl UiResource {
                 .unwrap_or_default()
                 .to_owned();
         }
+        let mut resource = Resource::new(uri, name);
+        resource.mime_type = Some(MIME_TYPE.into());
         UiResource {
-            uri,
-            name,
-            title: None,
-            description: None,
+            resource,
             html: html.into(),
-            ui: Map::new(),
             listed: true,
         }
     }
 
     /// A display name.
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
+        self.resource.title = Some(title.into());
         self
     }
 
     /// What it shows.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
+        self.resource.description = Some(description.into());
         self
     }
 
@@ -78,7 +74,11 @@ impl UiResource {
     /// `geolocation`, `clipboardWrite`, each `{}`), `domain` (the host-specific origin asked
     /// for) and `prefersBorder`. Checked at registration.
     pub fn ui_meta(mut self, ui: Map<String, Value>) -> Self {
-        self.ui = ui;
+        self.resource.meta = (!ui.is_empty()).then(|| {
+            let mut meta = Map::new();
+            meta.insert("ui".into(), Value::Object(ui));
+            meta
+        });
         self
     }
 
@@ -91,7 +91,7 @@ impl UiResource {
 
     /// Its URI.
     pub fn uri(&self) -> &str {
-        &self.uri
+        &self.resource.uri
     }
 
     pub(crate) fn is_listed(&self) -> bool {
@@ -103,14 +103,14 @@ impl UiResource {
             kind: "ui resource",
             message,
         };
-        if !self.uri.starts_with("ui://") || self.uri.len() == "ui://".len() {
+        let uri = self.uri();
+        if !uri.starts_with("ui://") || uri.len() == "ui://".len() {
             return Err(invalid(format!(
-                "{:?}: an app's view is served at a ui:// URI",
-                self.uri
+                "{uri:?}: an app's view is served at a ui:// URI"
             )));
         }
-        if self.name.is_empty() {
-            return Err(invalid(format!("{}: a view needs a name", self.uri)));
+        if self.resource.name.is_empty() {
+            return Err(invalid(format!("{uri}: a view needs a name")));
         }
         let start = self
             .html
@@ -120,36 +120,29 @@ impl UiResource {
             .is_some_and(|head| head.eq_ignore_ascii_case("<!doctype html>"))
         {
             return Err(invalid(format!(
-                "{}: a view must be an HTML5 document (beginning with <!DOCTYPE html>)",
-                self.uri
+                "{uri}: a view must be an HTML5 document (beginning with <!DOCTYPE html>)"
             )));
         }
-        check_ui_meta(&self.ui).map_err(|why| invalid(format!("{}: _meta.ui: {why}", self.uri)))
-    }
-
-    fn meta(&self) -> Option<Value> {
-        (!self.ui.is_empty()).then(|| json!({ "ui": self.ui }))
+        let ui = self.resource.meta.as_ref().and_then(|m| m.get("ui"));
+        match ui {
+            None => Ok(()),
+            Some(Value::Object(ui)) => {
+                check_ui_meta(ui).map_err(|why| invalid(format!("{uri}: _meta.ui: {why}")))
+            }
+            Some(_) => Err(invalid(format!("{uri}: _meta.ui must be an object"))),
+        }
     }
 
     /// Its `resources/list` entry, as `version` has resources.
     pub(crate) fn listing(&self, version: crate::protocol::ProtocolVersion) -> Value {
-        let mut resource = crate::catalog::Resource::new(&self.uri, &self.name);
-        resource.title = self.title.clone();
-        resource.description = self.description.clone();
-        resource.mime_type = Some(MIME_TYPE.into());
-        if !self.ui.is_empty() {
-            let mut meta = Map::new();
-            meta.insert("ui".into(), Value::Object(self.ui.clone()));
-            resource.meta = Some(meta);
-        }
-        resource.to_json(version)
+        self.resource.to_json(version)
     }
 
     /// Its `resources/read` result.
     pub(crate) fn read(&self) -> Value {
-        let mut content = json!({"uri": self.uri, "mimeType": MIME_TYPE, "text": self.html});
-        if let Some(meta) = self.meta() {
-            content["_meta"] = meta;
+        let mut content = json!({"uri": self.uri(), "mimeType": MIME_TYPE, "text": self.html});
+        if let Some(meta) = &self.resource.meta {
+            content["_meta"] = Value::Object(meta.clone());
         }
         json!({ "contents": [content] })
     }
@@ -340,13 +333,13 @@ impl Views {
     pub(crate) fn add(&self, view: UiResource) -> Result<(), Error> {
         view.check()?;
         let mut guard = self.map.write().unwrap_or_else(|e| e.into_inner());
-        if guard.contains_key(&view.uri) {
+        if guard.contains_key(view.uri()) {
             return Err(Error::InvalidDefinition {
                 kind: "ui resource",
-                message: format!("a view {:?} is already registered", view.uri),
+                message: format!("a view {:?} is already registered", view.uri()),
             });
         }
-        Arc::make_mut(&mut guard).insert(view.uri.clone(), Arc::new(view));
+        Arc::make_mut(&mut guard).insert(view.uri().to_owned(), Arc::new(view));
         Ok(())
     }
 

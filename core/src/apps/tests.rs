@@ -69,7 +69,9 @@ fn a_view_the_spec_forbids_is_refused_naming_the_fault() {
         .ui_meta(object(json!({"csp": {"resourceDomains": ["https://*.cdn.example"]}, "permissions": {"camera": {}}, "prefersBorder": true})));
     views.add(fine.clone()).expect("a valid view");
     assert_eq!(
-        UiResource::new("ui://app/named.html", "", HTML).name,
+        UiResource::new("ui://app/named.html", "", HTML)
+            .resource
+            .name,
         "named.html",
         "named by its URI"
     );
