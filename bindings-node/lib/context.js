@@ -99,7 +99,7 @@ class Context {
 
   /** The settings the client declared for the extension `id` (core's `client_extension`), or `null`. */
   clientExtension(id) {
-    return this.clientCapabilities.extensions?.[id] ?? null
+    return native.ctxClientExtension(this.#call, id)
   }
 
   /** 2026-07-28 MRTR: the client's answers to what an earlier round asked, by key. */

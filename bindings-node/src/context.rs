@@ -167,6 +167,15 @@ pub fn ctx_is_cancelled(id: u32) -> bool {
     .unwrap_or(true)
 }
 
+/// What the client declared for the extension `extension` (core's `client_extension`), or
+/// `null` when it did not, or once the call is over.
+#[napi]
+pub fn ctx_client_extension(id: u32, extension: String) -> Value {
+    with_call(id, |call| call.ctx.client_extension(&extension).cloned())
+        .flatten()
+        .unwrap_or(Value::Null)
+}
+
 /// `{ requestId, toolName, protocolVersion, clientInfo, clientCapabilities, wantsProgress }`,
 /// or `null` once the call is over.
 #[napi]

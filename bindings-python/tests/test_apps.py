@@ -75,5 +75,6 @@ def test_what_the_spec_forbids_is_refused_naming_it() -> None:
     client = Client(server)
     client.initialize()
     assert request(client, 1, "resources/list", {})["result"]["resources"] == []
-    assert request(client, 2, "resources/read", {"uri": "ui://apps/hidden.html"})["result"]["contents"][0]["text"]
+    hidden = request(client, 2, "resources/read", {"uri": "ui://apps/hidden.html"})["result"]["contents"]
+    assert hidden == [{"uri": "ui://apps/hidden.html", "mimeType": MIME, "text": "<!DOCTYPE html><p>x</p>"}]
     assert server.remove_resource("ui://apps/hidden.html")
