@@ -379,6 +379,20 @@ impl NativeServer {
         self.server.remove_skill(path_or_uri)
     }
 
+    /// Sets the rule of who sees what: `func({"viewer", "items"}) -> {"visible": [bool]}`, run on
+    /// the threads token checks run on (never queued behind sync handlers).
+    fn visible_when(&self, func: Py<PyAny>) {
+        self.server.visible_when(ViaJson(PyJsonHandler {
+            func: Arc::new(func),
+            token_check: true,
+        }));
+    }
+
+    /// What the rule decides from changed: sessions check again (see core).
+    fn visibility_changed(&self) {
+        self.server.visibility_changed();
+    }
+
     /// Declares an extension the server serves (`capabilities.extensions[id] = settings`).
     fn declare_extension(&self, id: &str, settings: &Bound<'_, PyAny>) -> PyResult<()> {
         self.server

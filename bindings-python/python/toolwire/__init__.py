@@ -34,7 +34,7 @@ server.run()
 from ._asgi import AsgiApp
 from ._base import F as F
 from ._base import logger as logger
-from ._catalog import ResourceNotFound
+from ._catalog import CatalogItem, ResourceNotFound, Viewer
 from ._content import (
     Audio,
     EmbeddedResource,
@@ -74,6 +74,8 @@ __all__ = [
     "BusyError",
     "HttpServer",
     "ResourceNotFound",
+    "CatalogItem",
+    "Viewer",
     "CapabilityError",
     "ClientRequestError",
     "Context",

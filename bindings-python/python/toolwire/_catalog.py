@@ -1,5 +1,6 @@
 """Resources, resource templates, prompts and completion: the `Server` methods that register
-them (`CatalogMixin`), and the conversion of what their functions return into the wire's results.
+them (`CatalogMixin`), the conversion of what their functions return into the wire's results,
+and who sees what (`visible_when`, `Viewer`, `CatalogItem`).
 
 A mixin over `ServerBase` rather than part of `_server`, so that this concern reads on its own;
 it imports `_base`, not `_server`, so there is no import cycle.
@@ -11,7 +12,8 @@ import base64
 import inspect
 import os
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
 from . import _native
@@ -20,6 +22,43 @@ from ._content import InputRequired, Round
 from ._context import Context
 from ._native import RegistrationError
 from ._schema import _field_has_default, _field_info, analyse, converter, parse_docstring
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who a request comes from, as a visibility rule sees it: over HTTP with a
+    `token_validator`, the token's `subject`, `scopes` and `tags`; the client's `client_info`
+    (`{"name", "version"}`) and the request's `protocol_version`."""
+
+    subject: Optional[str] = None
+    scopes: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    client_info: Optional[dict[str, Any]] = None
+    protocol_version: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class CatalogItem:
+    """A tool, resource, resource template or prompt, as a visibility rule sees it. `kind` is
+    `"tool"`, `"resource"`, `"resourceTemplate"` or `"prompt"`; `name` a tool's or prompt's
+    name, a resource's URI, a template's URI template."""
+
+    kind: str
+    name: str
+    required_scopes: tuple[str, ...] = ()
+    required_tags: tuple[str, ...] = ()
+
+
+def _requirements(
+    definition: dict[str, Any], required_scopes: Optional[Sequence[str]], required_tags: Optional[Sequence[str]]
+) -> None:
+    """Who may see it, in the definition's own keys (the engine checks them on each request)."""
+    for key, given in (("requiredScopes", required_scopes), ("requiredTags", required_tags)):
+        if given is None:
+            continue
+        if isinstance(given, str):
+            raise TypeError(f"{key}: give a list of strings, not the string {given!r}")
+        definition[key] = list(given)
 
 
 class ResourceNotFound(Exception):
@@ -39,6 +78,8 @@ class CatalogMixin(ServerBase):
         mime_type: Optional[str] = None,
         annotations: Optional[dict[str, Any]] = None,
         meta: Optional[dict[str, Any]] = None,
+        required_scopes: Optional[Sequence[str]] = None,
+        required_tags: Optional[Sequence[str]] = None,
     ) -> Callable[[F], F]:
         """Registers the decorated function (sync or `async def`) as the reader of `uri`.
 
@@ -47,6 +88,9 @@ class CatalogMixin(ServerBase):
         named `uri` gets the URI asked for. Return a str (text), bytes (a blob), a dict with
         `text` or `blob`, or a list of those; raise `ResourceNotFound` for a URI that does not
         exist.
+
+        `required_scopes` / `required_tags`: only clients whose token holds every one of them
+        see it (listed, read); to the rest it does not exist (see `visible_when`).
         """
 
         def register(fn: F) -> F:
@@ -59,6 +103,8 @@ class CatalogMixin(ServerBase):
                 mime_type=mime_type,
                 annotations=annotations,
                 meta=meta,
+                required_scopes=required_scopes,
+                required_tags=required_tags,
             )
             return fn
 
@@ -75,6 +121,8 @@ class CatalogMixin(ServerBase):
         mime_type: Optional[str] = None,
         annotations: Optional[dict[str, Any]] = None,
         meta: Optional[dict[str, Any]] = None,
+        required_scopes: Optional[Sequence[str]] = None,
+        required_tags: Optional[Sequence[str]] = None,
     ) -> None:
         """Registers `fn` as a resource or resource template (see `resource`)."""
         template = "{" in uri
@@ -89,6 +137,7 @@ class CatalogMixin(ServerBase):
         ):
             if value is not None:
                 definition[key] = value
+        _requirements(definition, required_scopes, required_tags)
         round_param = _round_parameter(fn)
         context_param = _context_parameter(fn)
         special = (round_param, context_param)
@@ -124,6 +173,8 @@ class CatalogMixin(ServerBase):
         description: Optional[str] = None,
         meta: Optional[dict[str, Any]] = None,
         arguments: Optional[dict[str, dict[str, str]]] = None,
+        required_scopes: Optional[Sequence[str]] = None,
+        required_tags: Optional[Sequence[str]] = None,
     ) -> Callable[[F], F]:
         """Registers the decorated function (sync or `async def`) as a prompt.
 
@@ -132,11 +183,20 @@ class CatalogMixin(ServerBase):
         `arguments={"city": {"title": "City", "description": "..."}}` gives an argument's
         title and description outright. Return a str (one user message), a list of messages
         (str, content blocks such as `Image`, or `{"role", "content"}` dicts), or a dict with
-        `messages`.
+        `messages`. `required_scopes` / `required_tags`: as for `resource`.
         """
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, title=title, description=description, meta=meta, arguments=arguments)
+            self.add_prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                meta=meta,
+                arguments=arguments,
+                required_scopes=required_scopes,
+                required_tags=required_tags,
+            )
             return fn
 
         return register
@@ -150,6 +210,8 @@ class CatalogMixin(ServerBase):
         description: Optional[str] = None,
         meta: Optional[dict[str, Any]] = None,
         arguments: Optional[dict[str, dict[str, str]]] = None,
+        required_scopes: Optional[Sequence[str]] = None,
+        required_tags: Optional[Sequence[str]] = None,
     ) -> None:
         """Registers `fn` as a prompt (see `prompt`)."""
         prompt_name = name or fn.__name__
@@ -161,6 +223,7 @@ class CatalogMixin(ServerBase):
         for key, value in (("title", title), ("description", described), ("_meta", meta)):
             if value is not None:
                 definition[key] = value
+        _requirements(definition, required_scopes, required_tags)
 
         round_param = _round_parameter(fn)
         context_param = _context_parameter(fn)
@@ -286,6 +349,45 @@ class CatalogMixin(ServerBase):
     def remove_skill(self, path_or_uri: str) -> bool:
         """Stops serving a skill, by its path or its SKILL.md's URI; False if there was none."""
         return self._native.remove_skill(path_or_uri)
+
+    def visible_when(self, rule: Callable[[CatalogItem, Viewer], bool]) -> Callable[[CatalogItem, Viewer], bool]:
+        """Decides per request who sees which tools, resources, templates and prompts, beyond
+        their `required_scopes` / `required_tags` (use it as a decorator). `rule(item, viewer)`
+        is asked for each item the viewer's requirements allowed, once per list (or for the one
+        item called, read or rendered); a hidden item is left out of lists and answers as
+        unknown. It must return at once (a plain `def`: it runs on the engine's threads for
+        token checks); one that raises hides everything it was asked about, and is logged.
+        Replaces the rule set before; clients whose view changes get `list_changed`."""
+        if inspect.iscoroutinefunction(rule):
+            raise TypeError("visible_when takes a plain function (it is asked on every list), not an async def")
+
+        def decide(request: dict[str, Any]) -> dict[str, Any]:
+            asked = request["viewer"]
+            viewer = Viewer(
+                subject=asked.get("subject"),
+                scopes=tuple(asked.get("scopes") or ()),
+                tags=tuple(asked.get("tags") or ()),
+                client_info=asked.get("clientInfo"),
+                protocol_version=asked.get("protocolVersion"),
+            )
+            verdicts = []
+            for item in request["items"]:
+                shown = CatalogItem(
+                    kind=item["kind"],
+                    name=item["name"],
+                    required_scopes=tuple(item.get("requiredScopes") or ()),
+                    required_tags=tuple(item.get("requiredTags") or ()),
+                )
+                verdicts.append(rule(shown, viewer) is True)
+            return {"visible": verdicts}
+
+        self._native.visible_when(decide)
+        return rule
+
+    def visibility_changed(self) -> None:
+        """What the `visible_when` rule decides from changed (a user's role, a feature flag):
+        every session checks again and gets `list_changed` where its view changed."""
+        self._native.visibility_changed()
 
     def declare_extension(self, id: str, settings: Optional[Mapping[str, Any]] = None) -> None:
         """Declares an extension this server serves: `capabilities.extensions[id]` in

@@ -70,8 +70,9 @@ class HttpMixin(ServerBase):
         most sessions the same way, or answers 503. An SSE reader that falls
         `max_sse_buffered_bytes` (default 1 MiB) behind is let go with a `retry:` hint; its
         stream goes on and is resumed with `Last-Event-ID`. With
-        `token_validator(token) -> {"subject", "scopes"} | None` every request needs a bearer
-        token (401 otherwise, pointing at the metadata that names `authorization_servers`);
+        `token_validator(token) -> {"subject", "scopes", "tags"} | None` every request needs a
+        bearer token (401 otherwise, pointing at the metadata that names `authorization_servers`);
+        its scopes and tags decide what the request sees (`required_scopes`, `visible_when`);
         `{"insufficientScope": scope}` refuses a valid token that lacks a scope (403).
         `metrics_path` (e.g. `"/metrics"`) serves `metrics_text()` to GET there, for Prometheus
         (Host and Origin checked, no token asked).

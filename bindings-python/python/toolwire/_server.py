@@ -11,11 +11,12 @@ import contextlib
 import inspect
 import sys
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from . import _logs, _native, _otel
 from ._base import F, check_counts, logger, millis
-from ._catalog import CatalogMixin
+from ._catalog import CatalogMixin, _requirements
 from ._content import BLOCKS, InputRequired, ProtocolError, ToolError, ToolResult, call_result
 from ._context import Context
 from ._http import HttpMixin
@@ -347,6 +348,8 @@ class Server(CatalogMixin, HttpMixin):
         run_in_thread: bool = True,
         ui_resource: Optional[str] = None,
         visibility: Optional[list[Visibility]] = None,
+        required_scopes: Optional[Sequence[str]] = None,
+        required_tags: Optional[Sequence[str]] = None,
     ) -> Callable[[F], F]:
         """Registers the decorated function (sync or `async def`) as a tool.
 
@@ -372,6 +375,9 @@ class Server(CatalogMixin, HttpMixin):
         MCP Apps: `ui_resource="ui://…"` links the tool to a view registered before it with
         `add_ui_resource`; `visibility=["app"]` makes it a tool only the view calls (not
         offered to clients that render no views; the default is both `"model"` and `"app"`).
+
+        `required_scopes` / `required_tags`: only clients whose token holds every one of them
+        see the tool (listed, callable); to the rest it does not exist (see `visible_when`).
         """
 
         def register(fn: F) -> F:
@@ -391,6 +397,8 @@ class Server(CatalogMixin, HttpMixin):
                 run_in_thread=run_in_thread,
                 ui_resource=ui_resource,
                 visibility=visibility,
+                required_scopes=required_scopes,
+                required_tags=required_tags,
             )
             return fn
 
@@ -414,6 +422,8 @@ class Server(CatalogMixin, HttpMixin):
         run_in_thread: bool = True,
         ui_resource: Optional[str] = None,
         visibility: Optional[list[Visibility]] = None,
+        required_scopes: Optional[Sequence[str]] = None,
+        required_tags: Optional[Sequence[str]] = None,
     ) -> None:
         """Registers `fn` as a tool (see `tool`); while serving, clients get `list_changed`."""
         signature = analyse(fn, Context, (ToolResult, *BLOCKS))
@@ -440,6 +450,7 @@ class Server(CatalogMixin, HttpMixin):
             definition["uiResource"] = ui_resource
         if visibility is not None:
             definition["visibility"] = list(visibility)
+        _requirements(definition, required_scopes, required_tags)
         renamed = signature.renamed if input_schema is None else {}
         invoke, is_async = _wrap(
             fn, signature.context_param, params, renamed, signature.defaults, self._lifespan, definition["name"]

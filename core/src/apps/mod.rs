@@ -89,9 +89,27 @@ impl UiResource {
         self
     }
 
+    /// Shown and read only by viewers whose token holds every one of `scopes` (see
+    /// [`Resource::required_scopes`]).
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.resource = self.resource.required_scopes(scopes);
+        self
+    }
+
+    /// Shown and read only by viewers holding every one of `tags`.
+    pub fn required_tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.resource = self.resource.required_tags(tags);
+        self
+    }
+
     /// Its URI.
     pub fn uri(&self) -> &str {
         &self.resource.uri
+    }
+
+    /// Its listing, which carries its requirements of who sees it.
+    pub(crate) fn resource(&self) -> &Resource {
+        &self.resource
     }
 
     pub(crate) fn is_listed(&self) -> bool {

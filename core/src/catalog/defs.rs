@@ -35,6 +35,12 @@ pub struct Resource {
     /// `_meta`.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Scopes a viewer's token must all hold to see it (toolwire's own; never sent).
+    #[serde(default, skip_serializing)]
+    pub required_scopes: Vec<String>,
+    /// Tags a viewer must all hold to see it (toolwire's own; never sent).
+    #[serde(default, skip_serializing)]
+    pub required_tags: Vec<String>,
 }
 
 impl Resource {
@@ -49,6 +55,8 @@ impl Resource {
             size: None,
             annotations: None,
             meta: None,
+            required_scopes: Vec::new(),
+            required_tags: Vec::new(),
         }
     }
 
@@ -108,6 +116,12 @@ pub struct ResourceTemplate {
     /// `_meta`.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Scopes a viewer's token must all hold to see it (toolwire's own; never sent).
+    #[serde(default, skip_serializing)]
+    pub required_scopes: Vec<String>,
+    /// Tags a viewer must all hold to see it (toolwire's own; never sent).
+    #[serde(default, skip_serializing)]
+    pub required_tags: Vec<String>,
 }
 
 impl ResourceTemplate {
@@ -121,6 +135,8 @@ impl ResourceTemplate {
             mime_type: None,
             annotations: None,
             meta: None,
+            required_scopes: Vec::new(),
+            required_tags: Vec::new(),
         }
     }
 
@@ -321,6 +337,12 @@ pub struct Prompt {
     /// they are read from it (name, title, description, required). Never sent to clients.
     #[serde(default, rename = "argumentsSchema", skip_serializing)]
     pub arguments_schema: Option<Value>,
+    /// Scopes a viewer's token must all hold to see it (toolwire's own; never sent).
+    #[serde(default, skip_serializing)]
+    pub required_scopes: Vec<String>,
+    /// Tags a viewer must all hold to see it (toolwire's own; never sent).
+    #[serde(default, skip_serializing)]
+    pub required_tags: Vec<String>,
 }
 
 impl Prompt {
@@ -333,6 +355,8 @@ impl Prompt {
             arguments: Vec::new(),
             meta: None,
             arguments_schema: None,
+            required_scopes: Vec::new(),
+            required_tags: Vec::new(),
         }
     }
 

@@ -5,9 +5,11 @@ mod defs;
 pub(crate) mod json;
 mod prompt_args;
 mod template;
+pub mod visibility;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use async_trait::async_trait;
@@ -18,6 +20,7 @@ pub use defs::{
 };
 pub(crate) use prompt_args::PromptArguments;
 pub(crate) use template::UriPattern;
+use visibility::Guarded;
 
 use crate::changes::{Change, ChangeBus};
 use crate::{Error, ToolError};
@@ -175,9 +178,32 @@ pub(crate) struct RegisteredResource {
 
 /// What `resources/read` found for a URI.
 pub(crate) struct FoundResource {
+    /// The resource or template that serves it, as visibility sees it.
+    pub(crate) item: visibility::Item,
     pub(crate) handler: Arc<dyn ResourceHandler>,
     pub(crate) variables: BTreeMap<String, String>,
     pub(crate) mime_type: Option<String>,
+}
+
+impl FoundResource {
+    fn fixed(resource: &RegisteredResource) -> Self {
+        FoundResource {
+            item: resource.def.item(),
+            handler: resource.handler.clone(),
+            variables: BTreeMap::new(),
+            mime_type: resource.def.mime_type.clone(),
+        }
+    }
+
+    fn templated(template: &RegisteredTemplate, uri: &str) -> Option<Self> {
+        let variables = template.pattern.matches(uri)?;
+        Some(FoundResource {
+            item: template.def.item(),
+            handler: template.handler.clone(),
+            variables,
+            mime_type: template.def.mime_type.clone(),
+        })
+    }
 }
 
 pub(crate) struct RegisteredTemplate {
@@ -215,6 +241,12 @@ pub(crate) struct Catalog {
     pub(crate) views: crate::apps::Views,
     /// Set once the server is built: registrations before that announce nothing.
     changes: OnceLock<Arc<dyn ChangeBus>>,
+    /// Some definition requires scopes or tags (set for good once one does): lists and
+    /// lookups are then screened per request.
+    guarded: AtomicBool,
+    /// The server's own rule of who sees what, asked after the requirements are met.
+    policy: RwLock<Option<Arc<dyn visibility::VisibilityPolicy>>>,
+    has_policy: AtomicBool,
 }
 
 fn insert<T>(map: &Map<T>, key: String, value: T, what: &'static str) -> Result<(), Error> {
@@ -257,6 +289,34 @@ impl Catalog {
         let _ = self.changes.set(bus);
     }
 
+    /// A definition that requires scopes or tags was registered: screen from now on.
+    pub(crate) fn note_guarded(&self, definition: &impl Guarded) {
+        if definition.is_guarded() {
+            self.guarded.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether any request may be shown less than the whole catalog (on every call's path:
+    /// two atomic loads, no lock).
+    pub(crate) fn screens(&self) -> bool {
+        self.guarded.load(Ordering::Acquire) || self.has_policy.load(Ordering::Acquire)
+    }
+
+    /// The server's visibility rule, if it set one.
+    pub(crate) fn policy(&self) -> Option<Arc<dyn visibility::VisibilityPolicy>> {
+        self.policy
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Sets (or, with `None`, drops) the server's visibility rule.
+    pub(crate) fn set_policy(&self, policy: Option<Arc<dyn visibility::VisibilityPolicy>>) {
+        let mut current = self.policy.write().unwrap_or_else(|e| e.into_inner());
+        self.has_policy.store(policy.is_some(), Ordering::Release);
+        *current = policy;
+    }
+
     pub(crate) fn add_resource(
         &self,
         def: Resource,
@@ -274,6 +334,7 @@ impl Catalog {
                 message: format!("{} is already served as a skill's file", def.uri),
             });
         }
+        self.note_guarded(&def);
         insert(
             &self.resources,
             def.uri.clone(),
@@ -300,6 +361,7 @@ impl Catalog {
                 kind: "resource template",
                 message: format!("invalid URI template {:?}: {why}", def.uri_template),
             })?;
+        self.note_guarded(&def);
         insert(
             &self.templates,
             def.uri_template.clone(),
@@ -326,6 +388,7 @@ impl Catalog {
             });
         }
         let checks = PromptArguments::compile(&mut def)?;
+        self.note_guarded(&def);
         insert(
             &self.prompts,
             def.name.clone(),
@@ -432,6 +495,7 @@ impl Catalog {
                 message: format!("{} is already registered as a resource", view.uri()),
             });
         }
+        self.note_guarded(view.resource());
         self.views.add(view)?;
         self.changed(Kind::Resources);
         Ok(())
@@ -489,22 +553,25 @@ impl Catalog {
     /// The handler of `uri`, its template's variables and its registered MIME type.
     pub(crate) fn find_resource(&self, uri: &str) -> Option<FoundResource> {
         if let Some(resource) = snapshot(&self.resources).get(uri) {
-            return Some(FoundResource {
-                handler: resource.handler.clone(),
-                variables: BTreeMap::new(),
-                mime_type: resource.def.mime_type.clone(),
-            });
+            return Some(FoundResource::fixed(resource));
         }
-        snapshot(&self.templates).values().find_map(|template| {
-            template
-                .pattern
-                .matches(uri)
-                .map(|variables| FoundResource {
-                    handler: template.handler.clone(),
-                    variables,
-                    mime_type: template.def.mime_type.clone(),
-                })
-        })
+        snapshot(&self.templates)
+            .values()
+            .find_map(|template| FoundResource::templated(template, uri))
+    }
+
+    /// Everything that could serve `uri`, in the order reads try them: its fixed resource,
+    /// then each template that matches (a request that may not see the first is served by
+    /// the next it may see).
+    pub(crate) fn resources_serving(&self, uri: &str) -> Vec<FoundResource> {
+        let fixed = snapshot(&self.resources)
+            .get(uri)
+            .map(|resource| FoundResource::fixed(resource));
+        let templates = snapshot(&self.templates);
+        let matching = templates
+            .values()
+            .filter_map(|template| FoundResource::templated(template, uri));
+        fixed.into_iter().chain(matching).collect()
     }
 
     pub(crate) fn resource_updated(&self, uri: &str) {

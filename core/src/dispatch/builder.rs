@@ -38,6 +38,7 @@ pub struct ServerBuilder {
     middleware: Vec<Arc<dyn Middleware>>,
     lifespan: Option<Arc<dyn super::Lifespan>>,
     extensions: Vec<(String, Value)>,
+    policy: Option<Arc<dyn crate::catalog::visibility::VisibilityPolicy>>,
 }
 
 /// A catalog entry given to the builder, registered in `build`.
@@ -66,6 +67,7 @@ impl ServerBuilder {
             event_store: None,
             middleware: Vec::new(),
             extensions: Vec::new(),
+            policy: None,
         }
     }
 
@@ -205,6 +207,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Decides per request who sees what (see [`Server::visible_when`]).
+    pub fn visible_when(
+        mut self,
+        policy: impl crate::catalog::visibility::VisibilityPolicy,
+    ) -> Self {
+        self.policy = Some(share(policy, |p| Arc::new(p)));
+        self
+    }
+
     /// Completes the arguments of a prompt or template added to this builder.
     pub fn completer(mut self, reference: Reference, completer: impl Completer) -> Self {
         self.catalog.push(Registration::Completer(
@@ -237,6 +248,7 @@ impl ServerBuilder {
             }
         }
         // After the catalog: a tool's MCP Apps view must be registered.
+        catalog.set_policy(self.policy);
         for (tool, handler) in self.tools {
             registry.insert(super::server::prepare_tool(
                 &registry, &catalog, tool, handler,
@@ -297,6 +309,7 @@ impl ServerBuilder {
             registry,
             catalog,
             modern_stamp: Arc::new(ModernStamp::new(Value::Null, 0, CacheScope::Private)),
+            private_stamp: Arc::new(ModernStamp::new(Value::Null, 0, CacheScope::Private)),
             sealer,
             listeners: Arc::new(Listeners::new(options.max_listen_streams)),
             changes,
@@ -319,6 +332,11 @@ impl ServerBuilder {
             modern_server_info(&inner),
             inner.options.cache_ttl_ms,
             inner.options.cache_scope,
+        ));
+        inner.private_stamp = Arc::new(ModernStamp::new(
+            modern_server_info(&inner),
+            inner.options.cache_ttl_ms,
+            CacheScope::Private,
         ));
         Ok(Server {
             inner: Arc::new(inner),

@@ -72,7 +72,7 @@ pub(crate) fn start(
 /// A call whose `name` and `arguments` (an object) were read; `params` holds its other members.
 pub(crate) fn start_parsed(
     session: &Arc<SessionShared>,
-    mut responder: Responder,
+    responder: Responder,
     name: String,
     arguments: Value,
     params: Map<String, Value>,
@@ -85,6 +85,73 @@ pub(crate) fn start_parsed(
     if tool.app_only && session.hides_app_only_tools(modern.as_deref()) {
         return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     }
+    if session.server.catalog.screens() {
+        return screened_call(
+            session, responder, tool, name, arguments, params, version, modern,
+        );
+    }
+    start_visible(
+        session, responder, tool, name, arguments, params, version, modern,
+    );
+}
+
+/// A call of a tool some viewers may not see: started once the request is known to see it;
+/// otherwise answered as a call of a tool that does not exist.
+#[inline(never)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the call's parts, passed on whole"
+)]
+fn screened_call(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    tool: Arc<RegisteredTool>,
+    name: String,
+    arguments: Value,
+    params: Map<String, Value>,
+    version: ProtocolVersion,
+    modern: Option<Arc<Envelope>>,
+) {
+    let unknown = format!("Unknown tool: {name}");
+    let task_session = session.clone();
+    let def = tool.def.clone();
+    let envelope = modern.clone();
+    super::visibility::if_visible(
+        session,
+        envelope.as_deref(),
+        &def,
+        responder,
+        move || ErrorObject::invalid_params(unknown),
+        move |responder| {
+            start_visible(
+                &task_session,
+                responder,
+                tool,
+                name,
+                arguments,
+                params,
+                version,
+                modern,
+            )
+        },
+    );
+}
+
+/// A call of a tool the request may see.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the call's parts, passed on whole"
+)]
+fn start_visible(
+    session: &Arc<SessionShared>,
+    mut responder: Responder,
+    tool: Arc<RegisteredTool>,
+    name: String,
+    arguments: Value,
+    params: Map<String, Value>,
+    version: ProtocolVersion,
+    modern: Option<Arc<Envelope>>,
+) {
     responder.count_tool(tool.series.as_ref());
     let violations = tool.input.violations(&arguments);
     if !violations.is_empty() {

@@ -14,6 +14,8 @@ use super::context::CallState;
 use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
+use super::visibility::{Hidden, candidates, if_visible, screen};
+use crate::catalog::visibility::Guarded;
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::handler::{Context, ToolError};
 use crate::protocol::ProtocolVersion;
@@ -46,44 +48,57 @@ pub(crate) fn handle(
             let items = catalog::snapshot(&catalog.resources);
             let skills = catalog.skills.snapshot();
             let views = catalog.views.snapshot();
+            let mut candidates = candidates(catalog, items.iter(), |r| &r.def);
+            candidates.extend(super::visibility::candidates(
+                catalog,
+                views.iter(),
+                |view| view.resource(),
+            ));
             if skills.is_empty() && views.is_empty() {
-                return answer_page(
+                return screen(session, modern.as_deref(), candidates, move |hidden| {
+                    answer_page(
+                        responder,
+                        &items,
+                        params.as_ref(),
+                        page_size,
+                        "resources",
+                        &hidden,
+                        |r| r.def.to_json(version),
+                    )
+                });
+            }
+            screen(session, modern.as_deref(), candidates, move |hidden| {
+                // Each skill's SKILL.md and each listed view beside the resources, in one URI
+                // order.
+                let mut merged: BTreeMap<String, Listed<'_>> = items
+                    .iter()
+                    .map(|(uri, r)| (uri.clone(), Listed::Resource(&r.def)))
+                    .collect();
+                merged.extend(
+                    skills
+                        .listed
+                        .iter()
+                        .map(|(uri, r)| (uri.clone(), Listed::Resource(r))),
+                );
+                merged.extend(
+                    views
+                        .iter()
+                        .filter(|(_, view)| view.is_listed())
+                        .map(|(uri, view)| (uri.clone(), Listed::View(view))),
+                );
+                answer_page(
                     responder,
-                    &items,
+                    &merged,
                     params.as_ref(),
                     page_size,
                     "resources",
-                    |r| r.def.to_json(version),
-                );
-            }
-            // Each skill's SKILL.md and each listed view beside the resources, in one URI order.
-            let mut merged: BTreeMap<String, Listed<'_>> = items
-                .iter()
-                .map(|(uri, r)| (uri.clone(), Listed::Resource(&r.def)))
-                .collect();
-            merged.extend(
-                skills
-                    .listed
-                    .iter()
-                    .map(|(uri, r)| (uri.clone(), Listed::Resource(r))),
-            );
-            merged.extend(
-                views
-                    .iter()
-                    .filter(|(_, view)| view.is_listed())
-                    .map(|(uri, view)| (uri.clone(), Listed::View(view))),
-            );
-            answer_page(
-                responder,
-                &merged,
-                params.as_ref(),
-                page_size,
-                "resources",
-                |listed| match listed {
-                    Listed::Resource(r) => r.to_json(version),
-                    Listed::View(view) => view.listing(version),
-                },
-            )
+                    &hidden,
+                    |listed| match listed {
+                        Listed::Resource(r) => r.to_json(version),
+                        Listed::View(view) => view.listing(version),
+                    },
+                )
+            })
         }
         Method::SkillsList => {
             let skills = catalog.skills.snapshot();
@@ -93,6 +108,7 @@ pub(crate) fn handle(
                 params.as_ref(),
                 page_size,
                 "skills",
+                &Hidden::new(),
                 |s| s.entry.clone(),
             )
         }
@@ -129,30 +145,39 @@ pub(crate) fn handle(
                 params.as_ref(),
                 page_size,
                 "resources",
+                &Hidden::new(),
                 crate::skills::Child::listing,
             )
         }
         Method::ResourceTemplatesList => {
             let items = catalog::snapshot(&catalog.templates);
-            answer_page(
-                responder,
-                &items,
-                params.as_ref(),
-                page_size,
-                "resourceTemplates",
-                |t| t.def.to_json(version),
-            )
+            let candidates = candidates(catalog, items.iter(), |t| &t.def);
+            screen(session, modern.as_deref(), candidates, move |hidden| {
+                answer_page(
+                    responder,
+                    &items,
+                    params.as_ref(),
+                    page_size,
+                    "resourceTemplates",
+                    &hidden,
+                    |t| t.def.to_json(version),
+                )
+            })
         }
         Method::PromptsList => {
             let items = catalog::snapshot(&catalog.prompts);
-            answer_page(
-                responder,
-                &items,
-                params.as_ref(),
-                page_size,
-                "prompts",
-                |p| p.def.to_json(version),
-            )
+            let candidates = candidates(catalog, items.iter(), |p| &p.def);
+            screen(session, modern.as_deref(), candidates, move |hidden| {
+                answer_page(
+                    responder,
+                    &items,
+                    params.as_ref(),
+                    page_size,
+                    "prompts",
+                    &hidden,
+                    |p| p.def.to_json(version),
+                )
+            })
         }
         Method::ResourcesRead => read(session, responder, params, modern),
         Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
@@ -256,14 +281,21 @@ fn answer_page<V>(
     params: Option<&Value>,
     page_size: Option<usize>,
     list_key: &str,
+    hidden: &Hidden,
     render: impl Fn(&V) -> Value,
 ) {
     // Resource and prompt entries are rendered per request, so their length is not known
     // up front: a few kilobytes, grown as needed.
     responder.result_written(4096, |json| {
-        write_page(json, items, params, page_size, list_key, |item, json| {
-            json.push_str(&json_text(&render(item)))
-        })
+        write_page(
+            json,
+            items,
+            params,
+            page_size,
+            list_key,
+            hidden,
+            |item, json| json.push_str(&json_text(&render(item))),
+        )
     });
 }
 
@@ -284,12 +316,54 @@ fn read(
         return responder.result(&json!({ "contents": [file.contents()] }));
     }
     // An MCP Apps view: its document, with its `_meta.ui`.
-    if let Some(view) = session.server.catalog.views.get(&uri) {
-        return responder.result(&view.read());
+    let catalog = &session.server.catalog;
+    if let Some(view) = catalog.views.get(&uri) {
+        let shown = view.clone();
+        return if_visible(
+            session,
+            modern.as_deref(),
+            view.resource(),
+            responder,
+            move || not_found(&uri, is_modern),
+            move |responder| responder.result(&shown.read()),
+        );
     }
-    let Some(found) = session.server.catalog.find_resource(&uri) else {
+    if catalog.screens() {
+        // The first resource or template serving it that the request may see.
+        let serving = catalog.resources_serving(&uri);
+        let keys: Vec<String> = (0..serving.len()).map(|at| at.to_string()).collect();
+        let candidates = candidates(catalog, keys.iter().zip(serving.iter()), |f| &f.item);
+        let task_session = session.clone();
+        let envelope = modern.clone();
+        return screen(session, envelope.as_deref(), candidates, move |hidden| {
+            let visible = serving
+                .into_iter()
+                .enumerate()
+                .find(|(at, _)| !hidden.contains(&at.to_string()));
+            match visible {
+                Some((_, found)) => {
+                    read_found(&task_session, responder, params, modern, uri, found)
+                }
+                None => responder.error(not_found(&uri, is_modern)),
+            }
+        });
+    }
+    let Some(found) = catalog.find_resource(&uri) else {
         return responder.error(not_found(&uri, is_modern));
     };
+    read_found(session, responder, params, modern, uri, found);
+}
+
+/// Reads `uri` from what serves it.
+fn read_found(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: Option<Value>,
+    modern: Option<Arc<Envelope>>,
+    uri: String,
+    found: catalog::FoundResource,
+) {
+    let is_modern = modern.is_some();
     let binding = Binding::new(
         "resources/read",
         &uri,
@@ -351,6 +425,28 @@ fn get_prompt(
             "Unknown prompt: {name}"
         )));
     };
+    let unknown = format!("Unknown prompt: {name}");
+    let task_session = session.clone();
+    let envelope = modern.clone();
+    if_visible(
+        session,
+        envelope.as_deref(),
+        &prompt.def.clone(),
+        responder,
+        move || ErrorObject::invalid_params(unknown),
+        move |responder| render_prompt(&task_session, responder, params, modern, name, prompt),
+    );
+}
+
+/// Renders a prompt the request may see.
+fn render_prompt(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: Option<Value>,
+    modern: Option<Arc<Envelope>>,
+    name: String,
+    prompt: Arc<catalog::RegisteredPrompt>,
+) {
     let Some(arguments) = string_map(params.as_ref().and_then(|p| p.get("arguments"))) else {
         return responder.error(ErrorObject::invalid_params(
             "Invalid params: prompt \"arguments\" must be an object of strings",
@@ -459,6 +555,75 @@ fn complete(
         ));
     };
     let catalog = &session.server.catalog;
+    let completion = Completing {
+        argument: argument.to_owned(),
+        value: value.to_owned(),
+        context,
+        reference,
+    };
+    let guard = match &completion.reference {
+        Reference::Prompt(name) => catalog::snapshot(&catalog.prompts)
+            .get(name)
+            .map(|p| p.def.item()),
+        Reference::ResourceTemplate(uri) => catalog::snapshot(&catalog.templates)
+            .get(uri)
+            .map(|t| t.def.item()),
+    };
+    match guard {
+        Some(guard) if catalog.screens() => {
+            let unknown = no_such(&completion.reference);
+            let task_session = session.clone();
+            let envelope = modern.clone();
+            if_visible(
+                session,
+                envelope.as_deref(),
+                &guard,
+                responder,
+                move || unknown,
+                move |responder| {
+                    complete_visible(&task_session, responder, &params, modern, completion)
+                },
+            )
+        }
+        _ => complete_visible(session, responder, &params, modern, completion),
+    }
+}
+
+/// A completion request, read.
+struct Completing {
+    reference: Reference,
+    argument: String,
+    value: String,
+    context: BTreeMap<String, String>,
+}
+
+/// The answer to a completion of a prompt or template that does not exist (or is hidden).
+fn no_such(reference: &Reference) -> ErrorObject {
+    ErrorObject::invalid_params(format!(
+        "Invalid params: no such {}",
+        match reference {
+            Reference::Prompt(name) => format!("prompt {name:?}"),
+            Reference::ResourceTemplate(uri) => format!("resource template {uri:?}"),
+        }
+    ))
+}
+
+/// Completes an argument of a prompt or template the request may see.
+fn complete_visible(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    params: &Value,
+    modern: Option<Arc<Envelope>>,
+    completion: Completing,
+) {
+    let Completing {
+        reference,
+        argument,
+        value,
+        context,
+    } = completion;
+    let (argument, value) = (argument.as_str(), value.as_str());
+    let catalog = &session.server.catalog;
     let known = match &reference {
         Reference::Prompt(name) => catalog::snapshot(&catalog.prompts)
             .get(name)
@@ -468,15 +633,7 @@ fn complete(
             .map(|t| t.pattern.has_variable(argument)),
     };
     match known {
-        None => {
-            return responder.error(ErrorObject::invalid_params(format!(
-                "Invalid params: no such {}",
-                match &reference {
-                    Reference::Prompt(name) => format!("prompt {name:?}"),
-                    Reference::ResourceTemplate(uri) => format!("resource template {uri:?}"),
-                }
-            )));
-        }
+        None => return responder.error(no_such(&reference)),
         Some(false) => {
             return responder.error(ErrorObject::invalid_params(format!(
                 "Invalid params: {argument:?} is not an argument of {reference:?}"
@@ -506,7 +663,7 @@ fn complete(
         );
         ModernRound::without_input(envelope, binding)
     });
-    let live = match LiveRequest::open(session, &responder, Some(&params), argument, round) {
+    let live = match LiveRequest::open(session, &responder, Some(params), argument, round) {
         Ok(live) => live,
         Err(error) => return responder.error(error),
     };

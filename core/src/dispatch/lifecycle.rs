@@ -14,6 +14,15 @@ use crate::wire::ErrorObject;
 /// `notifications/initialized`: list changes may be pushed from now on.
 pub(super) fn client_initialized(session: &SessionShared) {
     if session.negotiated.get().is_some() {
+        // What it sees of each list now: a later change is announced to it only if that
+        // changes.
+        if session.server.catalog.screens() && !session.initialized.load(Ordering::Acquire) {
+            let baseline = session
+                .seen
+                .clone()
+                .baseline(session.server.clone(), session.viewer(None));
+            super::call::run_task(session, baseline);
+        }
         session.initialized.store(true, Ordering::Release);
     }
 }

@@ -1,7 +1,7 @@
 //! Paging of the list methods: one page of a sorted list, and the opaque cursor that names
 //! where the next page starts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
 use serde_json::Value;
@@ -9,14 +9,15 @@ use serde_json::Value;
 use crate::wire::ErrorObject;
 
 /// Appends one page of a list sorted by key to `json`, as the JSON text of
-/// `{"<key>": [...], "nextCursor"?}`; `render` appends one item's JSON. A bad cursor is refused
-/// before anything is written.
+/// `{"<key>": [...], "nextCursor"?}`, leaving out the keys in `hidden`; `render` appends one
+/// item's JSON. A bad cursor is refused before anything is written.
 pub(crate) fn write_page<V>(
     json: &mut String,
     items: &BTreeMap<String, V>,
     params: Option<&Value>,
     page_size: Option<usize>,
     list_key: &str,
+    hidden: &HashSet<String>,
     render: impl Fn(&V, &mut String),
 ) -> Result<(), ErrorObject> {
     let after = match params.and_then(|p| p.get("cursor")) {
@@ -35,7 +36,9 @@ pub(crate) fn write_page<V>(
         Some(after) => Bound::Excluded(after.as_str()),
         None => Bound::Unbounded,
     };
-    let mut page = items.range::<str, _>((lower, Bound::Unbounded));
+    let mut page = items
+        .range::<str, _>((lower, Bound::Unbounded))
+        .filter(|(key, _)| hidden.is_empty() || !hidden.contains(*key));
     json.push_str("{\"");
     json.push_str(list_key);
     json.push_str("\":[");

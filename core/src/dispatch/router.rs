@@ -11,6 +11,7 @@ use super::modern::EraChoice;
 use super::outbound::OutboundSender;
 use super::paging::write_page;
 use super::responder::{BatchCollector, ReplyTarget, Responder};
+use super::visibility::{Hidden, candidates, screen};
 use super::{SessionShared, call};
 use crate::protocol::ProtocolVersion;
 use crate::protocol::method::Method;
@@ -295,10 +296,7 @@ fn handle_request(
     };
     match method {
         Method::ToolsCall => call::start(session, responder, params, version, None),
-        Method::ToolsList => {
-            let hides = session.hides_app_only_tools(None);
-            list_tools(session, responder, params, version, hides)
-        }
+        Method::ToolsList => list_tools(session, responder, params, version, None),
         Method::LoggingSetLevel => lifecycle::set_log_level(session, responder, params),
         catalog => {
             super::catalog_methods::handle(session, responder, catalog, params, version, None)
@@ -307,18 +305,18 @@ fn handle_request(
 }
 
 pub(super) fn list_tools(
-    session: &SessionShared,
+    session: &Arc<SessionShared>,
     responder: Responder,
     params: Option<Value>,
     version: ProtocolVersion,
-    hide_app_only: bool,
+    modern: Option<&modern::Envelope>,
 ) {
     // Each entry is serialised once per version; a page is their concatenation, copied
     // once, straight into the answer's frame. The frame is sized for the first page's
     // entries: exact for a list without a cursor, a hint for a later page.
     let mut tools = session.server.registry.snapshot();
     // Tools only an MCP Apps view calls are not offered to a client that renders none.
-    if hide_app_only && tools.values().any(|tool| tool.app_only) {
+    if tools.values().any(|tool| tool.app_only) && session.hides_app_only_tools(modern) {
         tools = Arc::new(
             tools
                 .iter()
@@ -328,21 +326,27 @@ pub(super) fn list_tools(
         );
     }
     let page_size = session.server.options.page_size;
-    let listed_len: usize = tools
-        .values()
-        .take(page_size.unwrap_or(usize::MAX))
-        .map(|tool| tool.listing(version).len() + 1)
-        .sum();
-    responder.result_written(listed_len + 64, |json| {
-        write_page(
-            json,
-            &tools,
-            params.as_ref(),
-            page_size,
-            "tools",
-            |tool, json| json.push_str(tool.listing(version)),
-        )
-    });
+    let candidates = candidates(&session.server.catalog, tools.iter(), |tool| &tool.def);
+    let answer = move |hidden: Hidden| {
+        let listed_len: usize = tools
+            .iter()
+            .filter(|(name, _)| !hidden.contains(*name))
+            .take(page_size.unwrap_or(usize::MAX))
+            .map(|(_, tool)| tool.listing(version).len() + 1)
+            .sum();
+        responder.result_written(listed_len + 64, |json| {
+            write_page(
+                json,
+                &tools,
+                params.as_ref(),
+                page_size,
+                "tools",
+                &hidden,
+                |tool, json| json.push_str(tool.listing(version)),
+            )
+        });
+    };
+    screen(session, modern, candidates, answer);
 }
 
 fn handle_notification(session: &SessionShared, method: &str, params: Option<Value>) {

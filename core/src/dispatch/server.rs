@@ -47,6 +47,7 @@ pub(crate) fn prepare_tool(
     mut tool: Tool,
     handler: Arc<dyn ToolHandler>,
 ) -> Result<crate::registry::RegisteredTool, Error> {
+    catalog.note_guarded(&tool);
     // A view registered as such, or a ui:// resource or template of the catalog (a view made
     // per read).
     let app_only = crate::apps::link_tool(&mut tool, &|uri| {
@@ -102,6 +103,9 @@ pub(crate) struct ServerInner {
     /// (`max_queued_calls`) for all of them.
     pub(crate) queued_calls: Arc<std::sync::atomic::AtomicUsize>,
     pub(crate) modern_stamp: Arc<ModernStamp>,
+    /// The same with `cacheScope: "private"`, for results once the catalog is screened: what
+    /// one client is shown is not for a shared cache.
+    pub(crate) private_stamp: Arc<ModernStamp>,
     pub(crate) sealer: Sealer,
     pub(crate) listeners: Arc<Listeners>,
     /// Where list changes and resource updates travel to sessions and listen streams.
@@ -444,6 +448,34 @@ impl Server {
     /// [`remove_resource`](Self::remove_resource).
     pub fn add_ui_resource(&self, view: crate::apps::UiResource) -> Result<(), Error> {
         self.inner.catalog.add_view(view)
+    }
+
+    /// Decides per request who sees which tools, resources, templates and prompts, beyond
+    /// what their definitions require (`required_scopes`, `required_tags`): asked with the
+    /// request's [`Viewer`] and the items whose requirements it met, once per list (or once
+    /// for the one item called, read, rendered or completed). A hidden item is left out of
+    /// lists and answers as unknown. Replaces the rule set before; sessions whose view
+    /// changes get `list_changed`.
+    ///
+    /// [`Viewer`]: crate::catalog::visibility::Viewer
+    pub fn visible_when(&self, policy: impl crate::catalog::visibility::VisibilityPolicy) {
+        self.inner
+            .catalog
+            .set_policy(Some(share(policy, |p| Arc::new(p))));
+        self.visibility_changed();
+    }
+
+    /// What the visibility rule decides from has changed (a user's role, a feature flag):
+    /// every session checks what it sees again and gets `list_changed` for each list whose
+    /// view changed (on every replica, over a shared change bus).
+    pub fn visibility_changed(&self) {
+        for change in [
+            crate::Change::ToolsListChanged,
+            crate::Change::ResourcesListChanged,
+            crate::Change::PromptsListChanged,
+        ] {
+            self.inner.changes.publish(change);
+        }
     }
 
     /// Serves a skill (the Skills extension); sessions get

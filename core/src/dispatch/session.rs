@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use serde_json::{Value, json};
 use tokio::runtime::Handle;
@@ -22,6 +22,7 @@ use super::router;
 use super::server::ServerInner;
 use crate::Error;
 use crate::cancel::CallCancel;
+use crate::catalog::visibility::Viewer;
 use crate::limiter::Limiter;
 use crate::metrics::LiveGauge;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion};
@@ -51,6 +52,11 @@ pub(crate) struct SessionShared {
     /// Who the transport authenticated (HTTP bearer auth), bound into `requestState` and tasks.
     /// Set with [`SessionShared::authenticated`].
     pub(crate) principal: Option<String>,
+    /// Who the transport says the client is (its token's subject, scopes and tags): what
+    /// decides the catalog it sees. Its subject is `principal`'s.
+    identity: RwLock<Arc<Viewer>>,
+    /// What it last saw of each list, when lists are screened.
+    pub(crate) seen: Arc<super::visibility::Seen>,
     /// The principal's share of the server's call slots, held while this session lives.
     pub(crate) principal_limiter: Option<Arc<Limiter>>,
     pub(super) initialized: AtomicBool,
@@ -130,35 +136,35 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// A new session whose calls run on `runtime`.
     pub fn with_runtime(server: &Server, runtime: Handle) -> (Session, Outbound) {
-        Self::build(server, runtime, None, None)
+        Self::build(server, runtime, None, Viewer::default())
     }
 
     /// A new session on the current runtime for a client the transport authenticated as
-    /// `principal`.
+    /// `who`.
     pub(crate) fn authenticated(
         server: &Server,
-        principal: Option<String>,
+        who: Viewer,
     ) -> Result<(Session, Outbound), Error> {
-        Ok(Self::build(server, current_runtime()?, None, principal))
+        Ok(Self::build(server, current_runtime()?, None, who))
     }
 
     /// A session driven from a host's own event loop (a JS engine's, a UI thread's): see
     /// [`HostHooks`].
     pub fn hosted(server: &Server, runtime: Handle, hooks: HostHooks) -> (Session, Outbound) {
-        Self::build(server, runtime, Some(hooks), None)
+        Self::build(server, runtime, Some(hooks), Viewer::default())
     }
 
     /// A new session on the current runtime, for a client the transport authenticated as
-    /// `principal`, whose frames not tied to a request go straight to `sink` (no channel, no
-    /// task reading one).
+    /// `who`, whose frames not tied to a request go straight to `sink` (no channel, no task
+    /// reading one).
     pub(crate) fn authenticated_into(
         server: &Server,
-        principal: Option<String>,
+        who: Viewer,
         sink: FrameSink,
     ) -> Result<Session, Error> {
         let shared =
             SessionShared::new(server, current_runtime()?, OutboundSender::Sink(sink), None)
-                .authenticated(principal);
+                .authenticated(who);
         Ok(Self::watching(server, shared))
     }
 
@@ -166,7 +172,7 @@ impl Session {
         server: &Server,
         runtime: Handle,
         hooks: Option<HostHooks>,
-        principal: Option<String>,
+        who: Viewer,
     ) -> (Session, Outbound) {
         let (tx, rx) = mpsc::unbounded_channel();
         let backlog = Arc::new(Backlog::default());
@@ -175,7 +181,7 @@ impl Session {
             None => (None, None),
         };
         let out = OutboundSender::new(tx, notify, backlog.clone());
-        let shared = SessionShared::new(server, runtime, out, spawn_call).authenticated(principal);
+        let shared = SessionShared::new(server, runtime, out, spawn_call).authenticated(who);
         let shutdown = shared.shutdown.clone();
         (
             Self::watching(server, shared),
@@ -195,6 +201,24 @@ impl Session {
         let shared = Arc::new(shared);
         watchers.join(key, &shared);
         Session { shared }
+    }
+
+    /// Who the client is, as far as what it sees goes: the scopes and tags of `who` decide
+    /// which tools, resources, templates and prompts it is shown from its next request on (a
+    /// transport that authenticates each request tells it each request's). The subject stays
+    /// the one the session was opened for. When what it sees changes, it is sent `list_changed`.
+    pub fn identify(&self, who: Viewer) {
+        let shared = &self.shared;
+        {
+            let mut identity = shared.identity.write().unwrap_or_else(|e| e.into_inner());
+            if identity.scopes == who.scopes && identity.tags == who.tags {
+                return;
+            }
+            *identity = Arc::new(Viewer::new(identity.subject.clone(), who.scopes, who.tags));
+        }
+        if shared.initialized.load(Ordering::Acquire) {
+            super::visibility::announce_lists(shared, super::visibility::List::ALL.to_vec());
+        }
     }
 
     /// Processes one inbound frame (one JSON text, without the line terminator).
@@ -279,12 +303,9 @@ impl Session {
     /// Whatever it sends that is not tied to the exchange's request has nowhere to go, so it
     /// has no channel of its own and watches nothing: each request is spared a channel, a
     /// watcher task and three subscriptions to channels that every session shares.
-    pub(crate) fn for_one_exchange(
-        server: &Server,
-        principal: Option<String>,
-    ) -> Result<Session, Error> {
+    pub(crate) fn for_one_exchange(server: &Server, who: Viewer) -> Result<Session, Error> {
         let shared = SessionShared::new(server, current_runtime()?, OutboundSender::Nowhere, None)
-            .authenticated(principal);
+            .authenticated(who);
         Ok(Session {
             shared: Arc::new(shared),
         })
@@ -292,11 +313,8 @@ impl Session {
 
     /// A session for one 2026-07-28 exchange, on the current runtime: modern from the start,
     /// with the principal the transport authenticated (bound into `requestState`).
-    pub(crate) fn for_modern_exchange(
-        server: &Server,
-        principal: Option<String>,
-    ) -> Result<Session, Error> {
-        let session = Self::for_one_exchange(server, principal)?;
+    pub(crate) fn for_modern_exchange(server: &Server, who: Viewer) -> Result<Session, Error> {
+        let session = Self::for_one_exchange(server, who)?;
         session.shared.modern.store(true, Ordering::Release);
         Ok(session)
     }
@@ -355,6 +373,13 @@ impl SessionShared {
     /// `tools/list`, unknown to `tools/call`): its client said it renders no views, in the
     /// 2026-07-28 request's own capabilities or else the session's. A session whose
     /// capabilities are unknown (stateless HTTP) is not refused a tool its host may show.
+    pub(crate) fn identity(&self) -> Arc<Viewer> {
+        self.identity
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     pub(crate) fn hides_app_only_tools(&self, modern: Option<&super::modern::Envelope>) -> bool {
         let renders = crate::protocol::apps::renders;
         match (modern, self.negotiated.get()) {
@@ -387,6 +412,8 @@ impl SessionShared {
             counted: Mutex::new(None),
             modern: AtomicBool::new(false),
             principal: None,
+            identity: RwLock::default(),
+            seen: Arc::default(),
             principal_limiter: None,
             initialized: AtomicBool::new(false),
             log_level: AtomicU8::new(server.inner.options.default_log_level.index()),
@@ -404,13 +431,16 @@ impl SessionShared {
         }
     }
 
-    /// This session speaks for `principal` (when there is one): it is bound to its
-    /// `requestState` and tasks, and its calls count against the principal's limit.
-    pub(super) fn authenticated(mut self, principal: Option<String>) -> Self {
-        self.principal_limiter = principal
+    /// This session speaks for `who`: its subject (when there is one) is bound to its
+    /// `requestState` and tasks, and its calls count against the subject's limit; its scopes
+    /// and tags decide what of the catalog it sees.
+    pub(super) fn authenticated(mut self, who: Viewer) -> Self {
+        self.principal_limiter = who
+            .subject
             .as_deref()
             .map(|principal| self.server.principal_limiters.of(principal));
-        self.principal = principal;
+        self.principal = who.subject.clone();
+        self.identity = RwLock::new(Arc::new(who));
         self
     }
 

@@ -11,10 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::SessionShared;
+use super::visibility::{List, announce_lists};
 use crate::changes::{ChangeBus, Changes};
 use crate::wire::notification_frame;
 
@@ -118,7 +119,7 @@ async fn announce_changes(
     }
 }
 
-fn announce(session: &SessionShared, changes: &Changes) {
+fn announce(session: &Arc<SessionShared>, changes: &Changes) {
     if !changes.updated.is_empty() || changes.all_updated {
         changes.each_update(&*session.subscriptions(), |uri| {
             session.send(notification_frame(
@@ -131,14 +132,14 @@ fn announce(session: &SessionShared, changes: &Changes) {
     if !session.initialized.load(Ordering::Acquire) {
         return;
     }
-    let notify = |method: &str| session.send(notification_frame::<Value>(method, None));
-    if changes.tools {
-        notify("notifications/tools/list_changed");
-    }
-    if changes.resources {
-        notify("notifications/resources/list_changed");
-    }
-    if changes.prompts {
-        notify("notifications/prompts/list_changed");
-    }
+    let lists = [
+        (changes.tools, List::Tools),
+        (changes.resources, List::Resources),
+        (changes.prompts, List::Prompts),
+    ];
+    let changed = lists
+        .into_iter()
+        .filter_map(|(changed, list)| changed.then_some(list))
+        .collect();
+    announce_lists(session, changed);
 }

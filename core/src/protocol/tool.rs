@@ -72,6 +72,10 @@ pub struct Tool {
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_concurrency: Option<usize>,
     pub(crate) task_support: TaskSupport,
+    /// Scopes a viewer's token must all hold to see it (never sent).
+    pub(crate) required_scopes: Vec<String>,
+    /// Tags a viewer must all hold to see it (never sent).
+    pub(crate) required_tags: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +105,11 @@ struct ToolWire {
     /// toolwire's own key: who may call it, `"model"` and/or `"app"` (see [`Tool::visibility`]).
     #[serde(default)]
     visibility: Option<Vec<String>>,
+    /// toolwire's own keys: who may see it (see `Tool::required_scopes`).
+    #[serde(default)]
+    required_scopes: Vec<String>,
+    #[serde(default)]
+    required_tags: Vec<String>,
 }
 
 impl Tool {
@@ -119,12 +128,15 @@ impl Tool {
             timeout: None,
             max_concurrency: None,
             task_support: TaskSupport::Never,
+            required_scopes: Vec::new(),
+            required_tags: Vec::new(),
         }
     }
 
     /// Reads a definition in its wire form (`name`, `title`, `description`, `inputSchema`,
     /// `outputSchema`, `annotations`, `icons`, `_meta`), as the bindings pass it, plus
-    /// toolwire's `taskSupport` (see [`task_support`](Self::task_support)), `uiResource` and
+    /// toolwire's `taskSupport` (see [`task_support`](Self::task_support)), `requiredScopes`
+    /// and `requiredTags` (see [`required_scopes`](Self::required_scopes)), `uiResource` and
     /// `visibility` (MCP Apps: [`ui_resource`](Self::ui_resource),
     /// [`visibility`](Self::visibility)), which are written into `_meta` as the spec has them.
     pub fn from_json(value: Value) -> Result<Self, Error> {
@@ -143,6 +155,8 @@ impl Tool {
         tool.annotations = wire.annotations;
         tool.icons = wire.icons;
         tool.meta = wire.meta;
+        tool.required_scopes = wire.required_scopes;
+        tool.required_tags = wire.required_tags;
         if let Some(support) = wire.task_support {
             tool.task_support = TaskSupport::parse(&support)?;
         }

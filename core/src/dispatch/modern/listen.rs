@@ -10,10 +10,13 @@ use serde_json::{Map, Value, json};
 
 use super::envelope::{Envelope, SUBSCRIPTION_ID_KEY};
 use super::tasks::extension_missing;
+use crate::catalog::visibility::Viewer;
 use crate::changes::ChangeFeed;
 use crate::dispatch::SessionShared;
 use crate::dispatch::outbound::OutboundSender;
 use crate::dispatch::responder::Responder;
+use crate::dispatch::server::ServerInner;
+use crate::dispatch::visibility::{self, List, Seen};
 use crate::tasks::{self, Tasks};
 use crate::wire::{ErrorObject, RequestId, notification_frame};
 
@@ -237,6 +240,9 @@ pub(crate) fn start(
         debounce: session.server.options.list_changed_debounce,
         tasks: session.server.tasks.clone(),
         principal,
+        server: session.server.clone(),
+        viewer: session.viewer(Some(&envelope)),
+        seen: Arc::default(),
     };
     // Each followed task as it stands now (one that already ended would otherwise never be
     // heard of); a change racing this one is announced again, never lost.
@@ -278,6 +284,10 @@ struct ListenStream {
     debounce: std::time::Duration,
     tasks: Arc<Tasks>,
     principal: Option<String>,
+    server: Arc<ServerInner>,
+    /// Who listens: a list change is announced only if it changes what they see.
+    viewer: Viewer,
+    seen: Arc<Seen>,
 }
 
 impl ListenStream {
@@ -295,6 +305,13 @@ impl ListenStream {
     }
 
     async fn run(&self, feed: &mut ChangeFeed) -> End {
+        if self.server.catalog.screens() {
+            let baseline = self
+                .seen
+                .clone()
+                .baseline(self.server.clone(), self.viewer.clone());
+            baseline.await;
+        }
         while let Some(changes) = feed.next(self.debounce).await {
             changes.each_update(&self.filter.uris, |uri| {
                 let mut params = Map::new();
@@ -304,17 +321,28 @@ impl ListenStream {
             if let Some(task_ids) = &self.filter.task_ids {
                 changes.each_task_update(task_ids, |id| self.notify_task(id));
             }
-            if changes.tools && self.filter.tools {
-                self.notify("notifications/tools/list_changed", Map::new());
-            }
-            if changes.resources && self.filter.resources {
-                self.notify("notifications/resources/list_changed", Map::new());
-            }
-            if changes.prompts && self.filter.prompts {
-                self.notify("notifications/prompts/list_changed", Map::new());
+            let lists = [
+                (changes.tools && self.filter.tools, List::Tools),
+                (changes.resources && self.filter.resources, List::Resources),
+                (changes.prompts && self.filter.prompts, List::Prompts),
+            ];
+            for (changed, list) in lists {
+                if changed && self.sees_change(list).await {
+                    self.notify(list.notification(), Map::new());
+                }
             }
         }
         End::Graceful
+    }
+
+    /// Whether a change to `list` changed what this listener sees of it (always, when
+    /// nothing is screened).
+    async fn sees_change(&self, list: List) -> bool {
+        if !self.server.catalog.screens() {
+            return true;
+        }
+        let digest = visibility::digest(&self.server, &self.viewer, list).await;
+        self.seen.changed(list, digest)
     }
 
     /// The graceful end: the listen result; on a connection that carries every request

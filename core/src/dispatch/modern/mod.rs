@@ -241,20 +241,22 @@ pub(crate) fn handle_modern(
         );
         return responder.error(ErrorObject::invalid_request(message));
     }
-    let responder = responder.stamped(session.server.modern_stamp.clone(), method.is_cacheable());
+    let server = &session.server;
+    let stamp = if server.catalog.screens() {
+        &server.private_stamp
+    } else {
+        &server.modern_stamp
+    };
+    let responder = responder.stamped(stamp.clone(), method.is_cacheable());
     let version = envelope.version;
     match method {
         Method::ServerDiscover => responder.result(&discover_result(&session.server, version)),
         Method::ToolsCall => {
             super::call::start(session, responder, params, version, Some(envelope))
         }
-        Method::ToolsList => router::list_tools(
-            session,
-            responder,
-            params,
-            version,
-            session.hides_app_only_tools(Some(&envelope)),
-        ),
+        Method::ToolsList => {
+            router::list_tools(session, responder, params, version, Some(&envelope))
+        }
         Method::SubscriptionsListen => listen::start(session, responder, params, envelope),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
             tasks::handle(session, responder, method, params, &envelope)

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::headers::text_header;
 use super::replies::{Reply, challenge_reply, json_reply, quoted};
 use crate::catalog::json::{JsonCallback, ViaJson};
+use crate::catalog::visibility::Viewer;
 
 /// What a valid token says about its holder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -21,12 +22,25 @@ pub struct TokenInfo {
     pub subject: Option<String>,
     /// The scopes granted.
     pub scopes: Vec<String>,
+    /// What the holder is (roles, groups, plans): matched against the tags a tool, resource
+    /// or prompt requires to be seen.
+    pub tags: Vec<String>,
 }
 
 impl TokenInfo {
     /// A token of `subject` with `scopes`.
     pub fn new(subject: Option<String>, scopes: Vec<String>) -> Self {
-        TokenInfo { subject, scopes }
+        TokenInfo {
+            subject,
+            scopes,
+            tags: Vec::new(),
+        }
+    }
+
+    /// The holder's tags.
+    pub fn tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.tags = tags.into_iter().map(Into::into).collect();
+        self
     }
 }
 
@@ -113,13 +127,13 @@ pub(super) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// The endpoint's side of bearer tokens: checking one, and the metadata that points clients at
 /// the authorization servers.
 impl BearerAuth {
-    /// The token's subject, or the 401/403 with its challenge.
+    /// Who the token says the client is, or the 401/403 with its challenge.
     pub(super) async fn authorize(
         &self,
         headers: &HeaderMap,
         host: Option<&str>,
         path: &str,
-    ) -> Result<Option<String>, Reply> {
+    ) -> Result<Viewer, Reply> {
         let token = text_header(headers, &header::AUTHORIZATION).and_then(|value| {
             let (scheme, token) = value.split_once(' ')?;
             scheme
@@ -137,7 +151,7 @@ impl BearerAuth {
             ));
         };
         match self.validator.validate(token).await {
-            Ok(info) => Ok(info.subject),
+            Ok(info) => Ok(Viewer::new(info.subject, info.scopes, info.tags)),
             Err(rejection) => {
                 let (status, error) = if rejection.insufficient_scope {
                     (StatusCode::FORBIDDEN, "insufficient_scope")
@@ -214,20 +228,24 @@ impl<C: JsonCallback> TokenValidator for ViaJson<C> {
                 Some(scope) => Err(AuthRejection::insufficient_scope(
                     scope.as_str().unwrap_or_default(),
                 )),
-                None => Ok(TokenInfo::new(
-                    map.get("subject")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    map.get("scopes")
-                        .and_then(Value::as_array)
-                        .map(|s| {
-                            s.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_owned)
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                )),
+                None => {
+                    let strings = |key: &str| -> Vec<String> {
+                        map.get(key)
+                            .and_then(Value::as_array)
+                            .map(|s| {
+                                s.iter()
+                                    .filter_map(Value::as_str)
+                                    .map(str::to_owned)
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    };
+                    let subject = map.get("subject").and_then(Value::as_str);
+                    Ok(
+                        TokenInfo::new(subject.map(str::to_owned), strings("scopes"))
+                            .tags(strings("tags")),
+                    )
+                }
             },
             _ => Err(AuthRejection::invalid_token("invalid token")),
         }

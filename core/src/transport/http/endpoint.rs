@@ -4,6 +4,7 @@
     reason = "the Err side is the refusal to send, built once on a rare path"
 )]
 
+use crate::catalog::visibility::Viewer;
 use crate::metrics::Limit;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, Weak};
@@ -214,19 +215,20 @@ impl Endpoint {
         if !self.mounted && path != self.options.path {
             return refusal(StatusCode::NOT_FOUND, "Not Found");
         }
-        let owner = match &self.options.auth {
-            None => None,
+        let who = match &self.options.auth {
+            None => Viewer::default(),
             Some(auth) => match auth.authorize(headers, host, &self.options.path).await {
-                Ok(subject) => subject,
+                Ok(who) => who,
                 Err(reply) => return reply,
             },
         };
+        let owner = who.subject.clone();
         // 2026-07-28 is POST only; a GET or DELETE naming it is refused, whatever the mode.
         let modern_version = header_version_text(request.headers())
             .and_then(ProtocolVersion::parse)
             .is_some_and(ProtocolVersion::is_stateless);
         match *request.method() {
-            Method::POST => post::post(self, connection, request, owner).await,
+            Method::POST => post::post(self, connection, request, who).await,
             _ if modern_version => method_not_allowed("POST"),
             Method::GET if self.options.stateless => method_not_allowed("POST"),
             Method::GET => self.get(&request, owner),

@@ -22,6 +22,7 @@ use super::body::SseBody;
 use super::forward::{drain_ready, last_frame};
 use super::headers::VERSION_HEADER;
 use super::replies::{Reply, accepted, json_reply, sse_response};
+use crate::catalog::visibility::Viewer;
 use crate::dispatch::modern::{PROTOCOL_VERSION_KEY, check_required_keys, unsupported_version};
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::registry::ParamKind;
@@ -108,6 +109,7 @@ pub(super) fn check_headers(
     headers: &HeaderMap,
     method: &str,
     params: Option<&Value>,
+    who: &Viewer,
 ) -> Result<(), ErrorObject> {
     let version = params
         .and_then(|p| p.get("_meta"))
@@ -137,6 +139,7 @@ pub(super) fn check_headers(
         && let Some(name) = target
         && let Some(tool) = server.inner.registry.get(name)
         && (!tool.app_only || renders_apps())
+        && who.meets(&tool.def.required_scopes, &tool.def.required_tags)
     {
         let arguments = params.and_then(|p| p.get("arguments"));
         for mirrored in &tool.param_headers {
@@ -224,7 +227,7 @@ pub(super) async fn post(
     server: &Server,
     headers: &HeaderMap,
     frame: Frame,
-    principal: Option<String>,
+    who: Viewer,
     stop: &CancellationToken,
     answers: Answers,
 ) -> Reply {
@@ -266,10 +269,10 @@ pub(super) async fn post(
     if let Err(error) = check_required_keys(params.as_ref()) {
         return error_reply(Some(&id), &error);
     }
-    if let Err(error) = check_headers(server, headers, &method, params.as_ref()) {
+    if let Err(error) = check_headers(server, headers, &method, params.as_ref(), &who) {
         return error_reply(Some(&id), &error);
     }
-    let Ok(session) = Session::for_modern_exchange(server, principal) else {
+    let Ok(session) = Session::for_modern_exchange(server, who) else {
         return error_reply(
             Some(&id),
             &ErrorObject::internal("Internal error: no runtime"),
@@ -454,12 +457,25 @@ mod tests {
         };
         let blind = params(serde_json::json!({}));
         assert!(
-            check_headers(&server, &headers, "tools/call", Some(&blind)).is_ok(),
+            check_headers(
+                &server,
+                &headers,
+                "tools/call",
+                Some(&blind),
+                &Viewer::default()
+            )
+            .is_ok(),
             "no Mcp-Param refusal that would give the hidden tool away"
         );
         let renders = params(serde_json::json!({"extensions": {
             "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}));
-        let refused = check_headers(&server, &headers, "tools/call", Some(&renders));
+        let refused = check_headers(
+            &server,
+            &headers,
+            "tools/call",
+            Some(&renders),
+            &Viewer::default(),
+        );
         assert!(
             refused.is_err(),
             "its missing Mcp-Param-Region is refused where it is known"

@@ -24,6 +24,7 @@ use super::replies::{Reply, accepted, closing_refusal, json_or_accepted, json_re
 use super::sessions::{Client, HttpSession};
 use super::sse::SseStream;
 use crate::Session;
+use crate::catalog::visibility::Viewer;
 use crate::dispatch::RequestStream;
 use crate::metrics::Limit;
 use crate::protocol::ProtocolVersion;
@@ -33,7 +34,7 @@ pub(super) async fn post(
     endpoint: &Endpoint,
     connection: &Connection,
     request: Request<impl RequestBody>,
-    owner: Option<String>,
+    who: Viewer,
 ) -> Reply {
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
@@ -48,7 +49,7 @@ pub(super) async fn post(
             &endpoint.server,
             headers,
             frame,
-            owner,
+            who,
             &endpoint.stop,
             modern::Answers {
                 keep_alive: endpoint.options.sse_keep_alive,
@@ -76,7 +77,7 @@ pub(super) async fn post(
         _ => None,
     };
     if endpoint.options.stateless {
-        return post_stateless(endpoint, frame, version, initialize_params.is_some(), owner).await;
+        return post_stateless(endpoint, frame, version, initialize_params.is_some(), who).await;
     }
     let session_id = text_header(headers, &SESSION_HEADER);
     let http_session = match session_for(
@@ -84,11 +85,14 @@ pub(super) async fn post(
         connection,
         session_id,
         initialize_params.is_some(),
-        owner,
+        who.subject.clone(),
     ) {
         Ok(session) => session,
         Err(reply) => return reply,
     };
+    // Each request's token decides what it sees: a token refreshed with other scopes counts
+    // from its first request.
+    http_session.session.identify(who);
     let created = session_id.is_none();
     // Held until the new session is listed too: an idle session may be evicted to make room.
     let Some(_busy) = http_session.begin_request() else {
@@ -254,9 +258,9 @@ async fn post_stateless(
     frame: Frame,
     version: Option<ProtocolVersion>,
     initialize: bool,
-    owner: Option<String>,
+    who: Viewer,
 ) -> Reply {
-    let Ok(session) = Session::for_one_exchange(&endpoint.server, owner) else {
+    let Ok(session) = Session::for_one_exchange(&endpoint.server, who) else {
         return refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime");
     };
     if !initialize {

@@ -12,6 +12,7 @@ use hyper::StatusCode;
 use super::events::EventStore;
 use super::replies::{Reply, refusal, retry_later};
 use super::sse::{Replay, SseStream};
+use crate::catalog::visibility::Viewer;
 use crate::{Outbound, Server, Session};
 
 /// The standalone GET stream's name in every session.
@@ -106,14 +107,16 @@ impl HttpSession {
             let sink = standalone.clone();
             Session::authenticated_into(
                 server,
-                owner.clone(),
+                Viewer::new(owner.clone(), Vec::new(), Vec::new()),
                 Arc::new(move |frame: String| sink.push(&frame)),
             )
         } else {
-            Session::authenticated(server, owner.clone()).map(|(session, outbound)| {
-                tokio::spawn(forward_standalone(outbound, standalone.clone()));
-                session
-            })
+            Session::authenticated(server, Viewer::new(owner.clone(), Vec::new(), Vec::new())).map(
+                |(session, outbound)| {
+                    tokio::spawn(forward_standalone(outbound, standalone.clone()));
+                    session
+                },
+            )
         }
         .map_err(|_| refusal(StatusCode::INTERNAL_SERVER_ERROR, "no runtime"))?;
         let this = Arc::new(HttpSession {
