@@ -126,6 +126,10 @@ export interface ToolConfig<I = undefined, O = undefined> {
   uiResource?: string
   /** MCP Apps: who may call it (default both); `['app']` hides it from clients that render no views. */
   visibility?: Array<'model' | 'app'>
+  /** Only clients whose token holds every one of these scopes see it; to the rest it does not exist. */
+  requiredScopes?: string[]
+  /** Only clients holding every one of these tags (the token validator's `tags`) see it. */
+  requiredTags?: string[]
 }
 
 /**
@@ -338,6 +342,10 @@ export interface ResourceConfig {
   mimeType?: string
   annotations?: Annotations
   _meta?: Record<string, unknown>
+  /** Only clients whose token holds every one of these scopes see it; to the rest it does not exist. */
+  requiredScopes?: string[]
+  /** Only clients holding every one of these tags (the token validator's `tags`) see it. */
+  requiredTags?: string[]
 }
 
 export interface PromptArgument {
@@ -360,6 +368,10 @@ export interface PromptConfig<A = undefined> {
   /** The arguments listed by hand (not with `argsSchema`); only presence is checked. */
   arguments?: PromptArgument[]
   _meta?: Record<string, unknown>
+  /** Only clients whose token holds every one of these scopes see it; to the rest it does not exist. */
+  requiredScopes?: string[]
+  /** Only clients holding every one of these tags (the token validator's `tags`) see it. */
+  requiredTags?: string[]
 }
 
 /** What a prompt handler receives for an `argsSchema` (strings by name without a zod one). */
@@ -405,6 +417,26 @@ export type Completer = (
 export interface TokenInfo {
   subject?: string
   scopes?: string[]
+  /** What the holder is (roles, groups, plans): matched against `requiredTags`. */
+  tags?: string[]
+}
+
+/** A tool, resource, resource template or prompt, as a `visibleWhen` rule sees it. */
+export interface CatalogItem {
+  kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt'
+  /** A tool's or prompt's name, a resource's URI, a template's URI template. */
+  name: string
+  requiredScopes: string[]
+  requiredTags: string[]
+}
+
+/** Who a request comes from, as a `visibleWhen` rule sees it (over HTTP, the token's). */
+export interface Viewer {
+  subject: string | null
+  scopes: string[]
+  tags: string[]
+  clientInfo: { name: string; version: string } | null
+  protocolVersion: string | null
 }
 
 export type TokenVerdict = TokenInfo | { insufficientScope: string } | null | undefined
@@ -686,6 +718,14 @@ export declare class Server {
   removeSkill(pathOrUri: string): boolean
   /** Declares an extension this server serves (`capabilities.extensions[id] = settings`). */
   declareExtension(id: string, settings?: { [key: string]: unknown }): this
+  /**
+   * Decides per request who sees which tools, resources, templates and prompts, beyond their
+   * `requiredScopes` / `requiredTags`; a hidden item is left out of lists and answers as unknown.
+   * A rule that throws hides what it was asked about. Replaces the rule set before.
+   */
+  visibleWhen(rule: (item: CatalogItem, viewer: Viewer) => boolean | Promise<boolean>): this
+  /** What the `visibleWhen` rule decides from changed: sessions check again, `list_changed` where their view changed. */
+  visibilityChanged(): void
   /**
    * Serves Streamable HTTP at `http://host:port/mcp`; resolves once listening (the `lifespan`
    * started first, held until the server has stopped). Rejects with what the lifespan threw,

@@ -10,7 +10,37 @@ const { InputRequired, returned } = require('./content')
 const { RequestContext } = require('./context')
 const { hasThen, jsonWrapper } = require('./settle')
 
-const PROMPT_CONFIG_KEYS = new Set(['title', 'description', 'arguments', 'argsSchema', '_meta'])
+const PROMPT_CONFIG_KEYS = new Set(['title', 'description', 'arguments', 'argsSchema', '_meta', 'requiredScopes', 'requiredTags'])
+
+/**
+ * Who may see it (`requiredScopes`, `requiredTags`: arrays of strings), copied into the
+ * definition, where the engine checks them on each request.
+ */
+function copyRequirements(config, definition, what) {
+  for (const key of ['requiredScopes', 'requiredTags']) {
+    const given = config[key]
+    if (given === undefined) continue
+    if (!Array.isArray(given) || !given.every((s) => typeof s === 'string')) {
+      throw new TypeError(`toolwire: ${what}: ${key} must be an array of strings`)
+    }
+    definition[key] = given
+  }
+}
+
+/**
+ * `server.visibleWhen(rule)`: `rule(item, viewer)` (sync or async) asked for each item of a
+ * request, as the engine's `{ viewer, items }` → `{ visible }` call.
+ */
+function visibilityWrapper(rule) {
+  if (typeof rule !== 'function') throw new TypeError('toolwire: visibleWhen(rule) needs a function (item, viewer) => boolean')
+  return jsonWrapper(
+    (request) => {
+      const verdicts = request.items.map((item) => rule(item, request.viewer))
+      return verdicts.some(hasThen) ? Promise.all(verdicts) : verdicts
+    },
+    (verdicts) => ({ visible: verdicts.map((shown) => shown === true) }),
+  )
+}
 
 /** A resource's or prompt's value as the engine's answer: a 2026-07-28 round, or what it returned. */
 const answer = (value) => (value instanceof InputRequired ? { inputRequired: value.toJSON() } : { returned: returned(value) })
@@ -37,6 +67,7 @@ function resourceEntry(uri, config, handler, lifespan) {
   for (const key of ['title', 'description', 'mimeType', 'annotations', '_meta']) {
     if (config[key] !== undefined) definition[key] = config[key]
   }
+  copyRequirements(config, definition, `resource ${JSON.stringify(uri)}`)
   const wrapper = jsonWrapper((request, call) => handler(request.uri, request.variables, requestContext(lifespan, request, call)), answer)
   return { definition, template, wrapper }
 }
@@ -68,6 +99,7 @@ function promptEntry(name, config, handler, lifespan) {
   for (const key of ['title', 'description', '_meta']) {
     if (config[key] !== undefined) definition[key] = config[key]
   }
+  copyRequirements(config, definition, `prompt ${JSON.stringify(name)}`)
   const render = (request, call) => handler(request.arguments, requestContext(lifespan, request, call))
   const parsing = (request, call) => {
     const refused = (issues) =>
@@ -104,4 +136,4 @@ function completionEntry(target, complete, lifespan) {
   return { kind, key: kind === 'prompt' ? target.prompt : target.template, wrapper }
 }
 
-module.exports = { resourceEntry, promptEntry, completionEntry }
+module.exports = { resourceEntry, promptEntry, completionEntry, copyRequirements, visibilityWrapper }

@@ -12,7 +12,7 @@ const { errorResult, protocolErrorJson, returnedJson } = require('./content')
 const { Lifespan } = require('./lifespan')
 const { hasThen } = require('./settle')
 const { aroundStart } = require('./middleware')
-const { resourceEntry, promptEntry, completionEntry } = require('./catalog')
+const { resourceEntry, promptEntry, completionEntry, copyRequirements, visibilityWrapper } = require('./catalog')
 const { HttpServer, validatorWrapper } = require('./http')
 const { mountedHandler } = require('./mount')
 const { redirectStdout, serveStdioStreams } = require('./stdio')
@@ -26,7 +26,7 @@ const HOLD_LIFESPAN = Symbol('toolwire.holdLifespan')
 
 const TOOL_CONFIG_KEYS = new Set([
   'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'icons', '_meta', 'timeoutMs', 'maxConcurrency',
-  'taskSupport', 'uiResource', 'visibility',
+  'taskSupport', 'uiResource', 'visibility', 'requiredScopes', 'requiredTags',
 ])
 
 const UI_RESOURCE_KEYS = new Set([
@@ -147,6 +147,7 @@ class Server {
     // MCP Apps' link: written into `_meta` (both forms hosts read) and checked by the engine.
     if (config.uiResource !== undefined) definition.uiResource = config.uiResource
     if (config.visibility !== undefined) definition.visibility = config.visibility
+    copyRequirements(config, definition, `tool ${JSON.stringify(name)}`)
     const failed = this.#native.addTool(
       JSON.stringify(definition),
       this.#wrap(name, handler, input.parse),
@@ -388,6 +389,30 @@ class Server {
   }
 
   /**
+   * Decides per request who sees which tools, resources, templates and prompts, beyond their
+   * `requiredScopes` / `requiredTags`: `rule(item, viewer)` (sync or async) returns `true` to
+   * show the item. `item` is `{ kind, name, requiredScopes, requiredTags }` (`kind`: `'tool'`,
+   * `'resource'`, `'resourceTemplate'` or `'prompt'`; `name` a URI for resources); `viewer` is
+   * `{ subject, scopes, tags, clientInfo, protocolVersion }` (over HTTP, the token's). It is asked
+   * for the items the requirements allowed, once per list (or for the one item called, read or
+   * rendered); a hidden item is left out of lists and answers as unknown. A rule that throws
+   * hides what it was asked about (and is logged). Replaces the rule set before; clients whose
+   * view changes get `list_changed`.
+   */
+  visibleWhen(rule) {
+    this.#native.visibleWhen(visibilityWrapper(rule))
+    return this
+  }
+
+  /**
+   * What the `visibleWhen` rule decides from changed (a user's role, a feature flag): every
+   * session checks again and gets `list_changed` where its view changed.
+   */
+  visibilityChanged() {
+    this.#native.visibilityChanged()
+  }
+
+  /**
    * Declares an extension this server serves: `capabilities.extensions[id] = settings` in
    * `initialize` and `server/discover`. A tool reads the client's with `ctx.clientExtension(id)`.
    */
@@ -401,7 +426,7 @@ class Server {
    * Serves Streamable HTTP at `http://host:port/mcp` (port 0 picks one). Resolves once
    * listening, to an `HttpServer` (`url`, `close()`, `closed`). Options: `path`, `stateless`,
    * `responseMode` (`'auto'` | `'json'` | `'sse'`), `jsonResponse`, `allowedHosts`, `allowedOrigins`, `maxSessions`, `maxSessionsPerClient`, `sessionIdleTimeoutMs`, `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `maxConnections`, `maxSseBufferedBytes`,
-   * `tokenValidator(token) -> { subject?, scopes? } | { insufficientScope } | null` (sync or async) with
+   * `tokenValidator(token) -> { subject?, scopes?, tags? } | { insufficientScope } | null` (sync or async) with
    * `authorizationServers` and `resourceUrl`, `metricsPath` (serves `metricsText()` to GET there).
    * Host and Origin are checked by default.
    */

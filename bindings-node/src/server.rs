@@ -366,6 +366,24 @@ impl NativeServer {
         self.server.remove_skill(&path_or_uri)
     }
 
+    /// Sets the rule of who sees what: `handler` answers `{viewer, items}` with `{visible}`
+    /// (lib/catalog.js's `visibilityWrapper`).
+    #[napi]
+    pub fn visible_when(
+        &self,
+        handler: Function<'_, JsonArgs, Unknown<'static>>,
+    ) -> napi::Result<()> {
+        self.server
+            .visible_when(ViaJson(JsJsonHandler::new(&handler)?));
+        Ok(())
+    }
+
+    /// What the rule decides from changed: sessions check again (see core).
+    #[napi]
+    pub fn visibility_changed(&self) {
+        self.server.visibility_changed();
+    }
+
     /// Declares an extension the server serves; an error description when it is refused.
     #[napi]
     pub fn declare_extension(&self, id: String, settings: Value) -> Option<Value> {
