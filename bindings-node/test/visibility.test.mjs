@@ -59,12 +59,14 @@ test('each token sees what its scopes and tags allow, and a hidden item answers 
 
 test('an async rule decides per request and sees the item and the client', async () => {
   const asked = []
+  // --8<-- [start:rule]
   const server = notesServer()
     .tool('beta_summarize', () => 'summary')
     .visibleWhen(async (item, viewer) => {
       asked.push({ item, viewer })
       return !item.name.startsWith('beta_') || viewer.tags.includes('beta')
     })
+  // --8<-- [end:rule]
   const client = new Client(server)
   await client.initialize()
   client.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })

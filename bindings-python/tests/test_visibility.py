@@ -106,10 +106,13 @@ def test_a_rule_decides_per_request_and_sees_the_item_and_the_client() -> None:
 
     asked: list[tuple[CatalogItem, Viewer]] = []
 
+    # --8<-- [start:rule]
     @server.visible_when
     def beta_only_for_beta(item: CatalogItem, viewer: Viewer) -> bool:
         asked.append((item, viewer))
         return not item.name.startswith("beta_") or "beta" in viewer.tags
+
+    # --8<-- [end:rule]
 
     client = Client(server)
     client.initialize()

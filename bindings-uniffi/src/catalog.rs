@@ -37,6 +37,13 @@ pub struct ResourceDefinition {
     /// `_meta`, as JSON text of an object.
     #[uniffi(default = None)]
     pub meta_json: Option<String>,
+    /// Only clients whose token holds every one of these scopes see it; to the rest it does
+    /// not exist.
+    #[uniffi(default = [])]
+    pub required_scopes: Vec<String>,
+    /// Only clients holding every one of these tags (the token validator's) see it.
+    #[uniffi(default = [])]
+    pub required_tags: Vec<String>,
 }
 
 /// One item of what a resource read returns: text, or bytes as base64.
@@ -104,6 +111,13 @@ pub struct PromptDefinition {
     /// Its arguments.
     #[uniffi(default = [])]
     pub arguments: Vec<PromptArgumentDefinition>,
+    /// Only clients whose token holds every one of these scopes see it; to the rest it does
+    /// not exist.
+    #[uniffi(default = [])]
+    pub required_scopes: Vec<String>,
+    /// Only clients holding every one of these tags (the token validator's) see it.
+    #[uniffi(default = [])]
+    pub required_tags: Vec<String>,
 }
 
 /// Who says a prompt message.
@@ -168,7 +182,11 @@ pub trait ArgumentCompleter: Send + Sync {
 impl ResourceDefinition {
     /// Whether this names a template, and its core definition.
     pub(crate) fn into_core(self) -> Result<Result<Resource, ResourceTemplate>, ToolwireError> {
-        let mut json = serde_json::json!({"name": self.name});
+        let mut json = serde_json::json!({
+            "name": self.name,
+            "requiredScopes": self.required_scopes,
+            "requiredTags": self.required_tags,
+        });
         let template = self.uri.contains('{');
         let uri = self.uri.clone();
         json[if template { "uriTemplate" } else { "uri" }] = self.uri.into();
@@ -202,7 +220,9 @@ impl ResourceDefinition {
 
 impl PromptDefinition {
     pub(crate) fn into_core(self) -> Prompt {
-        let mut prompt = Prompt::new(self.name);
+        let mut prompt = Prompt::new(self.name)
+            .required_scopes(self.required_scopes)
+            .required_tags(self.required_tags);
         prompt.title = self.title;
         prompt.description = self.description;
         for argument in self.arguments {

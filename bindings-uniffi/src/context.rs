@@ -60,6 +60,18 @@ impl From<LogLevel> for toolwire::LogLevel {
     }
 }
 
+impl ClientInfo {
+    pub(crate) fn from_core(info: &toolwire::Implementation) -> Self {
+        ClientInfo {
+            name: info.name.clone(),
+            version: info.version.clone(),
+            title: info.title.clone(),
+            description: info.description.clone(),
+            website_url: info.website_url.clone(),
+        }
+    }
+}
+
 /// The client's `clientInfo` from `initialize` (the whole object: `client_info_json`).
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ClientInfo {
@@ -164,13 +176,7 @@ impl CallContext {
 
     /// The client's name and version.
     pub fn client_info(&self) -> Option<ClientInfo> {
-        self.context.client_info().map(|info| ClientInfo {
-            name: info.name.clone(),
-            version: info.version.clone(),
-            title: info.title.clone(),
-            description: info.description.clone(),
-            website_url: info.website_url.clone(),
-        })
+        self.context.client_info().map(ClientInfo::from_core)
     }
 
     /// The client's whole `clientInfo` as JSON text (icons and fields of newer revisions

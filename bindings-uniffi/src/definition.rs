@@ -50,6 +50,13 @@ pub struct ToolDefinition {
     /// views.
     #[uniffi(default = None)]
     pub visibility: Option<Vec<Visibility>>,
+    /// Only clients whose token holds every one of these scopes see it; to the rest it does
+    /// not exist.
+    #[uniffi(default = [])]
+    pub required_scopes: Vec<String>,
+    /// Only clients holding every one of these tags (the token validator's) see it.
+    #[uniffi(default = [])]
+    pub required_tags: Vec<String>,
 }
 
 /// An icon of a tool (2025-11-25).
@@ -214,7 +221,9 @@ fn to_usize(value: u32) -> usize {
 
 impl ToolDefinition {
     pub(crate) fn to_tool(&self) -> Result<Tool, ToolwireError> {
-        let mut tool = Tool::new(&self.name);
+        let mut tool = Tool::new(&self.name)
+            .required_scopes(self.required_scopes.iter().cloned())
+            .required_tags(self.required_tags.iter().cloned());
         if let Some(title) = &self.title {
             tool = tool.title(title);
         }

@@ -104,6 +104,10 @@ pub struct TokenGrant {
     /// The scopes granted.
     #[uniffi(default = [])]
     pub scopes: Vec<String>,
+    /// What the holder is (roles, groups, plans): matched against the tags a tool, resource
+    /// or prompt requires.
+    #[uniffi(default = [])]
+    pub tags: Vec<String>,
 }
 
 /// A validator's answer about one bearer token.
@@ -142,7 +146,9 @@ impl TokenValidator for ForeignValidator {
             .spawn_blocking(move || validator.validate(token))
             .await
         {
-            Ok(TokenVerdict::Granted { grant }) => Ok(TokenInfo::new(grant.subject, grant.scopes)),
+            Ok(TokenVerdict::Granted { grant }) => {
+                Ok(TokenInfo::new(grant.subject, grant.scopes).tags(grant.tags))
+            }
             Ok(TokenVerdict::Invalid) => Err(AuthRejection::invalid_token("invalid token")),
             Ok(TokenVerdict::InsufficientScope { scope }) => {
                 Err(AuthRejection::insufficient_scope(scope))

@@ -25,6 +25,7 @@ mod result;
 mod runtime;
 mod server;
 mod vectors;
+mod visibility;
 
 pub use catalog::{
     ArgumentCompleter, PromptArgumentDefinition, PromptDefinition, PromptMessageRecord,

@@ -269,6 +269,20 @@ impl Server {
         self.server.remove_skill(&path_or_uri)
     }
 
+    /// Decides per request who sees which tools, resources, templates and prompts, beyond
+    /// their `requiredScopes` / `requiredTags`; a hidden item is left out of lists and answers
+    /// as unknown. Replaces the rule set before; sessions whose view changes get `list_changed`.
+    pub fn visible_when(&self, rule: Arc<dyn crate::visibility::VisibilityRule>) {
+        self.server
+            .visible_when(crate::visibility::ForeignRule(rule));
+    }
+
+    /// What the visibility rule decides from changed (a user's role, a feature flag): every
+    /// session checks again and gets `list_changed` where its view changed.
+    pub fn visibility_changed(&self) {
+        self.server.visibility_changed();
+    }
+
     /// Declares an extension this server serves: `capabilities.extensions[id]` is the JSON
     /// object `settings_json` in `initialize` and `server/discover`.
     #[uniffi::method(default(settings_json = "{}"))]

@@ -277,6 +277,7 @@ async fn the_servers_rule_decides_per_request_and_sees_who_asks() {
         .expect("registered");
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
+    // --8<-- [start:rule]
     server.visible_when(move |item: &Item, viewer: &Viewer| {
         if let Some(client) = &viewer.client_info {
             log.lock()
@@ -285,6 +286,7 @@ async fn the_servers_rule_decides_per_request_and_sees_who_asks() {
         }
         !item.name.starts_with("beta_") || viewer.tags.iter().any(|tag| tag == "beta")
     });
+    // --8<-- [end:rule]
 
     let mut client = Client::initialized(&server).await;
     let tools = client.request(json!(1), "tools/list", json!({})).await;

@@ -230,3 +230,15 @@ private fun serveHttpUntilShutdown(http: HttpServer, onListening: (url: String) 
         http.destroy()
     }
 }
+
+/**
+ * Decides per request who sees which tools, resources, templates and prompts, beyond their
+ * `requiredScopes` / `requiredTags`: [rule] returns whether the viewer sees the item. It runs on
+ * a pool thread (it may block) for each item the requirements allowed; one that throws hides
+ * what it was asked about in that request. A hidden item is left out of lists and answers as
+ * unknown.
+ */
+fun Server.visibleWhen(rule: (item: CatalogItem, viewer: Viewer) -> Boolean) =
+    visibleWhen(object : VisibilityRule {
+        override fun visible(item: CatalogItem, viewer: Viewer) = rule(item, viewer)
+    })
