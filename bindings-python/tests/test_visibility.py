@@ -16,6 +16,8 @@ HEADERS = {"content-type": "application/json", "accept": "application/json, text
 TOKENS = {
     "guest": {"subject": "gus", "scopes": []},
     "admin": {"subject": "ada", "scopes": ["admin"], "tags": ["hr", "staff"]},
+    # Ada's down-scoped token (say, handed to a sub-agent): the same subject, no scopes.
+    "ada-narrow": {"subject": "ada", "scopes": []},
 }
 
 
@@ -97,6 +99,48 @@ async def test_each_token_sees_what_its_scopes_and_tags_allow() -> None:
         await http.wait()
 
 
+@pytest.mark.asyncio
+async def test_each_request_of_a_session_is_screened_with_its_own_token() -> None:
+    import asyncio
+
+    http = await notes_server().serve_http("127.0.0.1", 0, token_validator=validate)
+    try:
+
+        def session_post(token: str, session: Optional[str], message: dict[str, Any]) -> tuple[dict[str, Any], str]:
+            headers = {**HEADERS, "authorization": f"Bearer {token}", "mcp-protocol-version": "2025-11-25"}
+            if session is not None:
+                headers["mcp-session-id"] = session
+            request = urllib.request.Request(http.url, json.dumps(message).encode(), headers, method="POST")
+            with urllib.request.urlopen(request, timeout=30) as response:
+                text = response.read().decode()
+                opened = response.headers.get("mcp-session-id") or session or ""
+            data = [line[len("data: ") :] for line in text.splitlines() if line.startswith("data: ")]
+            return (json.loads(data[-1] if data else text) if text else {}), opened
+
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        _, session = await asyncio.to_thread(session_post, "admin", None, init)
+        await asyncio.to_thread(
+            session_post, "admin", session, {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        wide, _ = await asyncio.to_thread(session_post, "admin", session, listing)
+        narrow, _ = await asyncio.to_thread(session_post, "ada-narrow", session, listing)
+        assert [t["name"] for t in wide["result"]["tools"]] == ["admin_reset", "search"]
+        assert [t["name"] for t in narrow["result"]["tools"]] == ["search"]
+    finally:
+        http.stop()
+        await http.wait()
+
+
 def test_a_rule_decides_per_request_and_sees_the_item_and_the_client() -> None:
     server = notes_server()
 
@@ -157,3 +201,18 @@ def test_requirements_must_be_lists_and_rules_plain_functions() -> None:
 
     with pytest.raises(TypeError, match="plain function"):
         server.visible_when(rule)  # type: ignore[arg-type]
+
+
+def test_a_rule_that_is_async_underneath_hides_everything() -> None:
+    server = notes_server()
+
+    async def rule(item: CatalogItem, viewer: Viewer) -> bool:
+        return True
+
+    # A plain function that returns a coroutine passes the registration check; its awaitable
+    # is refused when the rule is asked.
+    server.visible_when(lambda item, viewer: rule(item, viewer))  # type: ignore[arg-type,return-value]
+    client = Client(server)
+    client.initialize()
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    assert client.recv()["result"]["tools"] == []

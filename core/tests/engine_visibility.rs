@@ -344,3 +344,53 @@ async fn a_2026_07_28_list_of_a_screened_catalog_is_private_to_its_client() {
     assert_eq!(screened["result"]["cacheScope"], "private", "{screened}");
     assert_eq!(names(&screened, "tools", "name"), ["search"]);
 }
+
+#[tokio::test]
+async fn a_redefined_tool_is_announced_and_a_hidden_resources_updates_are_not() {
+    let server = notes_server();
+    let mut guest = Client::initialized(&server).await;
+    let pong = guest.request(json!(0), "ping", json!({})).await;
+    assert_eq!(pong["id"], 0, "the baseline is taken");
+
+    // The same name, another definition: the guest's list changed.
+    assert!(server.remove_tool("search"));
+    server
+        .add_tool(
+            Tool::new("search").description("Searches everything"),
+            |_ctx: Context, _args: Value| async move { Ok::<_, ToolError>(ToolOutput::text("ok")) },
+        )
+        .expect("registered");
+    let announced = guest.recv().await.expect("the redefinition is announced");
+    assert_eq!(announced["method"], "notifications/tools/list_changed");
+
+    // Subscribed to both; only the one it may see is announced.
+    for (id, uri) in [(1, "memo://payroll"), (2, "memo://public")] {
+        let answer = guest
+            .request(json!(id), "resources/subscribe", json!({"uri": uri}))
+            .await;
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    server.notify_resource_updated("memo://payroll");
+    server.notify_resource_updated("memo://public");
+    let updated = guest.recv().await.expect("an update");
+    assert_eq!(updated["method"], "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "memo://public", "{updated}");
+    let pong = guest.request(json!(3), "ping", json!({})).await;
+    assert_eq!(pong["id"], 3, "nothing of the payroll memo: {pong}");
+}
+
+#[tokio::test]
+async fn a_rule_that_panics_hides_what_it_was_asked_about_and_serving_goes_on() {
+    let server = notes_server();
+    server.visible_when(|item: &Item, _viewer: &Viewer| -> bool {
+        if item.kind == ItemKind::Tool {
+            panic!("the rule's feature-flag client is broken");
+        }
+        true
+    });
+    let mut client = Client::initialized(&server).await;
+    let tools = client.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(names(&tools, "tools", "name"), Vec::<String>::new());
+    let resources = client.request(json!(2), "resources/list", json!({})).await;
+    assert_eq!(names(&resources, "resources", "uri"), ["memo://public"]);
+}

@@ -378,7 +378,15 @@ class CatalogMixin(ServerBase):
                     required_scopes=tuple(item.get("requiredScopes") or ()),
                     required_tags=tuple(item.get("requiredTags") or ()),
                 )
-                verdicts.append(rule(shown, viewer) is True)
+                verdict = rule(shown, viewer)
+                if inspect.isawaitable(verdict):
+                    # A callable object or partial that is async underneath: refused as loudly as
+                    # an `async def` (the engine logs it and hides the items).
+                    close = getattr(verdict, "close", None)
+                    if close is not None:
+                        close()
+                    raise TypeError("the visible_when rule returned an awaitable: it must be a plain function")
+                verdicts.append(verdict is True)
             return {"visible": verdicts}
 
         self._native.visible_when(decide)

@@ -172,6 +172,9 @@ impl<T: Completer + ?Sized> Completer for Arc<T> {
 }
 
 pub(crate) struct RegisteredResource {
+    /// Which registration this is: a definition removed and added again (redefined) is a
+    /// change even under the same name.
+    pub(crate) generation: u64,
     pub(crate) def: Resource,
     pub(crate) handler: Arc<dyn ResourceHandler>,
 }
@@ -207,12 +210,18 @@ impl FoundResource {
 }
 
 pub(crate) struct RegisteredTemplate {
+    /// Which registration this is: a definition removed and added again (redefined) is a
+    /// change even under the same name.
+    pub(crate) generation: u64,
     pub(crate) def: ResourceTemplate,
     pub(crate) pattern: UriPattern,
     pub(crate) handler: Arc<dyn ResourceHandler>,
 }
 
 pub(crate) struct RegisteredPrompt {
+    /// Which registration this is: a definition removed and added again (redefined) is a
+    /// change even under the same name.
+    pub(crate) generation: u64,
     pub(crate) def: Prompt,
     pub(crate) handler: Arc<dyn PromptHandler>,
     /// Its `argumentsSchema`, compiled.
@@ -227,6 +236,12 @@ pub(crate) enum Kind {
 }
 
 type Map<T> = RwLock<Arc<BTreeMap<String, Arc<T>>>>;
+
+/// A number no registration had before (see `RegisteredResource::generation`).
+pub(crate) fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
 
 /// Copy-on-write maps like the tool registry; changes are published for `list_changed`.
 #[derive(Default)]
@@ -338,7 +353,11 @@ impl Catalog {
         insert(
             &self.resources,
             def.uri.clone(),
-            RegisteredResource { def, handler },
+            RegisteredResource {
+                def,
+                handler,
+                generation: next_generation(),
+            },
             "resource",
         )?;
         self.changed(Kind::Resources);
@@ -366,6 +385,7 @@ impl Catalog {
             &self.templates,
             def.uri_template.clone(),
             RegisteredTemplate {
+                generation: next_generation(),
                 def,
                 pattern,
                 handler,
@@ -393,6 +413,7 @@ impl Catalog {
             &self.prompts,
             def.name.clone(),
             RegisteredPrompt {
+                generation: next_generation(),
                 def,
                 handler,
                 checks,

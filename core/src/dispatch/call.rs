@@ -114,12 +114,12 @@ fn screened_call(
 ) {
     let unknown = format!("Unknown tool: {name}");
     let task_session = session.clone();
-    let def = tool.def.clone();
+    let guard = tool.clone();
     let envelope = modern.clone();
     super::visibility::if_visible(
         session,
         envelope.as_deref(),
-        &def,
+        &guard.def,
         responder,
         move || ErrorObject::invalid_params(unknown),
         move |responder| {

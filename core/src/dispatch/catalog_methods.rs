@@ -14,8 +14,8 @@ use super::context::CallState;
 use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
-use super::visibility::{Hidden, candidates, if_visible, screen};
-use crate::catalog::visibility::Guarded;
+use super::visibility::{Asker, Hidden, candidates, if_visible, screen};
+use crate::catalog::visibility::{Guarded, Item};
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::handler::{Context, ToolError};
 use crate::protocol::ProtocolVersion;
@@ -43,6 +43,11 @@ pub(crate) fn handle(
         return responder.error(ErrorObject::method_not_found(method.name()));
     }
     let page_size = session.server.options.page_size;
+    let stream = responder.out().stream().cloned();
+    let asker = Asker {
+        stream: stream.as_ref(),
+        modern: modern.as_deref(),
+    };
     match method {
         Method::ResourcesList => {
             let items = catalog::snapshot(&catalog.resources);
@@ -55,7 +60,7 @@ pub(crate) fn handle(
                 |view| view.resource(),
             ));
             if skills.is_empty() && views.is_empty() {
-                return screen(session, modern.as_deref(), candidates, move |hidden| {
+                return screen(session, asker, candidates, move |hidden| {
                     answer_page(
                         responder,
                         &items,
@@ -67,7 +72,7 @@ pub(crate) fn handle(
                     )
                 });
             }
-            screen(session, modern.as_deref(), candidates, move |hidden| {
+            screen(session, asker, candidates, move |hidden| {
                 // Each skill's SKILL.md and each listed view beside the resources, in one URI
                 // order.
                 let mut merged: BTreeMap<String, Listed<'_>> = items
@@ -152,7 +157,7 @@ pub(crate) fn handle(
         Method::ResourceTemplatesList => {
             let items = catalog::snapshot(&catalog.templates);
             let candidates = candidates(catalog, items.iter(), |t| &t.def);
-            screen(session, modern.as_deref(), candidates, move |hidden| {
+            screen(session, asker, candidates, move |hidden| {
                 answer_page(
                     responder,
                     &items,
@@ -167,7 +172,7 @@ pub(crate) fn handle(
         Method::PromptsList => {
             let items = catalog::snapshot(&catalog.prompts);
             let candidates = candidates(catalog, items.iter(), |p| &p.def);
-            screen(session, modern.as_deref(), candidates, move |hidden| {
+            screen(session, asker, candidates, move |hidden| {
                 answer_page(
                     responder,
                     &items,
@@ -315,43 +320,58 @@ fn read(
     if let Some(file) = session.server.catalog.skills.snapshot().file(&uri) {
         return responder.result(&json!({ "contents": [file.contents()] }));
     }
-    // An MCP Apps view: its document, with its `_meta.ui`.
     let catalog = &session.server.catalog;
-    if let Some(view) = catalog.views.get(&uri) {
-        let shown = view.clone();
-        return if_visible(
-            session,
-            modern.as_deref(),
-            view.resource(),
-            responder,
-            move || not_found(&uri, is_modern),
-            move |responder| responder.result(&shown.read()),
-        );
-    }
     if catalog.screens() {
-        // The first resource or template serving it that the request may see.
-        let serving = catalog.resources_serving(&uri);
+        // The first that serves it and that the request may see: its view, its fixed
+        // resource, each template that matches.
+        let mut serving: Vec<(Item, Serving)> = Vec::new();
+        if let Some(view) = catalog.views.get(&uri) {
+            serving.push((view.resource().item(), Serving::View(view)));
+        }
+        serving.extend(
+            catalog
+                .resources_serving(&uri)
+                .into_iter()
+                .map(|found| (found.item.clone(), Serving::Found(found))),
+        );
         let keys: Vec<String> = (0..serving.len()).map(|at| at.to_string()).collect();
-        let candidates = candidates(catalog, keys.iter().zip(serving.iter()), |f| &f.item);
+        let candidates = candidates(catalog, keys.iter().zip(serving.iter()), |(item, _)| item);
         let task_session = session.clone();
         let envelope = modern.clone();
-        return screen(session, envelope.as_deref(), candidates, move |hidden| {
+        let stream = responder.out().stream().cloned();
+        let asker = Asker {
+            stream: stream.as_ref(),
+            modern: envelope.as_deref(),
+        };
+        return screen(session, asker, candidates, move |hidden| {
             let visible = serving
                 .into_iter()
                 .enumerate()
-                .find(|(at, _)| !hidden.contains(&at.to_string()));
+                .find(|(at, _)| !hidden.contains(&at.to_string()))
+                .map(|(_, (_, serving))| serving);
             match visible {
-                Some((_, found)) => {
+                Some(Serving::View(view)) => responder.result(&view.read()),
+                Some(Serving::Found(found)) => {
                     read_found(&task_session, responder, params, modern, uri, found)
                 }
                 None => responder.error(not_found(&uri, is_modern)),
             }
         });
     }
+    // An MCP Apps view: its document, with its `_meta.ui`.
+    if let Some(view) = catalog.views.get(&uri) {
+        return responder.result(&view.read());
+    }
     let Some(found) = catalog.find_resource(&uri) else {
         return responder.error(not_found(&uri, is_modern));
     };
     read_found(session, responder, params, modern, uri, found);
+}
+
+/// What serves a URI a request reads.
+enum Serving {
+    View(Arc<crate::apps::UiResource>),
+    Found(catalog::FoundResource),
 }
 
 /// Reads `uri` from what serves it.
@@ -428,10 +448,11 @@ fn get_prompt(
     let unknown = format!("Unknown prompt: {name}");
     let task_session = session.clone();
     let envelope = modern.clone();
+    let guard = prompt.clone();
     if_visible(
         session,
         envelope.as_deref(),
-        &prompt.def.clone(),
+        &guard.def,
         responder,
         move || ErrorObject::invalid_params(unknown),
         move |responder| render_prompt(&task_session, responder, params, modern, name, prompt),
@@ -562,6 +583,7 @@ fn complete(
         reference,
     };
     let guard = match &completion.reference {
+        _ if !catalog.screens() => None,
         Reference::Prompt(name) => catalog::snapshot(&catalog.prompts)
             .get(name)
             .map(|p| p.def.item()),
@@ -570,7 +592,7 @@ fn complete(
             .map(|t| t.def.item()),
     };
     match guard {
-        Some(guard) if catalog.screens() => {
+        Some(guard) => {
             let unknown = no_such(&completion.reference);
             let task_session = session.clone();
             let envelope = modern.clone();

@@ -20,7 +20,7 @@ pub(super) fn client_initialized(session: &SessionShared) {
             let baseline = session
                 .seen
                 .clone()
-                .baseline(session.server.clone(), session.viewer(None));
+                .baseline(session.server.clone(), session.viewer(None, None));
             super::call::run_task(session, baseline);
         }
         session.initialized.store(true, Ordering::Release);

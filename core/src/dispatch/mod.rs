@@ -35,7 +35,7 @@ mod router;
 mod server;
 mod session;
 pub(crate) mod trace;
-mod visibility;
+pub(crate) mod visibility;
 mod watch;
 
 pub use builder::ServerBuilder;

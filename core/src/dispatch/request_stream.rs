@@ -23,6 +23,9 @@ pub(crate) enum StreamItem {
 pub(crate) struct RequestStream {
     queue: Mutex<StreamQueue>,
     pub(super) back_channel: bool,
+    /// Who sent the request (its own bearer token's viewer), when its transport knows: what it
+    /// is shown is decided by it, not by another request of the same session.
+    viewer: std::sync::OnceLock<Arc<crate::catalog::visibility::Viewer>>,
 }
 
 #[derive(Default)]
@@ -76,6 +79,15 @@ pub(crate) struct StreamReceiver {
 impl RequestStream {
     /// A stream expecting `answers` answers; `back_channel`: whether the client can answer
     /// requests sent on it.
+    /// The request came from `who` (set once, before the request is handled).
+    pub(crate) fn set_viewer(&self, who: Arc<crate::catalog::visibility::Viewer>) {
+        let _ = self.viewer.set(who);
+    }
+
+    pub(crate) fn viewer(&self) -> Option<&Arc<crate::catalog::visibility::Viewer>> {
+        self.viewer.get()
+    }
+
     pub(crate) fn new(answers: usize, back_channel: bool) -> (Arc<Self>, StreamReceiver) {
         let stream = Arc::new(RequestStream {
             queue: Mutex::new(StreamQueue {
@@ -88,6 +100,7 @@ impl RequestStream {
                 ..StreamQueue::default()
             }),
             back_channel,
+            viewer: std::sync::OnceLock::new(),
         });
         let receiver = StreamReceiver {
             stream: stream.clone(),

@@ -11,7 +11,7 @@ use super::modern::EraChoice;
 use super::outbound::OutboundSender;
 use super::paging::write_page;
 use super::responder::{BatchCollector, ReplyTarget, Responder};
-use super::visibility::{Hidden, candidates, screen};
+use super::visibility::{Asker, Hidden, candidates, screen};
 use super::{SessionShared, call};
 use crate::protocol::ProtocolVersion;
 use crate::protocol::method::Method;
@@ -327,6 +327,11 @@ pub(super) fn list_tools(
     }
     let page_size = session.server.options.page_size;
     let candidates = candidates(&session.server.catalog, tools.iter(), |tool| &tool.def);
+    let stream = responder.out().stream().cloned();
+    let asker = Asker {
+        stream: stream.as_ref(),
+        modern,
+    };
     let answer = move |hidden: Hidden| {
         let listed_len: usize = tools
             .iter()
@@ -346,7 +351,7 @@ pub(super) fn list_tools(
             )
         });
     };
-    screen(session, modern, candidates, answer);
+    screen(session, asker, candidates, answer);
 }
 
 fn handle_notification(session: &SessionShared, method: &str, params: Option<Value>) {

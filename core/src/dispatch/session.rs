@@ -209,22 +209,24 @@ impl Session {
     /// the one the session was opened for. When what it sees changes, it is sent `list_changed`.
     pub fn identify(&self, who: Viewer) {
         let shared = &self.shared;
-        {
-            let mut identity = shared.identity.write().unwrap_or_else(|e| e.into_inner());
-            if identity.scopes == who.scopes && identity.tags == who.tags {
-                return;
-            }
-            *identity = Arc::new(Viewer::new(identity.subject.clone(), who.scopes, who.tags));
+        // Compared as sets: a validator may give the same scopes in another order each time.
+        let (scopes, tags) = (as_set(who.scopes), as_set(who.tags));
+        let current = shared.identity();
+        if current.scopes == scopes && current.tags == tags {
+            return;
         }
-        if shared.initialized.load(Ordering::Acquire) {
+        let subject = current.subject.clone();
+        *shared.identity.write().unwrap_or_else(|e| e.into_inner()) =
+            Arc::new(Viewer::new(subject, scopes, tags));
+        if shared.initialized.load(Ordering::Acquire) && shared.server.catalog.screens() {
             super::visibility::announce_lists(shared, super::visibility::List::ALL.to_vec());
         }
     }
 
     /// Processes one inbound frame (one JSON text, without the line terminator).
     ///
-    /// Never blocks: tool calls are spawned, everything else is answered at once. A frame fed
-    /// after the session ended is dropped.
+    /// Never blocks: tool calls (and what waits for the server's visibility rule) are spawned,
+    /// everything else is answered at once. A frame fed after the session ended is dropped.
     pub fn handle_frame(&self, frame: &[u8]) {
         let shared = &self.shared;
         // An ended session sends nothing more, answers included.
@@ -364,15 +366,19 @@ impl Session {
     }
 }
 
+/// Sorted, without repeats.
+fn as_set(mut items: Vec<String>) -> Vec<String> {
+    items.sort_unstable();
+    items.dedup();
+    items
+}
+
 pub(super) fn current_runtime() -> Result<Handle, Error> {
     Handle::try_current().map_err(|e| Error::NoRuntime(e.to_string()))
 }
 
 impl SessionShared {
-    /// Whether tools only an MCP Apps view calls are hidden from this request (absent from
-    /// `tools/list`, unknown to `tools/call`): its client said it renders no views, in the
-    /// 2026-07-28 request's own capabilities or else the session's. A session whose
-    /// capabilities are unknown (stateless HTTP) is not refused a tool its host may show.
+    /// Who the transport last said the client is (see [`Session::identify`]).
     pub(crate) fn identity(&self) -> Arc<Viewer> {
         self.identity
             .read()
@@ -380,6 +386,10 @@ impl SessionShared {
             .clone()
     }
 
+    /// Whether tools only an MCP Apps view calls are hidden from this request (absent from
+    /// `tools/list`, unknown to `tools/call`): its client said it renders no views, in the
+    /// 2026-07-28 request's own capabilities or else the session's. A session whose
+    /// capabilities are unknown (stateless HTTP) is not refused a tool its host may show.
     pub(crate) fn hides_app_only_tools(&self, modern: Option<&super::modern::Envelope>) -> bool {
         let renders = crate::protocol::apps::renders;
         match (modern, self.negotiated.get()) {
@@ -440,6 +450,7 @@ impl SessionShared {
             .as_deref()
             .map(|principal| self.server.principal_limiters.of(principal));
         self.principal = who.subject.clone();
+        let who = Viewer::new(who.subject, as_set(who.scopes), as_set(who.tags));
         self.identity = RwLock::new(Arc::new(who));
         self
     }

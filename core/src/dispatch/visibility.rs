@@ -11,6 +11,15 @@ use std::sync::Arc;
 
 use super::SessionShared;
 use super::modern::Envelope;
+use super::request_stream::RequestStream;
+
+/// Where a request came from: the stream its answer goes to (which knows its sender, over
+/// HTTP) and its 2026-07-28 envelope.
+#[derive(Clone, Copy)]
+pub(crate) struct Asker<'a> {
+    pub(crate) stream: Option<&'a Arc<RequestStream>>,
+    pub(crate) modern: Option<&'a Envelope>,
+}
 use crate::catalog::visibility::{Guarded, Item, Viewer};
 use crate::catalog::{self, Catalog};
 
@@ -18,10 +27,18 @@ use crate::catalog::{self, Catalog};
 pub(crate) type Hidden = HashSet<String>;
 
 impl SessionShared {
-    /// Who this request comes from: the session's identity, with the request's client info and
-    /// version (a 2026-07-28 request's own).
-    pub(crate) fn viewer(&self, modern: Option<&Envelope>) -> Viewer {
-        let mut viewer = Viewer::clone(&self.identity());
+    /// Who this request comes from: its own identity (the token of the HTTP request that
+    /// carried it) or else the session's, with the request's client info and version (a
+    /// 2026-07-28 request's own).
+    pub(crate) fn viewer(
+        &self,
+        stream: Option<&Arc<RequestStream>>,
+        modern: Option<&Envelope>,
+    ) -> Viewer {
+        let mut viewer = match stream.and_then(|stream| stream.viewer()) {
+            Some(own) => Viewer::clone(own),
+            None => Viewer::clone(&self.identity()),
+        };
         match (modern, self.negotiated.get()) {
             (Some(envelope), _) => {
                 viewer.client_info = envelope.client_info.clone();
@@ -59,7 +76,15 @@ pub(crate) async fn hidden(
     if let Some(policy) = catalog.policy()
         && !items.is_empty()
     {
-        let verdicts = policy.visible(viewer, &items).await;
+        // A rule that panics fails closed, as one that errs: its items are hidden.
+        let asking = std::panic::AssertUnwindSafe(policy.visible(viewer, &items));
+        let verdicts = match futures_util::FutureExt::catch_unwind(asking).await {
+            Ok(verdicts) => verdicts,
+            Err(_) => {
+                tracing::warn!("the visibility rule panicked: its items are hidden");
+                Vec::new()
+            }
+        };
         for (at, key) in asked.into_iter().enumerate() {
             if verdicts.get(at) != Some(&true) {
                 hidden.insert(key);
@@ -91,7 +116,7 @@ pub(crate) fn candidates<'a, V: 'a, G: Guarded + 'a>(
 /// policy has to be asked (the common case costs no task), else once it answered.
 pub(crate) fn screen(
     session: &Arc<SessionShared>,
-    modern: Option<&Envelope>,
+    asker: Asker<'_>,
     candidates: Vec<(String, Item)>,
     answer: impl FnOnce(Hidden) + Send + 'static,
 ) {
@@ -99,7 +124,7 @@ pub(crate) fn screen(
     if candidates.is_empty() {
         return answer(Hidden::new());
     }
-    let viewer = session.viewer(modern);
+    let viewer = session.viewer(asker.stream, asker.modern);
     if catalog.policy().is_none() {
         let hidden = candidates
             .into_iter()
@@ -112,6 +137,30 @@ pub(crate) fn screen(
     super::call::run_task(session, async move {
         answer(hidden(&server.catalog, &viewer, candidates).await);
     });
+}
+
+/// Whether `viewer` may see the resource at `uri`: something that serves it (its view, its
+/// fixed resource, a template that matches) is visible to it, or nothing registered serves it
+/// (an update the server announces of a URI of its own).
+pub(crate) async fn sees_uri(
+    server: &super::server::ServerInner,
+    viewer: &Viewer,
+    uri: &str,
+) -> bool {
+    let catalog = &server.catalog;
+    let mut items: Vec<Item> = catalog
+        .views
+        .get(uri)
+        .map(|view| view.resource().item())
+        .into_iter()
+        .collect();
+    items.extend(catalog.resources_serving(uri).into_iter().map(|f| f.item));
+    if items.is_empty() {
+        return true;
+    }
+    let keys: Vec<String> = (0..items.len()).map(|at| at.to_string()).collect();
+    let candidates = candidates(catalog, keys.iter().zip(items.iter()), |item| item);
+    hidden(catalog, viewer, candidates).await.len() < items.len()
 }
 
 /// Which of the lists a change may concern.
@@ -152,7 +201,8 @@ pub(crate) async fn digest(
             let tools = server.registry.snapshot();
             let candidates = candidates(catalog, tools.iter(), |tool| &tool.def);
             let hidden = hidden(catalog, viewer, candidates).await;
-            keys_digest(&mut hasher, tools.keys(), &hidden);
+            let tools = tools.iter().map(|(name, tool)| (name, tool.generation));
+            keys_digest(&mut hasher, tools, &hidden);
         }
         List::Resources => {
             let resources = catalog::snapshot(&catalog.resources);
@@ -162,32 +212,48 @@ pub(crate) async fn digest(
             let views = catalog.views.snapshot();
             candidates_of.extend(candidates(catalog, views.iter(), |v| v.resource()));
             let hidden = hidden(catalog, viewer, candidates_of).await;
-            keys_digest(&mut hasher, resources.keys(), &hidden);
-            keys_digest(&mut hasher, templates.keys(), &hidden);
-            keys_digest(&mut hasher, views.keys(), &hidden);
-            keys_digest(
-                &mut hasher,
-                catalog.skills.snapshot().listed.keys(),
-                &hidden,
-            );
+            let resources = resources.iter().map(|(uri, r)| (uri, r.generation));
+            keys_digest(&mut hasher, resources, &hidden);
+            let templates = templates.iter().map(|(uri, t)| (uri, t.generation));
+            keys_digest(&mut hasher, templates, &hidden);
+            // Views and skills' SKILL.md files are few: their listings themselves.
+            let listed = |json: serde_json::Value| {
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                crate::wire::json_text(&json).hash(&mut hasher);
+                hasher.finish()
+            };
+            let latest = crate::protocol::ProtocolVersion::LATEST;
+            let views = views
+                .iter()
+                .map(|(uri, view)| (uri, listed(view.listing(latest))));
+            keys_digest(&mut hasher, views, &hidden);
+            let skills = catalog.skills.snapshot();
+            let skills = skills
+                .listed
+                .iter()
+                .map(|(uri, skill)| (uri, listed(skill.to_json(latest))));
+            keys_digest(&mut hasher, skills, &hidden);
         }
         List::Prompts => {
             let prompts = catalog::snapshot(&catalog.prompts);
             let candidates = candidates(catalog, prompts.iter(), |p| &p.def);
             let hidden = hidden(catalog, viewer, candidates).await;
-            keys_digest(&mut hasher, prompts.keys(), &hidden);
+            let prompts = prompts.iter().map(|(name, p)| (name, p.generation));
+            keys_digest(&mut hasher, prompts, &hidden);
         }
     }
     hasher.finish()
 }
 
+/// Hashes each visible entry: its key and which registration (or listing) it is.
 fn keys_digest<'a>(
     hasher: &mut impl Hasher,
-    keys: impl Iterator<Item = &'a String>,
+    entries: impl Iterator<Item = (&'a String, u64)>,
     hidden: &Hidden,
 ) {
-    for key in keys.filter(|key| !hidden.contains(*key)) {
+    for (key, generation) in entries.filter(|(key, _)| !hidden.contains(*key)) {
         key.hash(hasher);
+        generation.hash(hasher);
     }
     0xffu8.hash(hasher);
 }
@@ -196,15 +262,31 @@ fn keys_digest<'a>(
 /// it from one that does not.
 #[derive(Default)]
 pub(crate) struct Seen {
-    digests: std::sync::Mutex<[Option<u64>; 3]>,
+    /// Per list: the ticket of the look that recorded it, and its digest.
+    digests: std::sync::Mutex<[(u64, Option<u64>); 3]>,
+    tickets: std::sync::atomic::AtomicU64,
 }
 
 impl Seen {
-    /// Records `digest` for `list`: whether it differs from what was seen (a list never seen
-    /// counts as changed).
-    pub(crate) fn changed(&self, list: List, digest: u64) -> bool {
+    /// A ticket for a look about to be taken: looks taken one after another may finish in
+    /// another order (a rule that answers late), and only a later look replaces an earlier.
+    pub(crate) fn ticket(&self) -> u64 {
+        self.tickets
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1
+    }
+
+    /// Records `digest` for `list`, seen by the look `ticket`: whether it differs from what was
+    /// seen (a list never seen counts as changed; a look older than the one recorded changes
+    /// nothing).
+    pub(crate) fn changed(&self, list: List, ticket: u64, digest: u64) -> bool {
         let mut digests = self.digests.lock().unwrap_or_else(|e| e.into_inner());
-        digests[list.index()].replace(digest) != Some(digest)
+        let (recorded_by, recorded) = &mut digests[list.index()];
+        if ticket < *recorded_by {
+            return false;
+        }
+        *recorded_by = ticket;
+        recorded.replace(digest) != Some(digest)
     }
 
     /// Records what `viewer` sees of every list now, as the baseline later changes compare to.
@@ -213,9 +295,10 @@ impl Seen {
         server: Arc<super::server::ServerInner>,
         viewer: Viewer,
     ) {
+        let ticket = self.ticket();
         for list in List::ALL {
             let digest = digest(&server, &viewer, list).await;
-            self.changed(list, digest);
+            self.changed(list, ticket, digest);
         }
     }
 }
@@ -235,13 +318,14 @@ pub(crate) fn announce_lists(session: &Arc<SessionShared>, lists: Vec<List>) {
         }
         return;
     }
-    let viewer = session.viewer(None);
+    let viewer = session.viewer(None, None);
     let task_session = session.clone();
+    let ticket = session.seen.ticket();
     super::call::run_task(session, async move {
         let session = task_session;
         for list in lists {
             let digest = digest(&session.server, &viewer, list).await;
-            if session.seen.changed(list, digest) {
+            if session.seen.changed(list, ticket, digest) {
                 session.send(crate::wire::notification_frame::<serde_json::Value>(
                     list.notification(),
                     None,
@@ -267,7 +351,12 @@ pub(crate) fn if_visible<G: Guarded>(
         std::iter::once((&key, guarded)),
         |g| g,
     );
-    screen(session, modern, candidates, move |hidden| {
+    let stream = responder.out().stream().cloned();
+    let asker = Asker {
+        stream: stream.as_ref(),
+        modern,
+    };
+    screen(session, asker, candidates, move |hidden| {
         if hidden.is_empty() {
             then(responder)
         } else {

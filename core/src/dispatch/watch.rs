@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::SessionShared;
-use super::visibility::{List, announce_lists};
+use super::visibility::{List, announce_lists, sees_uri};
 use crate::changes::{ChangeBus, Changes};
 use crate::wire::notification_frame;
 
@@ -121,12 +121,32 @@ async fn announce_changes(
 
 fn announce(session: &Arc<SessionShared>, changes: &Changes) {
     if !changes.updated.is_empty() || changes.all_updated {
+        let mut updated = Vec::new();
         changes.each_update(&*session.subscriptions(), |uri| {
+            updated.push(uri.to_owned())
+        });
+        let send = |session: &SessionShared, uri: &str| {
             session.send(notification_frame(
                 "notifications/resources/updated",
                 Some(&json!({ "uri": uri })),
             ));
-        });
+        };
+        if session.server.catalog.screens() && !updated.is_empty() {
+            // An update of a resource it may not see is not its to hear of.
+            let viewer = session.viewer(None, None);
+            let task_session = session.clone();
+            super::call::run_task(session, async move {
+                for uri in updated {
+                    if sees_uri(&task_session.server, &viewer, &uri).await {
+                        send(&task_session, &uri);
+                    }
+                }
+            });
+        } else {
+            for uri in updated {
+                send(session, &uri);
+            }
+        }
     }
     // Before initialization a client has not listed anything yet: nothing to announce.
     if !session.initialized.load(Ordering::Acquire) {

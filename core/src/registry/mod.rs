@@ -35,6 +35,8 @@ pub(crate) struct RegisteredTool {
     /// Only an MCP Apps view may call it (`visibility: ["app"]`): not offered to clients that
     /// do not render views.
     pub(crate) app_only: bool,
+    /// Which registration this is (a tool redefined under its name is a change).
+    pub(crate) generation: u64,
 }
 
 impl RegisteredTool {
@@ -206,6 +208,7 @@ impl ToolRegistry {
             listing: Default::default(),
             series,
             app_only: false,
+            generation: crate::catalog::next_generation(),
         })
     }
 

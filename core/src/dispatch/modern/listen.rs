@@ -226,6 +226,7 @@ pub(crate) fn start(
         return responder.error(ErrorObject::invalid_request(message));
     };
     let out = responder.out().clone();
+    let responder_stream = responder.out().stream().cloned();
     let mut ack = Map::new();
     ack.insert("notifications".into(), filter.to_json());
     ack.insert("_meta".into(), json!({ SUBSCRIPTION_ID_KEY: &id }));
@@ -241,9 +242,21 @@ pub(crate) fn start(
         tasks: session.server.tasks.clone(),
         principal,
         server: session.server.clone(),
-        viewer: session.viewer(Some(&envelope)),
+        viewer: session.viewer(responder_stream.as_ref(), Some(&envelope)),
         seen: Arc::default(),
     };
+    // What the listener sees now, taken with the feed already open, so that a change made
+    // after it is compared with it. Without a rule to ask it is taken here and now; a rule is
+    // not waited for: each list's first change is then announced whatever it changed.
+    if stream.server.catalog.screens() && stream.server.catalog.policy().is_none() {
+        let baseline = stream
+            .seen
+            .clone()
+            .baseline(stream.server.clone(), stream.viewer.clone());
+        if futures_util::FutureExt::now_or_never(baseline).is_none() {
+            tracing::debug!("a listen stream's baseline did not finish at once");
+        }
+    }
     // Each followed task as it stands now (one that already ended would otherwise never be
     // heard of); a change racing this one is announced again, never lost.
     if let Some(task_ids) = &stream.filter.task_ids {
@@ -305,19 +318,19 @@ impl ListenStream {
     }
 
     async fn run(&self, feed: &mut ChangeFeed) -> End {
-        if self.server.catalog.screens() {
-            let baseline = self
-                .seen
-                .clone()
-                .baseline(self.server.clone(), self.viewer.clone());
-            baseline.await;
-        }
         while let Some(changes) = feed.next(self.debounce).await {
-            changes.each_update(&self.filter.uris, |uri| {
+            let mut updated = Vec::new();
+            changes.each_update(&self.filter.uris, |uri| updated.push(uri.to_owned()));
+            let screens = self.server.catalog.screens();
+            for uri in updated {
+                // An update of a resource the listener may not see is not its to hear of.
+                if screens && !visibility::sees_uri(&self.server, &self.viewer, &uri).await {
+                    continue;
+                }
                 let mut params = Map::new();
                 params.insert("uri".into(), json!(uri));
                 self.notify("notifications/resources/updated", params);
-            });
+            }
             if let Some(task_ids) = &self.filter.task_ids {
                 changes.each_task_update(task_ids, |id| self.notify_task(id));
             }
@@ -341,8 +354,9 @@ impl ListenStream {
         if !self.server.catalog.screens() {
             return true;
         }
+        let ticket = self.seen.ticket();
         let digest = visibility::digest(&self.server, &self.viewer, list).await;
-        self.seen.changed(list, digest)
+        self.seen.changed(list, ticket, digest)
     }
 
     /// The graceful end: the listen result; on a connection that carries every request

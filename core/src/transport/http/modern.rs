@@ -22,7 +22,7 @@ use super::body::SseBody;
 use super::forward::{drain_ready, last_frame};
 use super::headers::VERSION_HEADER;
 use super::replies::{Reply, accepted, json_reply, sse_response};
-use crate::catalog::visibility::Viewer;
+use crate::catalog::visibility::{Guarded, Viewer};
 use crate::dispatch::modern::{PROTOCOL_VERSION_KEY, check_required_keys, unsupported_version};
 use crate::dispatch::{RequestStream, StreamItem, StreamReceiver};
 use crate::registry::ParamKind;
@@ -102,6 +102,44 @@ fn expect_header(headers: &HeaderMap, name: &HeaderName, body: &str) -> Result<(
     }
 }
 
+/// Whether the server's visibility rule hides the tool a `tools/call` names from `who`: asked
+/// only for a tool whose arguments are mirrored in headers (whose check would otherwise tell
+/// that it exists) and whose requirements `who` meets. The rule then sees the request's
+/// client info and version as the call itself will.
+async fn rule_hides_tool(
+    server: &Server,
+    method: &str,
+    params: Option<&Value>,
+    who: &Viewer,
+) -> bool {
+    let catalog = &server.inner.catalog;
+    if method != "tools/call" || catalog.policy().is_none() {
+        return false;
+    }
+    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        return false;
+    };
+    let Some(tool) = server.inner.registry.get(name) else {
+        return false;
+    };
+    if tool.param_headers.is_empty()
+        || !who.meets(&tool.def.required_scopes, &tool.def.required_tags)
+    {
+        return false;
+    }
+    let Ok(envelope) = crate::dispatch::modern::read_envelope(params, server.options().modern_only)
+    else {
+        return false;
+    };
+    let mut viewer = who.clone();
+    viewer.client_info = envelope.client_info;
+    viewer.protocol_version = Some(envelope.version);
+    let candidates = vec![(String::new(), tool.def.item())];
+    !crate::dispatch::visibility::hidden(catalog, &viewer, candidates)
+        .await
+        .is_empty()
+}
+
 /// The headers of a modern request against its body: the version, the method, the target
 /// and the arguments the tool mirrors in `Mcp-Param-*` headers.
 pub(super) fn check_headers(
@@ -110,6 +148,7 @@ pub(super) fn check_headers(
     method: &str,
     params: Option<&Value>,
     who: &Viewer,
+    rule_hides_tool: bool,
 ) -> Result<(), ErrorObject> {
     let version = params
         .and_then(|p| p.get("_meta"))
@@ -140,6 +179,7 @@ pub(super) fn check_headers(
         && let Some(tool) = server.inner.registry.get(name)
         && (!tool.app_only || renders_apps())
         && who.meets(&tool.def.required_scopes, &tool.def.required_tags)
+        && !rule_hides_tool
     {
         let arguments = params.and_then(|p| p.get("arguments"));
         for mirrored in &tool.param_headers {
@@ -269,7 +309,8 @@ pub(super) async fn post(
     if let Err(error) = check_required_keys(params.as_ref()) {
         return error_reply(Some(&id), &error);
     }
-    if let Err(error) = check_headers(server, headers, &method, params.as_ref(), &who) {
+    let hidden = rule_hides_tool(server, &method, params.as_ref(), &who).await;
+    if let Err(error) = check_headers(server, headers, &method, params.as_ref(), &who, hidden) {
         return error_reply(Some(&id), &error);
     }
     let Ok(session) = Session::for_modern_exchange(server, who) else {
@@ -462,7 +503,8 @@ mod tests {
                 &headers,
                 "tools/call",
                 Some(&blind),
-                &Viewer::default()
+                &Viewer::default(),
+                false,
             )
             .is_ok(),
             "no Mcp-Param refusal that would give the hidden tool away"
@@ -475,6 +517,7 @@ mod tests {
             "tools/call",
             Some(&renders),
             &Viewer::default(),
+            false,
         );
         assert!(
             refused.is_err(),

@@ -90,15 +90,19 @@ pub(super) async fn post(
         Ok(session) => session,
         Err(reply) => return reply,
     };
-    // Each request's token decides what it sees: a token refreshed with other scopes counts
-    // from its first request.
-    http_session.session.identify(who);
+    // Each request's token decides what it sees (its stream carries it, so that another request
+    // of the session with another token is not answered as this one); the session follows the
+    // latest token for what it is told of changes.
+    let who = endpoint.options.auth.is_some().then(|| Arc::new(who));
+    if let Some(who) = &who {
+        http_session.session.identify(Viewer::clone(who));
+    }
     let created = session_id.is_none();
     // Held until the new session is listed too: an idle session may be evicted to make room.
     let Some(_busy) = http_session.begin_request() else {
         return session_gone();
     };
-    let reply = answer(endpoint, &http_session, frame).await;
+    let reply = answer(endpoint, &http_session, frame, who).await;
     if !created {
         return reply;
     }
@@ -191,7 +195,12 @@ fn session_for(
 /// Hands the frame to the session and answers: 202 when it holds no request, else JSON or an
 /// SSE stream as the response mode and the answers' readiness decide.
 /// The caller holds the session busy meanwhile.
-async fn answer(endpoint: &Endpoint, http_session: &Arc<HttpSession>, frame: Frame) -> Reply {
+async fn answer(
+    endpoint: &Endpoint,
+    http_session: &Arc<HttpSession>,
+    frame: Frame,
+    who: Option<Arc<Viewer>>,
+) -> Reply {
     let session = &http_session.session;
     let answers = session.answers_expected(&frame);
     if answers == 0 {
@@ -199,6 +208,9 @@ async fn answer(endpoint: &Endpoint, http_session: &Arc<HttpSession>, frame: Fra
         return accepted();
     }
     let (stream, mut items) = RequestStream::new(answers, true);
+    if let Some(who) = who {
+        stream.set_viewer(who);
+    }
     session.handle_parsed(frame, Some(stream));
     match (endpoint.options.response_mode, drain_ready(&mut items)) {
         (ResponseMode::Json, ready) => {
