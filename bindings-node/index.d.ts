@@ -100,6 +100,10 @@ export interface UiResourceConfig {
   prefersBorder?: boolean
   /** `false` keeps it out of `resources/list` (still read by its URI). */
   listed?: boolean
+  /** Only clients whose token holds every one of these scopes see and read it. */
+  requiredScopes?: string[]
+  /** Only clients holding every one of these tags see and read it. */
+  requiredTags?: string[]
 }
 
 export interface ToolConfig<I = undefined, O = undefined> {

@@ -31,6 +31,7 @@ const TOOL_CONFIG_KEYS = new Set([
 
 const UI_RESOURCE_KEYS = new Set([
   'html', 'name', 'title', 'description', 'csp', 'permissions', 'domain', 'prefersBorder', 'listed',
+  'requiredScopes', 'requiredTags',
 ])
 
 class Server {
@@ -345,8 +346,12 @@ class Server {
     for (const key of ['csp', 'permissions', 'domain', 'prefersBorder']) {
       if (config[key] !== undefined) ui[key] = config[key]
     }
-    // An empty name is the engine's default: the URI's last segment.
-    const failed = this.#native.addUiResource(uri, config.name ?? '', config.html, config.title ?? null, config.description ?? null, ui, config.listed ?? true)
+    const definition = { uri, html: config.html, ui, listed: config.listed ?? true }
+    for (const key of ['name', 'title', 'description']) {
+      if (config[key] !== undefined && config[key] !== null) definition[key] = config[key]
+    }
+    copyRequirements(config, definition, `uiResource ${JSON.stringify(uri)}`)
+    const failed = this.#native.addUiResource(definition)
     if (failed) throw fromNative(failed)
     return this
   }

@@ -285,37 +285,12 @@ impl NativeServer {
         self.server.notify_resource_updated(&uri);
     }
 
-    /// Serves an MCP Apps view; `ui` is its `_meta.ui`. An error description when refused.
+    /// Serves an MCP Apps view from its JSON form (core's `UiResource::from_json`); an error
+    /// description when it is refused.
     #[napi]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "mirrors uiResource's config (napi expands it twice)"
-    )]
-    pub fn add_ui_resource(
-        &self,
-        uri: String,
-        name: String,
-        html: String,
-        title: Option<String>,
-        description: Option<String>,
-        ui: Value,
-        listed: bool,
-    ) -> Option<Value> {
-        let mut view = toolwire::UiResource::new(uri, name, html);
-        if let Some(title) = title {
-            view = view.title(title);
-        }
-        if let Some(description) = description {
-            view = view.description(description);
-        }
-        if let Value::Object(ui) = ui {
-            view = view.ui_meta(ui);
-        }
-        if !listed {
-            view = view.unlisted();
-        }
-        self.server
-            .add_ui_resource(view)
+    pub fn add_ui_resource(&self, definition: Value) -> Option<Value> {
+        toolwire::UiResource::from_json(definition)
+            .and_then(|view| self.server.add_ui_resource(view))
             .err()
             .map(|err| errors::describe(&err))
     }

@@ -99,3 +99,14 @@ test('requirements must be arrays of strings', () => {
   assert.throws(() => server.tool('t', { requiredScopes: 'admin' }, () => 'x'), /requiredScopes must be an array of strings/)
   assert.throws(() => server.visibleWhen('yes'), /needs a function/)
 })
+
+test('a view that requires a tag is neither listed nor read without it', async () => {
+  const server = notesServer().uiResource('ui://admin/panel.html', { html: '<!DOCTYPE html><html><body>panel</body></html>', requiredTags: ['staff'] })
+  const client = new Client(server)
+  await client.initialize()
+  client.send({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: {} })
+  assert.deepEqual((await client.recv()).result.resources, [])
+  client.send({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'ui://admin/panel.html' } })
+  assert.equal((await client.recv()).error.code, -32002)
+  assert.throws(() => server.uiResource('ui://admin/other.html', { html: '<!DOCTYPE html>', requiredTags: 'staff' }), /requiredTags must be an array of strings/)
+})

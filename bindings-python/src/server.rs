@@ -312,31 +312,9 @@ impl NativeServer {
         self.server.notify_resource_updated(uri);
     }
 
-    /// Serves an MCP Apps view; `ui` is its `_meta.ui`.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the Python keywords")]
-    fn add_ui_resource(
-        &self,
-        uri: &str,
-        name: &str,
-        html: &str,
-        title: Option<String>,
-        description: Option<String>,
-        ui: &Bound<'_, PyAny>,
-        listed: bool,
-    ) -> PyResult<()> {
-        let mut view = toolwire::UiResource::new(uri, name, html);
-        if let Some(title) = title {
-            view = view.title(title);
-        }
-        if let Some(description) = description {
-            view = view.description(description);
-        }
-        if let serde_json::Value::Object(ui) = to_json(ui)? {
-            view = view.ui_meta(ui);
-        }
-        if !listed {
-            view = view.unlisted();
-        }
+    /// Serves an MCP Apps view from its JSON form (core's `UiResource::from_json`).
+    fn add_ui_resource(&self, definition: &Bound<'_, PyAny>) -> PyResult<()> {
+        let view = toolwire::UiResource::from_json(to_json(definition)?).map_err(to_py_err)?;
         self.server.add_ui_resource(view).map_err(to_py_err)
     }
 

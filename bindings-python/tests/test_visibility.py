@@ -216,3 +216,16 @@ def test_a_rule_that_is_async_underneath_hides_everything() -> None:
     client.initialize()
     client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
     assert client.recv()["result"]["tools"] == []
+
+
+def test_a_view_that_requires_a_tag_is_neither_listed_nor_read_without_it() -> None:
+    server = notes_server()
+    server.add_ui_resource(
+        "ui://admin/panel.html", "<!DOCTYPE html><html><body>panel</body></html>", required_tags=["staff"]
+    )
+    client = Client(server)
+    client.initialize()
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": {}})
+    assert client.recv()["result"]["resources"] == []
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "ui://admin/panel.html"}})
+    assert client.recv()["error"]["code"] == -32002

@@ -336,11 +336,19 @@ pub struct UiResourceDefinition {
     /// `false` keeps it out of `resources/list` (still read by its URI).
     #[uniffi(default = true)]
     pub listed: bool,
+    /// Only clients whose token holds every one of these scopes see and read it.
+    #[uniffi(default = [])]
+    pub required_scopes: Vec<String>,
+    /// Only clients holding every one of these tags see and read it.
+    #[uniffi(default = [])]
+    pub required_tags: Vec<String>,
 }
 
 impl UiResourceDefinition {
     pub(crate) fn into_core(self) -> Result<toolwire::UiResource, ToolwireError> {
-        let mut view = toolwire::UiResource::new(&self.uri, self.name, self.html);
+        let mut view = toolwire::UiResource::new(&self.uri, self.name, self.html)
+            .required_scopes(self.required_scopes)
+            .required_tags(self.required_tags);
         if let Some(title) = self.title {
             view = view.title(title);
         }

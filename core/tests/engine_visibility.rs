@@ -394,3 +394,55 @@ async fn a_rule_that_panics_hides_what_it_was_asked_about_and_serving_goes_on() 
     let resources = client.request(json!(2), "resources/list", json!({})).await;
     assert_eq!(names(&resources, "resources", "uri"), ["memo://public"]);
 }
+
+#[tokio::test]
+async fn a_view_that_requires_a_scope_is_neither_listed_nor_read_without_it() {
+    let view = toolwire::UiResource::from_json(json!({
+        "uri": "ui://admin/panel.html",
+        "html": "<!DOCTYPE html><html><body>panel</body></html>",
+        "requiredScopes": ["admin"],
+    }))
+    .expect("a valid view");
+    let server = notes_server();
+    server.add_ui_resource(view).expect("registered");
+    assert!(
+        toolwire::UiResource::from_json(
+            json!({"uri": "ui://x/y.html", "html": "<!DOCTYPE html>", "colour": 1})
+        )
+        .is_err(),
+        "an unknown key is refused"
+    );
+
+    let mut guest = Client::initialized(&server).await;
+    let resources = guest.request(json!(1), "resources/list", json!({})).await;
+    assert_eq!(names(&resources, "resources", "uri"), ["memo://public"]);
+    let read = guest
+        .request(
+            json!(2),
+            "resources/read",
+            json!({"uri": "ui://admin/panel.html"}),
+        )
+        .await;
+    assert_eq!(read["error"]["code"], -32002, "{read}");
+
+    let mut admin = Client::initialized(&server).await;
+    admin
+        .session
+        .identify(Viewer::new(None, vec!["admin".into()], vec![]));
+    let read = admin
+        .request(
+            json!(3),
+            "resources/read",
+            json!({"uri": "ui://admin/panel.html"}),
+        )
+        .await;
+    // The list_changed for the new scope (tools, resources) may come before the answer.
+    let mut read = read;
+    while read.get("method").is_some() {
+        read = admin.recv().await.expect("the read");
+    }
+    assert_eq!(
+        read["result"]["contents"][0]["mimeType"], "text/html;profile=mcp-app",
+        "{read}"
+    );
+}

@@ -302,12 +302,15 @@ class CatalogMixin(ServerBase):
         domain: Optional[str] = None,
         prefers_border: Optional[bool] = None,
         listed: bool = True,
+        required_scopes: Optional[Sequence[str]] = None,
+        required_tags: Optional[Sequence[str]] = None,
     ) -> None:
         """Serves an MCP Apps view: the HTML5 document `html` at `uri` (`ui://…`), for tools to
         link to (`@server.tool(ui_resource=uri)`). `csp` (`connectDomains`, `resourceDomains`,
         `frameDomains`, `baseUriDomains`: origins), `permissions` (`camera`, `microphone`,
         `geolocation`, `clipboardWrite`, each `{}`), `domain` and `prefers_border` are its
-        `_meta.ui`. `listed=False` keeps it out of `resources/list`. Raises `RegistrationError`
+        `_meta.ui`. `listed=False` keeps it out of `resources/list`; `required_scopes` /
+        `required_tags` show and serve it only to clients holding them. Raises `RegistrationError`
         naming what the spec forbids. Removed with `remove_resource(uri)`."""
         ui: dict[str, Any] = {}
         for key, value in (
@@ -318,8 +321,13 @@ class CatalogMixin(ServerBase):
         ):
             if value is not None:
                 ui[key] = value
-        # An empty name is the engine's default: the URI's last segment.
-        self._native.add_ui_resource(uri, name or "", html, title, description, ui, bool(listed))
+        definition: dict[str, Any] = {"uri": uri, "html": html, "ui": ui, "listed": bool(listed)}
+        # No name is the engine's default: the URI's last segment.
+        for key, value in (("name", name or None), ("title", title), ("description", description)):
+            if value is not None:
+                definition[key] = value
+        _requirements(definition, required_scopes, required_tags)
+        self._native.add_ui_resource(definition)
 
     def add_skill(
         self,

@@ -57,6 +57,57 @@ impl UiResource {
         }
     }
 
+    /// From its JSON form, as the bindings pass it: `uri`, `html`, `name` (empty or absent: the
+    /// URI's last segment), `title`, `description`, `ui` (its `_meta.ui`, an object), `listed`
+    /// (default true), `requiredScopes` and `requiredTags` (see [`required_scopes`]).
+    ///
+    /// [`required_scopes`]: Self::required_scopes
+    pub fn from_json(value: Value) -> Result<Self, Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Wire {
+            uri: String,
+            html: String,
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            title: Option<String>,
+            #[serde(default)]
+            description: Option<String>,
+            #[serde(default)]
+            ui: Option<Map<String, Value>>,
+            #[serde(default = "listed_by_default")]
+            listed: bool,
+            #[serde(default)]
+            required_scopes: Vec<String>,
+            #[serde(default)]
+            required_tags: Vec<String>,
+        }
+        fn listed_by_default() -> bool {
+            true
+        }
+        let wire: Wire = serde_json::from_value(value).map_err(|err| Error::InvalidDefinition {
+            kind: "ui resource",
+            message: err.to_string(),
+        })?;
+        let mut view = UiResource::new(wire.uri, wire.name, wire.html)
+            .required_scopes(wire.required_scopes)
+            .required_tags(wire.required_tags);
+        if let Some(title) = wire.title {
+            view = view.title(title);
+        }
+        if let Some(description) = wire.description {
+            view = view.description(description);
+        }
+        if let Some(ui) = wire.ui {
+            view = view.ui_meta(ui);
+        }
+        if !wire.listed {
+            view = view.unlisted();
+        }
+        Ok(view)
+    }
+
     /// A display name.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.resource.title = Some(title.into());

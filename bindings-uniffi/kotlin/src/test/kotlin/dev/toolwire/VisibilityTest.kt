@@ -108,4 +108,25 @@ class VisibilityTest {
             assertEquals("2", client.recvObject().getValue("id").jsonPrimitive.content)
         }
     }
+
+    @Test
+    fun `a view that requires a tag is neither listed nor read without it`() {
+        val server = notesServer()
+        server.addUiResource(
+            UiResourceDefinition(
+                uri = "ui://admin/panel.html",
+                name = "panel",
+                html = "<!DOCTYPE html><html><body>panel</body></html>",
+                requiredTags = listOf("staff"),
+            ),
+        )
+        RawClient(server).use { client ->
+            client.initialize()
+            client.send("""{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{}}""")
+            assertEquals(listOf<String>(), names(client.recvObject(), "resources", "uri"))
+            client.send("""{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"ui://admin/panel.html"}}""")
+            val error = client.recvObject().getValue("error").jsonObject
+            assertEquals(-32002, error.getValue("code").jsonPrimitive.content.toInt())
+        }
+    }
 }
