@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use toolwire::catalog::visibility::{Item, ItemKind as CoreItemKind, Viewer as CoreViewer};
+use toolwire::catalog::visibility::{
+    CatalogItem as CoreItem, ItemKind as CoreItemKind, Viewer as CoreViewer,
+};
 
 use crate::context::ClientInfo;
 use crate::errors::ToolwireError;
@@ -64,7 +66,7 @@ pub(crate) struct ForeignRule(pub(crate) Arc<dyn VisibilityRule>);
 
 #[async_trait::async_trait]
 impl toolwire::VisibilityPolicy for ForeignRule {
-    async fn visible(&self, viewer: &CoreViewer, items: &[Item]) -> Vec<bool> {
+    async fn visible(&self, viewer: &CoreViewer, items: &[CoreItem]) -> Vec<bool> {
         let rule = self.0.clone();
         let viewer = Viewer {
             subject: viewer.subject.clone(),

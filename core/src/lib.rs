@@ -38,7 +38,7 @@ pub mod transport;
 pub mod wire;
 
 pub use apps::UiResource;
-pub use catalog::visibility::{Viewer, VisibilityPolicy};
+pub use catalog::visibility::{CatalogItem, ItemKind, Viewer, VisibilityPolicy};
 pub use catalog::{
     Completer, Completion, CompletionRequest, Prompt, PromptArgument, PromptHandler, PromptMessage,
     PromptRequest, PromptResult, Reference, Resource, ResourceContents, ResourceHandler,

@@ -6,7 +6,7 @@ mod common;
 
 use common::Client;
 use serde_json::{Value, json};
-use toolwire::catalog::visibility::{Item, ItemKind};
+use toolwire::catalog::visibility::{CatalogItem, ItemKind};
 use toolwire::{
     Completion, Context, Prompt, PromptMessage, PromptResult, Resource, ResourceContents,
     ResourceTemplate, Server, Tool, ToolError, ToolOutput, Viewer,
@@ -278,7 +278,7 @@ async fn the_servers_rule_decides_per_request_and_sees_who_asks() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
     // --8<-- [start:rule]
-    server.visible_when(move |item: &Item, viewer: &Viewer| {
+    server.visible_when(move |item: &CatalogItem, viewer: &Viewer| {
         if let Some(client) = &viewer.client_info {
             log.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -382,7 +382,7 @@ async fn a_redefined_tool_is_announced_and_a_hidden_resources_updates_are_not() 
 #[tokio::test]
 async fn a_rule_that_panics_hides_what_it_was_asked_about_and_serving_goes_on() {
     let server = notes_server();
-    server.visible_when(|item: &Item, _viewer: &Viewer| -> bool {
+    server.visible_when(|item: &CatalogItem, _viewer: &Viewer| -> bool {
         if item.kind == ItemKind::Tool {
             panic!("the rule's feature-flag client is broken");
         }

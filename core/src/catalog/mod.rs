@@ -182,7 +182,7 @@ pub(crate) struct RegisteredResource {
 /// What `resources/read` found for a URI.
 pub(crate) struct FoundResource {
     /// The resource or template that serves it, as visibility sees it.
-    pub(crate) item: visibility::Item,
+    pub(crate) item: visibility::CatalogItem,
     pub(crate) handler: Arc<dyn ResourceHandler>,
     pub(crate) variables: BTreeMap<String, String>,
     pub(crate) mime_type: Option<String>,

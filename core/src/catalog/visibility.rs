@@ -39,7 +39,7 @@ impl ItemKind {
 /// One catalog item, as a visibility predicate sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Item {
+pub struct CatalogItem {
     /// What it is.
     pub kind: ItemKind,
     /// A tool's or prompt's name, a resource's URI, a template's URI template.
@@ -50,10 +50,10 @@ pub struct Item {
     pub required_tags: Vec<String>,
 }
 
-impl Item {
+impl CatalogItem {
     /// An item `name` of `kind` that requires nothing.
     pub fn new(kind: ItemKind, name: impl Into<String>) -> Self {
-        Item {
+        CatalogItem {
             kind,
             name: name.into(),
             required_scopes: Vec::new(),
@@ -123,20 +123,20 @@ impl Viewer {
 /// requirements were met: the items of a list (or the one item called, read or rendered) at
 /// once.
 ///
-/// A plain `Fn(&Item, &Viewer) -> bool` is one. An answer shorter than `items` hides the items
+/// A plain `Fn(&CatalogItem, &Viewer) -> bool` is one. An answer shorter than `items` hides the items
 /// it does not cover (a failing rule fails closed).
 #[async_trait]
 pub trait VisibilityPolicy: Send + Sync + 'static {
     /// For each of `items`, whether `viewer` sees it.
-    async fn visible(&self, viewer: &Viewer, items: &[Item]) -> Vec<bool>;
+    async fn visible(&self, viewer: &Viewer, items: &[CatalogItem]) -> Vec<bool>;
 }
 
 #[async_trait]
 impl<F> VisibilityPolicy for F
 where
-    F: Fn(&Item, &Viewer) -> bool + Send + Sync + 'static,
+    F: Fn(&CatalogItem, &Viewer) -> bool + Send + Sync + 'static,
 {
-    async fn visible(&self, viewer: &Viewer, items: &[Item]) -> Vec<bool> {
+    async fn visible(&self, viewer: &Viewer, items: &[CatalogItem]) -> Vec<bool> {
         items.iter().map(|item| self(item, viewer)).collect()
     }
 }
@@ -147,10 +147,10 @@ where
 /// hides every item and is logged.
 #[async_trait]
 impl<C: JsonCallback> VisibilityPolicy for ViaJson<C> {
-    async fn visible(&self, viewer: &Viewer, items: &[Item]) -> Vec<bool> {
+    async fn visible(&self, viewer: &Viewer, items: &[CatalogItem]) -> Vec<bool> {
         let request = json!({
             "viewer": viewer.to_json(),
-            "items": items.iter().map(Item::to_json).collect::<Vec<_>>(),
+            "items": items.iter().map(CatalogItem::to_json).collect::<Vec<_>>(),
         });
         let answer = match self.answer(request, None).await {
             Ok(answer) => answer,
@@ -187,9 +187,9 @@ pub(crate) trait Guarded {
         !self.required_scopes().is_empty() || !self.required_tags().is_empty()
     }
 
-    fn item(&self) -> Item {
+    fn item(&self) -> CatalogItem {
         let (kind, name) = self.identify();
-        Item {
+        CatalogItem {
             kind,
             name: name.to_owned(),
             required_scopes: self.required_scopes().to_vec(),
@@ -236,7 +236,7 @@ macro_rules! guarded {
     };
 }
 
-impl Guarded for Item {
+impl Guarded for CatalogItem {
     fn identify(&self) -> (ItemKind, &str) {
         (self.kind, &self.name)
     }
@@ -279,10 +279,10 @@ mod tests {
     #[tokio::test]
     async fn a_closure_is_a_policy_and_a_host_answer_of_the_wrong_shape_hides_all() {
         let policy =
-            |item: &Item, viewer: &Viewer| item.name != "secret" || viewer.subject.is_some();
+            |item: &CatalogItem, viewer: &Viewer| item.name != "secret" || viewer.subject.is_some();
         let items = [
-            Item::new(ItemKind::Tool, "open"),
-            Item::new(ItemKind::Tool, "secret"),
+            CatalogItem::new(ItemKind::Tool, "open"),
+            CatalogItem::new(ItemKind::Tool, "secret"),
         ];
         assert_eq!(
             policy.visible(&Viewer::default(), &items).await,

@@ -15,7 +15,7 @@ use super::modern::{Binding, Envelope, ModernRound};
 use super::paging::write_page;
 use super::responder::Responder;
 use super::visibility::{Asker, Hidden, candidates, if_visible, screen};
-use crate::catalog::visibility::{Guarded, Item};
+use crate::catalog::visibility::{CatalogItem, Guarded};
 use crate::catalog::{self, CompletionRequest, PromptRequest, Reference, ResourceRequest};
 use crate::handler::{Context, ToolError};
 use crate::protocol::ProtocolVersion;
@@ -324,7 +324,7 @@ fn read(
     if catalog.screens() {
         // The first that serves it and that the request may see: its view, its fixed
         // resource, each template that matches.
-        let mut serving: Vec<(Item, Serving)> = Vec::new();
+        let mut serving: Vec<(CatalogItem, Serving)> = Vec::new();
         if let Some(view) = catalog.views.get(&uri) {
             serving.push((view.resource().item(), Serving::View(view)));
         }

@@ -20,7 +20,7 @@ pub(crate) struct Asker<'a> {
     pub(crate) stream: Option<&'a Arc<RequestStream>>,
     pub(crate) modern: Option<&'a Envelope>,
 }
-use crate::catalog::visibility::{Guarded, Item, Viewer};
+use crate::catalog::visibility::{CatalogItem, Guarded, Viewer};
 use crate::catalog::{self, Catalog};
 
 /// The keys (names, URIs, URI templates) a request may not see.
@@ -60,7 +60,7 @@ impl SessionShared {
 pub(crate) async fn hidden(
     catalog: &Catalog,
     viewer: &Viewer,
-    candidates: Vec<(String, Item)>,
+    candidates: Vec<(String, CatalogItem)>,
 ) -> Hidden {
     let mut hidden = Hidden::new();
     let mut asked = Vec::new();
@@ -101,7 +101,7 @@ pub(crate) fn candidates<'a, V: 'a, G: Guarded + 'a>(
     catalog: &Catalog,
     entries: impl Iterator<Item = (&'a String, &'a V)>,
     guard: impl Fn(&V) -> &G,
-) -> Vec<(String, Item)> {
+) -> Vec<(String, CatalogItem)> {
     if !catalog.screens() {
         return Vec::new();
     }
@@ -117,7 +117,7 @@ pub(crate) fn candidates<'a, V: 'a, G: Guarded + 'a>(
 pub(crate) fn screen(
     session: &Arc<SessionShared>,
     asker: Asker<'_>,
-    candidates: Vec<(String, Item)>,
+    candidates: Vec<(String, CatalogItem)>,
     answer: impl FnOnce(Hidden) + Send + 'static,
 ) {
     let catalog = &session.server.catalog;
@@ -148,7 +148,7 @@ pub(crate) async fn sees_uri(
     uri: &str,
 ) -> bool {
     let catalog = &server.catalog;
-    let mut items: Vec<Item> = catalog
+    let mut items: Vec<CatalogItem> = catalog
         .views
         .get(uri)
         .map(|view| view.resource().item())
