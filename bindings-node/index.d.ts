@@ -425,6 +425,18 @@ export interface TokenInfo {
   tags?: string[]
 }
 
+/** How `toolSearch` offers a large catalog. */
+export interface ToolSearchOptions {
+  /** Tools listed as usual beside the search's two. */
+  pinned?: string[]
+  /** The most tools one search returns (1 to 50; default 5). */
+  maxResults?: number
+  /** The search tool's name (default `'search_tools'`). */
+  searchToolName?: string
+  /** The call tool's name (default `'call_tool'`). */
+  callToolName?: string
+}
+
 /** A tool, resource, resource template or prompt, as a `visibleWhen` rule sees it. */
 export interface CatalogItem {
   kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt'
@@ -722,6 +734,12 @@ export declare class Server {
   removeSkill(pathOrUri: string): boolean
   /** Declares an extension this server serves (`capabilities.extensions[id] = settings`). */
   declareExtension(id: string, settings?: { [key: string]: unknown }): this
+  /**
+   * Offers the tools through a search (`search_tools`, BM25F-ranked, and `call_tool`) beside the
+   * `pinned` tools, for catalogs too large to list whole; every tool stays callable by name.
+   * `null` lists every tool again. Throws when a tool already has one of the two names.
+   */
+  toolSearch(options?: ToolSearchOptions | null): this
   /**
    * Decides per request who sees which tools, resources, templates and prompts, beyond their
    * `requiredScopes` / `requiredTags`; a hidden item is left out of lists and answers as unknown.

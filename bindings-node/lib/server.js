@@ -418,6 +418,26 @@ class Server {
   }
 
   /**
+   * Offers the tools through a search, for catalogs too large to list whole: `tools/list` shows
+   * the `pinned` tools and two of the engine's own, `search_tools` (ranked full-text search over
+   * names, titles, descriptions and arguments: BM25F) and `call_tool` (calls a tool by name).
+   * Every tool stays callable by its own name; a search finds only what the client may see
+   * (`visibleWhen`, required scopes and tags); a call through `call_tool` is the named tool's
+   * call for middleware and limits. Options: `pinned` (tool names), `maxResults` (1 to 50,
+   * default 5), `searchToolName`, `callToolName`. `toolSearch(null)` lists every tool again.
+   * Throws a `ToolwireError` (`TOOLWIRE_REGISTRATION`) when a tool already has one of the names
+   * or an option is refused.
+   */
+  toolSearch(options = {}) {
+    if (options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+      throw new TypeError('toolwire: toolSearch(options) takes an object, or null to turn it off')
+    }
+    const failed = this.#native.toolSearch(options)
+    if (failed) throw fromNative(failed)
+    return this
+  }
+
+  /**
    * Declares an extension this server serves: `capabilities.extensions[id] = settings` in
    * `initialize` and `server/discover`. A tool reads the client's with `ctx.clientExtension(id)`.
    */

@@ -359,6 +359,23 @@ impl NativeServer {
         self.server.visibility_changed();
     }
 
+    /// Offers the tools through a search (`settings`: core's `ToolSearch` JSON) or lists them
+    /// all again (`null`); an error description when it is refused.
+    #[napi]
+    pub fn tool_search(&self, settings: Option<Value>) -> Option<Value> {
+        let search = match settings {
+            None | Some(Value::Null) => None,
+            Some(settings) => match toolwire::ToolSearch::from_json(&settings) {
+                Ok(search) => Some(search),
+                Err(err) => return Some(errors::describe(&err)),
+            },
+        };
+        self.server
+            .tool_search(search)
+            .err()
+            .map(|err| errors::describe(&err))
+    }
+
     /// Declares an extension the server serves; an error description when it is refused.
     #[napi]
     pub fn declare_extension(&self, id: String, settings: Value) -> Option<Value> {

@@ -371,6 +371,19 @@ impl NativeServer {
         self.server.visibility_changed();
     }
 
+    /// Offers the tools through a search (`settings`: core's `ToolSearch` JSON), or lists
+    /// them all again (`None`).
+    #[pyo3(signature = (settings))]
+    fn tool_search(&self, settings: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let search = match settings {
+            None => None,
+            Some(settings) => {
+                Some(toolwire::ToolSearch::from_json(&to_json(settings)?).map_err(to_py_err)?)
+            }
+        };
+        self.server.tool_search(search).map_err(to_py_err)
+    }
+
     /// Declares an extension the server serves (`capabilities.extensions[id] = settings`).
     fn declare_extension(&self, id: &str, settings: &Bound<'_, PyAny>) -> PyResult<()> {
         self.server

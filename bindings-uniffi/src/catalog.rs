@@ -342,3 +342,31 @@ impl toolwire::Completer for ForeignCompleter {
         Ok(Completion::new(values))
     }
 }
+
+/// How `Server.toolSearch` offers a large catalog: the `pinned` tools listed as usual beside a
+/// search tool and a call tool.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct ToolSearch {
+    /// Tools listed as usual beside the search's two.
+    #[uniffi(default = [])]
+    pub pinned: Vec<String>,
+    /// The most tools one search returns (1 to 50).
+    #[uniffi(default = 5)]
+    pub max_results: u32,
+    /// The search tool's name.
+    #[uniffi(default = "search_tools")]
+    pub search_tool_name: String,
+    /// The call tool's name.
+    #[uniffi(default = "call_tool")]
+    pub call_tool_name: String,
+}
+
+impl From<ToolSearch> for toolwire::ToolSearch {
+    fn from(search: ToolSearch) -> Self {
+        toolwire::ToolSearch::new()
+            .pinned(search.pinned)
+            .max_results(usize::try_from(search.max_results).unwrap_or(usize::MAX))
+            .search_tool_name(search.search_tool_name)
+            .call_tool_name(search.call_tool_name)
+    }
+}

@@ -283,6 +283,19 @@ impl Server {
         self.server.visibility_changed();
     }
 
+    /// Offers the tools through a search, for catalogs too large to list whole: `tools/list`
+    /// shows the pinned tools and two of the engine's own, `search_tools` (ranked full-text
+    /// search: BM25F) and `call_tool` (calls a tool by name). Every tool stays callable by its
+    /// own name; a search finds only what the client may see; a call through `call_tool` is
+    /// the named tool's call for middleware and limits. `null` lists every tool again. Throws
+    /// `Registration` when a tool already has one of the two names or a setting is refused.
+    pub fn tool_search(
+        &self,
+        search: Option<crate::catalog::ToolSearch>,
+    ) -> Result<(), ToolwireError> {
+        Ok(self.server.tool_search(search.map(Into::into))?)
+    }
+
     /// Declares an extension this server serves: `capabilities.extensions[id]` is the JSON
     /// object `settings_json` in `initialize` and `server/discover`.
     #[uniffi::method(default(settings_json = "{}"))]

@@ -57,7 +57,7 @@ pub use protocol::{
     Content, Implementation, InputRequired, LogLevel, ProtocolVersion, Root, TaskSupport, Tool,
     ToolAnnotations, ToolOutput, TraceContext, Visibility,
 };
-pub use registry::Violation;
+pub use registry::{ToolSearch, Violation};
 pub use skills::Skill;
 pub use tasks::{TaskStatus, TaskStore};
 pub use tokio_util::sync::CancellationToken;

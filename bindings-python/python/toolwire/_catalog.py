@@ -12,7 +12,7 @@ import base64
 import inspect
 import os
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
@@ -404,6 +404,37 @@ class CatalogMixin(ServerBase):
         """What the `visible_when` rule decides from changed (a user's role, a feature flag):
         every session checks again and gets `list_changed` where its view changed."""
         self._native.visibility_changed()
+
+    def tool_search(
+        self,
+        *,
+        pinned: Iterable[str] = (),
+        max_results: int = 5,
+        search_tool_name: str = "search_tools",
+        call_tool_name: str = "call_tool",
+        enabled: bool = True,
+    ) -> None:
+        """Offers the tools through a search, for catalogs too large to list whole:
+        `tools/list` shows the `pinned` tools and two of the engine's own, `search_tools`
+        (ranked full-text search over names, titles, descriptions and arguments: BM25F) and
+        `call_tool` (calls a tool by name). Every tool stays callable by its own name; a search
+        finds only what the client may see (`visible_when`, required scopes and tags); a call
+        through `call_tool` is the named tool's call for middleware and limits. A search
+        returns at most `max_results` tools (1 to 50). `enabled=False` lists every tool
+        again. Raises `RegistrationError` when a tool already has one of the two names."""
+        if not enabled:
+            self._native.tool_search(None)
+            return
+        if isinstance(pinned, str):
+            raise TypeError("pinned takes tool names (a list), not one string")
+        self._native.tool_search(
+            {
+                "pinned": list(pinned),
+                "maxResults": max_results,
+                "searchToolName": search_tool_name,
+                "callToolName": call_tool_name,
+            }
+        )
 
     def declare_extension(self, id: str, settings: Optional[Mapping[str, Any]] = None) -> None:
         """Declares an extension this server serves: `capabilities.extensions[id]` in

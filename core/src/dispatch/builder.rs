@@ -36,6 +36,7 @@ pub struct ServerBuilder {
     #[cfg(feature = "http")]
     event_store: Option<Arc<dyn crate::events::EventStore>>,
     middleware: Vec<Arc<dyn Middleware>>,
+    tool_search: Option<crate::ToolSearch>,
     lifespan: Option<Arc<dyn super::Lifespan>>,
     extensions: Vec<(String, Value)>,
     policy: Option<Arc<dyn crate::catalog::visibility::VisibilityPolicy>>,
@@ -66,6 +67,7 @@ impl ServerBuilder {
             #[cfg(feature = "http")]
             event_store: None,
             middleware: Vec::new(),
+            tool_search: None,
             extensions: Vec::new(),
             policy: None,
         }
@@ -216,6 +218,12 @@ impl ServerBuilder {
         self
     }
 
+    /// Offers the tools through a search (see [`Server::tool_search`]).
+    pub fn tool_search(mut self, search: crate::ToolSearch) -> Self {
+        self.tool_search = Some(search);
+        self
+    }
+
     /// Completes the arguments of a prompt or template added to this builder.
     pub fn completer(mut self, reference: Reference, completer: impl Completer) -> Self {
         self.catalog.push(Registration::Completer(
@@ -318,6 +326,7 @@ impl ServerBuilder {
             #[cfg(feature = "http")]
             event_store: self.event_store,
             middleware: Chain::default(),
+            search: Default::default(),
             stopping: std::sync::Mutex::default(),
             lifespan: super::LifespanGate::new(options.drain_timeout),
             metrics,
@@ -327,6 +336,7 @@ impl ServerBuilder {
         for middleware in self.middleware {
             inner.middleware.add(middleware);
         }
+        inner.search.set(&inner.registry, self.tool_search)?;
         inner.lifespan.set(self.lifespan);
         inner.modern_stamp = Arc::new(ModernStamp::new(
             modern_server_info(&inner),

@@ -79,6 +79,13 @@ pub(crate) fn start_parsed(
     version: ProtocolVersion,
     modern: Option<Arc<Envelope>>,
 ) {
+    if let Some(search) = session.server.search.current()
+        && search.settings.is_own(&name)
+    {
+        return super::search::call_own(
+            session, responder, search, name, arguments, params, version, modern,
+        );
+    }
     let Some(tool) = session.server.registry.get(&name) else {
         return responder.error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };

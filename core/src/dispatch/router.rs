@@ -178,13 +178,15 @@ fn through_middleware(
     } else {
         session.negotiated.get().map(|n| n.version)
     };
-    let request = Arc::new(RequestInfo::new(
+    let mut request = RequestInfo::new(
         &method,
         params.as_ref(),
         responder.id(),
         session.principal.as_deref(),
         version,
-    ));
+    );
+    super::search::as_called(&session.server, &mut request);
+    let request = Arc::new(request);
     let responder = responder.observed(Observer::new(middlewares.clone(), request.clone()));
     let mut deciding = Box::pin(async move { decide(&middlewares, &request).await });
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
@@ -325,8 +327,16 @@ pub(super) fn list_tools(
                 .collect(),
         );
     }
+    let search = session.server.search.current();
+    if let Some(search) = &search {
+        tools = Arc::new(search.listing(&tools));
+    }
     let page_size = session.server.options.page_size;
-    let candidates = candidates(&session.server.catalog, tools.iter(), |tool| &tool.def);
+    let mut candidates = candidates(&session.server.catalog, tools.iter(), |tool| &tool.def);
+    if let Some(search) = &search {
+        // The search's own tools are the engine's: no rule hides them.
+        candidates.retain(|(name, _)| !search.settings.is_own(name));
+    }
     let stream = responder.out().stream().cloned();
     let asker = Asker {
         stream: stream.as_ref(),

@@ -120,6 +120,8 @@ pub(crate) struct ServerInner {
     pub(crate) event_store: Option<Arc<dyn crate::events::EventStore>>,
     /// The host's rules in front of every request.
     pub(crate) middleware: Chain,
+    /// Whether tools are offered through a search (see [`Server::tool_search`]).
+    pub(crate) search: super::search::SearchSwitch,
     /// What [`Server::stop`] ends: every serve started since the last stop holds a child.
     pub(crate) stopping: std::sync::Mutex<tokio_util::sync::CancellationToken>,
     /// What the app sets up before its first call and tears down after serving.
@@ -300,6 +302,15 @@ impl Server {
     /// A handler behind an `Arc` is kept as it is.
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
         let registry = &self.inner.registry;
+        if self.inner.search.reserves(tool.name()) {
+            return Err(Error::InvalidDefinition {
+                kind: "tool",
+                message: format!(
+                    "{:?} is the tool search's own tool; name yours otherwise",
+                    tool.name()
+                ),
+            });
+        }
         registry.insert(prepare_tool(
             registry,
             &self.inner.catalog,
@@ -476,6 +487,20 @@ impl Server {
         ] {
             self.inner.changes.publish(change);
         }
+    }
+
+    /// Offers the tools through a search, for catalogs too large to list whole: `tools/list`
+    /// shows the pinned tools and two of the engine's own, `search_tools` (ranked full-text
+    /// search over names, titles, descriptions and arguments; BM25F) and `call_tool` (calls a
+    /// tool by name). Every tool stays callable by its own name; a search finds only what the
+    /// request may see ([`visible_when`](Self::visible_when), required scopes and tags), and a
+    /// call through `call_tool` is the named tool's call for middleware, limits and metrics.
+    /// `None` lists every tool again. Sessions get `notifications/tools/list_changed`. Refused
+    /// when a registered tool has one of the search's tools' names, or `search` is invalid.
+    pub fn tool_search(&self, search: impl Into<Option<crate::ToolSearch>>) -> Result<(), Error> {
+        self.inner.search.set(&self.inner.registry, search.into())?;
+        self.inner.changes.publish(crate::Change::ToolsListChanged);
+        Ok(())
     }
 
     /// Serves a skill (the Skills extension); sessions get

@@ -203,6 +203,12 @@ pub(crate) async fn digest(
             let hidden = hidden(catalog, viewer, candidates).await;
             let tools = tools.iter().map(|(name, tool)| (name, tool.generation));
             keys_digest(&mut hasher, tools, &hidden);
+            // Turning the search on or off (or changing it) changes the listing too.
+            server
+                .search
+                .current()
+                .map(|search| search.generation())
+                .hash(&mut hasher);
         }
         List::Resources => {
             let resources = catalog::snapshot(&catalog.resources);

@@ -4,6 +4,7 @@
 //! copy-on-write and publish the change for sessions to send `list_changed`.
 
 mod schema;
+pub(crate) mod search;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
@@ -17,6 +18,7 @@ use crate::wire::json_text;
 use crate::{Error, ToolHandler};
 pub(crate) use schema::{CompiledSchema, describe_violations};
 pub use schema::{Violation, invalid_arguments_text, invalid_prompt_arguments_text};
+pub use search::ToolSearch;
 
 /// A registered tool, ready to dispatch.
 pub(crate) struct RegisteredTool {

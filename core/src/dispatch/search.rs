@@ -1,0 +1,276 @@
+//! Tool search served: the listing a search offers, and calls of its two tools. What the search
+//! finds is screened like a list (a viewer never finds what it may not see), and a call through
+//! `call_tool` is the named tool's own call: the same lookup, screening, validation, limits,
+//! tasks and middleware (which sees the named tool, not `call_tool`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::{Map, Value};
+
+use super::SessionShared;
+use super::middleware::RequestInfo;
+use super::modern::Envelope;
+use super::responder::Responder;
+use super::visibility::{Asker, Hidden, candidates, screen};
+use crate::Error;
+use crate::handler::{Context, ToolError};
+use crate::protocol::{ProtocolVersion, ToolOutput};
+use crate::registry::search::{SearchIndex, ToolSearch};
+use crate::registry::{RegisteredTool, ToolMap, ToolRegistry, invalid_arguments_text};
+
+/// Whether the server offers its tools through a search, and how.
+#[derive(Default)]
+pub(crate) struct SearchSwitch {
+    /// Read first, so a server without search pays one atomic load per call.
+    on: AtomicBool,
+    state: RwLock<Option<Arc<SearchState>>>,
+}
+
+pub(crate) struct SearchState {
+    pub(crate) settings: ToolSearch,
+    search_tool: Arc<RegisteredTool>,
+    call_tool: Arc<RegisteredTool>,
+    /// The index of the catalog it was built from; built again when the catalog has changed
+    /// (a registration replaces the catalog's map, so the map's identity says which).
+    index: Mutex<Option<(Arc<ToolMap>, Arc<SearchIndex>)>>,
+}
+
+impl SearchSwitch {
+    pub(crate) fn current(&self) -> Option<Arc<SearchState>> {
+        if !self.on.load(Ordering::Acquire) {
+            return None;
+        }
+        self.state.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Turns the search on with `settings`, or off with `None`. Refused when a registered tool
+    /// has one of the search's tools' names.
+    pub(crate) fn set(
+        &self,
+        registry: &ToolRegistry,
+        settings: Option<ToolSearch>,
+    ) -> Result<(), Error> {
+        let state = match settings {
+            None => None,
+            Some(settings) => {
+                settings.check()?;
+                let tools = registry.snapshot();
+                if let Some(taken) = [&settings.search_tool_name, &settings.call_tool_name]
+                    .into_iter()
+                    .find(|name| tools.contains_key(*name))
+                {
+                    return Err(Error::InvalidDefinition {
+                        kind: "tool search",
+                        message: format!(
+                            "a registered tool is named {taken:?}; give the search's tool another name"
+                        ),
+                    });
+                }
+                let own = |def| {
+                    registry
+                        .prepare(def, Arc::new(served_by_the_engine))
+                        .map(Arc::new)
+                };
+                Some(Arc::new(SearchState {
+                    search_tool: own(settings.search_tool())?,
+                    call_tool: own(settings.call_tool())?,
+                    settings,
+                    index: Mutex::new(None),
+                }))
+            }
+        };
+        let on = state.is_some();
+        *self.state.write().unwrap_or_else(|e| e.into_inner()) = state;
+        self.on.store(on, Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether a tool of this name would clash with the search's.
+    pub(crate) fn reserves(&self, name: &str) -> bool {
+        self.current()
+            .is_some_and(|state| state.settings.is_own(name))
+    }
+}
+
+/// The handler the search's own tools are registered with: never run, as their calls are
+/// answered by the engine before any handler is looked for.
+async fn served_by_the_engine(_ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::error("This tool is served by the engine"))
+}
+
+impl SearchState {
+    /// What `tools/list` offers: the pinned tools there are, and the search's two.
+    pub(crate) fn listing(&self, tools: &ToolMap) -> ToolMap {
+        let mut listed: ToolMap = self
+            .settings
+            .pinned
+            .iter()
+            .filter_map(|name| tools.get_key_value(name))
+            .map(|(name, tool)| (name.clone(), tool.clone()))
+            .collect();
+        for own in [&self.search_tool, &self.call_tool] {
+            listed.insert(own.def.name.clone(), own.clone());
+        }
+        listed
+    }
+
+    /// Which setting of the search this is.
+    pub(crate) fn generation(&self) -> u64 {
+        self.search_tool.generation
+    }
+
+    fn index(&self, tools: &Arc<ToolMap>) -> Arc<SearchIndex> {
+        let mut cached = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((built_from, index)) = cached.as_ref()
+            && Arc::ptr_eq(built_from, tools)
+        {
+            return index.clone();
+        }
+        let index = Arc::new(SearchIndex::build(tools));
+        *cached = Some((tools.clone(), index.clone()));
+        index
+    }
+}
+
+/// A call of one of the search's tools.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the call's parts, passed on whole"
+)]
+pub(crate) fn call_own(
+    session: &Arc<SessionShared>,
+    responder: Responder,
+    search: Arc<SearchState>,
+    name: String,
+    arguments: Value,
+    params: Map<String, Value>,
+    version: ProtocolVersion,
+    modern: Option<Arc<Envelope>>,
+) {
+    if name == search.settings.call_tool_name {
+        let (name, arguments) = match called(&search, &arguments) {
+            Ok(called) => called,
+            Err(text) => return responder.tool_result(&ToolOutput::error(text), version),
+        };
+        return super::call::start_parsed(
+            session, responder, name, arguments, params, version, modern,
+        );
+    }
+    find(
+        session,
+        responder,
+        &search,
+        &arguments,
+        version,
+        modern.as_deref(),
+    );
+}
+
+/// The tool `call_tool` names and its arguments, or why it cannot be called.
+fn called(search: &SearchState, arguments: &Value) -> Result<(String, Value), String> {
+    let own = &search.call_tool;
+    let violations = own.input.violations(arguments);
+    if !violations.is_empty() {
+        return Err(invalid_arguments_text(&own.def.name, &violations));
+    }
+    let name = arguments
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if name == search.settings.call_tool_name {
+        return Err(format!(
+            "{name} calls the tools {} finds, not itself",
+            search.settings.search_tool_name
+        ));
+    }
+    let inner = match arguments.get("arguments") {
+        Some(inner @ Value::Object(_)) => inner.clone(),
+        _ => Value::Object(Map::new()),
+    };
+    Ok((name.to_owned(), inner))
+}
+
+/// Answers `search_tools`: the best matches the request may see, as `tools/list` shows them.
+fn find(
+    session: &Arc<SessionShared>,
+    mut responder: Responder,
+    search: &SearchState,
+    arguments: &Value,
+    version: ProtocolVersion,
+    modern: Option<&Envelope>,
+) {
+    let own = &search.search_tool;
+    responder.count_tool(own.series.as_ref());
+    let violations = own.input.violations(arguments);
+    if !violations.is_empty() {
+        let text = invalid_arguments_text(&own.def.name, &violations);
+        return responder.tool_result(&ToolOutput::error(text), version);
+    }
+    let query = arguments
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let limit = arguments
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(search.settings.max_results, |limit| {
+            usize::try_from(limit).unwrap_or(usize::MAX)
+        })
+        .min(search.settings.max_results);
+    let tools = session.server.registry.snapshot();
+    let ranked: Vec<String> = search
+        .index(&tools)
+        .search(query)
+        .into_iter()
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let found = ranked.iter().filter_map(|name| tools.get_key_value(name));
+    let candidates = candidates(&session.server.catalog, found, |tool| &tool.def);
+    let stream = responder.out().stream().cloned();
+    let asker = Asker {
+        stream: stream.as_ref(),
+        modern,
+    };
+    screen(session, asker, candidates, move |hidden: Hidden| {
+        let mut text = String::from("{\"tools\":[");
+        let best = ranked
+            .iter()
+            .filter(|name| !hidden.contains(*name))
+            .filter_map(|name| tools.get(name))
+            .take(limit);
+        for (at, tool) in best.enumerate() {
+            if at > 0 {
+                text.push(',');
+            }
+            text.push_str(tool.listing(version));
+        }
+        text.push_str("]}");
+        let output = match serde_json::from_str(&text) {
+            Ok(found) => ToolOutput::structured(found),
+            Err(err) => ToolOutput::error(format!("Internal error: {err}")),
+        };
+        responder.tool_result(&output, version);
+    });
+}
+
+/// What middleware is shown of a call through `call_tool`: the tool it calls, with that tool's
+/// arguments, so a rule about a tool holds however it is called.
+pub(crate) fn as_called(server: &super::server::ServerInner, request: &mut RequestInfo) {
+    if request.method != "tools/call" {
+        return;
+    }
+    let Some(search) = server.search.current() else {
+        return;
+    };
+    if request.name.as_deref() != Some(search.settings.call_tool_name.as_str()) {
+        return;
+    }
+    let Some(arguments) = &request.arguments else {
+        return;
+    };
+    if let Ok((name, inner)) = called(&search, arguments) {
+        request.name = Some(name);
+        request.arguments = Some(inner);
+    }
+}
