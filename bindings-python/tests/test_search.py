@@ -110,6 +110,8 @@ async def test_the_search_can_be_turned_off_and_bad_settings_are_refused() -> No
         server.tool_search(search_tool_name="find", call_tool_name="find")
     with pytest.raises(TypeError, match="pinned"):
         server.tool_search(pinned="help")
+    with pytest.raises(TypeError, match="max_results"):
+        server.tool_search(max_results="5")  # type: ignore[arg-type]
     with pytest.raises(RegistrationError, match="search_tools"):
         server.add_tool(lambda: "mine", name="search_tools")
 

@@ -1,7 +1,9 @@
 //! In-process dispatch through the session entry point: parse → route → validate → handler →
 //! serialise, for `tools/call echo`, `tools/list` with 100 tools, `ping`, and the parser alone;
 //! and a value's JSON text both ways (`json_text` against `Display`).
-//! Run: `cargo bench -p toolwire --bench dispatch` (`-- "JSON text"` for the last alone).
+//! And `tools/call search_tools` at 10,000 tools, with its index built and building it.
+//! Run: `cargo bench -p toolwire --bench dispatch` (`-- "JSON text"` for those alone,
+//! `-- search` for the search).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -99,5 +101,190 @@ fn json_texts(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, dispatch, json_texts);
+/// Tool search at 10,000 tools named `{service}_{verb}_{thing}` from the word lists of
+/// `bench/search/catalog.py` (simpler texts: two arguments each): a search round trip with the
+/// index built, and one that builds it first (the catalog changed since the last search).
+fn search(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let services = [
+        "stripe",
+        "github",
+        "jira",
+        "slack",
+        "salesforce",
+        "zendesk",
+        "hubspot",
+        "notion",
+        "gdrive",
+        "shopify",
+    ];
+    let verbs = [
+        "get",
+        "list",
+        "create",
+        "update",
+        "delete",
+        "search",
+        "export",
+        "import",
+        "archive",
+        "restore",
+        "send",
+        "assign",
+        "approve",
+        "reject",
+        "merge",
+        "tag",
+        "share",
+        "schedule",
+        "summarize",
+        "sync",
+    ];
+    let things = [
+        "invoice",
+        "customer",
+        "order",
+        "email",
+        "image",
+        "file",
+        "ticket",
+        "event",
+        "report",
+        "user",
+        "payment",
+        "shipment",
+        "refund",
+        "subscription",
+        "comment",
+        "issue",
+        "branch",
+        "channel",
+        "message",
+        "contact",
+        "lead",
+        "deal",
+        "task",
+        "project",
+        "page",
+        "folder",
+        "product",
+        "coupon",
+        "review",
+        "webhook",
+        "team",
+        "role",
+        "note",
+        "meeting",
+        "survey",
+        "campaign",
+        "quote",
+        "contract",
+        "asset",
+        "label",
+        "milestone",
+        "release",
+        "account",
+        "address",
+        "receipt",
+        "budget",
+        "forecast",
+        "policy",
+        "dashboard",
+        "alert",
+    ];
+    let answer = |_ctx: toolwire::Context, _args: Value| async {
+        Ok::<_, toolwire::ToolError>(toolwire::ToolOutput::text("done"))
+    };
+    let mut builder = Server::builder("search", "1");
+    for service in services {
+        for verb in verbs {
+            for thing in things {
+                let tool = toolwire::Tool::new(format!("{service}_{verb}_{thing}"))
+                    .title(format!("{verb} {thing} ({service})"))
+                    .description(format!("{verb}s a {thing} in {service}. Uses the {service} API; needs a connected account."))
+                    .input_schema(json!({
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string", "description": format!("The {thing}'s identifier.")},
+                            "owner": {"type": "string", "description": format!("Who the {thing} belongs to.")}
+                        }
+                    }));
+                builder = builder.tool(tool, answer);
+            }
+        }
+    }
+    let server = builder
+        .tool_search(toolwire::ToolSearch::new())
+        .build()
+        .expect("search server");
+    let (session, mut outbound) = connect(&rt, &server);
+    let queries: Vec<String> = [
+        "archive an invoice in stripe",
+        "slack messages export",
+        "merge github branch",
+        "refund a payment",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(id, query)| {
+        json!({"jsonrpc": "2.0", "id": id + 10, "method": "tools/call",
+                   "params": {"name": "search_tools", "arguments": {"query": query}}})
+        .to_string()
+    })
+    .collect();
+    let mut next = 0;
+    c.bench_function(
+        "tools/call search_tools at 10,000 tools (round trip)",
+        |b| {
+            b.iter(|| {
+                next = (next + 1) % queries.len();
+                rt.block_on(async {
+                    session.handle_frame(black_box(queries[next].as_bytes()));
+                    black_box(outbound.recv().await.unwrap());
+                })
+            })
+        },
+    );
+    // Shared by the setup (which drains the catalog's change notices) and the measured search.
+    let outbound = tokio::sync::Mutex::new(outbound);
+    let mut group = c.benchmark_group("tool search");
+    group.sample_size(20);
+    group.bench_function("search_tools at 10,000 tools, index built first", |b| {
+        b.iter_batched(
+            || {
+                // A change to the catalog: the next search builds the index again.
+                server
+                    .add_tool(toolwire::Tool::new("changed"), answer)
+                    .unwrap();
+                server.remove_tool("changed");
+                // The list_changed they cause, handled before the measured search.
+                rt.block_on(async {
+                    let mut outbound = outbound.lock().await;
+                    while let Ok(Some(_)) =
+                        tokio::time::timeout(std::time::Duration::from_millis(50), outbound.recv())
+                            .await
+                    {}
+                });
+            },
+            |()| {
+                rt.block_on(async {
+                    session.handle_frame(black_box(queries[0].as_bytes()));
+                    loop {
+                        let frame = outbound.lock().await.recv().await.unwrap();
+                        if frame.contains("\"result\"") {
+                            break black_box(frame);
+                        }
+                    }
+                })
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, dispatch, json_texts, search);
 criterion_main!(benches);

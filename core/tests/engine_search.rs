@@ -128,6 +128,9 @@ async fn the_listing_offers_the_search_and_the_search_finds_and_calls() {
     );
     let none = search(&mut client, 6, json!({"query": "zebra"})).await;
     assert_eq!(none["result"]["structuredContent"]["tools"], json!([]));
+    // A pinned tool is listed already: a search leaves it out.
+    let pinned = search(&mut client, 6, json!({"query": "help"})).await;
+    assert_eq!(pinned["result"]["structuredContent"]["tools"], json!([]));
 
     // call_tool runs the tool found, validated against its own schema.
     let called = client
@@ -250,14 +253,77 @@ async fn a_search_finds_only_what_the_viewer_may_see() {
     );
 }
 
-/// Refuses every call of `archive_mail`.
-struct NoArchiving;
+#[tokio::test]
+async fn a_rule_screens_the_matches_before_the_best_are_taken() {
+    let server = big_server();
+    // Ties rank by name: metric_0, metric_1, metric_10, … The rule hides every metric_1….
+    server.visible_when(|item: &toolwire::CatalogItem, _viewer: &Viewer| {
+        !item.name.starts_with("metric_1")
+    });
+    let mut client = Client::initialized(&server).await;
+    let found = search(&mut client, 1, json!({"query": "metric"})).await;
+    assert_eq!(
+        names(&found["result"]["structuredContent"]["tools"]),
+        ["metric_0", "metric_2", "metric_20"],
+        "{found}"
+    );
+    let hidden = client
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "metric_1"}}),
+        )
+        .await;
+    assert_eq!(hidden["error"]["message"], "Unknown tool: metric_1");
+}
+
+#[tokio::test]
+async fn a_tool_only_a_view_calls_is_never_found() {
+    let html = "<!DOCTYPE html><p>chart</p>";
+    let server = Server::builder("apps", "1")
+        .ui_resource(toolwire::UiResource::new(
+            "ui://apps/chart.html",
+            "chart",
+            html,
+        ))
+        .tool(
+            Tool::new("chart_refresh")
+                .description("Refreshes the chart.")
+                .visibility(&[toolwire::Visibility::App]),
+            echo,
+        )
+        .tool(
+            Tool::new("chart_export").description("Exports the chart."),
+            echo,
+        )
+        .tool_search(ToolSearch::new())
+        .build()
+        .expect("a valid server");
+    let mut client = Client::initialized(&server).await;
+    let found = search(&mut client, 1, json!({"query": "chart"})).await;
+    assert_eq!(
+        names(&found["result"]["structuredContent"]["tools"]),
+        ["chart_export"]
+    );
+}
+
+/// Refuses every call of `archive_mail`; records the arguments of calls of `send_email`.
+#[derive(Default)]
+struct NoArchiving {
+    sent: std::sync::Mutex<Vec<Value>>,
+}
 
 #[async_trait]
 impl Middleware for NoArchiving {
     async fn before(&self, request: &RequestInfo) -> Verdict {
-        if request.name.as_deref() == Some("archive_mail") {
-            return Verdict::ToolError("archiving is off".into());
+        match request.name.as_deref() {
+            Some("archive_mail") => return Verdict::ToolError("archiving is off".into()),
+            Some("send_email") => self
+                .sent
+                .lock()
+                .unwrap()
+                .push(request.arguments.clone().unwrap_or_default()),
+            _ => {}
         }
         Verdict::Continue
     }
@@ -266,7 +332,8 @@ impl Middleware for NoArchiving {
 #[tokio::test]
 async fn middleware_sees_the_tool_call_tool_calls() {
     let server = big_server();
-    server.add_middleware(NoArchiving);
+    let gate = std::sync::Arc::new(NoArchiving::default());
+    server.add_middleware(gate.clone());
     let mut client = Client::initialized(&server).await;
     let through = client
         .request(
@@ -284,6 +351,15 @@ async fn middleware_sees_the_tool_call_tool_calls() {
         )
         .await;
     assert_eq!(fine["result"]["content"][0]["text"], "{}", "{fine}");
+    // It sees the called tool's arguments, not call_tool's.
+    client
+        .request(
+            json!(3),
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "send_email", "arguments": {"to": "ada"}}}),
+        )
+        .await;
+    assert_eq!(*gate.sent.lock().unwrap(), [json!({"to": "ada"})]);
 }
 
 #[tokio::test]

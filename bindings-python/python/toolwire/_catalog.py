@@ -427,6 +427,8 @@ class CatalogMixin(ServerBase):
             return
         if isinstance(pinned, str):
             raise TypeError("pinned takes tool names (a list), not one string")
+        if isinstance(max_results, bool) or not isinstance(max_results, int):
+            raise TypeError(f"max_results must be an int, not {type(max_results).__name__}")
         self._native.tool_search(
             {
                 "pinned": list(pinned),

@@ -32,7 +32,7 @@ mod peer;
 mod request_stream;
 mod responder;
 mod router;
-mod search;
+pub(crate) mod search;
 mod server;
 mod session;
 pub(crate) mod trace;

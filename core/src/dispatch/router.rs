@@ -169,6 +169,7 @@ fn through_middleware(
     method: String,
     params: Option<Value>,
 ) {
+    let params = super::search::as_called(&session.server, &method, params);
     let modern = matches!(
         modern::era_for(session, &method, params.as_ref()),
         EraChoice::Modern
@@ -178,15 +179,13 @@ fn through_middleware(
     } else {
         session.negotiated.get().map(|n| n.version)
     };
-    let mut request = RequestInfo::new(
+    let request = Arc::new(RequestInfo::new(
         &method,
         params.as_ref(),
         responder.id(),
         session.principal.as_deref(),
         version,
-    );
-    super::search::as_called(&session.server, &mut request);
-    let request = Arc::new(request);
+    ));
     let responder = responder.observed(Observer::new(middlewares.clone(), request.clone()));
     let mut deciding = Box::pin(async move { decide(&middlewares, &request).await });
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::{Map, Value};
 
 use super::SessionShared;
-use super::middleware::RequestInfo;
 use super::modern::Envelope;
 use super::responder::Responder;
 use super::visibility::{Asker, Hidden, candidates, screen};
@@ -31,9 +30,9 @@ pub(crate) struct SearchState {
     pub(crate) settings: ToolSearch,
     search_tool: Arc<RegisteredTool>,
     call_tool: Arc<RegisteredTool>,
-    /// The index of the catalog it was built from; built again when the catalog has changed
-    /// (a registration replaces the catalog's map, so the map's identity says which).
-    index: Mutex<Option<(Arc<ToolMap>, Arc<SearchIndex>)>>,
+    /// The index, and which change of the catalog it was built from: built again at the first
+    /// search after a change.
+    index: Mutex<Option<(u64, Arc<SearchIndex>)>>,
 }
 
 impl SearchSwitch {
@@ -81,7 +80,9 @@ impl SearchSwitch {
             }
         };
         let on = state.is_some();
-        *self.state.write().unwrap_or_else(|e| e.into_inner()) = state;
+        let mut slot = self.state.write().unwrap_or_else(|e| e.into_inner());
+        *slot = state;
+        // Under the lock: two settings at once leave the flag as the state that won.
         self.on.store(on, Ordering::Release);
         Ok(())
     }
@@ -120,15 +121,29 @@ impl SearchState {
         self.search_tool.generation
     }
 
-    fn index(&self, tools: &Arc<ToolMap>) -> Arc<SearchIndex> {
-        let mut cached = self.index.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((built_from, index)) = cached.as_ref()
-            && Arc::ptr_eq(built_from, tools)
-        {
-            return index.clone();
+    /// The index of `tools` (change `version` of the catalog). Built outside the lock: a
+    /// search of the index in place does not wait for a build; a newer index is not replaced
+    /// by an older one.
+    fn index(&self, version: u64, tools: &ToolMap) -> Arc<SearchIndex> {
+        let cached = |version| {
+            self.index
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .filter(|(built_from, _)| *built_from == version)
+                .map(|(_, index)| index.clone())
+        };
+        if let Some(index) = cached(version) {
+            return index;
         }
         let index = Arc::new(SearchIndex::build(tools));
-        *cached = Some((tools.clone(), index.clone()));
+        let mut slot = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if slot
+            .as_ref()
+            .is_none_or(|(built_from, _)| *built_from < version)
+        {
+            *slot = Some((version, index.clone()));
+        }
         index
     }
 }
@@ -160,7 +175,7 @@ pub(crate) fn call_own(
     find(
         session,
         responder,
-        &search,
+        search,
         &arguments,
         version,
         modern.as_deref(),
@@ -186,16 +201,18 @@ fn called(search: &SearchState, arguments: &Value) -> Result<(String, Value), St
     }
     let inner = match arguments.get("arguments") {
         Some(inner @ Value::Object(_)) => inner.clone(),
+        // `null` or absent, as a direct call may leave them (the schema refuses the rest).
         _ => Value::Object(Map::new()),
     };
     Ok((name.to_owned(), inner))
 }
 
-/// Answers `search_tools`: the best matches the request may see, as `tools/list` shows them.
+/// Answers `search_tools`: the best matches the request may see, as `tools/list` shows them
+/// (the pinned tools left out: the client has them already).
 fn find(
     session: &Arc<SessionShared>,
     mut responder: Responder,
-    search: &SearchState,
+    search: Arc<SearchState>,
     arguments: &Value,
     version: ProtocolVersion,
     modern: Option<&Envelope>,
@@ -211,18 +228,25 @@ fn find(
         .get("query")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    // An integer by the schema, which lets `3.0` pass.
     let limit = arguments
         .get("limit")
-        .and_then(Value::as_u64)
-        .map_or(search.settings.max_results, |limit| {
-            usize::try_from(limit).unwrap_or(usize::MAX)
-        })
-        .min(search.settings.max_results);
-    let tools = session.server.registry.snapshot();
+        .and_then(Value::as_f64)
+        .map_or(search.settings.max_results, |limit| limit as usize)
+        .clamp(1, search.settings.max_results);
+    // In flight like any call: its id is taken meanwhile, and a cancel silences it.
+    let Some((serial, _cancel)) = session.register_call(responder.id()) else {
+        let error = super::call::id_in_flight(responder.id());
+        return responder.error(error);
+    };
+    let (change, tools) = session.server.registry.versioned_snapshot();
+    // Unless some may be hidden, only the best few are looked at (pinned ones are skipped).
+    let best = (!session.server.catalog.screens()).then(|| limit + search.settings.pinned.len());
     let ranked: Vec<String> = search
-        .index(&tools)
-        .search(query)
+        .index(change, &tools)
+        .search(query, best)
         .into_iter()
+        .filter(|(name, _)| !search.settings.pinned.contains(*name))
         .map(|(name, _)| name.to_owned())
         .collect();
     let found = ranked.iter().filter_map(|name| tools.get_key_value(name));
@@ -232,7 +256,11 @@ fn find(
         stream: stream.as_ref(),
         modern,
     };
+    let session_of_call = session.clone();
     screen(session, asker, candidates, move |hidden: Hidden| {
+        if !session_of_call.finish_call(responder.id(), serial) {
+            return responder.suppress();
+        }
         let mut text = String::from("{\"tools\":[");
         let best = ranked
             .iter()
@@ -254,23 +282,51 @@ fn find(
     });
 }
 
-/// What middleware is shown of a call through `call_tool`: the tool it calls, with that tool's
-/// arguments, so a rule about a tool holds however it is called.
-pub(crate) fn as_called(server: &super::server::ServerInner, request: &mut RequestInfo) {
-    if request.method != "tools/call" {
-        return;
+/// The tool a `tools/call` with these params calls and its arguments: the one `call_tool`
+/// names, through the search; else its own `name`.
+pub(crate) fn called_tool<'a>(
+    server: &super::server::ServerInner,
+    params: Option<&'a Value>,
+) -> Option<(&'a str, Option<&'a Value>)> {
+    let name = params?.get("name")?.as_str()?;
+    let arguments = params?.get("arguments");
+    match server.search.current() {
+        Some(search) if name == search.settings.call_tool_name => {
+            let inner = arguments?.get("name")?.as_str()?;
+            Some((inner, arguments?.get("arguments")))
+        }
+        _ => Some((name, arguments)),
+    }
+}
+
+/// A `tools/call` of `call_tool`, as the call of the tool it names (its other members kept),
+/// for middleware to decide on: so a rule about a tool holds however it is called, and the
+/// call that runs is the one middleware saw, whatever the search's setting by then. Anything
+/// else (and a `call_tool` whose arguments are refused, which answers so) is left as it is.
+pub(crate) fn as_called(
+    server: &super::server::ServerInner,
+    method: &str,
+    params: Option<Value>,
+) -> Option<Value> {
+    if method != "tools/call" {
+        return params;
     }
     let Some(search) = server.search.current() else {
-        return;
+        return params;
     };
-    if request.name.as_deref() != Some(search.settings.call_tool_name.as_str()) {
-        return;
+    let Some(Value::Object(mut members)) = params else {
+        return params;
+    };
+    if members.get("name").and_then(Value::as_str) != Some(search.settings.call_tool_name.as_str())
+    {
+        return Some(Value::Object(members));
     }
-    let Some(arguments) = &request.arguments else {
-        return;
+    let Some(arguments) = members.get("arguments") else {
+        return Some(Value::Object(members));
     };
     if let Ok((name, inner)) = called(&search, arguments) {
-        request.name = Some(name);
-        request.arguments = Some(inner);
+        members.insert("name".to_owned(), Value::String(name));
+        members.insert("arguments".to_owned(), inner);
     }
+    Some(Value::Object(members))
 }

@@ -123,6 +123,9 @@ pub(crate) type ToolMap = BTreeMap<String, Arc<RegisteredTool>>;
 
 pub(crate) struct ToolRegistry {
     tools: RwLock<Arc<ToolMap>>,
+    /// Counts the changes of `tools`, changed under its write lock: what was built from one
+    /// snapshot (the search's index) knows when it is stale without holding the map.
+    version: std::sync::atomic::AtomicU64,
     /// Set once the server is built: registrations before that announce nothing.
     changes: OnceLock<Arc<dyn ChangeBus>>,
     max_queued: usize,
@@ -144,6 +147,7 @@ impl ToolRegistry {
     pub(crate) fn new(max_queued: usize, metrics: Arc<Metrics>) -> Self {
         ToolRegistry {
             tools: RwLock::new(Arc::new(BTreeMap::new())),
+            version: std::sync::atomic::AtomicU64::new(0),
             changes: OnceLock::new(),
             max_queued,
             schemas: Mutex::default(),
@@ -223,6 +227,8 @@ impl ToolRegistry {
                 });
             }
             Arc::make_mut(&mut guard).insert(tool.def.name.clone(), Arc::new(tool));
+            self.version
+                .fetch_add(1, std::sync::atomic::Ordering::Release);
         }
         self.announce();
         Ok(())
@@ -231,7 +237,13 @@ impl ToolRegistry {
     pub(crate) fn remove(&self, name: &str) -> bool {
         let removed = {
             let mut guard = self.tools.write().unwrap_or_else(|e| e.into_inner());
-            guard.contains_key(name) && Arc::make_mut(&mut guard).remove(name).is_some()
+            let removed =
+                guard.contains_key(name) && Arc::make_mut(&mut guard).remove(name).is_some();
+            if removed {
+                self.version
+                    .fetch_add(1, std::sync::atomic::Ordering::Release);
+            }
+            removed
         };
         if removed {
             self.announce();
@@ -267,6 +279,13 @@ impl ToolRegistry {
 
     pub(crate) fn snapshot(&self) -> Arc<ToolMap> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The tools and which change of them this is.
+    pub(crate) fn versioned_snapshot(&self) -> (u64, Arc<ToolMap>) {
+        let tools = self.tools.read().unwrap_or_else(|e| e.into_inner());
+        let version = self.version.load(std::sync::atomic::Ordering::Acquire);
+        (version, tools.clone())
     }
 }
 

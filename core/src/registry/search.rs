@@ -205,7 +205,7 @@ impl ToolSearch {
                         "description": format!("The tool's name, as {} returned it.", self.search_tool_name)
                     },
                     "arguments": {
-                        "type": "object",
+                        "type": ["object", "null"],
                         "description": "The tool's arguments, as its input schema describes them."
                     }
                 },
@@ -220,56 +220,63 @@ impl ToolSearch {
     }
 }
 
-/// BM25 parameters: `K1` bounds how much repeating a word adds; `B` how much a long text's
-/// matches are discounted.
+/// BM25 parameters: `K1` bounds how much repeating a word adds; `B` how much a field's length
+/// against the same field of other tools counts. 0.5 rather than the usual 0.75: a short
+/// field is then at most twice as strong as an average one, so a word in a one-line
+/// description cannot outweigh the same word in a name.
 const K1: f32 = 1.2;
-const B: f32 = 0.75;
-/// Field weights: the name says most, then the title and the arguments' names, then the
-/// descriptions.
-const NAME_WEIGHT: f32 = 3.0;
-const TITLE_WEIGHT: f32 = 2.0;
-const ARGUMENT_WEIGHT: f32 = 1.5;
-const DESCRIPTION_WEIGHT: f32 = 1.0;
-const ARGUMENT_DESCRIPTION_WEIGHT: f32 = 0.5;
+const B: f32 = 0.5;
+/// The fields and their weights: the name says most, then the title and the arguments' names,
+/// then the descriptions.
+const NAME: usize = 0;
+const TITLE: usize = 1;
+const ARGUMENTS: usize = 2;
+const DESCRIPTION: usize = 3;
+const ARGUMENT_DESCRIPTIONS: usize = 4;
+const FIELD_WEIGHTS: [f32; 5] = [3.0, 2.0, 1.5, 1.0, 0.5];
 
 /// The inverted index of a catalog's tools (app-only tools left out: they are for views, not
 /// models).
 pub(crate) struct SearchIndex {
     names: Vec<String>,
     terms: HashMap<String, u32>,
-    /// Per term: each tool that has it, with its weighted frequency there.
+    /// Per term: each tool that has it, with its BM25F pseudo-frequency there (each field's
+    /// count, normalised by that field's length against its average, weighted, summed).
     postings: Vec<Vec<(u32, f32)>>,
-    /// Per tool: its weighted length.
-    lengths: Vec<f32>,
-    average_length: f32,
 }
 
 impl SearchIndex {
     pub(crate) fn build(tools: &ToolMap) -> Self {
-        let mut index = SearchIndex {
-            names: Vec::new(),
-            terms: HashMap::new(),
-            postings: Vec::new(),
-            lengths: Vec::new(),
-            average_length: 0.0,
-        };
-        let mut frequencies: HashMap<String, f32> = HashMap::new();
+        let mut names = Vec::with_capacity(tools.len());
+        let mut terms: HashMap<String, u32> = HashMap::new();
+        // Every term occurrence, by tool: (term, field); and each tool's field lengths.
+        let mut occurrences: Vec<(u32, u8)> = Vec::new();
+        let mut starts: Vec<usize> = Vec::with_capacity(tools.len() + 1);
+        let mut lengths: Vec<[f32; 5]> = Vec::with_capacity(tools.len());
+        let mut word = String::new();
         for (name, tool) in tools.iter().filter(|(_, tool)| !tool.app_only) {
-            let doc = index.names.len() as u32;
-            frequencies.clear();
-            let mut length = 0.0;
-            let mut add = |text: &str, weight: f32| {
-                for_each_term(text, |term| {
-                    *frequencies.entry(term).or_insert(0.0) += weight;
-                    length += weight;
+            starts.push(occurrences.len());
+            let mut length = [0.0f32; 5];
+            let mut add = |text: &str, field: usize| {
+                for_each_term(text, &mut word, |term| {
+                    let next = terms.len() as u32;
+                    let id = match terms.get(term) {
+                        Some(&id) => id,
+                        None => {
+                            terms.insert(term.to_owned(), next);
+                            next
+                        }
+                    };
+                    occurrences.push((id, field as u8));
+                    length[field] += 1.0;
                 });
             };
-            add(name, NAME_WEIGHT);
+            add(name, NAME);
             if let Some(title) = &tool.def.title {
-                add(title, TITLE_WEIGHT);
+                add(title, TITLE);
             }
             if let Some(description) = &tool.def.description {
-                add(description, DESCRIPTION_WEIGHT);
+                add(description, DESCRIPTION);
             }
             if let Some(properties) = tool
                 .def
@@ -278,60 +285,101 @@ impl SearchIndex {
                 .and_then(Value::as_object)
             {
                 for (argument, spec) in properties {
-                    add(argument, ARGUMENT_WEIGHT);
-                    if let Some(description) = spec.get("description").and_then(Value::as_str) {
-                        add(description, ARGUMENT_DESCRIPTION_WEIGHT);
+                    add(argument, ARGUMENTS);
+                    if let Some(text) = spec.get("description").and_then(Value::as_str) {
+                        add(text, ARGUMENT_DESCRIPTIONS);
                     }
                 }
             }
-            for (term, frequency) in frequencies.drain() {
-                let next = index.postings.len() as u32;
-                let id = *index.terms.entry(term).or_insert(next);
-                if id == next {
-                    index.postings.push(Vec::new());
-                }
-                index.postings[id as usize].push((doc, frequency));
-            }
-            index.names.push(name.clone());
-            index.lengths.push(length);
+            names.push(name.clone());
+            lengths.push(length);
         }
-        let total: f32 = index.lengths.iter().sum();
-        index.average_length = if index.names.is_empty() {
-            1.0
-        } else {
-            (total / index.names.len() as f32).max(f32::MIN_POSITIVE)
-        };
-        index.terms.shrink_to_fit();
-        index.postings.iter_mut().for_each(Vec::shrink_to_fit);
-        index
+        starts.push(occurrences.len());
+        let count = lengths.len().max(1) as f32;
+        let mut average = [0.0f32; 5];
+        for length in &lengths {
+            for (sum, field) in average.iter_mut().zip(length) {
+                *sum += field / count;
+            }
+        }
+        // Per term, the tool it was last counted for and its sum there: a slot per term, so a
+        // tool's terms are summed without a search through them.
+        let mut slots: Vec<(u32, f32)> = vec![(u32::MAX, 0.0); terms.len()];
+        let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); terms.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for (doc, length) in lengths.iter().enumerate() {
+            let doc = doc as u32;
+            let mut weight = [0.0f32; 5];
+            for field in 0..5 {
+                let norm = if average[field] > 0.0 {
+                    1.0 - B + B * length[field] / average[field]
+                } else {
+                    1.0
+                };
+                weight[field] = FIELD_WEIGHTS[field] / norm;
+            }
+            touched.clear();
+            for &(term, field) in &occurrences[starts[doc as usize]..starts[doc as usize + 1]] {
+                let slot = &mut slots[term as usize];
+                if slot.0 != doc {
+                    *slot = (doc, 0.0);
+                    touched.push(term);
+                }
+                slot.1 += weight[usize::from(field)];
+            }
+            for &term in &touched {
+                postings[term as usize].push((doc, slots[term as usize].1));
+            }
+        }
+        terms.shrink_to_fit();
+        SearchIndex {
+            names,
+            terms,
+            postings,
+        }
     }
 
-    /// The tools that match `query`, best first (ties by name), with their scores.
-    pub(crate) fn search(&self, query: &str) -> Vec<(&str, f32)> {
+    /// The tools that match `query`, best first (ties by name), with their scores: all of
+    /// them, or only the best `best` when no more will be looked at.
+    pub(crate) fn search(&self, query: &str, best: Option<usize>) -> Vec<(&str, f32)> {
         let count = self.names.len() as f32;
-        let mut query_terms = BTreeSet::new();
-        for_each_term(query, |term| {
-            query_terms.insert(term);
+        let mut query_terms: Vec<u32> = Vec::new();
+        let mut word = String::new();
+        for_each_term(query, &mut word, |term| {
+            if let Some(&id) = self.terms.get(term)
+                && !query_terms.contains(&id)
+            {
+                query_terms.push(id);
+            }
         });
-        let mut scores: HashMap<u32, f32> = HashMap::new();
-        for term in &query_terms {
-            let Some(&id) = self.terms.get(term) else {
-                continue;
-            };
+        // Dense scores: at 10,000 tools, 40 KB cleared beats hashing every posting.
+        let mut scores = vec![0.0f32; self.names.len()];
+        let mut matched: Vec<u32> = Vec::new();
+        for id in query_terms {
             let postings = &self.postings[id as usize];
             let found = postings.len() as f32;
             let idf = (1.0 + (count - found + 0.5) / (found + 0.5)).ln();
             for &(doc, frequency) in postings {
-                let norm = 1.0 - B + B * self.lengths[doc as usize] / self.average_length;
-                let weight = idf * frequency * (K1 + 1.0) / (frequency + K1 * norm);
-                *scores.entry(doc).or_insert(0.0) += weight;
+                let score = &mut scores[doc as usize];
+                if *score == 0.0 {
+                    matched.push(doc);
+                }
+                *score += idf * frequency * (K1 + 1.0) / (frequency + K1);
             }
         }
-        let mut ranked: Vec<(&str, f32)> = scores
+        let mut ranked: Vec<(&str, f32)> = matched
             .into_iter()
-            .map(|(doc, score)| (self.names[doc as usize].as_str(), score))
+            .map(|doc| (self.names[doc as usize].as_str(), scores[doc as usize]))
             .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let order =
+            |a: &(&str, f32), b: &(&str, f32)| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0));
+        if let Some(best) = best
+            && best < ranked.len()
+        {
+            ranked.select_nth_unstable_by(best, order);
+            ranked.truncate(best);
+        }
+        ranked.sort_unstable_by(order);
         ranked
     }
 
@@ -349,62 +397,95 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// Calls `emit` with each term of `text`: words split at anything not a letter or digit and
-/// where camelCase changes case (`sendEmail`, `HTTPServer`), lower-cased, plurals folded
-/// (`files` → `file`, `queries` → `query`), stop words left out.
-fn for_each_term(text: &str, mut emit: impl FnMut(String)) {
-    let chars: Vec<char> = text.chars().collect();
-    let mut word = String::new();
-    let mut flush = |word: &mut String| {
-        if !word.is_empty() {
+/// where camelCase changes case (`sendEmail`, `HTTPServer`; the whole word counts too, so
+/// `github` finds `GitHub`), lower-cased, plurals folded, stop words and single letters left
+/// out. `word` is scratch space.
+fn for_each_term(text: &str, word: &mut String, mut emit: impl FnMut(&str)) {
+    let mut whole = String::new();
+    let mut emit_word = |word: &mut String| {
+        if word.len() > 1 || word.chars().next().is_some_and(|c| c.is_ascii_digit()) {
             let term = fold_plural(word);
-            if !STOP_WORDS.contains(&term.as_str()) {
+            if !STOP_WORDS.contains(&term) {
                 emit(term);
             }
-            word.clear();
         }
+        word.clear();
     };
-    for (at, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            flush(&mut word);
+    word.clear();
+    let mut split = false;
+    let mut chars = text.chars().peekable();
+    let mut before: Option<char> = None;
+    loop {
+        let next = chars.next();
+        // ASCII first: tool texts are mostly ASCII, and Unicode's tables cost more.
+        let alphanumeric = next.is_some_and(|c| {
+            if c.is_ascii() {
+                c.is_ascii_alphanumeric()
+            } else {
+                c.is_alphanumeric()
+            }
+        });
+        let Some(c) = next.filter(|_| alphanumeric) else {
+            emit_word(word);
+            if split {
+                emit_word(&mut whole);
+            }
+            whole.clear();
+            split = false;
+            before = None;
+            if next.is_none() {
+                break;
+            }
             continue;
-        }
-        if c.is_uppercase() && at > 0 {
-            let before = chars[at - 1];
-            let after_is_lower = chars.get(at + 1).is_some_and(|n| n.is_lowercase());
+        };
+        if c.is_uppercase()
+            && let Some(before) = before
+        {
+            let after_is_lower = chars.peek().is_some_and(|n| n.is_lowercase());
             // `sendEmail` splits before `E`; `HTTPServer` before the `S` of `Server`.
             if before.is_lowercase()
                 || before.is_ascii_digit()
                 || (before.is_uppercase() && after_is_lower)
             {
-                flush(&mut word);
+                emit_word(word);
+                split = true;
             }
         }
-        word.extend(c.to_lowercase());
+        if c.is_ascii() {
+            word.push(c.to_ascii_lowercase());
+            whole.push(c.to_ascii_lowercase());
+        } else {
+            word.extend(c.to_lowercase());
+            whole.extend(c.to_lowercase());
+        }
+        before = Some(c);
     }
-    flush(&mut word);
 }
 
-/// A light English plural fold, so `email` finds `emails` and `query` finds `queries`.
-fn fold_plural(word: &str) -> String {
-    let count = word.chars().count();
-    if count <= 3 || !word.is_ascii() {
-        return word.to_owned();
+/// A light English fold, in place, so that a word and its plural meet: `-sses` → `-ss`,
+/// `-ies` → `-i`, a final `s` dropped (not after `s`, `u` or `i`: `class`, `status`,
+/// `analysis`), then a final `e` dropped and a final `y` made `i`. So `caches` and `cache`
+/// are both `cach`, `queries` and `query` both `queri`, `boxes` and `box` both `box`.
+fn fold_plural(word: &mut String) -> &str {
+    if word.len() <= 3 || !word.is_ascii() {
+        return word;
     }
-    if let Some(stem) = word.strip_suffix("ies") {
-        return format!("{stem}y");
+    if word.ends_with("sses") || word.ends_with("ies") {
+        word.truncate(word.len() - 2);
+    } else if word.ends_with('s')
+        && !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is"))
+    {
+        word.truncate(word.len() - 1);
     }
-    for suffix in ["sses", "xes", "ches", "shes", "zes"] {
-        if word.ends_with(suffix) {
-            return word[..word.len() - 2].to_owned();
+    if word.len() > 3 {
+        if word.ends_with('e') {
+            word.truncate(word.len() - 1);
+        } else if word.ends_with('y') {
+            word.truncate(word.len() - 1);
+            word.push('i');
         }
     }
-    if word.ends_with("ss") || word.ends_with("us") || word.ends_with("is") {
-        return word.to_owned();
-    }
-    match word.strip_suffix('s') {
-        Some(stem) => stem.to_owned(),
-        None => word.to_owned(),
-    }
+    word
 }
 
 #[cfg(test)]
@@ -420,7 +501,7 @@ mod tests {
 
     fn terms(text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        for_each_term(text, |t| out.push(t));
+        for_each_term(text, &mut String::new(), |t| out.push(t.to_owned()));
         out
     }
 
@@ -439,15 +520,35 @@ mod tests {
 
     #[test]
     fn words_split_at_case_and_punctuation_and_fold_plurals() {
-        assert_eq!(terms("sendEmail"), ["send", "email"]);
-        assert_eq!(terms("HTTPServer_status"), ["http", "server", "status"]);
+        assert_eq!(terms("sendEmail"), ["send", "email", "sendemail"]);
+        assert_eq!(
+            terms("HTTPServer_status"),
+            ["http", "server", "httpserver", "status"]
+        );
+        assert_eq!(terms("GitHub"), ["git", "hub", "github"]);
         assert_eq!(
             terms("list the files of a directory"),
-            ["list", "file", "directory"]
+            ["list", "fil", "directori"]
         );
-        assert_eq!(terms("queries, boxes; classes"), ["query", "box", "class"]);
-        assert_eq!(terms("base64 Größe"), ["base64", "größe"]);
+        assert_eq!(terms("base64 Größe x 7"), ["base64", "größe", "7"]);
+        assert_eq!(terms("the thing's"), ["thing"]);
         assert!(terms("").is_empty());
+        // A word and its plural meet.
+        for (one, many) in [
+            ("cache", "caches"),
+            ("query", "queries"),
+            ("box", "boxes"),
+            ("class", "classes"),
+            ("status", "statuses"),
+            ("size", "sizes"),
+            ("cookie", "cookies"),
+            ("address", "addresses"),
+            ("email", "emails"),
+            ("match", "matches"),
+            ("policy", "policies"),
+        ] {
+            assert_eq!(terms(one), terms(many), "{one} / {many}");
+        }
     }
 
     #[test]
@@ -463,14 +564,32 @@ mod tests {
         ]);
         let index = SearchIndex::build(&tools);
         assert_eq!(index.len(), 3);
-        let ranked = index.search("emails");
+        let ranked = index.search("emails", None);
         let names: Vec<&str> = ranked.iter().map(|(name, _)| *name).collect();
         assert_eq!(names, ["send_email", "archive_logs"]);
         assert!(ranked[0].1 > ranked[1].1);
         // An argument's name and description count too.
-        assert_eq!(index.search("pixels width")[0].0, "resize_image");
-        assert!(index.search("the of a").is_empty());
-        assert!(index.search("unheard").is_empty());
+        assert_eq!(index.search("pixels width", Some(1))[0].0, "resize_image");
+        assert_eq!(index.search("resize", Some(1)).len(), 1);
+        assert!(index.search("the of a", None).is_empty());
+        assert!(index.search("unheard", Some(3)).is_empty());
+    }
+
+    #[test]
+    fn a_long_description_does_not_drown_a_match_in_the_name() {
+        let long = "Moves records between stores, keeping their history and owners. ".repeat(20);
+        let tools = catalog(vec![
+            Tool::new("export_invoices").description(long),
+            Tool::new("billing_overview").description("Shows invoices."),
+        ]);
+        let index = SearchIndex::build(&tools);
+        let ranked = index.search("invoices", None);
+        assert_eq!(ranked[0].0, "export_invoices", "{ranked:?}");
+        assert!(
+            SearchIndex::build(&ToolMap::new())
+                .search("x", None)
+                .is_empty()
+        );
     }
 
     #[test]

@@ -116,7 +116,8 @@ async fn rule_hides_tool(
     if method != "tools/call" || catalog.policy().is_none() {
         return false;
     }
-    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+    // Through the tool search's `call_tool`, the tool it calls.
+    let Some((name, _)) = crate::dispatch::search::called_tool(&server.inner, params) else {
         return false;
     };
     let Some(tool) = server.inner.registry.get(name) else {
@@ -174,14 +175,18 @@ pub(super) fn check_headers(
             .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1clientCapabilities"))
             .is_some_and(crate::protocol::apps::renders)
     };
-    if method == "tools/call"
-        && let Some(name) = target
+    // A call through the tool search's `call_tool` mirrors the arguments of the tool it calls,
+    // as a direct call of it would: a gateway reading the headers is not bypassed.
+    let called = match method {
+        "tools/call" => crate::dispatch::search::called_tool(&server.inner, params),
+        _ => None,
+    };
+    if let Some((name, arguments)) = called
         && let Some(tool) = server.inner.registry.get(name)
         && (!tool.app_only || renders_apps())
         && who.meets(&tool.def.required_scopes, &tool.def.required_tags)
         && !rule_hides_tool
     {
-        let arguments = params.and_then(|p| p.get("arguments"));
         for mirrored in &tool.param_headers {
             let value = arguments
                 .and_then(|a| a.get(&mirrored.property))
@@ -523,6 +528,44 @@ mod tests {
             refused.is_err(),
             "its missing Mcp-Param-Region is refused where it is known"
         );
+    }
+
+    #[test]
+    fn a_call_through_the_tool_search_mirrors_the_called_tool_s_arguments() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}});
+        let server = Server::builder("search", "1")
+            .tool(
+                crate::Tool::new("tick").input_schema(schema),
+                |_: crate::Context, _: Value| async {
+                    Ok::<_, crate::ToolError>(crate::ToolOutput::text("x"))
+                },
+            )
+            .tool_search(crate::ToolSearch::new())
+            .build()
+            .expect("server");
+        let mut headers = HeaderMap::new();
+        headers.insert(&VERSION_HEADER, HeaderValue::from_static("2026-07-28"));
+        headers.insert(&METHOD_HEADER, HeaderValue::from_static("tools/call"));
+        headers.insert(&NAME_HEADER, HeaderValue::from_static("call_tool"));
+        let params = serde_json::json!({"name": "call_tool",
+            "arguments": {"name": "tick", "arguments": {"region": "eu"}},
+            "_meta": {PROTOCOL_VERSION_KEY: "2026-07-28"}});
+        let check = |headers: &HeaderMap| {
+            check_headers(
+                &server,
+                headers,
+                "tools/call",
+                Some(&params),
+                &Viewer::default(),
+                false,
+            )
+        };
+        assert!(check(&headers).is_err(), "Mcp-Param-Region is missing");
+        headers.insert("mcp-param-region", HeaderValue::from_static("us"));
+        assert!(check(&headers).is_err(), "Mcp-Param-Region contradicts it");
+        headers.insert("mcp-param-region", HeaderValue::from_static("eu"));
+        assert!(check(&headers).is_ok());
     }
 
     #[test]
