@@ -148,7 +148,12 @@ async fn the_listing_offers_the_search_and_the_search_finds_and_calls() {
             json!({"name": "call_tool", "arguments": {"name": "send_email"}}),
         )
         .await;
-    assert!(is_error_text(&invalid).contains("to"), "{invalid}");
+    let text = is_error_text(&invalid);
+    assert!(text.contains("tool \"send_email\""), "{text}");
+    assert!(
+        text.contains("\"to\""),
+        "send_email's own schema refused it: {text}"
+    );
     // Every tool stays callable by its own name.
     let direct = client
         .request(
@@ -202,10 +207,9 @@ async fn bad_searches_and_calls_get_defined_answers() {
             call(json!({"name": "help", "arguments": [1]})),
         )
         .await;
-    assert!(
-        is_error_text(&bad_arguments).contains("arguments"),
-        "{bad_arguments}"
-    );
+    let text = is_error_text(&bad_arguments);
+    assert!(text.contains("tool \"call_tool\""), "{text}");
+    assert!(text.contains("/arguments"), "{text}");
     // The session still serves.
     let listed = client.request(json!(14), "tools/list", json!({})).await;
     assert_eq!(names(&listed["result"]["tools"]).len(), 3);
@@ -447,5 +451,33 @@ async fn the_search_works_in_the_2026_era() {
     assert_eq!(
         called["result"]["content"][0]["text"], r#"{"to":"x"}"#,
         "{called}"
+    );
+}
+
+#[tokio::test]
+async fn with_nothing_screened_the_best_are_found_around_the_pinned_ones() {
+    // No requirement and no rule: only the best few are ranked, the pinned ones skipped.
+    let server = Server::builder("plain", "1")
+        .tool(
+            Tool::new("report_daily").description("The daily report."),
+            echo,
+        )
+        .tool(
+            Tool::new("report_weekly").description("The weekly report."),
+            echo,
+        )
+        .tool(
+            Tool::new("report_monthly").description("The monthly report."),
+            echo,
+        )
+        .tool_search(ToolSearch::new().pinned(["report_daily"]).max_results(2))
+        .build()
+        .expect("a valid server");
+    let mut client = Client::initialized(&server).await;
+    let found = search(&mut client, 1, json!({"query": "report"})).await;
+    assert_eq!(
+        names(&found["result"]["structuredContent"]["tools"]),
+        ["report_monthly", "report_weekly"],
+        "{found}"
     );
 }

@@ -1,5 +1,6 @@
-//! A prompt's `argumentsSchema`, compiled at registration: the check `prompts/get` runs before
-//! the handler, and the values an argument's `enum` offers for completion.
+//! A prompt's `argumentsSchema`, checked at registration (compiled at its first use): the
+//! check `prompts/get` runs before the handler, and the values an argument's `enum` offers for
+//! completion.
 
 use std::collections::BTreeMap;
 

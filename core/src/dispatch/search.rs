@@ -33,6 +33,9 @@ pub(crate) struct SearchState {
     /// The index, and which change of the catalog it was built from: built again at the first
     /// search after a change.
     index: Mutex<Option<(u64, Arc<SearchIndex>)>>,
+    /// Held while an index is built: searches right after a change wait for one build
+    /// instead of each making its own; searches of the index in place never take it.
+    building: Mutex<()>,
 }
 
 impl SearchSwitch {
@@ -76,6 +79,7 @@ impl SearchSwitch {
                     call_tool: own(settings.call_tool())?,
                     settings,
                     index: Mutex::new(None),
+                    building: Mutex::new(()),
                 }))
             }
         };
@@ -133,6 +137,11 @@ impl SearchState {
                 .filter(|(built_from, _)| *built_from == version)
                 .map(|(_, index)| index.clone())
         };
+        if let Some(index) = cached(version) {
+            return index;
+        }
+        let _building = self.building.lock().unwrap_or_else(|e| e.into_inner());
+        // Built meanwhile by the search that held the lock.
         if let Some(index) = cached(version) {
             return index;
         }
@@ -324,9 +333,14 @@ pub(crate) fn as_called(
     let Some(arguments) = members.get("arguments") else {
         return Some(Value::Object(members));
     };
-    if let Ok((name, inner)) = called(&search, arguments) {
+    if let Ok((name, _)) = called(&search, arguments) {
+        // The inner arguments as sent (absent, `null` or an object), as a direct call has them.
+        let inner = arguments.get("arguments").cloned();
         members.insert("name".to_owned(), Value::String(name));
-        members.insert("arguments".to_owned(), inner);
+        match inner {
+            Some(inner) => members.insert("arguments".to_owned(), inner),
+            None => members.remove("arguments"),
+        };
     }
     Some(Value::Object(members))
 }

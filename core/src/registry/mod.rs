@@ -138,7 +138,7 @@ pub(crate) struct ToolRegistry {
 
 #[derive(Default)]
 struct SchemaCache {
-    by_text: HashMap<String, Weak<CompiledSchema>>,
+    by_text: HashMap<Arc<str>, Weak<CompiledSchema>>,
     /// Entries of removed tools are swept when the map reaches this size.
     sweep_at: usize,
 }
@@ -161,12 +161,18 @@ impl ToolRegistry {
         tool: &str,
         which: &'static str,
     ) -> Result<Arc<CompiledSchema>, Error> {
-        let text = json_text(schema);
+        let text: Arc<str> = json_text(schema).into();
         let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(compiled) = cache.by_text.get(&text).and_then(Weak::upgrade) {
             return Ok(compiled);
         }
-        let compiled = Arc::new(CompiledSchema::compile(schema, tool, which)?);
+        // The text is kept once: the cache's key and the schema's own copy are one string.
+        let compiled = Arc::new(CompiledSchema::compile_text(
+            schema,
+            text.clone(),
+            tool,
+            which,
+        )?);
         if cache.by_text.len() >= cache.sweep_at {
             cache
                 .by_text

@@ -398,16 +398,15 @@ const STOP_WORDS: &[&str] = &[
 
 /// Calls `emit` with each term of `text`: words split at anything not a letter or digit and
 /// where camelCase changes case (`sendEmail`, `HTTPServer`; the whole word counts too, so
-/// `github` finds `GitHub`), lower-cased, plurals folded, stop words and single letters left
-/// out. `word` is scratch space.
+/// `github` finds `GitHub`), lower-cased, plurals folded, stop words and single ASCII letters
+/// left out. `word` is scratch space.
 fn for_each_term(text: &str, word: &mut String, mut emit: impl FnMut(&str)) {
     let mut whole = String::new();
     let mut emit_word = |word: &mut String| {
-        if word.len() > 1 || word.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-            let term = fold_plural(word);
-            if !STOP_WORDS.contains(&term) {
-                emit(term);
-            }
+        let kept = word.len() > 1 || word.chars().next().is_some_and(|c| c.is_ascii_digit());
+        // Stop words as written (folding would make `this` into `thi`).
+        if kept && !STOP_WORDS.contains(&word.as_str()) {
+            emit(fold_plural(word));
         }
         word.clear();
     };
@@ -463,19 +462,27 @@ fn for_each_term(text: &str, word: &mut String, mut emit: impl FnMut(&str)) {
 }
 
 /// A light English fold, in place, so that a word and its plural meet: `-sses` → `-ss`,
-/// `-ies` → `-i`, a final `s` dropped (not after `s`, `u` or `i`: `class`, `status`,
-/// `analysis`), then a final `e` dropped and a final `y` made `i`. So `caches` and `cache`
-/// are both `cach`, `queries` and `query` both `queri`, `boxes` and `box` both `box`.
+/// `-ies` → `-i` (`ties` → `tie`), a final `s` dropped (not after `s` or `u`, nor after `i`
+/// in a word of six letters or more: `class`, `status`, `analysis`), then a final `e` dropped
+/// and a final `y` made `i`, then a final `s` once more. So `caches` and `cache` are both
+/// `cach`, `queries` and `query` both `queri`, `aliases` and `alias` both `alia`. Not a
+/// stemmer: `menus` keeps its `s`, `running` is not `run`.
 fn fold_plural(word: &mut String) -> &str {
     if word.len() <= 3 || !word.is_ascii() {
         return word;
     }
-    if word.ends_with("sses") || word.ends_with("ies") {
+    let drop_s = |word: &mut String| {
+        let keeps = word.ends_with("ss")
+            || word.ends_with("us")
+            || (word.ends_with("is") && word.len() >= 6);
+        if word.len() > 3 && word.ends_with('s') && !keeps {
+            word.truncate(word.len() - 1);
+        }
+    };
+    if word.ends_with("sses") || (word.ends_with("ies") && word.len() > 4) {
         word.truncate(word.len() - 2);
-    } else if word.ends_with('s')
-        && !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is"))
-    {
-        word.truncate(word.len() - 1);
+    } else {
+        drop_s(word);
     }
     if word.len() > 3 {
         if word.ends_with('e') {
@@ -485,6 +492,7 @@ fn fold_plural(word: &mut String) -> &str {
             word.push('i');
         }
     }
+    drop_s(word);
     word
 }
 
@@ -532,6 +540,7 @@ mod tests {
         );
         assert_eq!(terms("base64 Größe x 7"), ["base64", "größe", "7"]);
         assert_eq!(terms("the thing's"), ["thing"]);
+        assert_eq!(terms("this is it"), Vec::<String>::new());
         assert!(terms("").is_empty());
         // A word and its plural meet.
         for (one, many) in [
@@ -546,6 +555,10 @@ mod tests {
             ("email", "emails"),
             ("match", "matches"),
             ("policy", "policies"),
+            ("tie", "ties"),
+            ("alias", "aliases"),
+            ("api", "apis"),
+            ("wiki", "wikis"),
         ] {
             assert_eq!(terms(one), terms(many), "{one} / {many}");
         }
