@@ -38,6 +38,7 @@ fn server() -> Server {
                 ))
             },
         )
+        .tool_search(toolwire::ToolSearch::new().pinned(["echo", "context"]))
         .build()
         .unwrap()
 }
@@ -112,6 +113,15 @@ async fn a_legacy_call_continues_the_trace_its_meta_names() {
         traceparent(),
         "the handler reads it too"
     );
+    // Through the tool search's call_tool: named for the tool it calls.
+    let through = client
+        .request(
+            json!(4),
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "echo", "arguments": {"text": "via"}}}),
+        )
+        .await;
+    assert_eq!(through["result"]["content"][0]["text"], "via");
     client.finish().await;
 
     let spans = finished(&exporter, &provider);
@@ -138,6 +148,9 @@ async fn a_legacy_call_continues_the_trace_its_meta_names() {
         "the handler's span is the request's child"
     );
     assert_eq!(lookup.span_context.trace_id(), call.span_context.trace_id());
+
+    let echoes = spans.iter().filter(|s| s.name == "tools/call echo").count();
+    assert_eq!(echoes, 2, "the call through call_tool is a call of echo");
 
     let failed = named(&spans, "tools/call nope");
     assert_eq!(

@@ -76,7 +76,7 @@ fn dispatch(
     match message {
         Inbound::Request { id, method, params } => {
             let metered = session.server.metrics.request(&method);
-            let span = super::trace::request_span(&method, params.as_ref(), &id);
+            let span = super::trace::request_span(&session.server, &method, params.as_ref(), &id);
             // Entered while the request is dispatched: the work it spawns carries it on.
             let _entered = (!span.is_disabled()).then(|| span.clone().entered());
             let responder = Responder::new(out.clone(), id, target)

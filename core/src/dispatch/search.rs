@@ -57,18 +57,6 @@ impl SearchSwitch {
             None => None,
             Some(settings) => {
                 settings.check()?;
-                let tools = registry.snapshot();
-                if let Some(taken) = [&settings.search_tool_name, &settings.call_tool_name]
-                    .into_iter()
-                    .find(|name| tools.contains_key(*name))
-                {
-                    return Err(Error::InvalidDefinition {
-                        kind: "tool search",
-                        message: format!(
-                            "a registered tool is named {taken:?}; give the search's tool another name"
-                        ),
-                    });
-                }
                 let own = |def| {
                     registry
                         .prepare(def, Arc::new(served_by_the_engine))
@@ -83,15 +71,35 @@ impl SearchSwitch {
                 }))
             }
         };
-        let on = state.is_some();
-        let mut slot = self.state.write().unwrap_or_else(|e| e.into_inner());
-        *slot = state;
-        // Under the lock: two settings at once leave the flag as the state that won.
-        self.on.store(on, Ordering::Release);
-        Ok(())
+        // Checked and set while no tool can be registered: a registration checks `reserves`
+        // under the same lock, so a tool and the search never end up with one name.
+        registry.while_unchanged(|tools| {
+            if let Some(search) = &state
+                && let Some(taken) = [
+                    &search.settings.search_tool_name,
+                    &search.settings.call_tool_name,
+                ]
+                .into_iter()
+                .find(|name| tools.contains_key(*name))
+            {
+                return Err(Error::InvalidDefinition {
+                    kind: "tool search",
+                    message: format!(
+                        "a registered tool is named {taken:?}; give the search's tool another name"
+                    ),
+                });
+            }
+            let on = state.is_some();
+            let mut slot = self.state.write().unwrap_or_else(|e| e.into_inner());
+            *slot = state;
+            // Under the lock: two settings at once leave the flag as the state that won.
+            self.on.store(on, Ordering::Release);
+            Ok(())
+        })
     }
 
-    /// Whether a tool of this name would clash with the search's.
+    /// Whether a tool of this name would clash with the search's (asked by a registration
+    /// under the registry's lock).
     pub(crate) fn reserves(&self, name: &str) -> bool {
         self.current()
             .is_some_and(|state| state.settings.is_own(name))

@@ -302,21 +302,19 @@ impl Server {
     /// A handler behind an `Arc` is kept as it is.
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
         let registry = &self.inner.registry;
-        if self.inner.search.reserves(tool.name()) {
-            return Err(Error::InvalidDefinition {
-                kind: "tool",
-                message: format!(
-                    "{:?} is the tool search's own tool; name yours otherwise",
-                    tool.name()
-                ),
-            });
-        }
-        registry.insert(prepare_tool(
+        let search = &self.inner.search;
+        let prepared = prepare_tool(
             registry,
             &self.inner.catalog,
             tool,
             share(handler, |h| Arc::new(h)),
-        )?)
+        )?;
+        registry.insert_unless(prepared, |name| {
+            search.reserves(name).then(|| Error::InvalidDefinition {
+                kind: "tool",
+                message: format!("{name:?} is the tool search's own tool; name yours otherwise"),
+            })
+        })
     }
 
     /// [`add_tool`](Self::add_tool) for a handler already behind an `Arc` (as bindings hold them).

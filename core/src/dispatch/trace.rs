@@ -15,14 +15,23 @@ use crate::wire::{ErrorCode, RequestId};
 /// The target of the request spans: enable it (at INFO) to get them, e.g. `mcp=info`.
 pub const SPAN_TARGET: &str = "mcp::server";
 
-/// The span of one request (`Span::none()` when no subscriber wants it).
-pub(crate) fn request_span(method: &str, params: Option<&Value>, id: &RequestId) -> Span {
+/// The span of one request (`Span::none()` when no subscriber wants it). A call through the
+/// tool search's `call_tool` is named for the tool it calls, as metrics and middleware see it.
+pub(crate) fn request_span(
+    server: &super::server::ServerInner,
+    method: &str,
+    params: Option<&Value>,
+    id: &RequestId,
+) -> Span {
     if !tracing::enabled!(target: SPAN_TARGET, tracing::Level::INFO) {
         return Span::none();
     }
-    let name = params
-        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
-        .and_then(Value::as_str);
+    let name = match method {
+        "tools/call" => super::search::called_tool(server, params).map(|(name, _)| name),
+        _ => params
+            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+            .and_then(Value::as_str),
+    };
     let span_name = match name {
         Some(name) => format!("{method} {name}"),
         None => method.to_owned(),

@@ -225,12 +225,25 @@ impl ToolRegistry {
     }
 
     pub(crate) fn insert(&self, tool: RegisteredTool) -> Result<(), Error> {
+        self.insert_unless(tool, |_| None)
+    }
+
+    /// `insert`, unless `refuse` (asked under the registry's lock, so that nothing it depends on
+    /// and changes only under that lock can change meanwhile) names a reason not to.
+    pub(crate) fn insert_unless(
+        &self,
+        tool: RegisteredTool,
+        refuse: impl FnOnce(&str) -> Option<Error>,
+    ) -> Result<(), Error> {
         {
             let mut guard = self.tools.write().unwrap_or_else(|e| e.into_inner());
             if guard.contains_key(&tool.def.name) {
                 return Err(Error::DuplicateTool {
                     name: tool.def.name.clone(),
                 });
+            }
+            if let Some(refused) = refuse(&tool.def.name) {
+                return Err(refused);
             }
             Arc::make_mut(&mut guard).insert(tool.def.name.clone(), Arc::new(tool));
             self.version
@@ -285,6 +298,12 @@ impl ToolRegistry {
 
     pub(crate) fn snapshot(&self) -> Arc<ToolMap> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Runs `look` with the tools while none can be added or removed.
+    pub(crate) fn while_unchanged<T>(&self, look: impl FnOnce(&ToolMap) -> T) -> T {
+        let guard = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        look(&guard)
     }
 
     /// The tools and which change of them this is.
