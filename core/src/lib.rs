@@ -8,6 +8,7 @@ mod cancel;
 pub mod catalog;
 pub mod changes;
 pub mod client;
+pub mod compose;
 mod dispatch;
 mod error;
 #[cfg(feature = "http")]

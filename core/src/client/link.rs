@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use super::wire::{Frames, Wire};
 use super::{Answerer, Progress};
-use crate::dispatch::{Outbound, Session};
 use crate::wire::{ErrorCode, ErrorObject};
 
 /// The notifications a client keeps (the oldest go first past it): a client that runs for
@@ -84,11 +84,18 @@ pub(super) async fn hear(mut heard: mpsc::UnboundedReceiver<Heard>) {
     }
 }
 
+/// Called with each notification's method and params as it arrives (on the reader: keep it
+/// short).
+pub type Listener = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
 /// The client's half of one session: what it sent and waits for, what it was told.
 pub(super) struct Link {
-    session: Session,
+    wire: Wire,
     next_id: AtomicU64,
     waiting: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    /// Requests whose own answerer answers the server's questions about them.
+    askers: Mutex<HashMap<u64, Arc<dyn Answerer>>>,
+    listeners: Mutex<Vec<Listener>>,
     progress: Mutex<HashMap<String, Progress>>,
     notifications: Mutex<VecDeque<Value>>,
     /// Set when the outbound stream ended: nothing more will be answered.
@@ -99,14 +106,16 @@ pub(super) struct Link {
 
 impl Link {
     pub(super) fn new(
-        session: Session,
+        wire: Wire,
         answers: Answers,
         heard: mpsc::UnboundedSender<Heard>,
     ) -> Arc<Self> {
         Arc::new(Link {
-            session,
+            wire,
             next_id: AtomicU64::new(1),
             waiting: Mutex::new(HashMap::new()),
+            askers: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
             notifications: Mutex::new(VecDeque::new()),
             ended: AtomicBool::new(false),
@@ -115,16 +124,36 @@ impl Link {
         })
     }
 
-    pub(super) fn session(&self) -> &Session {
-        &self.session
+    pub(super) fn wire(&self) -> &Wire {
+        &self.wire
+    }
+
+    /// Whether the connection ended: nothing sent now is answered.
+    pub(super) fn has_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
+    pub(super) fn listen(&self, listener: Listener) {
+        lock(&self.listeners).push(listener);
+    }
+
+    /// `answerer` answers what the server asks about request `id`, until `unask`.
+    pub(super) fn ask_with(&self, id: u64, answerer: Arc<dyn Answerer>) {
+        lock(&self.askers).insert(id, answerer);
+    }
+
+    pub(super) fn unask(&self, id: u64) {
+        lock(&self.askers).remove(&id);
     }
 
     pub(super) fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    pub(super) fn send(&self, message: &Value) {
-        self.session.handle_frame(message.to_string().as_bytes());
+    /// Sends `message` (a request of ours when `request` is its id); `false` when the wire
+    /// would not take it.
+    pub(super) fn send(&self, message: &Value, request: Option<u64>) -> bool {
+        self.wire.send(message, request)
     }
 
     /// Registers `id` as waiting; `None` once the session ended (no answer can come).
@@ -168,20 +197,21 @@ impl Link {
 
     /// Reads the session's outbound frames until the stream ends, then fails whoever still
     /// waits.
-    pub(super) async fn read(self: Arc<Self>, mut outbound: Outbound) {
+    pub(super) async fn read(self: Arc<Self>, mut frames: Frames) {
         // Whoever waits is failed however the reading ends (a panic in it too).
         let _ending = EndOnDrop(self.clone());
-        while let Some(frame) = outbound.recv().await {
-            match serde_json::from_str::<Value>(&frame) {
+        while let Some(incoming) = frames.next().await {
+            let about = incoming.about;
+            match serde_json::from_str::<Value>(&incoming.frame) {
                 // A batch answer: each member on its own.
-                Ok(Value::Array(members)) => members.into_iter().for_each(|m| self.take(m)),
-                Ok(message) => self.take(message),
+                Ok(Value::Array(members)) => members.into_iter().for_each(|m| self.take(m, about)),
+                Ok(message) => self.take(message, about),
                 Err(err) => tracing::warn!(%err, "the server sent a frame that is not JSON"),
             }
         }
     }
 
-    fn take(self: &Arc<Self>, message: Value) {
+    fn take(self: &Arc<Self>, message: Value, about: Option<u64>) {
         let Value::Object(mut message) = message else {
             tracing::warn!("the server sent a frame that is not a JSON object");
             return;
@@ -195,7 +225,7 @@ impl Link {
                 // Answered on its own task: a question may take the host long, and the reader
                 // must go on (the server may ask more, or cancel this one).
                 let link = self.clone();
-                tokio::spawn(async move { link.reply(id, &method, params).await });
+                tokio::spawn(async move { link.reply(id, &method, params, about).await });
             }
             None => self.notified(method, params),
         }
@@ -218,17 +248,36 @@ impl Link {
         let _ = waiter.send(answer);
     }
 
-    async fn reply(&self, id: Value, method: &str, params: Value) {
-        let reply = match self.answers.answer(method, params).await {
+    /// The answerer of the request a question is about: the one the transport names, or the
+    /// newest request that has one (stdio and in-process sessions do not say which request a
+    /// question belongs to).
+    pub(super) fn asker(&self, about: Option<u64>) -> Option<Arc<dyn Answerer>> {
+        let askers = lock(&self.askers);
+        about
+            .and_then(|id| askers.get(&id))
+            .or_else(|| askers.iter().max_by_key(|(id, _)| **id).map(|(_, a)| a))
+            .cloned()
+    }
+
+    async fn reply(&self, id: Value, method: &str, params: Value, about: Option<u64>) {
+        let answer = match (method, self.asker(about)) {
+            ("ping", _) | (_, None) => self.answers.answer(method, params).await,
+            (_, Some(asker)) => asker.answer(method.to_owned(), params).await,
+        };
+        let reply = match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
         };
         if !self.ended.load(Ordering::Acquire) {
-            self.send(&reply);
+            self.send(&reply, None);
         }
     }
 
     fn notified(&self, method: String, params: Value) {
+        let listeners = lock(&self.listeners).clone();
+        for listener in listeners {
+            listener(&method, &params);
+        }
         let progress = (method == "notifications/progress")
             .then(|| {
                 let token = token_text(params.get("progressToken")?)?;
@@ -295,7 +344,7 @@ mod tests {
         let (session, _outbound) = server.session().expect("a runtime");
         let (heard, _hear) = mpsc::unbounded_channel();
         let link = Link::new(
-            session,
+            Wire::Local(session),
             Answers {
                 answerer: None,
                 elicitation: false,

@@ -16,8 +16,16 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "http")]
+mod http;
 mod link;
+mod stdio;
 pub mod vectors;
+mod wire;
+
+pub use self::link::Listener;
+pub use self::stdio::Command;
+pub(crate) use self::wire::{Incoming, Remote};
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -29,6 +37,7 @@ use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
 
 use self::link::{Answers, Link, closed_error, hear};
+use self::wire::{Frames, Wire};
 use crate::dispatch::{Outbound, Server, Session};
 use crate::error::Error;
 use crate::protocol::ProtocolVersion;
@@ -82,6 +91,9 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// How many `input_required` rounds one request may take: a loop, not a conversation.
     pub max_input_rounds: usize,
+    /// Asking for 2026-07-28, the legacy version to `initialize` with instead when the server
+    /// does not answer `server/discover` (a server of the handshake era); none: fail.
+    pub fallback_version: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -95,6 +107,7 @@ impl Default for ClientOptions {
             roots: None,
             request_timeout: Duration::from_secs(30),
             max_input_rounds: 16,
+            fallback_version: None,
         }
     }
 }
@@ -218,6 +231,7 @@ pub struct Client {
     server_info: Value,
     request_timeout: Duration,
     max_input_rounds: usize,
+    fallback_version: Option<String>,
     reader: Mutex<Option<JoinHandle<()>>>,
     /// The server's lifespan, held by a client of [`connect`](Self::connect) until it closes.
     lifespan: std::sync::Mutex<Option<crate::LifespanHold>>,
@@ -270,10 +284,45 @@ impl Client {
             session.close();
             return Err(err);
         }
+        Self::over_wire(
+            Wire::Local(session),
+            Frames::Local(outbound),
+            options,
+            answerer,
+        )
+        .await
+    }
+
+    /// A client on a remote wire: frames go out through `remote` and come up on `incoming`.
+    pub(crate) async fn over_remote(
+        remote: Box<dyn Remote>,
+        incoming: mpsc::Receiver<Incoming>,
+        options: ClientOptions,
+        answerer: Option<Arc<dyn Answerer>>,
+    ) -> Result<Client, Error> {
+        if let Err(err) = options.check() {
+            remote.close();
+            return Err(err);
+        }
+        Self::over_wire(
+            Wire::Remote(remote),
+            Frames::Remote(incoming),
+            options,
+            answerer,
+        )
+        .await
+    }
+
+    async fn over_wire(
+        wire: Wire,
+        frames: Frames,
+        options: ClientOptions,
+        answerer: Option<Arc<dyn Answerer>>,
+    ) -> Result<Client, Error> {
         let (heard, to_hear) = mpsc::unbounded_channel();
         tokio::spawn(hear(to_hear));
         let link = Link::new(
-            session,
+            wire,
             Answers {
                 answerer,
                 elicitation: options.elicitation,
@@ -282,7 +331,7 @@ impl Client {
             },
             heard,
         );
-        let reader = tokio::spawn(link.clone().read(outbound));
+        let reader = tokio::spawn(link.clone().read(frames));
         let modern = ProtocolVersion::parse(&options.protocol_version)
             .is_some_and(ProtocolVersion::is_stateless);
         let mut client = Client {
@@ -294,6 +343,7 @@ impl Client {
             server_info: Value::Null,
             request_timeout: options.request_timeout,
             max_input_rounds: options.max_input_rounds,
+            fallback_version: options.fallback_version,
             reader: Mutex::new(Some(reader)),
             lifespan: std::sync::Mutex::new(None),
         };
@@ -309,9 +359,19 @@ impl Client {
         }
     }
 
-    async fn handshake(&self) -> Result<Value, Error> {
+    async fn handshake(&mut self) -> Result<Value, Error> {
         if self.modern {
-            return self.request("server/discover", json!({})).await;
+            match self.request("server/discover", json!({})).await {
+                Err(Error::Rpc(refused)) if refused.code != closed_error().code => {
+                    let Some(fallback) = self.fallback_version.take() else {
+                        return Err(Error::Rpc(refused));
+                    };
+                    // A server of the handshake era: the same connection, initialized.
+                    self.modern = false;
+                    self.protocol_version = fallback;
+                }
+                answer => return answer,
+            }
         }
         let params = json!({
             "protocolVersion": self.protocol_version,
@@ -319,8 +379,10 @@ impl Client {
             "clientInfo": self.client_info,
         });
         let answer = self.request("initialize", params).await?;
-        self.link
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        self.link.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            None,
+        );
         Ok(answer)
     }
 
@@ -362,6 +424,23 @@ impl Client {
             .unwrap_or_else(|| json!({}))
     }
 
+    /// Calls `listener` with each notification's method and params as it arrives (progress
+    /// too), on the client's reader: keep it short, hand long work to a task.
+    pub fn on_notification(&self, listener: Listener) {
+        self.link.listen(listener);
+    }
+
+    /// Whether the connection ended (the server went away, or the client was closed):
+    /// requests now fail at once.
+    pub fn is_closed(&self) -> bool {
+        self.link.has_ended()
+    }
+
+    /// What the client is connected to, as errors name it.
+    pub fn describe(&self) -> String {
+        self.link.wire().describe()
+    }
+
     /// The notifications received so far (progress ones too), in order, as whole messages:
     /// the last 10,000.
     pub fn notifications(&self) -> Vec<Value> {
@@ -383,6 +462,18 @@ impl Client {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, Error> {
+        self.exchange(method, params, timeout, None).await
+    }
+
+    /// Sends one request and waits for its answer; `asker` answers what the server asks about
+    /// it meanwhile.
+    async fn exchange(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        asker: Option<&Arc<dyn Answerer>>,
+    ) -> Result<Value, Error> {
         let params = self.stamped(params);
         let id = self.link.next_id();
         let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
@@ -392,13 +483,21 @@ impl Client {
         let Some(answer) = self.link.wait_for(id) else {
             return Err(Error::Rpc(closed_error()));
         };
+        if let Some(asker) = asker {
+            self.link.ask_with(id, asker.clone());
+        }
         let mut waiting = Waiting {
             link: &self.link,
             id,
             // The spec forbids cancelling `initialize`.
             cancellable: method != "initialize",
         };
-        self.link.send(&message);
+        if !self.link.send(&message, Some(id)) {
+            return Err(Error::Rpc(ErrorObject::new(
+                crate::wire::ErrorCode(-32000),
+                format!("{} would not take the request", self.link.wire().describe()),
+            )));
+        }
         let answer = match tokio::time::timeout(timeout, answer).await {
             Ok(answer) => answer,
             Err(_) => {
@@ -462,6 +561,21 @@ impl Client {
         params: Value,
         progress: Option<Progress>,
     ) -> Result<Value, Error> {
+        self.request_asking(method, params, progress, None).await
+    }
+
+    /// [`request_answering_input`](Self::request_answering_input), with `asker` answering
+    /// the server's questions about this request (its requests, or its `input_required`
+    /// rounds) instead of the client's [`Answerer`]: what a proxy relays to its own caller.
+    /// Over stdio and in-process sessions, where a question does not say which request it is
+    /// about, the newest request with an asker answers.
+    pub async fn request_asking(
+        &self,
+        method: &str,
+        params: Value,
+        progress: Option<Progress>,
+        asker: Option<Arc<dyn Answerer>>,
+    ) -> Result<Value, Error> {
         let mut params = match params {
             Value::Object(map) => map,
             Value::Null => Map::new(),
@@ -483,7 +597,7 @@ impl Client {
                 token,
             }
         });
-        let answer = self.rounds(method, params).await;
+        let answer = self.rounds(method, params, asker.as_ref()).await;
         if let Some(watching) = watching {
             // The result comes after the progress heard before it.
             self.link.progress_heard().await;
@@ -492,9 +606,17 @@ impl Client {
         answer
     }
 
-    async fn rounds(&self, method: &str, mut params: Map<String, Value>) -> Result<Value, Error> {
+    async fn rounds(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        asker: Option<&Arc<dyn Answerer>>,
+    ) -> Result<Value, Error> {
         for _ in 0..self.max_input_rounds {
-            let result = self.request(method, Value::Object(params.clone())).await?;
+            let sent = Value::Object(params.clone());
+            let result = self
+                .exchange(method, sent, self.request_timeout, asker)
+                .await?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 return Ok(result);
             }
@@ -503,12 +625,11 @@ impl Client {
                 for (key, question) in questions {
                     let asked = question.get("method").and_then(Value::as_str).unwrap_or("");
                     let asked_params = question.get("params").cloned().unwrap_or_else(|| json!({}));
-                    let answer = self
-                        .link
-                        .answers
-                        .answer(asked, asked_params)
-                        .await
-                        .map_err(Error::Rpc)?;
+                    let answer = match asker {
+                        Some(asker) => asker.answer(asked.to_owned(), asked_params).await,
+                        None => self.link.answers.answer(asked, asked_params).await,
+                    };
+                    let answer = answer.map_err(Error::Rpc)?;
                     answers.insert(key.clone(), answer);
                 }
             }
@@ -629,7 +750,7 @@ impl Client {
     pub async fn close(&self) {
         // Held until the reader has ended: a second close waits for the first.
         let mut reader = self.reader.lock().await;
-        self.link.session().shutdown().await;
+        self.link.wire().shutdown().await;
         if let Some(reader) = reader.take() {
             let _ = reader.await;
         }
@@ -648,7 +769,7 @@ impl Drop for Client {
     /// A client dropped unclosed ends its session at once (its calls cancelled).
     fn drop(&mut self) {
         if self.reader.get_mut().is_some() {
-            self.link.session().close();
+            self.link.wire().close();
         }
     }
 }
@@ -672,18 +793,26 @@ struct Waiting<'a> {
 
 impl Waiting<'_> {
     fn answered(&mut self) {
+        self.link.unask(self.id);
         self.id = 0;
     }
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        if self.id != 0 && self.link.forget(self.id) && self.cancellable {
-            self.link.send(&json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": self.id, "reason": "the client stopped waiting"},
-            }));
+        if self.id == 0 {
+            return;
+        }
+        self.link.unask(self.id);
+        if self.link.forget(self.id) && self.cancellable {
+            self.link.send(
+                &json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": self.id, "reason": "the client stopped waiting"},
+                }),
+                None,
+            );
         }
     }
 }

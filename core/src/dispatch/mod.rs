@@ -33,7 +33,7 @@ mod request_stream;
 mod responder;
 mod router;
 pub(crate) mod search;
-mod server;
+pub(crate) mod server;
 mod session;
 pub(crate) mod trace;
 pub(crate) mod visibility;

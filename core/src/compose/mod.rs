@@ -1,0 +1,774 @@
+//! Another server's catalog as part of this one: a [`Server`] in this process, a process
+//! spawned and spoken to over stdio, or a Streamable HTTP server, under a prefix.
+//!
+//! Each is reached through the engine's own [`Client`], so the three differ only in their
+//! wire. The upstream's tools, resources, templates and prompts are registered on this server
+//! under the prefix (`weather_forecast`, `docs://weather/readme`); a call to one is forwarded,
+//! so this server's limits, middleware, visibility and metrics apply as to any of its own.
+//! Progress comes back, a cancelled call is cancelled upstream, and what the upstream asks
+//! during a call (elicitation, sampling, roots) is asked of this server's client. When the
+//! upstream says its lists changed they are read again, and this server's clients are told.
+//! An upstream that went away fails the calls in flight with an error naming it; the next
+//! call connects again.
+
+mod names;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use self::names::{Prefix, unprefixed_uri};
+use crate::catalog::{
+    Prompt, PromptHandler, PromptRequest, PromptResult, Resource, ResourceContents,
+    ResourceHandler, ResourceRequest, ResourceTemplate,
+};
+use crate::client::{Answerer, Client, ClientOptions, Command, Progress};
+use crate::dispatch::Server;
+use crate::dispatch::server::ServerInner;
+use crate::error::Error;
+use crate::handler::{Context, RequestOptions, ToolError, ToolHandler};
+use crate::protocol::{ProtocolVersion, Tool, ToolOutput};
+use crate::wire::{ErrorCode, ErrorObject};
+
+/// Where a mounted catalog comes from.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Upstream {
+    /// A server in this process (its own middleware and limits apply too).
+    Server(Server),
+    /// A process spawned and spoken to over its stdin and stdout.
+    Command(Command),
+    /// A Streamable HTTP server (`http://`), with headers sent on every request.
+    Http {
+        /// Its MCP endpoint.
+        url: String,
+        /// Sent with every request (an `Authorization`, say).
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl Upstream {
+    /// A Streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        Upstream::Http {
+            url: url.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// From the JSON a binding passes: `{"command": "python", "args": [..], "env": {..},
+    /// "cwd": ".."}` or `{"url": "http://..", "headers": {..}}`.
+    pub fn from_json(value: &Value) -> Result<Self, Error> {
+        let wrong = |what: &str| Error::InvalidArgument(format!("a proxied server's {what}"));
+        let Some(given) = value.as_object() else {
+            return Err(wrong(
+                "settings must be an object with \"command\" or \"url\"",
+            ));
+        };
+        let strings = |key: &str| -> Result<Vec<String>, Error> {
+            match given.get(key) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|item| {
+                        item.as_str()
+                            .map(str::to_owned)
+                            .ok_or_else(|| wrong(&format!("{key} must be strings")))
+                    })
+                    .collect(),
+                Some(_) => Err(wrong(&format!("{key} must be a list of strings"))),
+            }
+        };
+        let pairs = |key: &str| -> Result<Vec<(String, String)>, Error> {
+            match given.get(key) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Object(map)) => map
+                    .iter()
+                    .map(|(name, value)| {
+                        value
+                            .as_str()
+                            .map(|v| (name.clone(), v.to_owned()))
+                            .ok_or_else(|| wrong(&format!("{key} must map names to strings")))
+                    })
+                    .collect(),
+                Some(_) => Err(wrong(&format!("{key} must be an object of strings"))),
+            }
+        };
+        for key in given.keys() {
+            if !["command", "args", "env", "cwd", "url", "headers"].contains(&key.as_str()) {
+                return Err(wrong(&format!(
+                    "settings have no {key:?}: command, args, env, cwd, url, headers"
+                )));
+            }
+        }
+        match (given.get("command"), given.get("url")) {
+            (Some(Value::String(program)), None) => {
+                let mut command = Command::new(program.clone(), strings("args")?);
+                command.env = pairs("env")?.into_iter().collect();
+                command.cwd = match given.get("cwd") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(dir)) => Some(dir.into()),
+                    Some(_) => return Err(wrong("cwd must be a string")),
+                };
+                Ok(Upstream::Command(command))
+            }
+            (None, Some(Value::String(url))) => Ok(Upstream::Http {
+                url: url.clone(),
+                headers: pairs("headers")?,
+            }),
+            (Some(_), Some(_)) => Err(wrong("settings take \"command\" or \"url\", not both")),
+            _ => Err(wrong(
+                "settings need \"command\" (a string) or \"url\" (a string)",
+            )),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Upstream::Server(server) => format!("the mounted server {:?}", server.inner.info.name),
+            Upstream::Command(command) => command.describe(),
+            Upstream::Http { url, .. } => url.clone(),
+        }
+    }
+}
+
+/// A mounted catalog: what it registered, and the way to take it off.
+#[derive(Clone, Debug)]
+pub struct Mount {
+    upstream: Arc<Mounted>,
+}
+
+impl Mount {
+    /// The prefix.
+    pub fn prefix(&self) -> &str {
+        self.upstream.prefix.as_str()
+    }
+
+    /// The names (tools, prompts) and URIs (resources, templates) it registered, as this
+    /// server's clients see them.
+    pub fn registered(&self) -> Vec<String> {
+        let registered = lock(&self.upstream.registered);
+        registered
+            .tools
+            .keys()
+            .chain(registered.prompts.keys())
+            .chain(registered.resources.keys())
+            .chain(registered.templates.keys())
+            .cloned()
+            .collect()
+    }
+
+    /// Reads the upstream's lists again now (they are also read when it says they changed).
+    pub async fn refresh(&self) -> Result<(), Error> {
+        let client = self.upstream.client().await?;
+        self.upstream.sync(&client).await
+    }
+
+    /// Takes everything it registered off this server and ends the connection.
+    pub async fn unmount(&self) {
+        self.upstream.stopped.cancel();
+        let _ = self.upstream.apply(Catalog::default());
+        let client = self.upstream.connection.lock().await.take();
+        if let Some(client) = client {
+            client.close().await;
+        }
+    }
+}
+
+impl Server {
+    /// Mounts `upstream`'s catalog under `prefix`: connects (the handshake in 2026-07-28,
+    /// falling back to `initialize` for a server of the handshake era), reads its lists and
+    /// registers each item here, its name (`{prefix}_{name}`) or URI
+    /// (`scheme://{prefix}/rest`) prefixed. Names already taken here are skipped, with a
+    /// warning in the logs. The prefix is letters, digits, `-` and `_`.
+    pub async fn mount(&self, prefix: &str, upstream: Upstream) -> Result<Mount, Error> {
+        let prefix = Prefix::new(prefix)?;
+        let mounted = Arc::new(Mounted {
+            prefix,
+            described: upstream.describe(),
+            upstream,
+            server: Arc::downgrade(&self.inner),
+            connection: tokio::sync::Mutex::new(None),
+            syncing: tokio::sync::Mutex::new(()),
+            registered: Mutex::new(Catalog::default()),
+            refused: Mutex::new(None),
+            stopped: CancellationToken::new(),
+        });
+        let client = mounted.client().await?;
+        mounted.sync(&client).await?;
+        Ok(Mount { upstream: mounted })
+    }
+}
+
+/// The items of one mount, by the name or URI this server shows them under.
+#[derive(Default)]
+struct Catalog {
+    tools: BTreeMap<String, Value>,
+    prompts: BTreeMap<String, Value>,
+    resources: BTreeMap<String, Value>,
+    templates: BTreeMap<String, Value>,
+}
+
+struct Mounted {
+    prefix: Prefix,
+    upstream: Upstream,
+    described: String,
+    /// Weak: the server holds the mount's handlers, which hold the mount.
+    server: Weak<ServerInner>,
+    connection: tokio::sync::Mutex<Option<Arc<Client>>>,
+    /// One reading of the lists at a time: two would race to register.
+    syncing: tokio::sync::Mutex<()>,
+    registered: Mutex<Catalog>,
+    /// The last failed connection and when: calls within a second of it fail at once rather
+    /// than each spawning or dialling again.
+    refused: Mutex<Option<(Instant, String)>>,
+    stopped: CancellationToken,
+}
+
+impl std::fmt::Debug for Mounted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mount")
+            .field("prefix", &self.prefix.as_str())
+            .field("upstream", &self.described)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long after a failed connection the next call fails at once.
+const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+
+impl Mounted {
+    /// The connection, made again if the last one ended.
+    async fn client(self: &Arc<Self>) -> Result<Arc<Client>, Error> {
+        if self.stopped.is_cancelled() {
+            return Err(self.gone("was unmounted"));
+        }
+        let mut connection = self.connection.lock().await;
+        if let Some(client) = connection.as_ref()
+            && !client.is_closed()
+        {
+            return Ok(client.clone());
+        }
+        let reconnecting = connection.take().is_some();
+        if let Some((when, why)) = lock(&self.refused).as_ref()
+            && when.elapsed() < RECONNECT_AFTER
+        {
+            return Err(Error::Transport(std::io::Error::other(why.clone())));
+        }
+        let options = ClientOptions {
+            protocol_version: ProtocolVersion::V2026_07_28.as_str().to_owned(),
+            fallback_version: Some(ProtocolVersion::LATEST.as_str().to_owned()),
+            elicitation: true,
+            sampling: true,
+            roots: Some(json!([])),
+            // The outer call's own deadline governs; this only bounds a forgotten one.
+            request_timeout: Duration::from_secs(3600),
+            ..ClientOptions::default()
+        };
+        let made = match &self.upstream {
+            Upstream::Server(server) => Client::connect(server, options, None).await,
+            Upstream::Command(command) => Client::spawn(command, options, None).await,
+            #[cfg(feature = "http")]
+            Upstream::Http { url, headers } => {
+                Client::connect_http(url, headers, options, None).await
+            }
+            #[cfg(not(feature = "http"))]
+            Upstream::Http { .. } => Err(Error::InvalidArgument(
+                "proxying over HTTP needs toolwire's `http` feature".into(),
+            )),
+        };
+        let client = match made {
+            Ok(client) => Arc::new(client),
+            Err(err) => {
+                let why = format!("cannot connect to {}: {err}", self.described);
+                *lock(&self.refused) = Some((Instant::now(), why.clone()));
+                return Err(Error::Transport(std::io::Error::other(why)));
+            }
+        };
+        lock(&self.refused).take();
+        let mount = Arc::downgrade(self);
+        client.on_notification(Arc::new(move |method: &str, _params: &Value| {
+            if !method.ends_with("/list_changed") {
+                return;
+            }
+            let Some(mount) = mount.upgrade() else {
+                return;
+            };
+            tokio::spawn(async move {
+                // The connection as it is: one that ended is made again by the next call,
+                // which reads the lists then.
+                let client = mount.connection.lock().await.clone();
+                let Some(client) = client.filter(|c| !c.is_closed()) else {
+                    return;
+                };
+                if let Err(err) = mount.sync(&client).await {
+                    tracing::warn!(upstream = %mount.described, %err, "reading the changed lists failed");
+                }
+            });
+        }));
+        if client.is_modern() {
+            tokio::spawn(listen(client.clone(), self.stopped.clone()));
+        }
+        *connection = Some(client.clone());
+        drop(connection);
+        if reconnecting {
+            // It may have changed while away.
+            self.sync(&client).await?;
+        }
+        Ok(client)
+    }
+
+    fn gone(&self, what: &str) -> Error {
+        Error::Transport(std::io::Error::other(format!("{} {what}", self.described)))
+    }
+
+    /// Reads the upstream's lists and makes this server's registrations match them.
+    async fn sync(self: &Arc<Self>, client: &Client) -> Result<(), Error> {
+        let _one = self.syncing.lock().await;
+        let offered = offered(client);
+        let mut catalog = Catalog::default();
+        if offered("tools") {
+            for tool in client.list_tools().await? {
+                if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                    catalog.tools.insert(self.prefix.name(name), tool);
+                }
+            }
+        }
+        if offered("prompts") {
+            for prompt in client.list_prompts().await? {
+                if let Some(name) = prompt.get("name").and_then(Value::as_str) {
+                    catalog.prompts.insert(self.prefix.name(name), prompt);
+                }
+            }
+        }
+        if offered("resources") {
+            for resource in client.list_resources().await? {
+                if let Some(uri) = resource.get("uri").and_then(Value::as_str) {
+                    catalog.resources.insert(self.prefix.uri(uri), resource);
+                }
+            }
+            for template in client.list_resource_templates().await? {
+                if let Some(uri) = template.get("uriTemplate").and_then(Value::as_str) {
+                    catalog.templates.insert(self.prefix.uri(uri), template);
+                }
+            }
+        }
+        self.apply(catalog)
+    }
+
+    /// Registers what is new or changed in `wanted`, removes what is gone.
+    fn apply(self: &Arc<Self>, wanted: Catalog) -> Result<(), Error> {
+        let Some(inner) = self.server.upgrade() else {
+            return Ok(()); // the server is gone, and its catalog with it
+        };
+        let server = Server { inner };
+        let mut registered = lock(&self.registered);
+        let had = std::mem::take(&mut *registered);
+        for (name, old) in &had.tools {
+            if wanted.tools.get(name) != Some(old) {
+                server.remove_tool(name);
+            }
+        }
+        for (name, old) in &had.prompts {
+            if wanted.prompts.get(name) != Some(old) {
+                server.remove_prompt(name);
+            }
+        }
+        for (uri, old) in &had.resources {
+            if wanted.resources.get(uri) != Some(old) {
+                server.remove_resource(uri);
+            }
+        }
+        for (uri, old) in &had.templates {
+            if wanted.templates.get(uri) != Some(old) {
+                server.remove_resource_template(uri);
+            }
+        }
+        let kept =
+            |had: &BTreeMap<String, Value>, key: &str, def: &Value| had.get(key) == Some(def);
+        for (name, def) in wanted.tools {
+            if kept(&had.tools, &name, &def) || self.add_tool(&server, &name, &def) {
+                registered.tools.insert(name, def);
+            }
+        }
+        for (name, def) in wanted.prompts {
+            if kept(&had.prompts, &name, &def) || self.add_prompt(&server, &name, &def) {
+                registered.prompts.insert(name, def);
+            }
+        }
+        for (uri, def) in wanted.resources {
+            if kept(&had.resources, &uri, &def) || self.add_resource(&server, &uri, &def) {
+                registered.resources.insert(uri, def);
+            }
+        }
+        for (uri, def) in wanted.templates {
+            if kept(&had.templates, &uri, &def) || self.add_template(&server, &uri, &def) {
+                registered.templates.insert(uri, def);
+            }
+        }
+        Ok(())
+    }
+
+    fn skipped(&self, kind: &str, name: &str, err: &Error) -> bool {
+        tracing::warn!(upstream = %self.described, %err, "the {kind} {name:?} is not mounted");
+        false
+    }
+
+    fn add_tool(self: &Arc<Self>, server: &Server, name: &str, def: &Value) -> bool {
+        let Some(remote) = def.get("name").and_then(Value::as_str) else {
+            return false;
+        };
+        let mut wire = own_keys_only(def, TOOL_KEYS);
+        wire.insert("name".into(), json!(name));
+        let tool = match Tool::from_json(Value::Object(wire)) {
+            Ok(tool) => tool,
+            Err(err) => return self.skipped("tool", remote, &err),
+        };
+        let forward = ForwardTool {
+            mount: self.clone(),
+            remote: remote.to_owned(),
+        };
+        match server.add_tool(tool, forward) {
+            Ok(()) => true,
+            Err(err) => self.skipped("tool", remote, &err),
+        }
+    }
+
+    fn add_prompt(self: &Arc<Self>, server: &Server, name: &str, def: &Value) -> bool {
+        let Some(remote) = def.get("name").and_then(Value::as_str) else {
+            return false;
+        };
+        let mut wire = own_keys_only(def, PROMPT_KEYS);
+        wire.insert("name".into(), json!(name));
+        let prompt = match Prompt::from_json(Value::Object(wire)) {
+            Ok(prompt) => prompt,
+            Err(err) => return self.skipped("prompt", remote, &err),
+        };
+        let forward = ForwardPrompt {
+            mount: self.clone(),
+            remote: remote.to_owned(),
+        };
+        match server.add_prompt(prompt, forward) {
+            Ok(()) => true,
+            Err(err) => self.skipped("prompt", remote, &err),
+        }
+    }
+
+    fn add_resource(self: &Arc<Self>, server: &Server, uri: &str, def: &Value) -> bool {
+        let Some(remote) = def.get("uri").and_then(Value::as_str) else {
+            return false;
+        };
+        let mut wire = own_keys_only(def, RESOURCE_KEYS);
+        wire.insert("uri".into(), json!(uri));
+        let resource = match Resource::from_json(Value::Object(wire)) {
+            Ok(resource) => resource,
+            Err(err) => return self.skipped("resource", remote, &err),
+        };
+        match server.add_resource(
+            resource,
+            ForwardRead {
+                mount: self.clone(),
+            },
+        ) {
+            Ok(()) => true,
+            Err(err) => self.skipped("resource", remote, &err),
+        }
+    }
+
+    fn add_template(self: &Arc<Self>, server: &Server, uri: &str, def: &Value) -> bool {
+        let remote = def.get("uriTemplate").and_then(Value::as_str).unwrap_or("");
+        let mut wire = own_keys_only(def, TEMPLATE_KEYS);
+        wire.insert("uriTemplate".into(), json!(uri));
+        let template = match ResourceTemplate::from_json(Value::Object(wire)) {
+            Ok(template) => template,
+            Err(err) => return self.skipped("resource template", remote, &err),
+        };
+        match server.add_resource_template(
+            template,
+            ForwardRead {
+                mount: self.clone(),
+            },
+        ) {
+            Ok(()) => true,
+            Err(err) => self.skipped("resource template", remote, &err),
+        }
+    }
+
+    /// Sends `method` upstream for a request of this server's, relaying its progress and
+    /// questions, and mapping a lost upstream to an error that names it.
+    async fn forward(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        ctx: Option<&Context>,
+    ) -> Result<Value, ToolError> {
+        let client = self
+            .client()
+            .await
+            .map_err(|err| ToolError::new(err.to_string()))?;
+        let progress = ctx.filter(|ctx| ctx.wants_progress()).map(|ctx| {
+            let ctx = ctx.clone();
+            let relay: Progress = Arc::new(move |params: &Value| {
+                if let Some(progress) = params.get("progress").and_then(Value::as_f64) {
+                    let total = params.get("total").and_then(Value::as_f64);
+                    let message = params.get("message").and_then(Value::as_str);
+                    ctx.progress(progress, total, message);
+                }
+            });
+            relay
+        });
+        let input_needed = CancellationToken::new();
+        let asker = ctx.map(|ctx| {
+            let relay: Arc<dyn Answerer> = Arc::new(Relay {
+                ctx: ctx.clone(),
+                input_needed: input_needed.clone(),
+            });
+            relay
+        });
+        let sent = client.request_asking(method, params, progress, asker);
+        let answer = tokio::select! {
+            biased;
+            // 2026-07-28 here: the question goes to this server's client as an
+            // `input_required` round, and the call comes again with the answer. Looked at
+            // first, as relaying it also fails the upstream's request.
+            () = input_needed.cancelled() => return Err(ToolError::from(Error::InputRequired)),
+            answer = sent => answer,
+        };
+        if input_needed.is_cancelled() {
+            // Relayed within the request's last poll: the same round, seen late.
+            return Err(ToolError::from(Error::InputRequired));
+        }
+        match answer {
+            Ok(result) => Ok(result),
+            Err(Error::Rpc(error)) if client.is_closed() => {
+                tracing::debug!(upstream = %self.described, ?error, "the upstream went away");
+                Err(ToolError::new(format!(
+                    "{} went away before answering; the next call connects again",
+                    self.described
+                )))
+            }
+            Err(Error::Rpc(error)) => Err(ToolError::protocol(error.code.0, error.message)),
+            Err(err) => Err(ToolError::new(format!("{}: {err}", self.described))),
+        }
+    }
+}
+
+/// A 2026-07-28 upstream tells of list changes only on a `subscriptions/listen` stream: one is
+/// kept open while the connection lasts (its notifications reach the client's listeners).
+async fn listen(client: Arc<Client>, stopped: CancellationToken) {
+    let wanted = json!({"notifications": {
+        "toolsListChanged": true,
+        "promptsListChanged": true,
+        "resourcesListChanged": true,
+    }});
+    let mut failures = 0u32;
+    while !client.is_closed() && failures < 5 {
+        let listening = client.request_within("subscriptions/listen", wanted.clone(), LISTEN_FOR);
+        tokio::select! {
+            () = stopped.cancelled() => return,
+            ended = listening => match ended {
+                // The server ended the stream in order (it is stopping, or moved us on).
+                Ok(_) => failures = 0,
+                Err(Error::Rpc(refused)) if refused.code == ErrorCode::METHOD_NOT_FOUND => return,
+                Err(_) => failures += 1,
+            },
+        }
+        // Backing off, not waiting for an event: a stream the server closes at once would
+        // otherwise be opened again in a tight loop.
+        tokio::time::sleep(Duration::from_millis(100 << failures)).await;
+    }
+}
+
+/// How long one listen request may stay open.
+const LISTEN_FOR: Duration = Duration::from_secs(365 * 24 * 3600);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        // Ends the listen stream, which holds the connection.
+        self.stopped.cancel();
+    }
+}
+
+/// Whether the upstream's handshake answer offers `kind` (`tools`, …). One that declared no
+/// capabilities at all is asked anyway.
+fn offered(client: &Client) -> impl Fn(&str) -> bool + '_ {
+    move |kind| {
+        let info = client.server_info();
+        match info.get("capabilities").and_then(Value::as_object) {
+            Some(capabilities) => capabilities.contains_key(kind),
+            None => true,
+        }
+    }
+}
+
+/// The wire keys of each kind a mount copies; toolwire's own (`taskSupport`,
+/// `requiredScopes`, …) are this server's to set, never the upstream's.
+const TOOL_KEYS: &[&str] = &[
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "_meta",
+];
+const PROMPT_KEYS: &[&str] = &["title", "description", "arguments", "icons", "_meta"];
+const RESOURCE_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "mimeType",
+    "size",
+    "annotations",
+    "icons",
+    "_meta",
+];
+const TEMPLATE_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "mimeType",
+    "annotations",
+    "icons",
+    "_meta",
+];
+
+fn own_keys_only(def: &Value, keys: &[&str]) -> Map<String, Value> {
+    def.as_object()
+        .map(|def| {
+            def.iter()
+                .filter(|(key, _)| keys.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+struct ForwardTool {
+    mount: Arc<Mounted>,
+    remote: String,
+}
+
+#[async_trait]
+impl ToolHandler for ForwardTool {
+    async fn call(&self, ctx: Context, arguments: Value) -> Result<ToolOutput, ToolError> {
+        let params = json!({"name": self.remote, "arguments": arguments});
+        let result = self.mount.forward("tools/call", params, Some(&ctx)).await?;
+        ToolOutput::from_json(result).map_err(|err| {
+            ToolError::new(format!("{} answered badly: {err}", self.mount.described))
+        })
+    }
+}
+
+struct ForwardPrompt {
+    mount: Arc<Mounted>,
+    remote: String,
+}
+
+#[async_trait]
+impl PromptHandler for ForwardPrompt {
+    async fn get(&self, request: PromptRequest) -> Result<PromptResult, ToolError> {
+        let params = json!({"name": self.remote, "arguments": request.arguments});
+        let result = self
+            .mount
+            .forward("prompts/get", params, request.ctx.as_ref())
+            .await?;
+        PromptResult::from_json(result).map_err(|err| {
+            ToolError::new(format!("{} answered badly: {err}", self.mount.described))
+        })
+    }
+}
+
+/// Reads a mounted resource, or any resource of a mounted template.
+struct ForwardRead {
+    mount: Arc<Mounted>,
+}
+
+#[async_trait]
+impl ResourceHandler for ForwardRead {
+    async fn read(&self, request: ResourceRequest) -> Result<Vec<ResourceContents>, ToolError> {
+        let prefix = &self.mount.prefix;
+        let Some(remote) = unprefixed_uri(prefix, &request.uri) else {
+            return Err(ToolError::not_found(format!(
+                "{} is not a resource of this mount",
+                request.uri
+            )));
+        };
+        let params = json!({"uri": remote});
+        let result = self
+            .mount
+            .forward("resources/read", params, request.ctx.as_ref())
+            .await
+            .map_err(|err| match err.protocol_code() {
+                // Unknown upstream (either era's code): unknown here too.
+                Some(-32002 | -32602) => ToolError::not_found(err.message().to_owned()),
+                _ => err,
+            })?;
+        let Some(Value::Array(contents)) = result.get("contents") else {
+            return Err(ToolError::new(format!(
+                "{} answered resources/read without contents",
+                self.mount.described
+            )));
+        };
+        contents
+            .iter()
+            .map(|item| {
+                let mut item = ResourceContents::from_json(item.clone()).map_err(|err| {
+                    ToolError::new(format!("{} answered badly: {err}", self.mount.described))
+                })?;
+                item.uri = prefix.uri(&item.uri);
+                Ok(item)
+            })
+            .collect()
+    }
+}
+
+/// Answers the upstream's questions about one forwarded request by asking this server's
+/// client, through the request's context (so the client's capabilities, the era and the
+/// deadlines of this server apply).
+struct Relay {
+    ctx: Context,
+    input_needed: CancellationToken,
+}
+
+impl Answerer for Relay {
+    fn answer(
+        &self,
+        method: String,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
+        let ctx = self.ctx.clone();
+        let input_needed = self.input_needed.clone();
+        Box::pin(async move {
+            let asked = match method.as_str() {
+                "elicitation/create" => ctx.elicit(params, RequestOptions::default()).await,
+                "sampling/createMessage" => ctx.sample(params, RequestOptions::default()).await,
+                "roots/list" => ctx
+                    .ask_all(vec![(method.clone(), params)], RequestOptions::default())
+                    .await
+                    .map(|mut answers| answers.pop().unwrap_or_else(|| json!({"roots": []}))),
+                _ => return Err(ErrorObject::method_not_found(&method)),
+            };
+            asked.map_err(|err| match err {
+                Error::InputRequired => {
+                    input_needed.cancel();
+                    ErrorObject::new(
+                        ErrorCode(-32000),
+                        "the question went to the client; the call comes again with its answer",
+                    )
+                }
+                Error::Peer(error) => error,
+                other => ErrorObject::new(ErrorCode(-32603), other.to_string()),
+            })
+        })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
