@@ -437,6 +437,51 @@ export interface ToolSearchOptions {
   callToolName?: string
 }
 
+/** A server to spawn and speak to over its stdin and stdout, for `mount`. */
+export interface MountCommand {
+  /** The program (looked up on `PATH`). */
+  command: string
+  args?: string[]
+  /** Variables set for it, on top of this process's environment. */
+  env?: Record<string, string>
+  /** Its working directory. */
+  cwd?: string
+  /** As `MountOptions.protocolVersion`. */
+  protocolVersion?: string
+}
+
+/** A Streamable HTTP server (`http://`), for `mount`. */
+export interface MountUrl {
+  url: string
+  /** Sent with every request (an `Authorization`, say). */
+  headers?: Record<string, string>
+  /** As `MountOptions.protocolVersion`. */
+  protocolVersion?: string
+}
+
+/** How `Server.mount` speaks to its upstream. */
+export interface MountOptions {
+  /**
+   * The version asked of the upstream: default 2026-07-28, falling back to `initialize` for a
+   * handshake-era server. Give `'2025-11-25'` for an upstream whose tools ask questions as
+   * requests, which 2026-07-28 has no channel for.
+   */
+  protocolVersion?: string
+}
+
+/** A catalog mounted with `Server.mount`. */
+export declare class Mount {
+  private constructor()
+  /** The prefix. */
+  readonly prefix: string
+  /** The names and URIs it registered, as this server's clients see them. */
+  registered(): string[]
+  /** Reads the upstream's lists again now (they are read when it says they changed, too). */
+  refresh(): Promise<void>
+  /** Takes what it registered off this server and ends the connection. */
+  unmount(): Promise<void>
+}
+
 /** A tool, resource, resource template or prompt, as a `visibleWhen` rule sees it. */
 export interface CatalogItem {
   kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt'
@@ -740,6 +785,15 @@ export declare class Server {
    * `null` lists every tool again. Throws when a tool already has one of the two names.
    */
   toolSearch(options?: ToolSearchOptions | null): this
+  /**
+   * Mounts another server's tools, resources, templates and prompts under `prefix`: a `Server`
+   * in this process, a server to spawn over stdio, or a Streamable HTTP server. Names become
+   * `${prefix}_${name}`, URIs `scheme://${prefix}/rest`; calls are forwarded with progress,
+   * cancellation and the upstream's questions, under this server's middleware and limits; list
+   * changes are followed; an upstream that went away is connected again on the next call.
+   * Rejects with `TOOLWIRE_TRANSPORT` when it cannot connect.
+   */
+  mount(prefix: string, upstream: Server | MountCommand | MountUrl, options?: MountOptions): Promise<Mount>
   /**
    * Decides per request who sees which tools, resources, templates and prompts, beyond their
    * `requiredScopes` / `requiredTags`; a hidden item is left out of lists and answers as unknown.

@@ -27,10 +27,11 @@ const { ENGINE_LOG_LEVELS, onEngineLog } = require('./logs')
 const { text, image, audio, resourceLink, embeddedResource, InputRequired } = require('./content')
 const { LOG_LEVELS, Context } = require('./context')
 const { HttpServer } = require('./http')
-const { Server } = require('./server')
+const { Server, Mount } = require('./server')
 
 module.exports = {
   Server,
+  Mount,
   Context,
   InputRequired,
   ProtocolError,

@@ -5,5 +5,5 @@ import { createRequire } from 'node:module'
 
 const toolwire = createRequire(import.meta.url)('./index.js')
 
-export const { Server, Context, InputRequired, ProtocolError, ToolError, HttpServer, ResourceNotFound, ToolwireError, text, image, audio, resourceLink, embeddedResource, LOG_LEVELS, ENGINE_LOG_LEVELS, completable, onEngineLog } = toolwire
+export const { Server, Mount, Context, InputRequired, ProtocolError, ToolError, HttpServer, ResourceNotFound, ToolwireError, text, image, audio, resourceLink, embeddedResource, LOG_LEVELS, ENGINE_LOG_LEVELS, completable, onEngineLog } = toolwire
 export default toolwire

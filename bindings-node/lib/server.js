@@ -438,6 +438,38 @@ class Server {
   }
 
   /**
+   * Mounts another server's tools, resources, templates and prompts under `prefix`: `upstream`
+   * is a `Server` in this process, `{ command, args, env, cwd }` (a server to spawn and speak to
+   * over stdio) or `{ url, headers }` (a Streamable HTTP server). Names become `${prefix}_${name}`
+   * and URIs `scheme://${prefix}/rest`. A call is forwarded with its progress and cancellation,
+   * and what the upstream asks during it (elicitation, sampling, roots) is asked of this
+   * server's client; this server's middleware, limits and visibility apply. When the upstream's
+   * lists change, this server's clients are told. An upstream that goes away fails the calls in
+   * flight with an error naming it, and the next call connects again. `protocolVersion` (in
+   * `options`, or beside `command` / `url`) is the version asked of the upstream: default
+   * 2026-07-28, falling back to `initialize` for a handshake-era server. Resolves to a `Mount`
+   * once connected; rejects with a `ToolwireError` (`TOOLWIRE_TRANSPORT` when it cannot
+   * connect). Names already taken here are skipped, with a warning in the engine's logs.
+   */
+  async mount(prefix, upstream, options = {}) {
+    if (typeof prefix !== 'string') throw new TypeError('toolwire: mount(prefix, upstream) takes a string prefix')
+    const protocolVersion = options?.protocolVersion ?? upstream?.protocolVersion ?? null
+    let prepared
+    if (upstream instanceof Server) {
+      prepared = this.#native.prepareMount(prefix, upstream.#native, null, protocolVersion)
+    } else if (upstream !== null && typeof upstream === 'object' && !Array.isArray(upstream)) {
+      const { protocolVersion: _asked, ...settings } = upstream
+      prepared = this.#native.prepareMount(prefix, null, settings, protocolVersion)
+    } else {
+      throw new TypeError('toolwire: mount(prefix, upstream) takes a Server, { command, args } or { url }')
+    }
+    const mount = created(prepared, native.NativeMount)
+    const failed = await mount.connect()
+    if (failed) throw fromNative(failed)
+    return new Mount(mount)
+  }
+
+  /**
    * Declares an extension this server serves: `capabilities.extensions[id] = settings` in
    * `initialize` and `server/discover`. A tool reads the client's with `ctx.clientExtension(id)`.
    */
@@ -710,13 +742,43 @@ class Server {
 /** The hold of a server without a lifespan: nothing to hold. */
 const NO_HOLD = { release: () => Promise.resolve() }
 
+/** A catalog mounted with `Server.mount`: what it registered, and the way to take it off. */
+class Mount {
+  #native
+
+  constructor(mount) {
+    this.#native = mount
+  }
+
+  /** The prefix. */
+  get prefix() {
+    return this.#native.prefix
+  }
+
+  /** The names and URIs it registered, as this server's clients see them. */
+  registered() {
+    return this.#native.registered()
+  }
+
+  /** Reads the upstream's lists again now (they are read when it says they changed, too). */
+  async refresh() {
+    const failed = await this.#native.refresh()
+    if (failed) throw fromNative(failed)
+  }
+
+  /** Takes what it registered off this server and ends the connection. */
+  async unmount() {
+    await this.#native.unmount()
+  }
+}
+
 /** A tool's failure when the options give no `onToolError`: its stack to stderr. */
 function defaultToolErrorLog(err, toolName) {
   const detail = err instanceof Error ? err.stack || err.message : String(err)
   process.stderr.write(`toolwire: tool ${JSON.stringify(toolName)} failed: ${detail}\n`)
 }
 
-module.exports = { Server, OPEN_CLIENT, REPLAY_VECTOR, HOLD_LIFESPAN }
+module.exports = { Server, Mount, OPEN_CLIENT, REPLAY_VECTOR, HOLD_LIFESPAN }
 
 /** A skill file's contents as bytes: a string as UTF-8, bytes as they are. */
 function toBuffer(contents, what) {

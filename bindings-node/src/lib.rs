@@ -10,6 +10,7 @@
 
 mod catalog;
 mod client;
+mod compose;
 mod connection;
 mod context;
 mod errors;

@@ -376,6 +376,41 @@ impl NativeServer {
             .map(|err| errors::describe(&err))
     }
 
+    /// A mount of `inner` (a server in this process) or of what `settings` names
+    /// (`{command, args, env, cwd}` or `{url, headers}`) under `prefix`, to `connect()`; or
+    /// the error's description.
+    #[napi]
+    pub fn prepare_mount(
+        &self,
+        prefix: String,
+        inner: Option<&NativeServer>,
+        settings: Option<Value>,
+        protocol_version: Option<String>,
+    ) -> Either<crate::compose::NativeMount, Value> {
+        let upstream = match (inner, settings) {
+            (Some(inner), None | Some(Value::Null)) => {
+                toolwire::compose::Upstream::Server(inner.server.clone())
+            }
+            (None, Some(settings)) => match toolwire::compose::Upstream::from_json(&settings) {
+                Ok(upstream) => upstream,
+                Err(err) => return Either::B(errors::describe(&err)),
+            },
+            _ => {
+                return Either::B(errors::describe(&toolwire::Error::InvalidArgument(
+                    "mount takes a server, or the settings of one to spawn or reach".into(),
+                )));
+            }
+        };
+        let mut options = toolwire::compose::MountOptions::default();
+        options.protocol_version = protocol_version;
+        Either::A(crate::compose::NativeMount::pending(
+            self.server.clone(),
+            prefix,
+            upstream,
+            options,
+        ))
+    }
+
     /// Declares an extension the server serves; an error description when it is refused.
     #[napi]
     pub fn declare_extension(&self, id: String, settings: Value) -> Option<Value> {

@@ -348,6 +348,23 @@ impl NativeClient {
         });
     }
 
+    /// Calls `heard(method)` (on the client's thread) as each notification arrives.
+    fn on_notification(&self, heard: Py<PyAny>) -> PyResult<()> {
+        let client = self.client()?;
+        let deliveries = self.deliveries.clone();
+        let heard = Arc::new(heard);
+        client.on_notification(Arc::new(move |method: &str, _params: &Value| {
+            let (method, heard) = (method.to_owned(), heard.clone());
+            // The reader never takes the GIL: the delivery thread calls.
+            let _ = deliveries.sender.send(Box::new(move |py| {
+                if let Err(err) = heard.call1(py, (method,)) {
+                    err.write_unraisable(py, None);
+                }
+            }));
+        }));
+        Ok(())
+    }
+
     /// The notifications received so far, as a JSON array (after close: all it received).
     fn notifications(&self) -> String {
         match &*lock_slot(&self.slot) {

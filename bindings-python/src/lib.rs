@@ -8,6 +8,7 @@
 mod bridge;
 mod catalog;
 mod client;
+mod compose;
 mod context;
 mod convert;
 mod errors;
@@ -40,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lifespan::NativeLifespanHold>()?;
     m.add_class::<http::NativeHttpServer>()?;
     m.add_class::<mount::NativeHttpEndpoint>()?;
+    m.add_class::<compose::NativeMount>()?;
     m.add_class::<mount::NativeExchange>()?;
     m.add_class::<middleware::PyAroundCall>()?;
     m.add_function(wrap_pyfunction!(logs::set_log_level, m)?)?;

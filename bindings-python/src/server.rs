@@ -384,6 +384,46 @@ impl NativeServer {
         self.server.tool_search(search).map_err(to_py_err)
     }
 
+    /// Mounts another server's catalog under `prefix`: `inner` (a server in this process,
+    /// whose `async def` tools then run on this server's loop) or `settings`
+    /// (`{"command", "args", "env", "cwd"}` or `{"url", "headers"}`). Connects before it
+    /// returns, without the GIL.
+    #[pyo3(signature = (prefix, inner=None, settings=None, protocol_version=None))]
+    fn mount(
+        &self,
+        py: Python<'_>,
+        prefix: &str,
+        inner: Option<PyRef<'_, NativeServer>>,
+        settings: Option<&Bound<'_, PyAny>>,
+        protocol_version: Option<String>,
+    ) -> PyResult<crate::compose::NativeMount> {
+        let upstream = match (inner, settings) {
+            (Some(inner), None) => {
+                inner.bridge.mount_in(&self.bridge);
+                toolwire::compose::Upstream::Server(inner.server.clone())
+            }
+            (None, Some(settings)) => {
+                toolwire::compose::Upstream::from_json(&to_json(settings)?).map_err(to_py_err)?
+            }
+            _ => {
+                return Err(PyValueError::new_err(
+                    "mount takes a server, or the settings of one to spawn or reach",
+                ));
+            }
+        };
+        let server = self.server.clone();
+        let prefix = prefix.to_owned();
+        let mut options = toolwire::compose::MountOptions::default();
+        options.protocol_version = protocol_version;
+        let mount = py
+            .detach(|| {
+                runtime()
+                    .block_on(async move { server.mount_with(&prefix, upstream, options).await })
+            })
+            .map_err(to_py_err)?;
+        Ok(crate::compose::NativeMount { mount })
+    }
+
     /// Declares an extension the server serves (`capabilities.extensions[id] = settings`).
     fn declare_extension(&self, id: &str, settings: &Bound<'_, PyAny>) -> PyResult<()> {
         self.server
@@ -618,19 +658,19 @@ fn http_options(
 
 impl NativeServer {
     fn set_loop(&self, bridge: Option<BridgeHandle>) {
-        *self.bridge.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
+        *self.bridge.own.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
     }
 
     fn swap_loop(&self, bridge: Option<BridgeHandle>) -> Option<BridgeHandle> {
         std::mem::replace(
-            &mut *self.bridge.lock().unwrap_or_else(|e| e.into_inner()),
+            &mut *self.bridge.own.lock().unwrap_or_else(|e| e.into_inner()),
             bridge,
         )
     }
 
     /// Puts `previous` back unless another serve took the slot since `ours` went in.
     fn restore_loop(&self, ours: &BridgeHandle, previous: Option<BridgeHandle>) {
-        let mut slot = self.bridge.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.bridge.own.lock().unwrap_or_else(|e| e.into_inner());
         if slot.as_ref().is_some_and(|current| current.same(ours)) {
             *slot = previous;
         }

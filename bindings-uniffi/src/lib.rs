@@ -9,6 +9,7 @@
 
 mod catalog;
 mod client;
+mod compose;
 mod connection;
 mod context;
 mod definition;

@@ -296,6 +296,33 @@ impl Server {
         Ok(self.server.tool_search(search.map(Into::into))?)
     }
 
+    /// Mounts another server's tools, resources, templates and prompts under `prefix`: a
+    /// `Server` in this process, a server to spawn over stdio, or a Streamable HTTP server.
+    /// Names become `{prefix}_{name}` and URIs `scheme://{prefix}/rest`; a call is forwarded
+    /// with its progress and cancellation, and what the upstream asks during it (elicitation,
+    /// sampling, roots) is asked of this server's client; this server's middleware, limits and
+    /// visibility apply. List changes are followed; an upstream that went away is connected
+    /// again on the next call. `protocol_version`: the version asked of the upstream (default
+    /// 2026-07-28, falling back to `initialize` for a handshake-era server). Throws `Transport`
+    /// when it cannot connect, `InvalidArgument` for a bad prefix.
+    #[uniffi::method(default(protocol_version = None))]
+    pub async fn mount(
+        &self,
+        prefix: String,
+        upstream: crate::compose::Upstream,
+        protocol_version: Option<String>,
+    ) -> Result<Arc<crate::compose::Mount>, ToolwireError> {
+        let server = self.server.clone();
+        let upstream = upstream.into_core();
+        let mut options = toolwire::compose::MountOptions::default();
+        options.protocol_version = protocol_version;
+        let mount = crate::runtime::on_runtime_abortable(async move {
+            server.mount_with(&prefix, upstream, options).await
+        })
+        .await??;
+        Ok(Arc::new(crate::compose::Mount { mount }))
+    }
+
     /// Declares an extension this server serves: `capabilities.extensions[id]` is the JSON
     /// object `settings_json` in `initialize` and `server/discover`.
     #[uniffi::method(default(settings_json = "{}"))]

@@ -286,17 +286,37 @@ async fn drive(
     client.close().await;
 }
 
+/// Waits for list changes until `weather_radar` is listed (or, `listed` false, is not).
+async fn listed_after_changes(
+    client: &Client,
+    changes: &mut mpsc::UnboundedReceiver<()>,
+    listed: bool,
+) {
+    loop {
+        tokio::time::timeout(Duration::from_secs(10), changes.recv())
+            .await
+            .expect("a list change")
+            .expect("a signal");
+        let tools = client.list_tools().await.expect("tools");
+        if tools.iter().any(|t| t["name"] == "weather_radar") == listed {
+            return;
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_in_this_process_is_mounted_under_a_prefix() {
     let (cancelled, mut cancellations) = mpsc::unbounded_channel();
     let inner = upstream(cancelled);
     let seen = Arc::new(Seen::default());
+    // --8<-- [start:inner]
     let outer = Server::builder("gateway", "1").build().expect("a server");
-    outer.add_middleware(seen.clone());
     let mount = outer
         .mount("weather", Upstream::Server(inner.clone()))
         .await
         .expect("mounted");
+    // --8<-- [end:inner]
+    outer.add_middleware(seen.clone());
     assert_eq!(mount.registered().len(), 7);
     for version in [LEGACY, MODERN] {
         drive(&outer, &seen, version, &mut cancellations).await;
@@ -311,27 +331,9 @@ async fn a_server_in_this_process_is_mounted_under_a_prefix() {
         }
     }));
     inner.add_tool(Tool::new("radar"), echo).expect("radar");
-    loop {
-        tokio::time::timeout(Duration::from_secs(10), changes.recv())
-            .await
-            .expect("a list change")
-            .expect("a signal");
-        let tools = client.list_tools().await.expect("tools");
-        if tools.iter().any(|t| t["name"] == "weather_radar") {
-            break;
-        }
-    }
+    listed_after_changes(&client, &mut changes, true).await;
     inner.remove_tool("radar");
-    loop {
-        tokio::time::timeout(Duration::from_secs(10), changes.recv())
-            .await
-            .expect("a list change")
-            .expect("a signal");
-        let tools = client.list_tools().await.expect("tools");
-        if !tools.iter().any(|t| t["name"] == "weather_radar") {
-            break;
-        }
-    }
+    listed_after_changes(&client, &mut changes, false).await;
 
     mount.unmount().await;
     assert!(client.list_tools().await.expect("tools").is_empty());
@@ -339,7 +341,7 @@ async fn a_server_in_this_process_is_mounted_under_a_prefix() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_streamable_http_server_is_proxied_in_either_era() {
+async fn a_streamable_http_server_is_proxied_in_either_era() -> Result<(), toolwire::Error> {
     let (cancelled, mut cancellations) = mpsc::unbounded_channel();
     let inner = upstream(cancelled);
     let http = inner
@@ -348,16 +350,16 @@ async fn a_streamable_http_server_is_proxied_in_either_era() {
         .expect("serving");
     let url = format!("http://{}/mcp", http.local_addr());
     let seen = Arc::new(Seen::default());
-    let outer = Server::builder("gateway", "1").build().expect("a server");
+    // --8<-- [start:http]
+    let outer = Server::builder("gateway", "1").build()?;
+    outer.mount("weather", Upstream::http(&url)).await?; // weather_echo, docs://weather/readme, ...
+    // --8<-- [end:http]
     outer.add_middleware(seen.clone());
-    outer
-        .mount("weather", Upstream::http(&url))
-        .await
-        .expect("mounted");
     for version in [LEGACY, MODERN] {
         drive(&outer, &seen, version, &mut cancellations).await;
     }
     http.shutdown().await;
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

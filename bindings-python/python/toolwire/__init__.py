@@ -34,7 +34,7 @@ server.run()
 from ._asgi import AsgiApp
 from ._base import F as F
 from ._base import logger as logger
-from ._catalog import CatalogItem, ResourceNotFound, Viewer
+from ._catalog import CatalogItem, Mount, ResourceNotFound, Viewer
 from ._content import (
     Audio,
     EmbeddedResource,
@@ -83,6 +83,7 @@ __all__ = [
     "Image",
     "InputRequired",
     "InputRequiredError",
+    "Mount",
     "ProtocolError",
     "RegistrationError",
     "ResourceLink",

@@ -24,6 +24,33 @@ from ._native import RegistrationError
 from ._schema import _field_has_default, _field_info, analyse, converter, parse_docstring
 
 
+class Mount:
+    """A catalog mounted with `Server.mount`: what it registered here, and the way to take it
+    off."""
+
+    def __init__(self, native: _native.NativeMount) -> None:
+        self._native = native
+
+    @property
+    def prefix(self) -> str:
+        return self._native.prefix
+
+    def registered(self) -> list[str]:
+        """The names and URIs it registered, as this server's clients see them."""
+        return self._native.registered()
+
+    def refresh(self) -> None:
+        """Reads the upstream's lists again now (they are read when it says they changed, too)."""
+        self._native.refresh()
+
+    def unmount(self) -> None:
+        """Takes what it registered off this server and ends the connection."""
+        self._native.unmount()
+
+    def __repr__(self) -> str:
+        return f"<Mount {self.prefix!r}>"
+
+
 @dataclass(frozen=True)
 class Viewer:
     """Who a request comes from, as a visibility rule sees it: over HTTP with a
@@ -437,6 +464,58 @@ class CatalogMixin(ServerBase):
                 "callToolName": call_tool_name,
             }
         )
+
+    def mount(
+        self,
+        prefix: str,
+        server: Optional[ServerBase] = None,
+        *,
+        command: Union[str, Sequence[str], None] = None,
+        args: Sequence[str] = (),
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        url: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        protocol_version: Optional[str] = None,
+    ) -> Mount:
+        """Mounts another server's tools, resources, templates and prompts under `prefix`:
+        `server` (a `Server` in this process), a server to spawn and speak to over stdio
+        (`command`, as one string or a list with its arguments, plus `args`, `env`, `cwd`), or
+        a Streamable HTTP server (`url`, `headers` sent with every request). Names become
+        `{prefix}_{name}` and URIs `scheme://{prefix}/rest`. A call is forwarded with its
+        progress and cancellation, and what the upstream asks during it (elicitation,
+        sampling, roots) is asked of this server's client; this server's middleware, limits and
+        visibility apply. When the upstream's lists change, this server's clients are told.
+        An upstream that goes away fails the calls in flight with an error naming it, and the
+        next call connects again. `protocol_version` is the version asked of the upstream
+        (default 2026-07-28, falling back to `initialize` for a server of the handshake era);
+        give `"2025-11-25"` for an upstream whose tools ask questions as requests, which
+        2026-07-28 has no channel for. Connects before it returns (raises `TransportError` if
+        it cannot); names already taken here are skipped, with a warning in the logs."""
+        if server is not None:
+            if command is not None or url is not None:
+                raise TypeError("mount takes a server, or command=, or url=: one of them")
+            native = getattr(server, "_native", None)
+            if not isinstance(native, _native.NativeServer):
+                raise TypeError(f"mount takes a toolwire Server, not {type(server).__name__}")
+            return Mount(self._native.mount(prefix, native, None, protocol_version))
+        if (command is None) == (url is None):
+            raise TypeError("mount needs a server, command= or url=: one of them")
+        settings: dict[str, Any]
+        if command is not None:
+            if isinstance(command, str):
+                program, given = command, list(args)
+            else:
+                parts = list(command)
+                if not parts:
+                    raise ValueError("command= is empty")
+                program, given = parts[0], parts[1:] + list(args)
+            settings = {"command": program, "args": given, "env": dict(env or {})}
+            if cwd is not None:
+                settings["cwd"] = os.fspath(cwd)
+        else:
+            settings = {"url": url, "headers": dict(headers or {})}
+        return Mount(self._native.mount(prefix, None, settings, protocol_version))
 
     def declare_extension(self, id: str, settings: Optional[Mapping[str, Any]] = None) -> None:
         """Declares an extension this server serves: `capabilities.extensions[id]` in

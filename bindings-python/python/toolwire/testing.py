@@ -134,6 +134,8 @@ class TestClient:
         self.server: dict[str, Any] = {}
         #: Whether it speaks 2026-07-28 (no session handshake; `_meta` on every request).
         self.modern = False
+        self._waiting: set[asyncio.Event] = set()
+        self._waited: dict[str, int] = {}
 
     @property
     def notifications(self) -> list[dict[str, Any]]:
@@ -177,6 +179,38 @@ class TestClient:
         self.server = connected["server"]
         self.modern = connected["modern"]
         self.capabilities = connected["capabilities"]
+        self._native.on_notification(self._heard)
+
+    def _heard(self, method: str) -> None:
+        """A notification arrived (on the client's thread): whoever waits looks again."""
+
+        def wake() -> None:
+            for waiting in self._waiting:
+                waiting.set()
+
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+            self._loop.call_soon_threadsafe(wake)
+
+    async def wait_for_notification(self, method: str, timeout: Optional[float] = None) -> dict[str, Any]:
+        """The params of the first `method` notification not yet waited for, waiting until one
+        arrives (at most `timeout` seconds, default the client's; then `TimeoutError`). Each
+        notification ends one wait, so one that came before the call is not missed."""
+
+        async def arrived() -> dict[str, Any]:
+            while True:
+                woken = asyncio.Event()
+                self._waiting.add(woken)
+                try:
+                    seen = [n for n in self.notifications if n.get("method") == method]
+                    used = self._waited.get(method, 0)
+                    if len(seen) > used:
+                        self._waited[method] = used + 1
+                        return seen[used].get("params") or {}
+                    await woken.wait()
+                finally:
+                    self._waiting.discard(woken)
+
+        return await asyncio.wait_for(arrived(), self._timeout if timeout is None else timeout)
 
     async def _close(self) -> None:
         # Calls in flight finish and their answers are read first (core's close).

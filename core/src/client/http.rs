@@ -57,6 +57,7 @@ impl Client {
                 stop: CancellationToken::new(),
                 listening: std::sync::atomic::AtomicBool::new(false),
                 in_flight: Mutex::new(std::collections::HashMap::new()),
+                initialized: Arc::new(tokio::sync::RwLock::new(())),
             }),
         };
         Client::over_remote(Box::new(remote), frames, options, answerer).await
@@ -131,6 +132,9 @@ struct Shared {
     listening: std::sync::atomic::AtomicBool,
     /// Each request's POST in flight, and whether it is of 2026-07-28.
     in_flight: Mutex<std::collections::HashMap<u64, (CancellationToken, bool)>>,
+    /// Held for writing while `notifications/initialized` is posted: every other POST waits
+    /// for it, so the server hears the handshake end before anything else.
+    initialized: Arc<tokio::sync::RwLock<()>>,
 }
 
 struct HttpRemote {
@@ -147,6 +151,12 @@ impl Remote for HttpRemote {
         }
         let shared = self.shared.clone();
         let message = message.clone();
+        let initialized =
+            message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
+        // Taken here, before any later send spawns its POST.
+        let gate = initialized
+            .then(|| shared.initialized.clone().try_write_owned().ok())
+            .flatten();
         let abandoned = CancellationToken::new();
         if let Some(id) = request {
             let modern = posted(&message).modern_version.is_some();
@@ -154,10 +164,16 @@ impl Remote for HttpRemote {
         }
         tokio::spawn(async move {
             let stop = shared.stop.clone();
+            let post = async {
+                match gate {
+                    Some(_held) => shared.post_first(message).await,
+                    None => shared.post(message, request, &incoming).await,
+                }
+            };
             tokio::select! {
                 () = stop.cancelled() => {}
                 () = abandoned.cancelled() => {}
-                () = shared.post(message, request, &incoming) => {}
+                () = post => {}
             }
             if let Some(id) = request {
                 lock(&shared.in_flight).remove(&id);
@@ -189,6 +205,40 @@ impl Remote for HttpRemote {
     fn describe(&self) -> String {
         self.shared.endpoint.url.clone()
     }
+}
+
+/// How reading an answer's event stream went.
+struct EventsRead {
+    /// The request's answer came (or there was no request to answer).
+    answered: bool,
+    /// The stream ended in order: its connection may carry the next request.
+    whole: bool,
+}
+
+/// The answer a request gets when the transport failed it: -32000, marked as the transport's
+/// (`data.transport`), so a caller can tell it from an error the server sent.
+fn transport_failure(id: u64, message: String) -> Incoming {
+    let error = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32000, "message": message, "data": {"transport": true}},
+    });
+    Incoming {
+        frame: error.to_string(),
+        about: None,
+    }
+}
+
+/// A header value for `text`: as it is when a header can carry it, else in the `=?base64?…?=`
+/// form 2026-07-28 gives non-ASCII values.
+fn header_text(text: &str) -> Option<HeaderValue> {
+    let plain = text.bytes().all(|b| (0x20..0x7f).contains(&b)) && text.trim() == text;
+    if plain {
+        return HeaderValue::from_str(text).ok();
+    }
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    HeaderValue::from_str(&format!("=?base64?{encoded}?=")).ok()
 }
 
 /// What a POST carried, for the headers the 2026-07-28 routing checks.
@@ -265,11 +315,7 @@ impl Shared {
             if let Some(method) = about.method.and_then(|m| HeaderValue::from_str(m).ok()) {
                 extra.push((HeaderName::from_static("mcp-method"), method));
             }
-            if let Some(name) = about
-                .name
-                .as_deref()
-                .and_then(|n| HeaderValue::from_str(n).ok())
-            {
+            if let Some(name) = about.name.as_deref().and_then(header_text) {
                 extra.push((HeaderName::from_static("mcp-name"), name));
             }
         }
@@ -278,23 +324,16 @@ impl Shared {
             // Not the 2026-07-28 version a `server/discover` tried before it.
             lock(&self.version).take();
         }
-        let session = lock(&self.session).clone();
-        let answer = self
-            .exchange(Method::POST, session, Some(extra), body)
-            .await;
+        let answer = {
+            // The handshake's end reaches the server first: one may refuse what comes before.
+            let _after_initialized = self.initialized.read().await;
+            let session = lock(&self.session).clone();
+            self.exchange(Method::POST, session, Some(extra), body)
+                .await
+        };
         let fail = |message: String| async move {
             if let Some(id) = request {
-                let error = json!({
-                    "jsonrpc": "2.0",
-                    "id": id,
-                    "error": {"code": -32000, "message": message},
-                });
-                let _ = incoming
-                    .send(Incoming {
-                        frame: error.to_string(),
-                        about: None,
-                    })
-                    .await;
+                let _ = incoming.send(transport_failure(id, message)).await;
             }
         };
         let (response, connection) = match answer {
@@ -315,13 +354,28 @@ impl Shared {
             return self.release(connection);
         }
         if streamed && status.is_success() {
-            self.read_events(response, request, incoming).await;
-            return self.release(connection);
+            let read = self
+                .read_events(response, request, initializing, incoming)
+                .await;
+            if read.answered {
+                if read.whole {
+                    self.release(connection);
+                }
+            } else {
+                fail(format!(
+                    "{}: the answer's stream ended before the answer (the server went away?)",
+                    self.endpoint.url
+                ))
+                .await;
+            }
+            return;
         }
         let body = read_body(response).await;
-        self.release(connection);
         let body = match body {
-            Ok(body) => body,
+            Ok(body) => {
+                self.release(connection);
+                body
+            }
             Err(err) => return fail(format!("{}: {err}", self.endpoint.url)).await,
         };
         match serde_json::from_slice::<Value>(&body) {
@@ -336,6 +390,9 @@ impl Shared {
                 if initializing {
                     self.negotiated(&answer);
                 }
+                if status == StatusCode::NOT_FOUND && lock(&self.session).is_some() {
+                    self.session_ended();
+                }
                 let _ = incoming
                     .send(Incoming {
                         frame: answer.to_string(),
@@ -349,6 +406,7 @@ impl Shared {
                     self.endpoint.url
                 ))
                 .await;
+                self.session_ended();
             }
             _ => {
                 let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
@@ -359,6 +417,29 @@ impl Shared {
                 .await;
             }
         }
+    }
+
+    /// [`post`](Self::post) for the message every other waits for (it holds the gate).
+    async fn post_first(self: &Arc<Self>, message: Value) {
+        let body = Bytes::from(message.to_string());
+        let session = lock(&self.session).clone();
+        match self.exchange(Method::POST, session, None, body).await {
+            Ok((response, connection)) => {
+                if read_body(response).await.is_ok() {
+                    self.release(connection);
+                }
+            }
+            Err(err) => {
+                tracing::warn!(server = %self.endpoint.url, %err, "notifications/initialized was not delivered");
+            }
+        }
+    }
+
+    /// The server forgot the session (it restarted, or expired it): the connection is over,
+    /// and its owner connects again (the spec: a new `initialize`).
+    fn session_ended(&self) {
+        tracing::info!(server = %self.endpoint.url, "the server ended the session");
+        self.end();
     }
 
     /// From the `initialize` answer: the version the headers carry from now on, and the
@@ -406,54 +487,70 @@ impl Shared {
             {
                 Ok((response, _)) if response.status().is_success() => {
                     failures = 0;
-                    self.read_events(response, None, &incoming).await;
+                    self.read_events(response, None, false, &incoming).await;
                 }
                 Ok((response, _)) if response.status() == StatusCode::METHOD_NOT_ALLOWED => {
                     return;
                 }
-                Ok((response, _)) if response.status() == StatusCode::NOT_FOUND => return,
-                _ => failures += 1,
-            }
-            if failures > 5 {
-                tracing::warn!(server = %self.endpoint.url, "the server's notification stream failed 5 times; not opened again");
-                return;
+                Ok((response, _)) if response.status() == StatusCode::NOT_FOUND => {
+                    return self.session_ended();
+                }
+                _ => failures = failures.saturating_add(1),
             }
             // Backing off, not waiting for an event: a server that closes the stream at once
-            // would otherwise be asked again in a tight loop.
-            tokio::time::sleep(Duration::from_millis(100 << failures.min(5))).await;
+            // (or is down for a while) would otherwise be asked again in a tight loop.
+            tokio::time::sleep(Duration::from_millis(100 << failures.min(6))).await;
         }
     }
 
-    /// Sends every event's data up, each tagged with the request the stream answers.
+    /// Sends every event's data up, each tagged with the request the stream answers; after
+    /// an `initialize` answer, takes what it negotiated.
     async fn read_events(
-        &self,
+        self: &Arc<Self>,
         response: hyper::Response<hyper::body::Incoming>,
         request: Option<u64>,
+        initializing: bool,
         incoming: &mpsc::Sender<Incoming>,
-    ) {
+    ) -> EventsRead {
+        let mut read = EventsRead {
+            answered: request.is_none(),
+            whole: false,
+        };
         let mut body = response.into_body();
         let mut events = EventReader::default();
         while let Some(frame) = body.frame().await {
             let Ok(frame) = frame else {
-                return;
+                return read;
             };
             let Some(chunk) = frame.data_ref() else {
                 continue;
             };
             let Some(datas) = events.push(chunk) else {
                 tracing::warn!(server = %self.endpoint.url, "an event over {LARGEST_BODY} bytes: the stream is dropped");
-                return;
+                return read;
             };
             for data in datas {
+                if let Some(id) = request
+                    && let Ok(message) = serde_json::from_str::<Value>(&data)
+                    && message.get("id").and_then(Value::as_u64) == Some(id)
+                    && message.get("method").is_none()
+                {
+                    read.answered = true;
+                    if initializing {
+                        self.negotiated(&message);
+                    }
+                }
                 let sent = incoming.send(Incoming {
                     frame: data,
                     about: request,
                 });
                 if sent.await.is_err() {
-                    return;
+                    return read;
                 }
             }
         }
+        read.whole = true;
+        read
     }
 
     /// A connection whose answer has been read, kept for the next POST.

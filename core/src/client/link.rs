@@ -96,6 +96,7 @@ pub(super) struct Link {
     /// Requests whose own answerer answers the server's questions about them.
     askers: Mutex<HashMap<u64, Arc<dyn Answerer>>>,
     listeners: Mutex<Vec<Listener>>,
+    notifications_kept: usize,
     progress: Mutex<HashMap<String, Progress>>,
     notifications: Mutex<VecDeque<Value>>,
     /// Set when the outbound stream ended: nothing more will be answered.
@@ -107,6 +108,7 @@ pub(super) struct Link {
 impl Link {
     pub(super) fn new(
         wire: Wire,
+        notifications_kept: usize,
         answers: Answers,
         heard: mpsc::UnboundedSender<Heard>,
     ) -> Arc<Self> {
@@ -116,6 +118,7 @@ impl Link {
             waiting: Mutex::new(HashMap::new()),
             askers: Mutex::new(HashMap::new()),
             listeners: Mutex::new(Vec::new()),
+            notifications_kept,
             progress: Mutex::new(HashMap::new()),
             notifications: Mutex::new(VecDeque::new()),
             ended: AtomicBool::new(false),
@@ -248,21 +251,39 @@ impl Link {
         let _ = waiter.send(answer);
     }
 
-    /// The answerer of the request a question is about: the one the transport names, or the
-    /// newest request that has one (stdio and in-process sessions do not say which request a
-    /// question belongs to).
-    pub(super) fn asker(&self, about: Option<u64>) -> Option<Arc<dyn Answerer>> {
+    /// Who answers a question: the asker of the request the transport says it is about, or
+    /// the only request with an asker (stdio and in-process sessions do not say which request
+    /// a question belongs to), or the client's own answers when no request has an asker.
+    /// `Err` when requests of several askers are in flight and the question names none:
+    /// guessing could show one caller's question to another.
+    pub(super) fn asker(&self, about: Option<u64>) -> Result<Option<Arc<dyn Answerer>>, usize> {
         let askers = lock(&self.askers);
-        about
-            .and_then(|id| askers.get(&id))
-            .or_else(|| askers.iter().max_by_key(|(id, _)| **id).map(|(_, a)| a))
-            .cloned()
+        if let Some(asker) = about.and_then(|id| askers.get(&id)) {
+            return Ok(Some(asker.clone()));
+        }
+        match askers.len() {
+            0 => Ok(None),
+            1 => Ok(askers.values().next().cloned()),
+            several => Err(several),
+        }
     }
 
     async fn reply(&self, id: Value, method: &str, params: Value, about: Option<u64>) {
-        let answer = match (method, self.asker(about)) {
-            ("ping", _) | (_, None) => self.answers.answer(method, params).await,
-            (_, Some(asker)) => asker.answer(method.to_owned(), params).await,
+        let asker = if method == "ping" {
+            Ok(None)
+        } else {
+            self.asker(about)
+        };
+        let answer = match asker {
+            Ok(None) => self.answers.answer(method, params).await,
+            Ok(Some(asker)) => asker.answer(method.to_owned(), params).await,
+            Err(several) => Err(ErrorObject::new(
+                ErrorCode(-32603),
+                format!(
+                    "{method} cannot be answered: {several} requests are in flight and this \
+                     transport does not say which one it is about"
+                ),
+            )),
         };
         let reply = match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
@@ -288,9 +309,9 @@ impl Link {
         let heard =
             progress.map(|progress| Heard::Progress(progress, notification["params"].clone()));
         // Kept first: a progress callback that reads the notifications sees its own.
-        {
+        if self.notifications_kept > 0 {
             let mut kept = lock(&self.notifications);
-            if kept.len() == NOTIFICATIONS_KEPT {
+            if kept.len() >= self.notifications_kept {
                 kept.pop_front();
             }
             kept.push_back(notification);
@@ -345,6 +366,7 @@ mod tests {
         let (heard, _hear) = mpsc::unbounded_channel();
         let link = Link::new(
             Wire::Local(session),
+            NOTIFICATIONS_KEPT,
             Answers {
                 answerer: None,
                 elicitation: false,

@@ -43,6 +43,9 @@ use crate::error::Error;
 use crate::protocol::ProtocolVersion;
 use crate::wire::ErrorObject;
 
+/// How long a remote's last frames are read after its connection is shut down.
+const REMOTE_READ_AFTER_CLOSE: Duration = Duration::from_secs(5);
+
 /// Called with each `notifications/progress` params of the request it was given to.
 pub type Progress = Arc<dyn Fn(&Value) + Send + Sync>;
 
@@ -94,6 +97,10 @@ pub struct ClientOptions {
     /// Asking for 2026-07-28, the legacy version to `initialize` with instead when the server
     /// does not answer `server/discover` (a server of the handshake era); none: fail.
     pub fallback_version: Option<String>,
+    /// How many notifications [`Client::notifications`] keeps (the oldest go first); 0 keeps
+    /// none, for a client whose [`on_notification`](Client::on_notification) listener is all
+    /// it needs.
+    pub notifications_kept: usize,
 }
 
 impl Default for ClientOptions {
@@ -108,6 +115,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             max_input_rounds: 16,
             fallback_version: None,
+            notifications_kept: link::NOTIFICATIONS_KEPT,
         }
     }
 }
@@ -323,6 +331,7 @@ impl Client {
         tokio::spawn(hear(to_hear));
         let link = Link::new(
             wire,
+            options.notifications_kept,
             Answers {
                 answerer,
                 elicitation: options.elicitation,
@@ -362,7 +371,8 @@ impl Client {
     async fn handshake(&mut self) -> Result<Value, Error> {
         if self.modern {
             match self.request("server/discover", json!({})).await {
-                Err(Error::Rpc(refused)) if refused.code != closed_error().code => {
+                // Any refusal the server sent (an HTTP 400 too), not a connection that ended.
+                Err(Error::Rpc(refused)) if !self.link.has_ended() => {
                     let Some(fallback) = self.fallback_version.take() else {
                         return Err(Error::Rpc(refused));
                     };
@@ -621,7 +631,10 @@ impl Client {
                 return Ok(result);
             }
             let mut answers = Map::new();
+            let mut refused = None;
             if let Some(Value::Object(questions)) = result.get("inputRequests") {
+                // Every question is asked, even after one is refused: an asker that relays
+                // them gathers a round's questions into one round of its own.
                 for (key, question) in questions {
                     let asked = question.get("method").and_then(Value::as_str).unwrap_or("");
                     let asked_params = question.get("params").cloned().unwrap_or_else(|| json!({}));
@@ -629,9 +642,18 @@ impl Client {
                         Some(asker) => asker.answer(asked.to_owned(), asked_params).await,
                         None => self.link.answers.answer(asked, asked_params).await,
                     };
-                    let answer = answer.map_err(Error::Rpc)?;
-                    answers.insert(key.clone(), answer);
+                    match answer {
+                        Ok(answer) => {
+                            answers.insert(key.clone(), answer);
+                        }
+                        Err(error) => {
+                            refused.get_or_insert(error);
+                        }
+                    }
                 }
+            }
+            if let Some(error) = refused {
+                return Err(Error::Rpc(error));
             }
             params.insert("inputResponses".to_owned(), Value::Object(answers));
             match result.get("requestState") {
@@ -751,8 +773,21 @@ impl Client {
         // Held until the reader has ended: a second close waits for the first.
         let mut reader = self.reader.lock().await;
         self.link.wire().shutdown().await;
-        if let Some(reader) = reader.take() {
-            let _ = reader.await;
+        if let Some(mut reader) = reader.take() {
+            match self.link.wire() {
+                Wire::Local(_) => {
+                    let _ = reader.await;
+                }
+                // A remote's end is ended already: what it still sends is not waited for long.
+                Wire::Remote(_) => {
+                    if tokio::time::timeout(REMOTE_READ_AFTER_CLOSE, &mut reader)
+                        .await
+                        .is_err()
+                    {
+                        reader.abort();
+                    }
+                }
+            }
         }
         let hold = self
             .lifespan

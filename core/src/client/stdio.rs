@@ -103,6 +103,10 @@ impl Client {
         if let Some(dir) = &command.cwd {
             spawning.current_dir(dir);
         }
+        // A group of its own: what a launcher (`npx`, `uv run`, `sh -c`) starts is ended with
+        // it, rather than left holding the pipes.
+        #[cfg(unix)]
+        spawning.process_group(0);
         let described = command.describe();
         let mut child = spawning.spawn().map_err(|err| {
             Error::Transport(std::io::Error::new(
@@ -128,6 +132,7 @@ impl Client {
         tokio::spawn(log_stderr(BufReader::new(stderr), described.clone()));
         let remote = SpawnedProcess {
             outgoing: Mutex::new(Some(outgoing)),
+            group: child.id(),
             child: Arc::new(tokio::sync::Mutex::new(Some(child))),
             described,
         };
@@ -139,8 +144,35 @@ impl Client {
 struct SpawnedProcess {
     /// Taken on shutdown: its writer then closes stdin.
     outgoing: Mutex<Option<mpsc::Sender<String>>>,
+    /// The process group it leads (its pid), on Unix.
+    group: Option<u32>,
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
     described: String,
+}
+
+/// Ends the process and, on Unix, the group it leads (what it started, if still there). The
+/// child itself is killed the portable way in every case.
+fn end_process(child: &mut Child, group: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = group.and_then(|id| i32::try_from(id).ok())
+        && let Some(pid) = rustix::process::Pid::from_raw(pid)
+    {
+        // Gone already (every member exited) is fine.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = group;
+    let _ = child.start_kill();
+}
+
+impl Drop for SpawnedProcess {
+    fn drop(&mut self) {
+        if let Ok(mut child) = self.child.try_lock()
+            && let Some(child) = child.as_mut()
+        {
+            end_process(child, self.group);
+        }
+    }
 }
 
 impl Remote for SpawnedProcess {
@@ -168,16 +200,16 @@ impl Remote for SpawnedProcess {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        let child = self.child.clone();
+        let (child, group) = (self.child.clone(), self.group);
         Box::pin(async move {
             let Some(mut child) = child.lock().await.take() else {
                 return;
             };
-            if tokio::time::timeout(EXIT_GRACE, child.wait())
-                .await
-                .is_err()
-            {
-                let _ = child.kill().await;
+            let exited = tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_ok();
+            // Also after it exited: what it started goes with it.
+            end_process(&mut child, group);
+            if !exited {
+                let _ = child.wait().await;
             }
         })
     }
@@ -190,7 +222,7 @@ impl Remote for SpawnedProcess {
         if let Ok(mut child) = self.child.try_lock()
             && let Some(child) = child.as_mut()
         {
-            let _ = child.start_kill();
+            end_process(child, self.group);
         }
     }
 
@@ -331,6 +363,36 @@ mod tests {
             }
         }
         assert_eq!(seen, ["<too long>", "short", "", "last"]);
+    }
+
+    /// What a launcher started goes with it: `sh` starts a `sleep` (holding the pipe `sh`
+    /// writes to) and waits; ending the process ends the `sleep` too, which the pipe's end
+    /// tells (no writer left).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn what_the_process_started_is_ended_with_it() {
+        use tokio::io::AsyncReadExt;
+        let mut launcher = tokio::process::Command::new("sh");
+        launcher
+            .args(["-c", "sleep 1000 2>/dev/null & echo started; wait"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = launcher.spawn().expect("sh");
+        let group = child.id();
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).await.expect("started");
+        end_process(&mut child, group);
+        let _ = child.wait().await;
+        let mut rest = Vec::new();
+        let ended =
+            tokio::time::timeout(Duration::from_secs(10), stdout.read_to_end(&mut rest)).await;
+        assert!(
+            ended.is_ok(),
+            "the sleep the launcher started was ended too"
+        );
     }
 
     #[tokio::test]

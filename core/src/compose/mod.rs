@@ -100,9 +100,21 @@ impl Upstream {
             }
         };
         for key in given.keys() {
-            if !["command", "args", "env", "cwd", "url", "headers"].contains(&key.as_str()) {
+            let known = [
+                "command",
+                "args",
+                "env",
+                "cwd",
+                "url",
+                "headers",
+                // The mount's own (`MountOptions::from_json`).
+                "protocolVersion",
+                "protocol_version",
+            ];
+            if !known.contains(&key.as_str()) {
                 return Err(wrong(&format!(
-                    "settings have no {key:?}: command, args, env, cwd, url, headers"
+                    "settings have no {key:?}: command, args, env, cwd, url, headers, \
+                     protocolVersion"
                 )));
             }
         }
@@ -133,6 +145,52 @@ impl Upstream {
             Upstream::Server(server) => format!("the mounted server {:?}", server.inner.info.name),
             Upstream::Command(command) => command.describe(),
             Upstream::Http { url, .. } => url.clone(),
+        }
+    }
+}
+
+/// How a mount speaks to its upstream.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct MountOptions {
+    /// The protocol version asked for; none: 2026-07-28, falling back to `initialize` with the
+    /// latest handshake-era version for a server that does not answer `server/discover`. Give
+    /// a handshake-era version (`2025-11-25`) for an upstream whose tools ask their questions
+    /// as requests, which 2026-07-28 has no channel for.
+    pub protocol_version: Option<String>,
+}
+
+impl MountOptions {
+    /// Options asking for `version`.
+    pub fn protocol_version(version: impl Into<String>) -> Self {
+        MountOptions {
+            protocol_version: Some(version.into()),
+        }
+    }
+
+    /// From the JSON a binding passes: its `protocolVersion` (or `protocol_version`) key; the
+    /// upstream's keys are [`Upstream::from_json`]'s.
+    pub fn from_json(value: &Value) -> Result<Self, Error> {
+        let version = value
+            .get("protocolVersion")
+            .or_else(|| value.get("protocol_version"));
+        match version {
+            None | Some(Value::Null) => Ok(MountOptions::default()),
+            Some(Value::String(version)) => Ok(MountOptions::protocol_version(version.clone())),
+            Some(other) => Err(Error::InvalidArgument(format!(
+                "a mount's protocolVersion must be a string, not {other}"
+            ))),
+        }
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        match &self.protocol_version {
+            Some(version) if ProtocolVersion::parse(version).is_none() => {
+                Err(Error::InvalidArgument(format!(
+                    "{version:?} is not a protocol version toolwire speaks"
+                )))
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -187,8 +245,21 @@ impl Server {
     /// (`scheme://{prefix}/rest`) prefixed. Names already taken here are skipped, with a
     /// warning in the logs. The prefix is letters, digits, `-` and `_`.
     pub async fn mount(&self, prefix: &str, upstream: Upstream) -> Result<Mount, Error> {
+        self.mount_with(prefix, upstream, MountOptions::default())
+            .await
+    }
+
+    /// [`mount`](Self::mount), speaking to the upstream as `options` say.
+    pub async fn mount_with(
+        &self,
+        prefix: &str,
+        upstream: Upstream,
+        options: MountOptions,
+    ) -> Result<Mount, Error> {
         let prefix = Prefix::new(prefix)?;
+        options.check()?;
         let mounted = Arc::new(Mounted {
+            options,
             prefix,
             described: upstream.describe(),
             upstream,
@@ -215,6 +286,7 @@ struct Catalog {
 }
 
 struct Mounted {
+    options: MountOptions,
     prefix: Prefix,
     upstream: Upstream,
     described: String,
@@ -242,6 +314,9 @@ impl std::fmt::Debug for Mounted {
 /// How long after a failed connection the next call fails at once.
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
+/// How long connecting (spawning, the handshake) may take.
+const HANDSHAKE_WITHIN: Duration = Duration::from_secs(30);
+
 impl Mounted {
     /// The connection, made again if the last one ended.
     async fn client(self: &Arc<Self>) -> Result<Arc<Client>, Error> {
@@ -260,27 +335,46 @@ impl Mounted {
         {
             return Err(Error::Transport(std::io::Error::other(why.clone())));
         }
+        let (version, fallback) = match &self.options.protocol_version {
+            Some(version) => (version.clone(), None),
+            None => (
+                ProtocolVersion::V2026_07_28.as_str().to_owned(),
+                Some(ProtocolVersion::LATEST.as_str().to_owned()),
+            ),
+        };
         let options = ClientOptions {
-            protocol_version: ProtocolVersion::V2026_07_28.as_str().to_owned(),
-            fallback_version: Some(ProtocolVersion::LATEST.as_str().to_owned()),
+            protocol_version: version,
+            fallback_version: fallback,
             elicitation: true,
             sampling: true,
             roots: Some(json!([])),
             // The outer call's own deadline governs; this only bounds a forgotten one.
             request_timeout: Duration::from_secs(3600),
+            // Nothing reads them: the listener follows the list changes.
+            notifications_kept: 0,
             ..ClientOptions::default()
         };
-        let made = match &self.upstream {
-            Upstream::Server(server) => Client::connect(server, options, None).await,
-            Upstream::Command(command) => Client::spawn(command, options, None).await,
-            #[cfg(feature = "http")]
-            Upstream::Http { url, headers } => {
-                Client::connect_http(url, headers, options, None).await
+        let connecting = async {
+            match &self.upstream {
+                Upstream::Server(server) => Client::connect(server, options, None).await,
+                Upstream::Command(command) => Client::spawn(command, options, None).await,
+                #[cfg(feature = "http")]
+                Upstream::Http { url, headers } => {
+                    Client::connect_http(url, headers, options, None).await
+                }
+                #[cfg(not(feature = "http"))]
+                Upstream::Http { .. } => Err(Error::InvalidArgument(
+                    "proxying over HTTP needs toolwire's `http` feature".into(),
+                )),
             }
-            #[cfg(not(feature = "http"))]
-            Upstream::Http { .. } => Err(Error::InvalidArgument(
-                "proxying over HTTP needs toolwire's `http` feature".into(),
-            )),
+        };
+        // A program that never answers its handshake must not hold every call for an hour.
+        let made = match tokio::time::timeout(HANDSHAKE_WITHIN, connecting).await {
+            Ok(made) => made,
+            Err(_) => Err(Error::NoAnswer {
+                method: "the handshake".into(),
+                after: HANDSHAKE_WITHIN,
+            }),
         };
         let client = match made {
             Ok(client) => Arc::new(client),
@@ -368,6 +462,13 @@ impl Mounted {
         };
         let server = Server { inner };
         let mut registered = lock(&self.registered);
+        // Checked under the lock `unmount` takes: a reading of the lists that finishes after
+        // it registers nothing again.
+        let wanted = if self.stopped.is_cancelled() {
+            Catalog::default()
+        } else {
+            wanted
+        };
         let had = std::mem::take(&mut *registered);
         for (name, old) in &had.tools {
             if wanted.tools.get(name) != Some(old) {
@@ -545,6 +646,10 @@ impl Mounted {
         }
         match answer {
             Ok(result) => Ok(result),
+            Err(Error::Rpc(error)) if is_transport_failure(&error) => Err(ToolError::new(format!(
+                "{} could not be reached: {}; the call was not answered",
+                self.described, error.message
+            ))),
             Err(Error::Rpc(error)) if client.is_closed() => {
                 tracing::debug!(upstream = %self.described, ?error, "the upstream went away");
                 Err(ToolError::new(format!(
@@ -558,6 +663,17 @@ impl Mounted {
     }
 }
 
+/// Whether an error is the client's transport failing the request (the connection, not the
+/// upstream's answer).
+fn is_transport_failure(error: &ErrorObject) -> bool {
+    error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("transport"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
 /// A 2026-07-28 upstream tells of list changes only on a `subscriptions/listen` stream: one is
 /// kept open while the connection lasts (its notifications reach the client's listeners).
 async fn listen(client: Arc<Client>, stopped: CancellationToken) {
@@ -567,7 +683,7 @@ async fn listen(client: Arc<Client>, stopped: CancellationToken) {
         "resourcesListChanged": true,
     }});
     let mut failures = 0u32;
-    while !client.is_closed() && failures < 5 {
+    while !client.is_closed() {
         let listening = client.request_within("subscriptions/listen", wanted.clone(), LISTEN_FOR);
         tokio::select! {
             () = stopped.cancelled() => return,
@@ -575,12 +691,15 @@ async fn listen(client: Arc<Client>, stopped: CancellationToken) {
                 // The server ended the stream in order (it is stopping, or moved us on).
                 Ok(_) => failures = 0,
                 Err(Error::Rpc(refused)) if refused.code == ErrorCode::METHOD_NOT_FOUND => return,
-                Err(_) => failures += 1,
+                Err(_) => failures = failures.saturating_add(1),
             },
         }
-        // Backing off, not waiting for an event: a stream the server closes at once would
-        // otherwise be opened again in a tight loop.
-        tokio::time::sleep(Duration::from_millis(100 << failures)).await;
+        // Backing off (to 6.4 s), not waiting for an event: a stream the server closes at once
+        // would otherwise be opened again in a tight loop.
+        tokio::select! {
+            () = stopped.cancelled() => return,
+            () = tokio::time::sleep(Duration::from_millis(100 << failures.min(6))) => {}
+        }
     }
 }
 
@@ -748,10 +867,19 @@ impl Answerer for Relay {
             let asked = match method.as_str() {
                 "elicitation/create" => ctx.elicit(params, RequestOptions::default()).await,
                 "sampling/createMessage" => ctx.sample(params, RequestOptions::default()).await,
-                "roots/list" => ctx
-                    .ask_all(vec![(method.clone(), params)], RequestOptions::default())
-                    .await
-                    .map(|mut answers| answers.pop().unwrap_or_else(|| json!({"roots": []}))),
+                "roots/list" => {
+                    let asked = ctx
+                        .ask_all(vec![(method.clone(), params)], RequestOptions::default())
+                        .await;
+                    match asked {
+                        Ok(mut answers) => {
+                            Ok(answers.pop().unwrap_or_else(|| json!({"roots": []})))
+                        }
+                        // A client without roots has none to give.
+                        Err(Error::CapabilityNotSupported { .. }) => Ok(json!({"roots": []})),
+                        Err(err) => Err(err),
+                    }
+                }
                 _ => return Err(ErrorObject::method_not_found(&method)),
             };
             asked.map_err(|err| match err {

@@ -23,11 +23,14 @@ fn text(result: &Value) -> String {
 }
 
 async fn gateway(upstream: Command) -> (Server, Client) {
+    // --8<-- [start:spawned]
     let outer = Server::builder("gateway", "1").build().expect("a server");
+    // `upstream`: e.g. Command::new("python", ["weather.py"]).env("API_KEY", key)
     outer
         .mount("demo", Upstream::Command(upstream))
         .await
         .expect("mounted");
+    // --8<-- [end:spawned]
     let client = Client::connect(&outer, ClientOptions::default(), None)
         .await
         .expect("a client");
