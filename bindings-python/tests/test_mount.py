@@ -168,8 +168,7 @@ async def test_a_spawned_official_sdk_server_that_dies_mid_call_is_spawned_again
         assert text(await client.call_tool("sdk_echo", {"text": "again"})) == "sdk echo: again"
 
 
-@pytest.fixture(scope="module")
-def sdk_http() -> Iterator[str]:
+def start_sdk_http() -> Iterator[str]:
     process = subprocess.Popen(
         [sys.executable, str(SDK_UPSTREAM), "http", "0"],
         stdin=subprocess.DEVNULL,
@@ -190,6 +189,34 @@ def sdk_http() -> Iterator[str]:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="module")
+def sdk_http() -> Iterator[str]:
+    yield from start_sdk_http()
+
+
+@pytest.fixture
+def sdk_http_alone() -> Iterator[str]:
+    """A server of this test's own: it dies."""
+    yield from start_sdk_http()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("version", [None, "2025-11-25"])
+async def test_an_official_sdk_server_over_http_that_dies_mid_call_fails_the_call(
+    sdk_http_alone: str, version: str | None
+) -> None:
+    outer = Server("gateway")
+    outer.mount("sdk", url=sdk_http_alone, protocol_version=version)
+    async with connect(outer) as client:
+        died = await client.call_tool("sdk_die", {})
+        assert died["isError"] is True
+        assert sdk_http_alone in text(died)
+        # Nothing listens now: the next call fails at once, naming the upstream.
+        gone = await client.call_tool("sdk_echo", {"text": "again"})
+        assert gone["isError"] is True
+        assert sdk_http_alone in text(gone)
 
 
 @pytest.mark.asyncio

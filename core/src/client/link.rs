@@ -295,10 +295,6 @@ impl Link {
     }
 
     fn notified(&self, method: String, params: Value) {
-        let listeners = lock(&self.listeners).clone();
-        for listener in listeners {
-            listener(&method, &params);
-        }
         let progress = (method == "notifications/progress")
             .then(|| {
                 let token = token_text(params.get("progressToken")?)?;
@@ -308,13 +304,29 @@ impl Link {
         let notification = json!({"jsonrpc": "2.0", "method": method, "params": params});
         let heard =
             progress.map(|progress| Heard::Progress(progress, notification["params"].clone()));
-        // Kept first: a progress callback that reads the notifications sees its own.
+        // Kept first: a listener or progress callback that reads the notifications sees its
+        // own.
+        let listeners = lock(&self.listeners).clone();
+        let mut told = Some(notification);
         if self.notifications_kept > 0 {
+            // Copied only when a listener needs it too.
+            let keeping = if listeners.is_empty() {
+                told.take()
+            } else {
+                told.clone()
+            };
             let mut kept = lock(&self.notifications);
             if kept.len() >= self.notifications_kept {
                 kept.pop_front();
             }
-            kept.push_back(notification);
+            kept.extend(keeping);
+        }
+        if let Some(told) = told
+            && let (Some(method), Some(params)) = (told["method"].as_str(), told.get("params"))
+        {
+            for listener in listeners {
+                listener(method, params);
+            }
         }
         if let Some(heard) = heard {
             let _ = self.heard.send(heard);
@@ -358,6 +370,37 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
     use crate::dispatch::Server;
+
+    fn answerer() -> Arc<dyn Answerer> {
+        Arc::new(
+            |_method: String, _params: Value| -> futures_util::future::BoxFuture<'static, Answer> {
+                Box::pin(async { Ok(json!({})) })
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn a_question_naming_no_request_goes_to_the_only_asker_or_to_none() {
+        let server = Server::builder("t", "1").build().expect("a server");
+        let (session, _outbound) = server.session().expect("a runtime");
+        let (heard, _hear) = mpsc::unbounded_channel();
+        let answers = Answers {
+            answerer: None,
+            elicitation: false,
+            sampling: false,
+            roots: None,
+        };
+        let link = Link::new(Wire::Local(session), NOTIFICATIONS_KEPT, answers, heard);
+        assert!(matches!(link.asker(None), Ok(None)));
+        link.ask_with(7, answerer());
+        assert!(matches!(link.asker(None), Ok(Some(_))));
+        link.ask_with(9, answerer());
+        // Two callers, and the question names neither: guessing could show it to the wrong one.
+        assert!(matches!(link.asker(None), Err(2)));
+        assert!(matches!(link.asker(Some(9)), Ok(Some(_))));
+        link.unask(7);
+        assert!(matches!(link.asker(None), Ok(Some(_))));
+    }
 
     #[tokio::test]
     async fn the_oldest_notifications_go_first_past_the_bound() {

@@ -387,7 +387,10 @@ impl Mounted {
         lock(&self.refused).take();
         let mount = Arc::downgrade(self);
         client.on_notification(Arc::new(move |method: &str, _params: &Value| {
-            if !method.ends_with("/list_changed") {
+            // A listen stream's first word too: what changed before it opened is read then.
+            let changed = method.ends_with("/list_changed")
+                || method == "notifications/subscriptions/acknowledged";
+            if !changed {
                 return;
             }
             let Some(mount) = mount.upgrade() else {
