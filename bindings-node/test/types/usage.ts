@@ -4,7 +4,7 @@ import { createServer } from 'node:http'
 import { z } from 'zod'
 import { z as z3 } from 'zod3'
 
-import { ProtocolError, Server, ToolError, ToolwireError, completable, image, text, type CallToolResult, type Context, type Metrics, type Outcome, type RequestInfo } from 'toolwire'
+import { ProtocolError, Server, ToolError, ToolwireError, completable, image, text, type CallToolResult, type Context, type Mount, type Metrics, type Outcome, type RequestInfo } from 'toolwire'
 import { McpError, connect, replayVector } from 'toolwire/testing'
 
 const server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Types only.' })
@@ -200,3 +200,18 @@ const audit = (request: RequestInfo, outcome: Outcome): string => `${request.seq
 void audit
 // @ts-expect-error a middleware is a function
 server.middleware('audit')
+
+// Mounting: a Server, a command to spawn or a URL; the Mount it resolves to.
+const gateway = new Server({ name: 'gateway', version: '1' })
+const mounted: Promise<Mount> = gateway.mount('weather', server)
+void gateway.mount('files', { command: 'python', args: ['files.py'], env: { ROOT: '/srv' }, protocolVersion: '2025-11-25' })
+void gateway.mount('search', { url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer t' } }, { protocolVersion: '2025-11-25' })
+void mounted.then(async (mount) => {
+  const names: string[] = mount.registered()
+  const prefix: string = mount.prefix
+  await mount.refresh()
+  await mount.unmount()
+  void [names, prefix]
+})
+// @ts-expect-error a command line is not an upstream
+void gateway.mount('x', 'python files.py')
