@@ -98,7 +98,11 @@ impl NativeMount {
         let refreshed = runtime()
             .spawn(async move { mount.refresh().await })
             .await
-            .unwrap_or(Ok(()));
+            .unwrap_or_else(|err| {
+                Err(toolwire::Error::InvalidArgument(format!(
+                    "the refresh was abandoned: {err}"
+                )))
+            });
         refreshed.err().map(|err| errors::describe(&err))
     }
 

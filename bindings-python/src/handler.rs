@@ -22,47 +22,8 @@ use crate::context::NativeContext;
 use crate::convert::{to_json, to_py};
 use crate::threads::{attach_kept, run_python};
 
-/// The bridge to the asyncio loop that currently serves a server (set for the length of a
-/// serve), or, while it has none, the one of a server it is mounted in.
-#[derive(Default)]
-pub(crate) struct BridgeSlot {
-    pub(crate) own: Mutex<Option<BridgeHandle>>,
-    mounted_in: Mutex<Vec<std::sync::Weak<BridgeSlot>>>,
-}
-
-/// How deep `current` looks through mounts (a server mounted in itself ends there).
-const MOUNT_DEPTH: usize = 8;
-
-impl BridgeSlot {
-    /// The loop `async def` tools run on now.
-    pub(crate) fn current(&self) -> Option<BridgeHandle> {
-        self.current_within(MOUNT_DEPTH)
-    }
-
-    fn current_within(&self, depth: usize) -> Option<BridgeHandle> {
-        if let Some(own) = self.own.lock().unwrap_or_else(|e| e.into_inner()).clone() {
-            return Some(own);
-        }
-        if depth == 0 {
-            return None;
-        }
-        let outer: Vec<_> = self
-            .mounted_in
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter_map(std::sync::Weak::upgrade)
-            .collect();
-        outer.iter().find_map(|slot| slot.current_within(depth - 1))
-    }
-
-    /// Its server is mounted in the one of `outer`: that server's loop serves it too.
-    pub(crate) fn mount_in(&self, outer: &Arc<BridgeSlot>) {
-        let mut mounted = self.mounted_in.lock().unwrap_or_else(|e| e.into_inner());
-        mounted.retain(|slot| slot.strong_count() > 0);
-        mounted.push(Arc::downgrade(outer));
-    }
-}
+/// The bridge to the asyncio loop that currently serves a server (set for the length of a serve).
+pub(crate) type BridgeSlot = Mutex<Option<BridgeHandle>>;
 
 pub(crate) struct PyToolHandler {
     pub(crate) func: Arc<Py<PyAny>>,
@@ -170,7 +131,9 @@ impl PyToolHandler {
     async fn call_async(&self, ctx: Context, arguments: Value) -> Outcome {
         let bridge = self
             .bridge
-            .current()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
             .ok_or_else(|| ToolError::new("no asyncio event loop is serving this server"))?;
         bridge.run(self.func.clone(), ctx, arguments).await
     }

@@ -384,10 +384,9 @@ impl NativeServer {
         self.server.tool_search(search).map_err(to_py_err)
     }
 
-    /// Mounts another server's catalog under `prefix`: `inner` (a server in this process,
-    /// whose `async def` tools then run on this server's loop) or `settings`
-    /// (`{"command", "args", "env", "cwd"}` or `{"url", "headers"}`). Connects before it
-    /// returns, without the GIL.
+    /// Mounts another server's catalog under `prefix`: `inner` (a server in this process) or
+    /// `settings` (`{"command", "args", "env", "cwd"}` or `{"url", "headers"}`). Connects
+    /// before it returns, without the GIL.
     #[pyo3(signature = (prefix, inner=None, settings=None, protocol_version=None))]
     fn mount(
         &self,
@@ -398,10 +397,7 @@ impl NativeServer {
         protocol_version: Option<String>,
     ) -> PyResult<crate::compose::NativeMount> {
         let upstream = match (inner, settings) {
-            (Some(inner), None) => {
-                inner.bridge.mount_in(&self.bridge);
-                toolwire::compose::Upstream::Server(inner.server.clone())
-            }
+            (Some(inner), None) => toolwire::compose::Upstream::Server(inner.server.clone()),
             (None, Some(settings)) => {
                 toolwire::compose::Upstream::from_json(&to_json(settings)?).map_err(to_py_err)?
             }
@@ -658,19 +654,19 @@ fn http_options(
 
 impl NativeServer {
     fn set_loop(&self, bridge: Option<BridgeHandle>) {
-        *self.bridge.own.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
+        *self.bridge.lock().unwrap_or_else(|e| e.into_inner()) = bridge;
     }
 
     fn swap_loop(&self, bridge: Option<BridgeHandle>) -> Option<BridgeHandle> {
         std::mem::replace(
-            &mut *self.bridge.own.lock().unwrap_or_else(|e| e.into_inner()),
+            &mut *self.bridge.lock().unwrap_or_else(|e| e.into_inner()),
             bridge,
         )
     }
 
     /// Puts `previous` back unless another serve took the slot since `ours` went in.
     fn restore_loop(&self, ours: &BridgeHandle, previous: Option<BridgeHandle>) {
-        let mut slot = self.bridge.own.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.bridge.lock().unwrap_or_else(|e| e.into_inner());
         if slot.as_ref().is_some_and(|current| current.same(ours)) {
             *slot = previous;
         }

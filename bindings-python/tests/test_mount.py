@@ -7,6 +7,7 @@ middle of a call reported and spawned again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -105,6 +106,31 @@ async def test_a_server_in_this_process_is_mounted_under_a_prefix() -> None:
     assert outer.tool_names() == []
 
 
+@pytest.mark.asyncio
+async def test_a_mounted_servers_async_code_runs_on_one_loop_with_its_lifespan() -> None:
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server):
+        yield {"loop": asyncio.get_running_loop()}
+
+    inner = Server("stations", lifespan=lifespan)
+
+    @inner.tool()
+    async def same_loop(ctx: Context) -> str:
+        return str(asyncio.get_running_loop() is ctx.lifespan_context["loop"])
+
+    @inner.resource("stations://loop")
+    async def loop_resource() -> str:
+        return str(asyncio.get_running_loop() is not None)
+
+    outer = Server("gateway")
+    mount = outer.mount("stations", inner)
+    async with connect(outer) as client:
+        assert text(await client.call_tool("stations_same_loop", {})) == "True"
+        read = await client.read_resource("stations://stations/loop")
+        assert read["contents"][0]["text"] == "True"
+    await asyncio.to_thread(mount.unmount)
+
+
 def test_mount_refuses_what_it_cannot_mount() -> None:
     outer = Server("gateway")
     with pytest.raises(TypeError):
@@ -115,6 +141,12 @@ def test_mount_refuses_what_it_cannot_mount() -> None:
         outer.mount("x", object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="prefix"):
         outer.mount("a b", weather())
+    with pytest.raises(TypeError, match="env= does not apply to url="):
+        outer.mount("x", url="http://127.0.0.1:1/mcp", env={"A": "1"})
+    with pytest.raises(TypeError, match="headers= does not apply to command="):
+        outer.mount("x", command="python", headers={"A": "1"})
+    with pytest.raises(TypeError, match="args= does not apply to a server"):
+        outer.mount("x", weather(), args=["-v"])
     with pytest.raises(TransportError, match="cannot spawn"):
         outer.mount("x", command=["toolwire-no-such-program"])
 

@@ -24,6 +24,13 @@ from ._native import RegistrationError
 from ._schema import _field_has_default, _field_info, analyse, converter, parse_docstring
 
 
+def _not_for(given: dict[str, bool], keys: tuple[str, ...], upstream: str) -> None:
+    """A keyword of `mount` that the upstream kind takes no use of is a mistake, not a no-op."""
+    for key in keys:
+        if given[key]:
+            raise TypeError(f"mount: {key}= does not apply to {upstream}")
+
+
 class Mount:
     """A catalog mounted with `Server.mount`: what it registered here, and the way to take it
     off."""
@@ -40,11 +47,13 @@ class Mount:
         return self._native.registered()
 
     def refresh(self) -> None:
-        """Reads the upstream's lists again now (they are read when it says they changed, too)."""
+        """Reads the upstream's lists again now (they are read when it says they changed, too).
+        Blocks its caller until read."""
         self._native.refresh()
 
     def unmount(self) -> None:
-        """Takes what it registered off this server and ends the connection."""
+        """Takes what it registered off this server and ends the connection (calls in flight
+        to the upstream finish first). Blocks its caller until then."""
         self._native.unmount()
 
     def __repr__(self) -> str:
@@ -479,9 +488,11 @@ class CatalogMixin(ServerBase):
         protocol_version: Optional[str] = None,
     ) -> Mount:
         """Mounts another server's tools, resources, templates and prompts under `prefix`:
-        `server` (a `Server` in this process), a server to spawn and speak to over stdio
-        (`command`, as one string or a list with its arguments, plus `args`, `env`, `cwd`), or
-        a Streamable HTTP server (`url`, `headers` sent with every request). Names become
+        `server` (a `Server` in this process; its `async def` code runs on a loop of its own
+        unless it serves on one), a server to spawn and speak to over stdio (`command`: the
+        program, or a list of the program and its arguments; plus `args`, `env` set on top of
+        this process's, `cwd`), or a Streamable HTTP server (`url`, `headers` sent with every
+        request). Names become
         `{prefix}_{name}` and URIs `scheme://{prefix}/rest`. A call is forwarded with its
         progress and cancellation, and what the upstream asks during it (elicitation,
         sampling, roots) is asked of this server's client; this server's middleware, limits and
@@ -490,17 +501,30 @@ class CatalogMixin(ServerBase):
         next call connects again. `protocol_version` is the version asked of the upstream
         (default 2026-07-28, falling back to `initialize` for a server of the handshake era);
         give `"2025-11-25"` for an upstream whose tools ask questions as requests, which
-        2026-07-28 has no channel for. Connects before it returns (raises `TransportError` if
-        it cannot); names already taken here are skipped, with a warning in the logs."""
+        2026-07-28 has no channel for. Connects before it returns, blocking its caller (from a
+        coroutine: `await asyncio.to_thread(server.mount, ...)`); raises `TransportError` if it
+        cannot. Names already taken here are skipped, with a warning in the logs."""
+        given = {"args": bool(args), "env": env is not None, "cwd": cwd is not None, "headers": headers is not None}
         if server is not None:
             if command is not None or url is not None:
                 raise TypeError("mount takes a server, or command=, or url=: one of them")
             native = getattr(server, "_native", None)
             if not isinstance(native, _native.NativeServer):
                 raise TypeError(f"mount takes a toolwire Server, not {type(server).__name__}")
+            _not_for(given, ("args", "env", "cwd", "headers"), "a server in this process")
+            loop = getattr(server, "_loop", None)
+            if loop is None or loop.is_closed():
+                # Its tools, resources, prompts and lifespan on one loop of its own, whatever
+                # loop this server later serves on.
+                server._bind_loop(private=True)  # type: ignore[attr-defined]
             return Mount(self._native.mount(prefix, native, None, protocol_version))
         if (command is None) == (url is None):
             raise TypeError("mount needs a server, command= or url=: one of them")
+        _not_for(
+            given,
+            ("headers",) if command is not None else ("args", "env", "cwd"),
+            "command=" if command is not None else "url=",
+        )
         settings: dict[str, Any]
         if command is not None:
             if isinstance(command, str):

@@ -589,13 +589,13 @@ class Server(CatalogMixin, HttpMixin):
         loop, bridge = self._bind_loop()
         return Session(self._native.session(bridge), self, (loop, bridge))
 
-    def _bind_loop(self) -> tuple[asyncio.AbstractEventLoop, Any]:
-        """Runs `async def` tools on the running loop, or on a private one."""
+    def _bind_loop(self, private: bool = False) -> tuple[asyncio.AbstractEventLoop, Any]:
+        """Runs `async def` tools on the running loop (unless `private`), or on a private one."""
         import asyncio
 
         _logs.follow_level()
         try:
-            loop = asyncio.get_running_loop()
+            loop = self._private_loop() if private else asyncio.get_running_loop()
         except RuntimeError:
             loop = self._private_loop()
         bridge = self._native.bridge(loop)

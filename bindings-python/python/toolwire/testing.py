@@ -194,7 +194,8 @@ class TestClient:
     async def wait_for_notification(self, method: str, timeout: Optional[float] = None) -> dict[str, Any]:
         """The params of the first `method` notification not yet waited for, waiting until one
         arrives (at most `timeout` seconds, default the client's; then `TimeoutError`). Each
-        notification ends one wait, so one that came before the call is not missed."""
+        notification ends one wait, so one that came before the call is not missed (among the
+        last 10,000 the client keeps)."""
 
         async def arrived() -> dict[str, Any]:
             while True:

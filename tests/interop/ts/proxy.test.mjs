@@ -15,14 +15,16 @@ import { Server } from "../../../bindings-node/lib/index.mjs"; // a user's: from
 const UPSTREAM = fileURLToPath(new URL("./ts-sdk-upstream.mjs", import.meta.url));
 
 let gateway;
+let mount;
 let http;
 before(async () => {
   gateway = new Server({ name: "gateway", version: "1.0.0" });
-  await gateway.mount("ts", { command: process.execPath, args: [UPSTREAM] });
+  mount = await gateway.mount("ts", { command: process.execPath, args: [UPSTREAM] });
   http = await gateway.serveHttp("127.0.0.1", 0);
 });
 after(async () => {
   await http?.close();
+  await mount?.unmount(); // the spawned server ends with it
 });
 
 async function connect() {
