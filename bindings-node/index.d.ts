@@ -450,7 +450,7 @@ export interface MountCommand {
   protocolVersion?: string
 }
 
-/** A Streamable HTTP server (`http://`), for `mount`. */
+/** A Streamable HTTP server (`http://` or `https://`, trusted as `SSL_CERT_FILE` or the system says), for `mount`. */
 export interface MountUrl {
   url: string
   /** Sent with every request (an `Authorization`, say). */

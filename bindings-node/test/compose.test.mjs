@@ -1,9 +1,16 @@
 // `server.mount(prefix, upstream)`: another server's catalog under a prefix. A toolwire Server in
 // this process, and one spawned over stdio (a Node server of the tests'): names and URIs prefixed, calls
 // forwarded with their progress and questions, this server's middleware applied, the upstream's
-// changes read again; what cannot be mounted is refused with a clear error.
+// changes read again; an https server (a toolwire endpoint in node:https) mounted when its CA is
+// trusted through SSL_CERT_FILE; what cannot be mounted is refused with a clear error.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import https from 'node:https'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { Server, Mount, ToolwireError } from '../lib/index.mjs'
@@ -112,4 +119,65 @@ test('what cannot be mounted is refused, naming why', async () => {
     (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_TRANSPORT' && /cannot spawn/.test(err.message),
   )
   await assert.rejects(outer.mount('x', { command: 'a', url: 'http://127.0.0.1:1/mcp' }), /not both/)
+})
+
+/** A CA of the test's own and a certificate it signed for localhost and 127.0.0.1 (openssl). */
+function certificates() {
+  const dir = mkdtempSync(join(tmpdir(), 'toolwire-tls-'))
+  const at = (name) => join(dir, name)
+  writeFileSync(at('ca.cnf'), [
+    '[req]', 'distinguished_name = dn', 'prompt = no', 'x509_extensions = ca',
+    '[dn]', 'CN = toolwire test CA',
+    '[ca]', 'basicConstraints = critical,CA:TRUE', 'keyUsage = critical,keyCertSign,cRLSign',
+    'subjectKeyIdentifier = hash', '',
+  ].join('\n'))
+  writeFileSync(at('leaf.cnf'), [
+    'basicConstraints = critical,CA:FALSE', 'keyUsage = critical,digitalSignature',
+    'extendedKeyUsage = serverAuth', 'subjectAltName = DNS:localhost,IP:127.0.0.1', '',
+  ].join('\n'))
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
+  const run = (args) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+  run(['req', '-x509', '-config', at('ca.cnf'), ...ec, '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '1'])
+  run(['req', '-new', ...ec, '-keyout', at('server.key'), '-out', at('server.csr'), '-subj', '/CN=localhost'])
+  run(['x509', '-req', '-in', at('server.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-set_serial', '2',
+    '-out', at('server.pem'), '-days', '1', '-extfile', at('leaf.cnf')])
+  return { dir, ca: at('ca.pem'), cert: readFileSync(at('server.pem')), key: readFileSync(at('server.key')) }
+}
+
+test('an https server is mounted when its CA is trusted (SSL_CERT_FILE)', async () => {
+  const tls = certificates()
+  const upstream = weather()
+  const secure = https.createServer({ cert: tls.cert, key: tls.key }, upstream.httpHandler())
+  secure.listen(0, '127.0.0.1')
+  await once(secure, 'listening')
+  const url = `https://localhost:${secure.address().port}/mcp`
+  const before = { file: process.env.SSL_CERT_FILE, dir: process.env.SSL_CERT_DIR }
+  try {
+    delete process.env.SSL_CERT_DIR
+    // The system's roots did not sign it.
+    process.env.SSL_CERT_FILE = join(tls.dir, 'leaf.cnf')
+    await assert.rejects(
+      new Server({ name: 'gateway', version: '1' }).mount('sec', { url }),
+      (err) => err instanceof ToolwireError && err.code === 'TOOLWIRE_TRANSPORT' && /TLS handshake.*UnknownIssuer/.test(err.message),
+    )
+    process.env.SSL_CERT_FILE = tls.ca
+    const outer = new Server({ name: 'gateway', version: '1' })
+    await outer.mount('sec', { url })
+    const client = await connect(outer)
+    try {
+      assert.equal(text(await client.callTool('sec_forecast', { city: 'Oslo' })), 'sunny in Oslo')
+    } finally {
+      await client.close()
+    }
+    await outer.close()
+  } finally {
+    for (const [name, value] of [['SSL_CERT_FILE', before.file], ['SSL_CERT_DIR', before.dir]]) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+    secure.closeAllConnections()
+    secure.close()
+    await upstream.close()
+    rmSync(tls.dir, { recursive: true, force: true })
+  }
 })

@@ -2,12 +2,14 @@
 this process, and a server written with the official MCP Python SDK, spawned over stdio and
 reached over Streamable HTTP: names and URIs prefixed, calls forwarded with their progress and
 questions, this server's middleware applied, list changes followed, an upstream that dies in the
-middle of a call reported and spawned again."""
+middle of a call reported and spawned again, an https server trusted through SSL_CERT_FILE."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import ipaddress
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -174,6 +176,9 @@ async def drive_sdk_upstream(outer: Server, *, answers_elicitation: bool) -> Non
         assert read["contents"][0]["text"] == "Read me, from the SDK."
         prompt = await client.get_prompt("sdk_brief", {"city": "Oslo"})
         assert prompt["messages"][0]["content"]["text"] == "Brief me on Oslo."
+        # Completion of a mounted prompt's argument is the upstream's.
+        completed = await client.complete({"type": "ref/prompt", "name": "sdk_brief"}, "city", "os")
+        assert completed["values"] == ["Oslo", "Osaka"]
 
 
 @pytest.mark.asyncio
@@ -200,9 +205,10 @@ async def test_a_spawned_official_sdk_server_that_dies_mid_call_is_spawned_again
         assert text(await client.call_tool("sdk_echo", {"text": "again"})) == "sdk echo: again"
 
 
-def start_sdk_http() -> Iterator[str]:
+def start_sdk_http(*tls: str) -> Iterator[str]:
+    """The SDK server over http, or over https with `tls` (certificate and key files)."""
     process = subprocess.Popen(
-        [sys.executable, str(SDK_UPSTREAM), "http", "0"],
+        [sys.executable, str(SDK_UPSTREAM), *(["https", "0", *tls] if tls else ["http", "0"])],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -211,10 +217,11 @@ def start_sdk_http() -> Iterator[str]:
     stderr = process.stderr
     log = LogWatch(lambda: stderr)
     try:
-        match = log.wait_for(r"running on (http://127\.0\.0\.1:\d+)", 60)
+        match = log.wait_for(r"running on https?://127\.0\.0\.1:(\d+)", 60)
         if match is None:
             raise RuntimeError(f"the SDK server did not start:\n{log.text()}")
-        yield f"{match.group(1)}/mcp"
+        scheme = "https://localhost" if tls else "http://127.0.0.1"
+        yield f"{scheme}:{match.group(1)}/mcp"
     finally:
         process.terminate()
         try:
@@ -260,4 +267,85 @@ async def test_an_official_sdk_server_over_streamable_http_is_proxied_in_either_
     # --8<-- [start:http]
     outer.mount("sdk", url=sdk_http, protocol_version=version)  # headers={"Authorization": ...} too
     # --8<-- [end:http]
+    await drive_sdk_upstream(outer, answers_elicitation=version is not None)
+
+
+def write_certificates(folder: Path, names: list[str]) -> tuple[Path, Path, Path]:
+    """A CA of the test's own and a server certificate it signed for `names`: the CA, the
+    certificate and its key, as PEM files."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    valid = (now - datetime.timedelta(hours=1), now + datetime.timedelta(days=1))
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "toolwire test CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(valid[0])
+        .not_valid_after(valid[1])
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    alt_names: list[x509.GeneralName] = []
+    for name in names:
+        try:
+            alt_names.append(x509.IPAddress(ipaddress.ip_address(name)))
+        except ValueError:
+            alt_names.append(x509.DNSName(name))
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(valid[0])
+        .not_valid_after(valid[1])
+        .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    paths = (folder / "ca.pem", folder / "server.pem", folder / "server-key.pem")
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return paths
+
+
+@pytest.fixture(scope="module")
+def sdk_https(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The SDK server over https, with the CA that signed its certificate."""
+    ca, cert, key = write_certificates(tmp_path_factory.mktemp("tls"), ["localhost", "127.0.0.1"])
+    for url in start_sdk_http(str(cert), str(key)):
+        yield url, ca
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("version", [None, "2025-11-25"])
+async def test_an_official_sdk_server_over_https_is_proxied_when_its_ca_is_trusted(
+    sdk_https: tuple[str, Path], version: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, ca = sdk_https
+    assert url.startswith("https://localhost:")
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    # Not trusted yet: no root read from SSL_CERT_FILE signed it (Mozilla's are tried instead).
+    monkeypatch.setenv("SSL_CERT_FILE", str(ROOT / "tests" / "interop" / "python" / "requirements.txt"))
+    with pytest.raises(TransportError, match="TLS handshake"):
+        Server("gateway").mount("sdk", url=url, protocol_version=version)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+    outer = Server("gateway")
+    outer.mount("sdk", url=url, protocol_version=version)
     await drive_sdk_upstream(outer, answers_elicitation=version is not None)

@@ -28,7 +28,7 @@ pub enum Upstream {
         /// Its working directory; none: this process's.
         cwd: Option<String>,
     },
-    /// A Streamable HTTP server (`http://`).
+    /// A Streamable HTTP server (`http://` or `https://`).
     Http {
         /// Its MCP endpoint.
         url: String,

@@ -16,9 +16,9 @@ use toolwire::compose::Upstream;
 use toolwire::middleware::{Middleware, RequestInfo, Verdict};
 use toolwire::transport::http::HttpOptions;
 use toolwire::{
-    Context, ErrorObject, Prompt, PromptArgument, PromptMessage, PromptRequest, PromptResult,
-    RequestOptions, Resource, ResourceContents, ResourceRequest, ResourceTemplate, Server, Tool,
-    ToolError, ToolOutput,
+    Completion, CompletionRequest, Context, ErrorObject, LogLevel, Prompt, PromptArgument,
+    PromptMessage, PromptRequest, PromptResult, Reference, RequestOptions, Resource,
+    ResourceContents, ResourceRequest, ResourceTemplate, Server, Tool, ToolError, ToolOutput,
 };
 
 const MODERN: &str = "2026-07-28";
@@ -36,6 +36,13 @@ async fn steps(ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
     ctx.progress(1.0, Some(2.0), Some("half"));
     ctx.progress(2.0, Some(2.0), Some("done"));
     Ok(ToolOutput::text("stepped"))
+}
+
+/// Logs as it works.
+async fn chatty(ctx: Context, _args: Value) -> Result<ToolOutput, ToolError> {
+    ctx.log_as(LogLevel::Info, Some("radar"), "warming up");
+    ctx.log(LogLevel::Debug, "too fine to hear");
+    Ok(ToolOutput::text("warm"))
 }
 
 /// Asks the user for a name.
@@ -75,6 +82,7 @@ fn upstream(cancelled: mpsc::UnboundedSender<()>) -> Server {
         )
         .tool(Tool::new("steps"), steps)
         .tool(Tool::new("greet"), greet)
+        .tool(Tool::new("chatty"), chatty)
         .build()
         .expect("a server");
     server
@@ -122,6 +130,25 @@ fn upstream(cancelled: mpsc::UnboundedSender<()>) -> Server {
             )]))
         })
         .expect("prompt");
+    // Cities completed for the prompt's argument and the template's variable alike.
+    let cities = |request: CompletionRequest| async move {
+        let typed = request.value.to_lowercase();
+        let matching = ["Oslo", "Osaka", "Ottawa", "Lima"]
+            .into_iter()
+            .filter(|city| city.to_lowercase().starts_with(&typed))
+            .map(str::to_owned)
+            .collect();
+        Ok::<_, ToolError>(Completion::new(matching))
+    };
+    server
+        .set_completer(Reference::Prompt("brief".into()), cities)
+        .expect("prompt completion");
+    server
+        .set_completer(
+            Reference::ResourceTemplate("forecast://{city}".into()),
+            cities,
+        )
+        .expect("template completion");
     server
 }
 
@@ -194,6 +221,7 @@ async fn drive(
     assert_eq!(
         names,
         [
+            "weather_chatty",
             "weather_echo",
             "weather_greet",
             "weather_steps",
@@ -202,8 +230,12 @@ async fn drive(
         "{version}"
     );
     let listed = client.list_tools().await.expect("tools");
-    assert_eq!(listed[0]["description"], "Echoes.");
-    assert_eq!(listed[0]["inputSchema"]["required"], json!(["text"]));
+    let echo = listed
+        .iter()
+        .find(|tool| tool["name"] == "weather_echo")
+        .expect("weather_echo");
+    assert_eq!(echo["description"], "Echoes.");
+    assert_eq!(echo["inputSchema"]["required"], json!(["text"]));
 
     let echoed = client
         .call_tool("weather_echo", json!({"text": "hi"}), None)
@@ -242,6 +274,34 @@ async fn drive(
         "{version}"
     );
 
+    // The upstream's logs about a call reach the caller, at the level the caller asked for.
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    {
+        let logs = logs.clone();
+        client.on_notification(Arc::new(move |method: &str, params: &Value| {
+            if method == "notifications/message" {
+                logs.lock().expect("logs").push(params.clone());
+            }
+        }));
+    }
+    let warmed = client
+        .request(
+            "tools/call",
+            json!({
+                "name": "weather_chatty",
+                "arguments": {},
+                "_meta": {"io.modelcontextprotocol/logLevel": "info"},
+            }),
+        )
+        .await
+        .expect("a call");
+    assert_eq!(text(&warmed), "warm");
+    assert_eq!(
+        *logs.lock().expect("logs"),
+        [json!({"level": "info", "logger": "radar", "data": "warming up"})],
+        "{version}"
+    );
+
     let greeted = client
         .call_tool("weather_greet", json!({}), None)
         .await
@@ -269,6 +329,28 @@ async fn drive(
         prompt["messages"][0]["content"]["text"],
         "Brief me on Oslo."
     );
+    // Completion is the upstream's, asked with its own names.
+    let completed = client
+        .complete(
+            json!({"type": "ref/prompt", "name": "weather_brief"}),
+            "city",
+            "os",
+            None,
+        )
+        .await
+        .expect("a completion");
+    assert_eq!(completed["values"], json!(["Oslo", "Osaka"]), "{version}");
+    let completed = client
+        .complete(
+            json!({"type": "ref/resource", "uri": "forecast://weather/{city}"}),
+            "city",
+            "O",
+            None,
+        )
+        .await
+        .expect("a completion");
+    assert_eq!(completed["values"], json!(["Oslo", "Osaka", "Ottawa"]));
+    assert_eq!(completed["hasMore"], false);
 
     // Given up on here, cancelled upstream.
     let waited = client
@@ -317,7 +399,7 @@ async fn a_server_in_this_process_is_mounted_under_a_prefix() {
         .expect("mounted");
     // --8<-- [end:inner]
     outer.add_middleware(seen.clone());
-    assert_eq!(mount.registered().len(), 7);
+    assert_eq!(mount.registered().len(), 8);
     for version in [LEGACY, MODERN] {
         drive(&outer, &seen, version, &mut cancellations).await;
     }

@@ -491,8 +491,9 @@ class CatalogMixin(ServerBase):
         `server` (a `Server` in this process; its `async def` code runs on a loop of its own
         unless it serves on one), a server to spawn and speak to over stdio (`command`: the
         program, or a list of the program and its arguments; plus `args`, `env` set on top of
-        this process's, `cwd`), or a Streamable HTTP server (`url`, `headers` sent with every
-        request). Names become
+        this process's, `cwd`), or a Streamable HTTP server (`url`, `http://` or `https://`,
+        the certificate checked against `SSL_CERT_FILE`/`SSL_CERT_DIR` or the system's roots;
+        `headers` sent with every request). Names become
         `{prefix}_{name}` and URIs `scheme://{prefix}/rest`. A call is forwarded with its
         progress and cancellation, and what the upstream asks during it (elicitation,
         sampling, roots) is asked of this server's client; this server's middleware, limits and

@@ -456,6 +456,13 @@ impl Catalog {
 
     /// Whether `completion/complete` has anything to offer: a completer, or a prompt argument
     /// with an `enum`.
+    pub(crate) fn remove_completer(&self, reference: &Reference) {
+        self.completers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(reference);
+    }
+
     pub(crate) fn has_completers(&self) -> bool {
         !self
             .completers

@@ -1,5 +1,5 @@
-//! A client of a server over Streamable HTTP (plain `http://`; put TLS in front of it with a
-//! local terminator). Each message is a POST; its answer comes as JSON or as an event stream
+//! A client of a server over Streamable HTTP, `http://` or `https://` (rustls; the `https`
+//! feature, on by default). Each message is a POST; its answer comes as JSON or as an event stream
 //! (questions the server asks about the request come on that stream too); a legacy session's
 //! server-sent notifications come on a GET stream, opened after the handshake.
 
@@ -36,8 +36,10 @@ const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
 impl Client {
-    /// Connects to the Streamable HTTP server at `url` (`http://host:port/path`), the
-    /// handshake done. `headers` go with every request (an `Authorization`, say). Closing
+    /// Connects to the Streamable HTTP server at `url` (`http://host:port/path` or
+    /// `https://…`), the handshake done. An https server's certificate is checked against the
+    /// system's trusted roots (`SSL_CERT_FILE` or `SSL_CERT_DIR` name others), or Mozilla's
+    /// when the system has none. `headers` go with every request (an `Authorization`, say). Closing
     /// deletes a legacy session.
     pub async fn connect_http(
         url: &str,
@@ -70,29 +72,38 @@ struct Endpoint {
     uri: Uri,
     authority: String,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// Set for `https://`.
+    #[cfg(feature = "https")]
+    tls: Option<super::tls::Tls>,
 }
 
 impl Endpoint {
     fn parse(url: &str, headers: &[(String, String)]) -> Result<Endpoint, Error> {
         let uri = Uri::from_str(url)
             .map_err(|err| Error::InvalidArgument(format!("{url:?} is not a URL: {err}")))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(Error::InvalidArgument(format!(
-                    "{url}: https is not spoken by toolwire's client; reach it through a local \
-                     TLS terminator (stunnel, nginx) over http"
-                )));
-            }
+        let secure = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
             _ => {
                 return Err(Error::InvalidArgument(format!(
-                    "{url:?} is not an http:// URL"
+                    "{url:?} is not an http:// or https:// URL"
                 )));
             }
-        }
+        };
         let Some(authority) = uri.authority().map(|a| a.to_string()) else {
             return Err(Error::InvalidArgument(format!("{url:?} names no host")));
         };
+        #[cfg(feature = "https")]
+        let tls = match secure {
+            true => Some(super::tls::Tls::for_host(uri.host().unwrap_or_default())?),
+            false => None,
+        };
+        #[cfg(not(feature = "https"))]
+        if secure {
+            return Err(Error::InvalidArgument(format!(
+                "{url}: this build of toolwire has no https (its `https` feature is off)"
+            )));
+        }
         let headers = headers
             .iter()
             .map(|(name, value)| {
@@ -110,11 +121,17 @@ impl Endpoint {
             uri,
             authority,
             headers,
+            #[cfg(feature = "https")]
+            tls,
         })
     }
 
     fn address(&self) -> String {
-        let port = self.uri.port_u16().unwrap_or(80);
+        let default_port = match self.uri.scheme_str() {
+            Some("https") => 443,
+            _ => 80,
+        };
+        let port = self.uri.port_u16().unwrap_or(default_port);
         format!("{}:{port}", self.uri.host().unwrap_or("localhost"))
     }
 }
@@ -204,6 +221,10 @@ impl Remote for HttpRemote {
 
     fn describe(&self) -> String {
         self.shared.endpoint.url.clone()
+    }
+
+    fn names_requests(&self) -> bool {
+        true
     }
 }
 
@@ -632,13 +653,16 @@ impl Shared {
                 .map_err(|_| format!("connecting to {address} took over {CONNECT_TIMEOUT:?}"))?
                 .map_err(|err| format!("cannot connect to {address}: {err}"))?;
         let _ = stream.set_nodelay(true);
-        let (sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|err| format!("the HTTP handshake with {address} failed: {err}"))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        Ok(sender)
+        #[cfg(feature = "https")]
+        if let Some(tls) = &self.endpoint.tls {
+            let secured = tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(stream, &address))
+                .await
+                .map_err(|_| {
+                    format!("the TLS handshake with {address} took over {CONNECT_TIMEOUT:?}")
+                })??;
+            return handshake(TokioIo::new(secured), &address).await;
+        }
+        handshake(TokioIo::new(stream), &address).await
     }
 }
 
@@ -702,9 +726,45 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// HTTP/1.1 over `io`, its connection driven by a task of its own.
+async fn handshake<T>(io: T, address: &str) -> Result<SendRequest<Full<Bytes>>, String>
+where
+    T: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static,
+{
+    let (sender, connection) = http1::handshake(io)
+        .await
+        .map_err(|err| format!("the HTTP handshake with {address} failed: {err}"))?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn https_urls_are_secured_and_default_to_port_443() {
+        let plain = Endpoint::parse("http://example.com/mcp", &[]).expect("http parses");
+        assert_eq!(plain.address(), "example.com:80");
+        #[cfg(feature = "https")]
+        {
+            assert!(plain.tls.is_none());
+            let secure = Endpoint::parse("https://example.com/mcp", &[]).expect("https parses");
+            assert!(secure.tls.is_some());
+            assert_eq!(secure.address(), "example.com:443");
+            let ported = Endpoint::parse("https://[::1]:8443/mcp", &[]).expect("https parses");
+            assert_eq!(ported.address(), "[::1]:8443");
+        }
+        #[cfg(not(feature = "https"))]
+        {
+            let refused = Endpoint::parse("https://example.com/mcp", &[])
+                .err()
+                .map(|e| e.to_string());
+            assert!(refused.is_some_and(|e| e.contains("`https` feature is off")));
+        }
+    }
 
     #[test]
     fn events_split_across_chunks_give_their_data() {
@@ -723,14 +783,10 @@ mod tests {
 
     #[test]
     fn a_url_that_cannot_be_spoken_to_is_refused_naming_why() {
-        let https = Endpoint::parse("https://example.com/mcp", &[])
-            .err()
-            .map(|e| e.to_string());
-        assert!(https.is_some_and(|e| e.contains("TLS terminator")));
         let other = Endpoint::parse("ftp://example.com/", &[])
             .err()
             .map(|e| e.to_string());
-        assert!(other.is_some_and(|e| e.contains("not an http:// URL")));
+        assert!(other.is_some_and(|e| e.contains("not an http:// or https:// URL")));
         let header = Endpoint::parse("http://127.0.0.1:1/mcp", &[("bad name".into(), "v".into())])
             .err()
             .map(|e| e.to_string());

@@ -230,7 +230,7 @@ impl Link {
                 let link = self.clone();
                 tokio::spawn(async move { link.reply(id, &method, params, about).await });
             }
-            None => self.notified(method, params),
+            None => self.notified(method, params, about),
         }
     }
 
@@ -268,6 +268,17 @@ impl Link {
         }
     }
 
+    /// Who hears a log message: the asker of the request it is about. Where the transport
+    /// names no request (stdio, in-process), the only request with an asker; where it does
+    /// name them, a log about none (a session's, a listen stream's) is no asker's.
+    fn log_asker(&self, about: Option<u64>) -> Option<Arc<dyn Answerer>> {
+        match about {
+            Some(id) => lock(&self.askers).get(&id).cloned(),
+            None if self.wire().names_requests() => None,
+            None => self.asker(None).ok().flatten(),
+        }
+    }
+
     async fn reply(&self, id: Value, method: &str, params: Value, about: Option<u64>) {
         let asker = if method == "ping" {
             Ok(None)
@@ -294,7 +305,12 @@ impl Link {
         }
     }
 
-    fn notified(&self, method: String, params: Value) {
+    fn notified(&self, method: String, params: Value, about: Option<u64>) {
+        if method == "notifications/message"
+            && let Some(asker) = self.log_asker(about)
+        {
+            asker.logged(&params);
+        }
         let progress = (method == "notifications/progress")
             .then(|| {
                 let token = token_text(params.get("progressToken")?)?;
@@ -419,7 +435,7 @@ mod tests {
             heard,
         );
         for n in 0..NOTIFICATIONS_KEPT + 5 {
-            link.notified("notifications/message".into(), json!({"n": n}));
+            link.notified("notifications/message".into(), json!({"n": n}), None);
         }
         let kept = link.notifications();
         assert_eq!(kept.len(), NOTIFICATIONS_KEPT);

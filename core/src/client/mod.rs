@@ -20,6 +20,8 @@
 mod http;
 mod link;
 mod stdio;
+#[cfg(feature = "https")]
+mod tls;
 pub mod vectors;
 mod wire;
 
@@ -59,6 +61,14 @@ pub trait Answerer: Send + Sync + 'static {
         method: String,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, ErrorObject>>;
+
+    /// A log message (`notifications/message`'s params) the server sent about the request
+    /// this answerer was given for: the one the transport names, else the only request in
+    /// flight with an answerer of its own (stdio and in-process sessions name none). Listeners
+    /// ([`Client::on_notification`]) hear it too. Ignored unless overridden.
+    fn logged(&self, params: &Value) {
+        let _ = params;
+    }
 }
 
 impl<F> Answerer for F

@@ -31,6 +31,11 @@ pub(crate) trait Remote: Send + Sync + 'static {
     fn close(&self);
     /// Says what the other end is, for errors: "`python server.py` (spawned)", a URL.
     fn describe(&self) -> String;
+    /// Whether each incoming frame says which request it is about, when it is about one
+    /// (Streamable HTTP's streams do; stdio does not).
+    fn names_requests(&self) -> bool {
+        false
+    }
 }
 
 /// The client's end of the connection.
@@ -61,6 +66,13 @@ impl Wire {
         match self {
             Wire::Local(session) => session.close(),
             Wire::Remote(remote) => remote.close(),
+        }
+    }
+
+    pub(super) fn names_requests(&self) -> bool {
+        match self {
+            Wire::Local(_) => false,
+            Wire::Remote(remote) => remote.names_requests(),
         }
     }
 

@@ -8,6 +8,7 @@
 //! Progress comes back, a cancelled call is cancelled upstream, and what the upstream asks
 //! during a call (elicitation, sampling, roots) is asked of this server's client. When the
 //! upstream says its lists changed they are read again, and this server's clients are told.
+//! Completion of a mounted prompt's arguments or template's variables is the upstream's.
 //! An upstream that went away fails the calls in flight with an error naming it; the next
 //! call connects again.
 
@@ -24,15 +25,16 @@ use tokio_util::sync::CancellationToken;
 
 use self::names::{Prefix, unprefixed_uri};
 use crate::catalog::{
-    Prompt, PromptHandler, PromptRequest, PromptResult, Resource, ResourceContents,
-    ResourceHandler, ResourceRequest, ResourceTemplate,
+    Completer, Completion, CompletionRequest, Prompt, PromptHandler, PromptRequest, PromptResult,
+    Reference, Resource, ResourceContents, ResourceHandler, ResourceRequest, ResourceTemplate,
 };
 use crate::client::{Answerer, Client, ClientOptions, Command, Progress};
 use crate::dispatch::Server;
+use crate::dispatch::modern::LOG_LEVEL_KEY;
 use crate::dispatch::server::ServerInner;
 use crate::error::Error;
 use crate::handler::{Context, RequestOptions, ToolError, ToolHandler};
-use crate::protocol::{ProtocolVersion, Tool, ToolOutput};
+use crate::protocol::{LogLevel, ProtocolVersion, Tool, ToolOutput};
 use crate::wire::{ErrorCode, ErrorObject};
 
 /// Where a mounted catalog comes from.
@@ -43,7 +45,7 @@ pub enum Upstream {
     Server(Server),
     /// A process spawned and spoken to over its stdin and stdout.
     Command(Command),
-    /// A Streamable HTTP server (`http://`), with headers sent on every request.
+    /// A Streamable HTTP server (`http://` or `https://`), with headers sent on every request.
     Http {
         /// Its MCP endpoint.
         url: String,
@@ -283,6 +285,8 @@ struct Catalog {
     prompts: BTreeMap<String, Value>,
     resources: BTreeMap<String, Value>,
     templates: BTreeMap<String, Value>,
+    /// Whether the upstream completes its prompts' and templates' arguments.
+    completes: bool,
 }
 
 struct Mounted {
@@ -386,8 +390,14 @@ impl Mounted {
         };
         lock(&self.refused).take();
         let mount = Arc::downgrade(self);
-        client.on_notification(Arc::new(move |method: &str, _params: &Value| {
+        let described = self.described.clone();
+        client.on_notification(Arc::new(move |method: &str, params: &Value| {
             // A listen stream's first word too: what changed before it opened is read then.
+            if method == "notifications/message" {
+                // Also relayed to the client whose request it is about, when that is known.
+                tracing::debug!(upstream = %described, log = %params, "the upstream logged");
+                return;
+            }
             let changed = method.ends_with("/list_changed")
                 || method == "notifications/subscriptions/acknowledged";
             if !changed {
@@ -428,7 +438,10 @@ impl Mounted {
     async fn sync(self: &Arc<Self>, client: &Client) -> Result<(), Error> {
         let _one = self.syncing.lock().await;
         let offered = offered(client);
-        let mut catalog = Catalog::default();
+        let mut catalog = Catalog {
+            completes: offered("completions"),
+            ..Catalog::default()
+        };
         if offered("tools") {
             for tool in client.list_tools().await? {
                 if let Some(name) = tool.get("name").and_then(Value::as_str) {
@@ -500,8 +513,19 @@ impl Mounted {
                 registered.tools.insert(name, def);
             }
         }
+        registered.completes = wanted.completes;
         for (name, def) in wanted.prompts {
-            if kept(&had.prompts, &name, &def) || self.add_prompt(&server, &name, &def) {
+            let same = kept(&had.prompts, &name, &def);
+            if same || self.add_prompt(&server, &name, &def) {
+                let remote = json!({"type": "ref/prompt", "name": def.get("name")});
+                let here = Reference::Prompt(name.clone());
+                self.follow_completion(
+                    &server,
+                    here,
+                    remote,
+                    same && had.completes,
+                    wanted.completes,
+                );
                 registered.prompts.insert(name, def);
             }
         }
@@ -511,11 +535,48 @@ impl Mounted {
             }
         }
         for (uri, def) in wanted.templates {
-            if kept(&had.templates, &uri, &def) || self.add_template(&server, &uri, &def) {
+            let same = kept(&had.templates, &uri, &def);
+            if same || self.add_template(&server, &uri, &def) {
+                let remote = json!({"type": "ref/resource", "uri": def.get("uriTemplate")});
+                let here = Reference::ResourceTemplate(uri.clone());
+                self.follow_completion(
+                    &server,
+                    here,
+                    remote,
+                    same && had.completes,
+                    wanted.completes,
+                );
                 registered.templates.insert(uri, def);
             }
         }
         Ok(())
+    }
+
+    /// Completion of `here` (a prompt or template registered for this mount) asks the
+    /// upstream about `remote`, its own reference, while the upstream offers completion.
+    /// `forwarding` says a forwarder is set already; one is set when the item is new or the
+    /// upstream has begun to complete (`completes`), so a completer set here since is kept.
+    fn follow_completion(
+        self: &Arc<Self>,
+        server: &Server,
+        here: Reference,
+        remote: Value,
+        forwarding: bool,
+        completes: bool,
+    ) {
+        match (completes, forwarding) {
+            (true, false) => {
+                let forward = ForwardCompletion {
+                    mount: self.clone(),
+                    remote,
+                };
+                if let Err(err) = server.set_completer(here, forward) {
+                    tracing::warn!(upstream = %self.described, %err, "completion is not forwarded");
+                }
+            }
+            (false, true) => server.inner.catalog.remove_completer(&here),
+            _ => {}
+        }
     }
 
     fn skipped(&self, kind: &str, name: &str, err: &Error) -> bool {
@@ -615,6 +676,17 @@ impl Mounted {
             .client()
             .await
             .map_err(|err| ToolError::new(err.to_string()))?;
+        let mut params = params;
+        // A 2026-07-28 upstream logs about a request only at the level it asks for: the level
+        // this server's client would hear (a legacy upstream logs at its session's level).
+        if let (Some(level), true) = (ctx.and_then(Context::log_level), client.is_modern())
+            && let Some(params) = params.as_object_mut()
+        {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(LOG_LEVEL_KEY.into(), json!(level.as_str()));
+            }
+        }
         let progress = ctx.filter(|ctx| ctx.wants_progress()).map(|ctx| {
             let ctx = ctx.clone();
             let relay: Progress = Arc::new(move |params: &Value| {
@@ -806,6 +878,57 @@ impl PromptHandler for ForwardPrompt {
     }
 }
 
+/// Completes a mounted prompt's argument or template's variable by asking the upstream.
+struct ForwardCompletion {
+    mount: Arc<Mounted>,
+    /// The upstream's `ref`.
+    remote: Value,
+}
+
+#[async_trait]
+impl Completer for ForwardCompletion {
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ToolError> {
+        let mut params = json!({
+            "ref": self.remote,
+            "argument": {"name": request.argument, "value": request.value},
+        });
+        if !request.context.is_empty() {
+            params["context"] = json!({"arguments": request.context});
+        }
+        let result = match self
+            .mount
+            .forward("completion/complete", params, request.ctx.as_ref())
+            .await
+        {
+            Ok(result) => result,
+            // It stopped completing since it was mounted (a new version of it, say).
+            Err(err) if err.protocol_code() == Some(ErrorCode::METHOD_NOT_FOUND.0) => {
+                return Ok(Completion::default());
+            }
+            Err(err) => return Err(err),
+        };
+        let completion = &result["completion"];
+        let Some(values) = completion.get("values").and_then(Value::as_array) else {
+            return Err(ToolError::new(format!(
+                "{} answered completion/complete without values",
+                self.mount.described
+            )));
+        };
+        let values: Vec<String> = values
+            .iter()
+            .filter_map(|value| value.as_str().map(str::to_owned))
+            .collect();
+        let mut completion_here = Completion::new(values);
+        if let Some(total) = completion.get("total").and_then(Value::as_u64) {
+            completion_here.total = Some(total.max(completion_here.values.len() as u64));
+        }
+        if completion.get("hasMore").and_then(Value::as_bool) == Some(true) {
+            completion_here.has_more = true;
+        }
+        Ok(completion_here)
+    }
+}
+
 /// Reads a mounted resource, or any resource of a mounted template.
 struct ForwardRead {
     mount: Arc<Mounted>,
@@ -897,6 +1020,20 @@ impl Answerer for Relay {
                 other => ErrorObject::new(ErrorCode(-32603), other.to_string()),
             })
         })
+    }
+
+    /// Sent on to this server's client as a log of the request's own (at or above the level
+    /// that client set).
+    fn logged(&self, params: &Value) {
+        let Some(level) = params
+            .get("level")
+            .and_then(|level| serde_json::from_value::<LogLevel>(level.clone()).ok())
+        else {
+            return;
+        };
+        let logger = params.get("logger").and_then(Value::as_str);
+        let data = params.get("data").cloned().unwrap_or(Value::Null);
+        self.ctx.log_as(level, logger, data);
     }
 }
 

@@ -271,12 +271,16 @@ impl CallScope for CallState {
         true
     }
 
-    fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
+    fn log_level(&self) -> Option<LogLevel> {
         // 2026-07-28: only at the level this request set, and none when it set none.
-        let floor = match &self.modern {
+        match &self.modern {
             Some(modern) => modern.envelope.log_level,
             None => Some(self.session().log_level()),
-        };
+        }
+    }
+
+    fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
+        let floor = self.log_level();
         if floor.is_none_or(|floor| level < floor) || self.finished.load(Ordering::Acquire) {
             return false;
         }

@@ -48,6 +48,8 @@ pub(crate) trait CallScope: Send + Sync {
     fn wants_progress(&self) -> bool;
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool;
     fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool;
+    /// The least severe level a log of this call reaches the client at; `None` when none do.
+    fn log_level(&self) -> Option<LogLevel>;
     fn close_sse_stream(&self);
     fn cancel(&self) -> &CallCancel;
     /// One question (elicitation, sampling, roots): asked, or answered from the round.
@@ -175,6 +177,13 @@ impl Context {
     /// [`log`](Self::log) with a logger name.
     pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) -> bool {
         self.call.log(level, logger, data.into())
+    }
+
+    /// The least severe level [`log`](Self::log) sends at for this call (the session's, or in
+    /// 2026-07-28 the request's); `None` when nothing would be sent. A mount asks its upstream
+    /// for the same.
+    pub(crate) fn log_level(&self) -> Option<LogLevel> {
+        self.call.log_level()
     }
 
     /// Over Streamable HTTP with an SSE answer: closes the connection carrying this call's

@@ -1,7 +1,8 @@
 """A server written with the official MCP Python SDK (PyPI `mcp`), for toolwire to proxy.
 
 `python sdk_upstream.py` serves stdio; `python sdk_upstream.py http PORT` serves Streamable
-HTTP on 127.0.0.1:PORT/mcp (uvicorn says when it listens, on stderr).
+HTTP on 127.0.0.1:PORT/mcp (uvicorn says when it listens, on stderr); `python sdk_upstream.py
+https PORT CERT KEY` serves it over TLS with that certificate and key (PEM files).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import Completion, PromptReference
 from pydantic import BaseModel
 
 server = MCPServer("sdk-upstream", version="1.0")
@@ -62,8 +64,26 @@ def brief(city: str) -> str:
     return f"Brief me on {city}."
 
 
+@server.completion()
+async def complete(ref, argument, context):
+    """Cities for `brief`'s `city`."""
+    if isinstance(ref, PromptReference) and ref.name == "brief" and argument.name == "city":
+        cities = ["Oslo", "Osaka", "Ottawa", "Lima"]
+        return Completion(values=[c for c in cities if c.lower().startswith(argument.value.lower())])
+    return None
+
+
+def serve_https(port: int, cert: str, key: str) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=port, ssl_certfile=cert, ssl_keyfile=key, log_level="info")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["http"]:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif sys.argv[1:2] == ["https"]:
+        serve_https(int(sys.argv[2]), sys.argv[3], sys.argv[4])
     else:
         server.run()

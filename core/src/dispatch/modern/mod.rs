@@ -20,8 +20,8 @@ use std::sync::atomic::Ordering;
 use serde_json::{Map, Value, json};
 
 pub(crate) use envelope::{
-    Envelope, claims_modern, initialize_refused, meta_claims_modern, missing_capability,
-    read_envelope,
+    Envelope, LOG_LEVEL_KEY, claims_modern, initialize_refused, meta_claims_modern,
+    missing_capability, read_envelope,
 };
 #[cfg(feature = "http")]
 pub(crate) use envelope::{PROTOCOL_VERSION_KEY, check_required_keys, unsupported_version};
