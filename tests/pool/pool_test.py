@@ -614,14 +614,17 @@ class Scenarios:
             workers.append(multiprocessing.Process(target=load_worker, args=args, daemon=True))
             first += clients
         LOAD_WORKERS[:] = workers
-        began = time.monotonic()
-        for worker in workers:
-            worker.start()
         killed_at = None
         pinned: Optional[str] = None
         streamed: list[tuple[Optional[str], dict]] = []
+        # Opened before the load starts: nginx's turns are then ours alone, so the victim is
+        # reached within one round (under load, other requests take turns at random).
         if victim is not None:
             pinned = await self.legacy_session_on(victim)
+        began = time.monotonic()
+        for worker in workers:
+            worker.start()
+        if victim is not None and pinned is not None:
             streamed = await self.legacy_progress_stream(pinned)
             await asyncio.to_thread(
                 wait_until, f"200 answers from {victim.name}", seconds, lambda: counts[victim.n] >= 200
@@ -724,10 +727,13 @@ class Scenarios:
     async def legacy_session_on(self, replica: Replica) -> str:
         """A legacy session opened through nginx that lives on `replica`."""
         async with httpx.AsyncClient(timeout=30) as client:
-            for _ in range(3 * len(self.pool.replicas)):
+            for _ in range(10 * len(self.pool.replicas)):
                 session, home = await self.open_legacy(client)
                 if home is replica:
                     return session
+                # Not wanted: ended, so the tries leave nothing behind.
+                headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+                await client.delete(self.url, headers=headers)
         raise Failed(f"no session opened on {replica.name}")
 
     async def task_of_a_dead_replica_fails(self) -> str:
