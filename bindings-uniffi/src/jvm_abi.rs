@@ -73,7 +73,7 @@ fn queue_overflow() -> &'static Mutex<Option<Vec<u8>>> {
 ///
 /// # Safety
 /// `data` must point to `len` readable bytes valid for `'a`, or be null.
-unsafe fn input<'a>(data: *const u8, len: usize) -> &'a [u8] {
+pub(crate) unsafe fn input<'a>(data: *const u8, len: usize) -> &'a [u8] {
     if data.is_null() || len == 0 {
         &[]
     } else {
@@ -86,7 +86,7 @@ unsafe fn input<'a>(data: *const u8, len: usize) -> &'a [u8] {
 ///
 /// # Safety
 /// `data` must point to `capacity` writable bytes valid for `'a`, or be null.
-unsafe fn output<'a>(data: *mut u8, capacity: usize) -> &'a mut [u8] {
+pub(crate) unsafe fn output<'a>(data: *mut u8, capacity: usize) -> &'a mut [u8] {
     if data.is_null() || capacity == 0 {
         &mut []
     } else {
@@ -96,7 +96,7 @@ unsafe fn output<'a>(data: *mut u8, capacity: usize) -> &'a mut [u8] {
 }
 
 /// Runs `body`; a panic must not unwind into the JVM, so it becomes `on_panic`.
-fn guarded<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
+pub(crate) fn guarded<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|_| {
         tracing::error!("a call from the Kotlin wrapper panicked");
         on_panic
@@ -124,7 +124,7 @@ fn refuse(error: ToolwireError, out: &mut [u8]) -> i64 {
 }
 
 /// Reads a UniFFI-serialised value that must fill `bytes` exactly.
-fn read_serialised<T: uniffi::Lift<UniFfiTag>>(
+pub(crate) fn read_serialised<T: uniffi::Lift<UniFfiTag>>(
     mut bytes: &[u8],
     what: &str,
 ) -> Result<T, ToolwireError> {
@@ -333,6 +333,18 @@ pub extern "C" fn toolwire_call_context(call_id: u64) -> u64 {
     })
 }
 
+/// Registers the wrapper's runner of queued calls on the host's own thread (see
+/// `queue::HostRunner`): a mounted endpoint's request answered in place on a web server's
+/// thread starts its tool's handler right there. Returns 1, or 0 when a runner was registered
+/// already (the first stays: the wrapper keeps its callback for the process's life).
+#[unsafe(no_mangle)]
+pub extern "C" fn toolwire_host_runner(runner: Option<crate::queue::HostRunner>) -> i32 {
+    guarded(0, || match runner {
+        Some(runner) => i32::from(crate::queue::set_host_runner(runner)),
+        None => 0,
+    })
+}
+
 /// The most log records one `toolwire_logs_next` hands over.
 const LOG_BATCH: usize = 256;
 
@@ -414,7 +426,7 @@ fn encode_logs(records: &[logs::LogRecord]) -> Vec<u8> {
     out
 }
 
-fn hand_out(encoded: Vec<u8>, out: &mut [u8], keep: impl FnOnce(Vec<u8>)) -> i64 {
+pub(crate) fn hand_out(encoded: Vec<u8>, out: &mut [u8], keep: impl FnOnce(Vec<u8>)) -> i64 {
     if encoded.len() > out.len() {
         let needed = encoded.len() as i64;
         keep(encoded);

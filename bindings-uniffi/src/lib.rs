@@ -18,6 +18,7 @@ mod errors;
 mod handler;
 mod http;
 mod jvm_abi;
+mod jvm_mount;
 mod lifespan;
 mod middleware;
 mod mount;

@@ -141,6 +141,11 @@ impl HttpEndpoint {
             endpoint: Arc::new(endpoint),
         }))
     }
+
+    /// Core's endpoint, for the Kotlin route's whole-body path (`jvm_mount`).
+    pub(crate) fn core(&self) -> &toolwire::transport::http::HttpEndpoint {
+        &self.endpoint
+    }
 }
 
 #[uniffi::export]
@@ -180,9 +185,11 @@ impl HttpEndpoint {
             .iter()
             .map(|field| (field.name.as_bytes(), field.value.as_bytes()));
         let peer = peer.and_then(|peer| peer.parse::<IpAddr>().ok());
-        let exchange = self
-            .endpoint
-            .answer(&method, &target, fields, body.into(), peer)?;
+        // Called from the app's own thread: a queued tool's handler may start right here.
+        let exchange = crate::queue::on_host_thread(|| {
+            self.endpoint
+                .answer(&method, &target, fields, body.into(), peer)
+        })?;
         Ok(Arc::new(HttpExchange { exchange }))
     }
 
@@ -206,6 +213,13 @@ impl HttpEndpoint {
 #[derive(uniffi::Object)]
 pub struct HttpExchange {
     exchange: toolwire::transport::http::HttpExchange,
+}
+
+impl HttpExchange {
+    /// Core's exchange, as the object the bindings hand out.
+    pub(crate) fn wrap(exchange: toolwire::transport::http::HttpExchange) -> Arc<Self> {
+        Arc::new(HttpExchange { exchange })
+    }
 }
 
 #[uniffi::export]

@@ -77,6 +77,46 @@ thread_local! {
     /// Set on a thread that takes its own queued calls right after feeding frames (the stdio
     /// driver): calls it queues itself need no wake-up.
     static TAKES_OWN_CALLS: Cell<bool> = const { Cell::new(false) };
+    /// Set while a host thread (one of the app's web server's, in a downcall) has the engine
+    /// answer a request in place: a queued call first polled there is started right there.
+    static ON_HOST_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Starts a queued call's handler on the host thread that is inside the engine: `(call_id,
+/// tool_key, arguments, arguments_len)`, the arguments' JSON text as UTF-8. The host hands the
+/// result back with `toolwire_queue_complete` (before it returns, when the handler finished at
+/// once) as for any queued call; one that goes on is cancelled as any queued call is.
+pub(crate) type HostRunner = unsafe extern "C" fn(u64, u32, *const u8, usize);
+
+/// The host's runner, registered once per process (`toolwire_host_runner`).
+static HOST_RUNNER: OnceLock<HostRunner> = OnceLock::new();
+
+/// Registers the host's runner; false when one was registered already (it stays).
+pub(crate) fn set_host_runner(runner: HostRunner) -> bool {
+    HOST_RUNNER.set(runner).is_ok()
+}
+
+/// Runs `body` with queued calls first polled on this thread started here, by the host's
+/// runner when one is registered (the caller is a host thread inside the engine).
+pub(crate) fn on_host_thread<T>(body: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ON_HOST_THREAD.with(|flag| flag.set(self.0));
+        }
+    }
+    let _restore = Restore(ON_HOST_THREAD.with(|flag| flag.replace(true)));
+    body()
+}
+
+/// The runner for a call first polled on this thread, when it is a host thread inside the
+/// engine.
+fn runner_here() -> Option<HostRunner> {
+    if ON_HOST_THREAD.with(Cell::get) {
+        HOST_RUNNER.get().copied()
+    } else {
+        None
+    }
 }
 
 pub(crate) fn queue() -> &'static CallQueue {
@@ -100,6 +140,13 @@ pub(crate) fn taking_own_calls<T>(body: impl FnOnce() -> T) -> T {
 impl CallQueue {
     fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Awaits a call the host runs itself, started on its thread (not queued for a taker).
+    fn expect(&self, call_id: u64, reply: oneshot::Sender<ToolResult>, context: Context) {
+        self.lock()
+            .waiting
+            .insert(call_id, Outstanding { reply, context });
     }
 
     fn push(&self, call: PendingCall, reply: oneshot::Sender<ToolResult>, context: Context) {
@@ -231,15 +278,34 @@ impl toolwire::ToolHandler for QueuedTool {
         let call_id = queue.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply, result) = oneshot::channel();
         let mut withdraw = Withdraw(Some(call_id));
-        queue.push(
-            PendingCall {
-                call_id,
-                tool_key: self.key,
-                arguments_json: json_text(&arguments),
-            },
-            reply,
-            context,
-        );
+        let arguments_json = json_text(&arguments);
+        match runner_here() {
+            // On the host's thread already: its handler starts here, with no hop to a taker
+            // and back; one that finishes at once has handed its result back on return, so
+            // the call is answered on this first poll.
+            Some(run) => {
+                queue.expect(call_id, reply, context);
+                // SAFETY: the host registered `run` for the process's life; the arguments
+                // outlive the call.
+                unsafe {
+                    run(
+                        call_id,
+                        self.key,
+                        arguments_json.as_ptr(),
+                        arguments_json.len(),
+                    )
+                };
+            }
+            None => queue.push(
+                PendingCall {
+                    call_id,
+                    tool_key: self.key,
+                    arguments_json,
+                },
+                reply,
+                context,
+            ),
+        }
         let outcome = result.await;
         withdraw.0 = None;
         match outcome {

@@ -1,5 +1,6 @@
 package dev.toolwire
 
+import com.sun.jna.Pointer
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
@@ -52,6 +53,7 @@ internal object Dispatch {
         synchronized(this) {
             if (dispatcherStarted) return
             dispatcherStarted = true
+            NativeLink.registerHostRunner(::runHere)
             val thread = Thread({
                 while (true) {
                     try {
@@ -68,6 +70,23 @@ internal object Dispatch {
             thread.isDaemon = true
             thread.start()
         }
+    }
+
+    /**
+     * Starts one call on the app's thread that is inside the engine (a mounted endpoint's
+     * request answered in place): a handler that finishes at once is answered with the request,
+     * with no hop to the dispatcher thread and back. One that suspends goes on as any call.
+     */
+    private fun runHere(callId: Long, toolKey: Int, arguments: Pointer, length: Long) {
+        val done = ArrayList<Completion>(1)
+        try {
+            val json = String(arguments.getByteArray(0, length.toInt()), Charsets.UTF_8)
+            start(PendingCall(callId, toolKey, json), done)
+        } catch (e: Throwable) {
+            // Nothing may be thrown back into the engine; the call must still be answered.
+            done.add(Completion(callId, failure(e)))
+        }
+        NativeLink.complete(done)
     }
 
     /** Starts every call of [work]; results of handlers that finish at once go to [done]. */

@@ -1,6 +1,8 @@
 package dev.toolwire
 
+import com.sun.jna.Callback
 import com.sun.jna.Native
+import com.sun.jna.Pointer
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
 
@@ -15,6 +17,16 @@ internal class EngineLogRecord(val level: Int, val target: String, val message: 
 
 /** A call's result, handed back. */
 internal class Completion(val callId: Long, val result: ToolResult)
+
+/**
+ * Starts a queued call's handler on the calling thread: the engine calls it on an app's thread
+ * that is inside it (a mounted endpoint answering a request in place), with the call's id, its
+ * handler's key and its arguments' JSON text (UTF-8, [length] bytes at [arguments]). The result
+ * goes back with [NativeLink.complete], before returning when the handler finished at once.
+ */
+internal fun interface HostRunner : Callback {
+    fun invoke(callId: Long, toolKey: Int, arguments: Pointer, length: Long)
+}
 
 /**
  * The wrapper's private interface to the library: plain C functions beside UniFFI (see the
@@ -53,6 +65,18 @@ internal object NativeLink {
     @JvmStatic private external fun toolwire_queue_complete(input: ByteBuffer, inputLen: Long)
 
     @JvmStatic private external fun toolwire_call_context(callId: Long): Long
+
+    @JvmStatic private external fun toolwire_host_runner(runner: HostRunner): Int
+
+    @JvmStatic private external fun toolwire_http_endpoint_keep(endpoint: ByteBuffer, endpointLen: Long): Long
+
+    @JvmStatic private external fun toolwire_http_endpoint_forget(endpointId: Long)
+
+    @JvmStatic private external fun toolwire_http_answer(
+        endpointId: Long, request: ByteBuffer, requestLen: Long, output: ByteBuffer, outputCapacity: Long,
+    ): Long
+
+    @JvmStatic private external fun toolwire_http_kept(output: ByteBuffer, outputCapacity: Long): Long
 
     @JvmStatic private external fun toolwire_logs_level(level: Int)
 
@@ -168,6 +192,118 @@ internal object NativeLink {
         val handle = toolwire_call_context(callId)
         return if (handle == 0L) null else FfiConverterTypeCallContext.lift(handle)
     }
+
+    /** Kept for the process's life: the engine holds the native entry JNA made for it. */
+    private var hostRunner: HostRunner? = null
+
+    /** Registers [runner] as the engine's way to start queued calls on the thread inside it (once). */
+    @Synchronized
+    fun registerHostRunner(runner: HostRunner) {
+        if (hostRunner != null) return
+        hostRunner = runner
+        toolwire_host_runner(runner)
+    }
+
+    /** Keeps [endpoint] for [answerWhole]; its id, until [forgetEndpoint]. */
+    fun keepEndpoint(endpoint: HttpEndpoint): Long {
+        val bytes = serialised(FfiConverterTypeHttpEndpoint.allocationSize(endpoint)) { FfiConverterTypeHttpEndpoint.write(endpoint, it) }
+        val id = toolwire_http_endpoint_keep(bytes, bytes.limit().toLong())
+        if (id == 0L) throw ToolwireException.Internal("the library refused the endpoint")
+        return id
+    }
+
+    /** Lets go of an endpoint [keepEndpoint] kept. */
+    fun forgetEndpoint(endpointId: Long) = toolwire_http_endpoint_forget(endpointId)
+
+    /**
+     * Answers a request whose body is here whole with the kept endpoint [endpointId], in one
+     * downcall: the whole answer, or the exchange it goes on as. Throws the engine's refusal
+     * (a bad method or header field is [ToolwireException.InvalidArgument]).
+     */
+    fun answerWhole(
+        endpointId: Long,
+        method: String,
+        target: String,
+        headers: List<Pair<String, String>>,
+        body: ByteArray,
+        peer: String?,
+    ): WholeAnswer {
+        // A handler started inside the call below may answer a request of its own on this
+        // thread: that one gets buffers of its own.
+        val buffers = wholeBuffers.get().takeUnless { it.busy } ?: WholeBuffers()
+        buffers.busy = true
+        try {
+            val request = buffers.request(method, target, peer, headers, body)
+            val length = request.position().toLong()
+            request.flip()
+            var output = buffers.output
+            output.clear()
+            var written = toolwire_http_answer(endpointId, request, length, output, output.capacity().toLong())
+            while (written <= -2L) {
+                output = direct((-2L - written).toInt())
+                buffers.output = output
+                written = toolwire_http_kept(output, output.capacity().toLong())
+            }
+            if (written < 0L) return fail("the library failed to answer the request")
+            output.limit(written.toInt())
+            return when (output.get()) {
+                WHOLE_COMPLETE -> {
+                    val status = output.getShort().toInt() and 0xffff
+                    val fields = List(output.getInt()) { HttpHeader(utf8(output), utf8(output)) }
+                    val answer = ByteArray(output.getInt())
+                    output.get(answer)
+                    WholeAnswer.Complete(status, fields, answer)
+                }
+                WHOLE_GOES_ON -> WholeAnswer.GoesOn(FfiConverterTypeHttpExchange.lift(output.getLong()))
+                else -> throw FfiConverterTypeToolwireError.read(output.slice().order(ByteOrder.BIG_ENDIAN))
+            }
+        } finally {
+            buffers.busy = false
+        }
+    }
+
+    private fun fail(detail: String): Nothing = throw ToolwireException.Internal(detail)
+
+    /** What [answerWhole] answered. */
+    sealed interface WholeAnswer {
+        /** The whole answer: status, header fields in order, body. */
+        class Complete(val status: Int, val headers: List<HttpHeader>, val body: ByteArray) : WholeAnswer
+
+        /** The answer goes on through [exchange] (the caller closes it). */
+        class GoesOn(val exchange: HttpExchange) : WholeAnswer
+    }
+
+    /** A thread's buffers for [answerWhole], kept: a request costs no native allocation. */
+    private class WholeBuffers {
+        var busy = false
+        var input: ByteBuffer = direct(16 * 1024)
+        var output: ByteBuffer = direct(16 * 1024)
+
+        fun request(method: String, target: String, peer: String?, headers: List<Pair<String, String>>, body: ByteArray): ByteBuffer {
+            val texts = ArrayList<ByteArray>(3 + 2 * headers.size)
+            texts.add(method.toByteArray(Charsets.UTF_8))
+            texts.add(target.toByteArray(Charsets.UTF_8))
+            texts.add((peer ?: "").toByteArray(Charsets.UTF_8))
+            for ((name, value) in headers) {
+                texts.add(name.toByteArray(Charsets.UTF_8))
+                texts.add(value.toByteArray(Charsets.UTF_8))
+            }
+            val size = 4 * (texts.size + 2) + texts.sumOf { it.size } + body.size
+            if (input.capacity() < size) input = direct(maxOf(size, input.capacity() * 2))
+            val out = input
+            out.clear()
+            for (i in 0 until 3) out.putInt(texts[i].size).put(texts[i])
+            out.putInt(headers.size)
+            for (i in 3 until texts.size) out.putInt(texts[i].size).put(texts[i])
+            out.putInt(body.size).put(body)
+            return out
+        }
+    }
+
+    private val wholeBuffers = ThreadLocal.withInitial { WholeBuffers() }
+
+    private const val WHOLE_COMPLETE: Byte = 0
+    private const val WHOLE_GOES_ON: Byte = 1
 
     /** The most verbose level of the engine's logs to hand over: 1 error … 5 trace, 0 none. */
     fun logsLevel(level: Int) = toolwire_logs_level(level)

@@ -10,8 +10,9 @@ package dev.toolwire
  * Registers a tool whose handler is a suspending lambda, given the call's context and its
  * arguments as JSON text (already checked against the input schema).
  *
- * The lambda starts on the thread that serves (with [runStdio]) and continues on
- * `Dispatchers.Default` once it suspends. An exception it throws becomes an `isError` result
+ * The lambda starts on the thread that serves (with [runStdio]; mounted in Ktor, the web
+ * server's thread answering the request) and continues on `Dispatchers.Default` once it
+ * suspends. An exception it throws becomes an `isError` result
  * carrying the exception's message; cancelling the call (by the client, a deadline or
  * shutdown) cancels the coroutine.
  */

@@ -15,6 +15,7 @@ import dev.toolwire.HttpHeader
 import dev.toolwire.HttpResponseHead
 import dev.toolwire.Lifespan
 import dev.toolwire.LifespanHold
+import dev.toolwire.NativeLink
 import dev.toolwire.Server
 import dev.toolwire.ToolwireException
 import dev.toolwire.detail
@@ -125,6 +126,10 @@ class McpRoute internal constructor(
     @Volatile
     private var endpoint: HttpEndpoint? = null
 
+    /** [endpoint]'s id for the whole-body path ([NativeLink.answerWhole]). */
+    @Volatile
+    private var endpointId = 0L
+
     /** The route's hold on the server's lifespan, while [endpoint] is open. */
     private var lifespan: LifespanHold? = null
 
@@ -137,7 +142,9 @@ class McpRoute internal constructor(
         val (ending, held) = starting.withLock {
             val open = endpoint ?: return
             val hold = lifespan
+            NativeLink.forgetEndpoint(endpointId)
             endpoint = null
+            endpointId = 0L
             lifespan = null
             open to hold
         }
@@ -149,10 +156,13 @@ class McpRoute internal constructor(
     @Volatile
     private var wholeBodyBytes = 0L
 
-    private suspend fun start(): HttpEndpoint {
-        endpoint?.let { return it }
+    /** The open endpoint and its id for the whole-body path. */
+    private class Open(val endpoint: HttpEndpoint, val id: Long)
+
+    private suspend fun start(): Open {
+        endpoint?.let { open -> return Open(open, endpointId) }
         return starting.withLock {
-            endpoint ?: run {
+            endpoint?.let { Open(it, endpointId) } ?: run {
                 EngineLogs.start()
                 // A mounted endpoint holds nothing itself: the route holds it, as a serve.
                 val held = Lifespan.of(server).hold(server)
@@ -164,17 +174,19 @@ class McpRoute internal constructor(
                 }
                 lifespan = held
                 wholeBodyBytes = opened.wholeBodyBytes().toLong()
-                opened
-            }.also { endpoint = it }
+                endpointId = NativeLink.keepEndpoint(opened)
+                endpoint = opened
+                Open(opened, endpointId)
+            }
         }
     }
 
     @OptIn(InternalAPI::class)
     internal suspend fun answer(call: ApplicationCall) {
-        val endpoint = start()
+        val open = start()
         val request = call.request
-        val headers = ArrayList<HttpHeader>()
-        request.headers.forEach { name, values -> values.forEach { headers.add(HttpHeader(name, it)) } }
+        val headers = ArrayList<Pair<String, String>>()
+        request.headers.forEach { name, values -> values.forEach { headers.add(name to it) } }
         // The engine calls this when the connection closes (from its own thread, maybe after
         // the answer is over, or before the exchange exists: a handler may start, and its client
         // go, while `answer` runs). Not for a connection's last request: CIO reports that one
@@ -183,31 +195,29 @@ class McpRoute internal constructor(
         if (!lastOnItsConnection(call)) call.attributes.put(HttpRequestCloseHandlerKey) { watch.closed() }
         val body = call.receiveChannel()
         // A body here in whole already (any small one the engine read with the head, or none)
-        // is answered in one step: at once when no handler of the app's is needed. Otherwise
-        // it is fed as it comes (the engine bounds it and times it out).
+        // is answered in one step, on this thread as far as it can (a tool's handler starts
+        // here): complete at once when nothing had to wait. Otherwise it is fed as it comes
+        // (the engine bounds it and times it out).
         val whole = wholeBody(call, body)
         val exchange = try {
             if (whole != null) {
-                endpoint.answer(request.httpMethod.value, request.uri, headers, whole, request.origin.remoteAddress)
+                val method = request.httpMethod.value
+                when (val answer = NativeLink.answerWhole(open.id, method, request.uri, headers, whole, request.origin.remoteAddress)) {
+                    is NativeLink.WholeAnswer.Complete -> {
+                        call.attributes.remove(HttpRequestCloseHandlerKey)
+                        respondWhole(call, answer.status, answer.headers, answer.body)
+                        return
+                    }
+                    is NativeLink.WholeAnswer.GoesOn -> answer.exchange
+                }
             } else {
-                endpoint.exchange(request.httpMethod.value, request.uri, headers, request.origin.remoteAddress)
+                val fields = headers.map { (name, value) -> HttpHeader(name, value) }
+                open.endpoint.exchange(request.httpMethod.value, request.uri, fields, request.origin.remoteAddress)
             }
         } catch (e: ToolwireException.InvalidArgument) {
             call.attributes.remove(HttpRequestCloseHandlerKey)
             call.respondText(e.detail, status = HttpStatusCode.BadRequest)
             return
-        }
-        if (whole != null) {
-            val complete = exchange.completeResponse()
-            if (complete != null) {
-                try {
-                    call.attributes.remove(HttpRequestCloseHandlerKey)
-                    respondWhole(call, complete, complete.body ?: ByteArray(0))
-                } finally {
-                    exchange.close()
-                }
-                return
-            }
         }
         watch.watch(exchange)
         try {
@@ -217,7 +227,7 @@ class McpRoute internal constructor(
                     // Null: the client hung up before the answer began.
                     val head = exchange.response() ?: return@coroutineScope
                     val complete = head.body
-                    if (complete != null) respondWhole(call, head, complete) else respond(call, exchange, head)
+                    if (complete != null) respondWhole(call, head.status.toInt(), head.headers, complete) else respond(call, exchange, head)
                 } finally {
                     // The answer is complete (or refused the rest of the body, e.g. 413).
                     feeding?.cancel()
@@ -254,9 +264,9 @@ class McpRoute internal constructor(
     }
 
     /** A response whose body came whole. */
-    private suspend fun respondWhole(call: ApplicationCall, head: HttpResponseHead, body: ByteArray) {
+    private suspend fun respondWhole(call: ApplicationCall, status: Int, headers: List<HttpHeader>, body: ByteArray) {
         var contentType: ContentType? = null
-        for (field in head.headers) {
+        for (field in headers) {
             when (field.name.lowercase()) {
                 // Ktor sets these itself, from the arguments of respondBytes.
                 "content-type" -> contentType = ContentType.parse(field.value)
@@ -264,7 +274,7 @@ class McpRoute internal constructor(
                 else -> call.response.headers.append(field.name, field.value, safeOnly = false)
             }
         }
-        call.respondBytes(body, contentType, HttpStatusCode.fromValue(head.status.toInt()))
+        call.respondBytes(body, contentType, HttpStatusCode.fromValue(status))
     }
 
     private fun lastOnItsConnection(call: ApplicationCall): Boolean {

@@ -8,6 +8,7 @@ import dev.toolwire.ToolDefinition
 import dev.toolwire.TokenGrant
 import dev.toolwire.TokenVerdict
 import dev.toolwire.ToolResult
+import dev.toolwire.blockingTool
 import dev.toolwire.lifespan
 import dev.toolwire.lifespanContext
 import dev.toolwire.tool
@@ -181,6 +182,48 @@ class KtorMountTest {
     }
 
     @Test
+    fun `a handler that answers at once runs on the app's thread, answered as JSON in one piece`() {
+        val server = Server("threads", "1.0")
+        server.tool(ToolDefinition("where")) { _, _ -> ToolResult.Text(Thread.currentThread().name) }
+        server.blockingTool(ToolDefinition("where_blocking")) { _, _ -> ToolResult.Text(Thread.currentThread().name) }
+        server.tool(ToolDefinition("later")) { _, _ ->
+            delay(1) // suspends: the call goes on after the request's first step
+            ToolResult.Text("later")
+        }
+        server.tool(ToolDefinition("fails")) { _, _ -> error("no weather today") }
+        served(server) { port ->
+            HttpClient(ClientCIO).use { http ->
+                val opened = http.mcpPost(port, initialize)
+                val ids = arrayOf("mcp-session-id" to opened.headers["mcp-session-id"]!!, "mcp-protocol-version" to "2025-11-25")
+                assertEquals(202, http.mcpPost(port, """{"jsonrpc":"2.0","method":"notifications/initialized"}""", *ids).status.value)
+                fun call(id: Int, name: String) = """{"jsonrpc":"2.0","id":$id,"method":"tools/call","params":{"name":"$name","arguments":{}}}"""
+                suspend fun text(response: HttpResponse) =
+                    messages(response).last().getValue("result").jsonObject.getValue("content").jsonArray[0].jsonObject.getValue("text").jsonPrimitive.content
+
+                // Head and body in one write, so the body is whole when the route reads the
+                // head: the handler starts on the web server's thread inside the engine, not the
+                // dispatcher's, and has finished before the answer began, so it is JSON.
+                val here = rawPost(port, call(2, "where"), "127.0.0.1:$port", *ids.map { (name, value) -> "$name: $value" }.toTypedArray())
+                assertEquals(200, here.status)
+                assertTrue(here.head.contains("\r\ncontent-type: application/json", ignoreCase = true), here.head)
+                val thread = Json.parseToJsonElement(here.body).jsonObject.getValue("result").jsonObject
+                    .getValue("content").jsonArray[0].jsonObject.getValue("text").jsonPrimitive.content
+                assertTrue(thread != "toolwire-dispatch", "ran on $thread")
+                // Blocking handlers still go to the IO threads, never the web server's.
+                val blocking = text(http.mcpPost(port, call(3, "where_blocking"), *ids))
+                assertTrue(blocking.startsWith("DefaultDispatcher-worker"), "ran on $blocking")
+                // One that suspends goes on, and is answered when it finishes.
+                assertEquals("later", text(http.mcpPost(port, call(4, "later"), *ids)))
+                // A failure thrown at once is the call's isError result, and the app goes on.
+                val failed = messages(http.mcpPost(port, call(5, "fails"), *ids)).last().getValue("result").jsonObject
+                assertEquals("true", failed.getValue("isError").jsonPrimitive.content)
+                assertTrue(failed.toString().contains("no weather today"), failed.toString())
+                assertEquals("ok", http.get("http://127.0.0.1:$port/health").bodyAsText())
+            }
+        }
+    }
+
+    @Test
     fun `the Host guard admits loopback names only, unless allowedHosts names the app's`() {
         val host = "mcp.example.com"
         served(weatherServer(Events())) { port ->
@@ -300,7 +343,7 @@ class KtorMountTest {
         }
     }
 
-    private class RawResponse(val status: Int, val body: String)
+    private class RawResponse(val status: Int, val head: String, val body: String)
 
     private fun request(port: Int, body: String, vararg headers: String, host: String = "127.0.0.1:$port"): ByteArray {
         val bytes = body.toByteArray()
@@ -320,7 +363,7 @@ class KtorMountTest {
             val text = socket.getInputStream().readBytes().toString(Charsets.UTF_8)
             assertTrue(text.startsWith("HTTP/1.1 "), "no response: '$text'")
             val status = text.substringAfter(' ').substringBefore(' ').toInt()
-            RawResponse(status, text.substringAfter("\r\n\r\n"))
+            RawResponse(status, text.substringBefore("\r\n\r\n"), text.substringAfter("\r\n\r\n"))
         }
     }
 }
