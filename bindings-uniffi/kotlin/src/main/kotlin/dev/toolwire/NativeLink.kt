@@ -241,7 +241,9 @@ internal object NativeLink {
             var written = toolwire_http_answer(endpointId, request, length, output, output.capacity().toLong())
             while (written <= -2L) {
                 output = direct((-2L - written).toInt())
-                buffers.output = output
+                // Kept for the next request up to a bound: one large answer (a big resource)
+                // must not hold its size in every web server thread for good.
+                if (output.capacity() <= KEPT_OUTPUT_BYTES) buffers.output = output
                 written = toolwire_http_kept(output, output.capacity().toLong())
             }
             if (written < 0L) return fail("the library failed to answer the request")
@@ -302,6 +304,7 @@ internal object NativeLink {
 
     private val wholeBuffers = ThreadLocal.withInitial { WholeBuffers() }
 
+    private const val KEPT_OUTPUT_BYTES = 1024 * 1024
     private const val WHOLE_COMPLETE: Byte = 0
     private const val WHOLE_GOES_ON: Byte = 1
 
