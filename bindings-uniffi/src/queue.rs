@@ -286,7 +286,9 @@ impl toolwire::ToolHandler for QueuedTool {
             Some(run) => {
                 queue.expect(call_id, reply, context);
                 // SAFETY: the host registered `run` for the process's life; the arguments
-                // outlive the call.
+                // outlive the call. `run` may re-enter the engine (its result comes back with
+                // `toolwire_queue_complete`, a handler may answer a request of its own): no
+                // lock of ours is held here.
                 unsafe {
                     run(
                         call_id,

@@ -86,7 +86,12 @@ internal object Dispatch {
             // Nothing may be thrown back into the engine; the call must still be answered.
             done.add(Completion(callId, failure(e)))
         }
-        NativeLink.complete(done)
+        try {
+            NativeLink.complete(done)
+        } catch (e: Throwable) {
+            // JNA would swallow it: say so (the call then ends by its timeout, a cancel or its client going).
+            System.err.println("toolwire: a result could not be handed back: $e")
+        }
     }
 
     /** Starts every call of [work]; results of handlers that finish at once go to [done]. */

@@ -176,7 +176,8 @@ internal object NativeLink {
         if (done.isEmpty()) return
         // A direct buffer per thread, kept: allocating one per result would cost a cleaner each.
         val input = encode(done, completeBuffer.get())
-        completeBuffer.set(input)
+        // Kept up to a bound: one large result must not hold its size in every thread for good.
+        if (input.capacity() <= KEPT_OUTPUT_BYTES) completeBuffer.set(input)
         val length = input.position().toLong()
         input.flip()
         toolwire_queue_complete(input, length)
@@ -239,7 +240,8 @@ internal object NativeLink {
             var output = buffers.output
             output.clear()
             var written = toolwire_http_answer(endpointId, request, length, output, output.capacity().toLong())
-            while (written <= -2L) {
+            // Long.MIN_VALUE is the library failing (a caught panic), not a size.
+            while (written <= -2L && written != Long.MIN_VALUE) {
                 output = direct((-2L - written).toInt())
                 // Kept for the next request up to a bound: one large answer (a big resource)
                 // must not hold its size in every web server thread for good.

@@ -11,7 +11,8 @@ package dev.toolwire
  * arguments as JSON text (already checked against the input schema).
  *
  * The lambda starts on the thread that serves (with [runStdio]; mounted in Ktor, the web
- * server's thread answering the request) and continues on `Dispatchers.Default` once it
+ * server's thread answering the request, when its body came whole and the server's stores
+ * are in-process; otherwise `toolwire-dispatch`) and continues on `Dispatchers.Default` once it
  * suspends. An exception it throws becomes an `isError` result
  * carrying the exception's message; cancelling the call (by the client, a deadline or
  * shutdown) cancels the coroutine.

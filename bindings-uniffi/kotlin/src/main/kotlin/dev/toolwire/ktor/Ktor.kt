@@ -123,15 +123,15 @@ class McpRoute internal constructor(
 ) {
     private val starting = Mutex()
 
+    /**
+     * The open endpoint with its id for the whole-body path ([NativeLink.answerWhole]), and
+     * the route's hold on the server's lifespan: one volatile value, so a request never sees
+     * an endpoint with another one's id.
+     */
     @Volatile
-    private var endpoint: HttpEndpoint? = null
+    private var open: Open? = null
 
-    /** [endpoint]'s id for the whole-body path ([NativeLink.answerWhole]). */
-    @Volatile
-    private var endpointId = 0L
-
-    /** The route's hold on the server's lifespan, while [endpoint] is open. */
-    private var lifespan: LifespanHold? = null
+    private class Open(val endpoint: HttpEndpoint, val id: Long, val lifespan: LifespanHold)
 
     /**
      * Ends every session (their calls in flight finish first, each within the server's drain
@@ -139,44 +139,46 @@ class McpRoute internal constructor(
      * endpoint again, with new sessions.
      */
     suspend fun close() {
-        val (ending, held) = starting.withLock {
-            val open = endpoint ?: return
-            val hold = lifespan
-            NativeLink.forgetEndpoint(endpointId)
-            endpoint = null
-            endpointId = 0L
-            lifespan = null
-            open to hold
+        val ending = starting.withLock {
+            val ending = open ?: return
+            open = null
+            ending
         }
-        ending.shutdown()
-        held?.letGo()
+        ending.endpoint.shutdown()
+        // After the shutdown: a request that took the endpoint before `close` is still
+        // answered (by the engine's refusal at worst), never by an unknown id.
+        NativeLink.forgetEndpoint(ending.id)
+        ending.lifespan.letGo()
     }
 
     /** Bodies up to this size may be read whole before the engine sees the request (its rule). */
     @Volatile
     private var wholeBodyBytes = 0L
 
-    /** The open endpoint and its id for the whole-body path. */
-    private class Open(val endpoint: HttpEndpoint, val id: Long)
-
     private suspend fun start(): Open {
-        endpoint?.let { open -> return Open(open, endpointId) }
+        open?.let { return it }
         return starting.withLock {
-            endpoint?.let { Open(it, endpointId) } ?: run {
+            open ?: run {
                 EngineLogs.start()
                 // A mounted endpoint holds nothing itself: the route holds it, as a serve.
                 val held = Lifespan.of(server).hold(server)
-                val opened = try {
+                val endpoint = try {
                     server.httpEndpoint(options, validator)
                 } catch (e: Throwable) {
                     held.letGo()
                     throw e
                 }
-                lifespan = held
-                wholeBodyBytes = opened.wholeBodyBytes().toLong()
-                endpointId = NativeLink.keepEndpoint(opened)
-                endpoint = opened
-                Open(opened, endpointId)
+                val id = try {
+                    NativeLink.keepEndpoint(endpoint)
+                } catch (e: Throwable) {
+                    endpoint.shutdown()
+                    held.letGo()
+                    throw e
+                }
+                wholeBodyBytes = endpoint.wholeBodyBytes().toLong()
+                val started = Open(endpoint, id, held)
+                open = started
+                started
             }
         }
     }

@@ -191,7 +191,7 @@ class KtorMountTest {
             ToolResult.Text("later")
         }
         server.tool(ToolDefinition("fails")) { _, _ -> error("no weather today") }
-        server.tool(ToolDefinition("big")) { _, _ -> ToolResult.Text("x".repeat(300_000)) }
+        server.tool(ToolDefinition("big")) { _, _ -> ToolResult.Text("x".repeat(1_500_000)) }
         served(server) { port ->
             HttpClient(ClientCIO).use { http ->
                 val opened = http.mcpPost(port, initialize)
@@ -219,9 +219,9 @@ class KtorMountTest {
                 val failed = messages(http.mcpPost(port, call(5, "fails"), *ids)).last().getValue("result").jsonObject
                 assertEquals("true", failed.getValue("isError").jsonPrimitive.content)
                 assertTrue(failed.toString().contains("no weather today"), failed.toString())
-                // An answer larger than the route's buffers comes whole, twice (the buffer kept
-                // or not).
-                repeat(2) { assertEquals(300_000, text(http.mcpPost(port, call(6 + it, "big"), *ids)).length) }
+                // An answer (and a result) larger than the route's buffers and past the 1 MiB
+                // they are kept up to comes whole, twice: a buffer not kept is not reused.
+                repeat(2) { assertEquals(1_500_000, text(http.mcpPost(port, call(6 + it, "big"), *ids)).length) }
                 assertEquals("ok", http.get("http://127.0.0.1:$port/health").bodyAsText())
             }
         }
