@@ -195,26 +195,41 @@ function streamRequest(endpoint, request, read, req, res, next, waitedMs) {
 /** The engine's answer to `res`: whole, or streamed chunk by chunk (SSE). */
 async function respond(exchange, res, next) {
   try {
-    const head = await exchange.response()
+    const head = exchange.readyResponse() ?? (await exchange.response())
     if (head === null || res.destroyed) return // the client hung up first
     res.writeHead(head.status, head.headers)
     if ((head.body ?? null) !== null) {
       res.end(head.body)
       return
     }
-    // A streamed answer (SSE) starts now, not with its first event.
-    res.flushHeaders()
-    for (;;) {
+    // What of the stream is here already goes with the head: a call's SSE answer often is
+    // whole by now, and then no wait is needed.
+    let { chunks, ended } = exchange.readyChunks(READY_BYTES)
+    while (!ended) {
+      if (chunks.length > 0) {
+        if (!res.write(chunks)) await drained(res)
+      } else {
+        // A streamed answer (SSE) starts now, not with its first event.
+        res.flushHeaders()
+      }
       const chunk = await exchange.nextChunk()
       if (chunk === null) break
-      if (!res.write(chunk)) await drained(res)
+      // With what came after it, and the end when it is here.
+      const more = exchange.readyChunks(READY_BYTES)
+      chunks = more.chunks.length > 0 ? Buffer.concat([chunk, more.chunks]) : chunk
+      ended = more.ended
     }
-    if (!res.destroyed) res.end()
+    if (res.destroyed) return
+    if (ended) res.end(chunks)
+    else res.end()
   } catch (err) {
     exchange.close()
     failed(err, res, next)
   }
 }
+
+/** At most this much of a stream's ready chunks is joined into one write. */
+const READY_BYTES = 256 * 1024
 
 /** Not a request the engine can read (a bad header or target): 400 naming why. */
 function badRequest(described, res) {
@@ -309,7 +324,7 @@ async function serveFetch(ready, request) {
       }
     })()
   }
-  const head = await exchange.response()
+  const head = exchange.readyResponse() ?? (await exchange.response())
   if (head === null) {
     done()
     throw signal?.reason ?? new DOMException('The client hung up', 'AbortError')
@@ -320,15 +335,34 @@ async function serveFetch(ready, request) {
     return wholeResponse(head)
   }
   const responseHeaders = webHeaders(head.headers)
+  // A stream that is whole already (a call's SSE answer often is) is a whole body.
+  const front = exchange.readyChunks(READY_BYTES)
+  if (front.ended) {
+    done()
+    exchange.close()
+    return new Response(front.chunks, { status: head.status, headers: responseHeaders })
+  }
+  let first = front.chunks.length > 0 ? front.chunks : null
   const body = new ReadableStream(
     {
       async pull(controller) {
+        if (first !== null) {
+          controller.enqueue(first)
+          first = null
+          return
+        }
         const chunk = await exchange.nextChunk()
         if (chunk === null) {
           done()
           controller.close()
-        } else {
-          controller.enqueue(chunk)
+          return
+        }
+        // With what came after it, and the end when it is here.
+        const more = exchange.readyChunks(READY_BYTES)
+        controller.enqueue(more.chunks.length > 0 ? Buffer.concat([chunk, more.chunks]) : chunk)
+        if (more.ended) {
+          done()
+          controller.close()
         }
       },
       cancel() {

@@ -52,6 +52,13 @@ pub struct ResponseHead {
     pub body: Option<Buffer>,
 }
 
+/// A streamed body's chunks that were ready, joined, and whether the body ended.
+#[napi(object)]
+pub struct ReadyChunks {
+    pub chunks: Buffer,
+    pub ended: bool,
+}
+
 impl From<toolwire::transport::http::ResponseHead> for ResponseHead {
     fn from(head: toolwire::transport::http::ResponseHead) -> Self {
         let mut headers = Vec::with_capacity(head.headers.len() * 2);
@@ -261,6 +268,24 @@ impl NativeExchange {
     #[napi]
     pub fn complete_response(&self) -> Option<ResponseHead> {
         self.exchange.complete_response().map(ResponseHead::from)
+    }
+
+    /// The response head when it is ready now (its body: the whole one, or `null` when it
+    /// streams: then `readyChunks` and `nextChunk`); `null` when it is not (then `response`).
+    #[napi]
+    pub fn ready_response(&self) -> Option<ResponseHead> {
+        self.exchange.ready_response().map(ResponseHead::from)
+    }
+
+    /// The streamed body's chunks ready now, joined (up to about `maxBytes`), and whether it
+    /// ended (or the client hung up). Empty and not ended: wait with `nextChunk`.
+    #[napi]
+    pub fn ready_chunks(&self, max_bytes: u32) -> ReadyChunks {
+        let (chunks, ended) = self.exchange.ready_chunks(max_bytes as usize);
+        ReadyChunks {
+            chunks: Buffer::from(Vec::<u8>::from(chunks)),
+            ended,
+        }
     }
 
     /// The response head once it is ready (with the whole body when complete); `null` when

@@ -139,6 +139,24 @@ impl NativeExchange {
             .transpose()
     }
 
+    /// `(status, [(name, value), ...], body)` when the head is ready now (`body`: the whole
+    /// body, or `None` when it streams: then `ready_chunks` and `next_chunk`); `None` when it
+    /// is not (then `response`).
+    fn ready_response(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.exchange
+            .ready_response()
+            .map(|head| head_to_py(py, head))
+            .transpose()
+    }
+
+    /// `(chunks, ended)`: the streamed body's chunks ready now, joined (up to about
+    /// `max_bytes`), and whether the body ended (or the client hung up). Empty and not ended:
+    /// wait with `next_chunk`.
+    fn ready_chunks<'py>(&self, py: Python<'py>, max_bytes: usize) -> (Bound<'py, PyBytes>, bool) {
+        let (chunks, ended) = self.exchange.ready_chunks(max_bytes);
+        (PyBytes::new(py, &chunks), ended)
+    }
+
     /// `settle((status, [(name, value), ...], body))` once the response head is ready (`body`:
     /// the whole body when complete, else `None` and it streams); `settle(None)` when the
     /// client hung up before.

@@ -214,36 +214,61 @@ class AsgiApp:
                         exchange.end_body()
                 message = None
 
-        reader = asyncio.create_task(read_body(reading, first))
+        # The reader (and with it the watch for the client hanging up) starts when something
+        # must be waited for: an answer that is all here already needs neither.
+        reader = asyncio.create_task(read_body(reading, first)) if reading else None
         try:
-            head, settle = outcome()
-            exchange.response(settle)
-            started = await head
+            started = exchange.ready_response()
             if started is None:
-                return  # the client hung up before the answer began
+                if reader is None:
+                    reader = asyncio.create_task(read_body(reading, first))
+                head, settle = outcome()
+                exchange.response(settle)
+                started = await head
+                if started is None:
+                    return  # the client hung up before the answer began
             status, headers, body = started
+            # What of a stream is here already goes with the head (the priming event; all of
+            # it when the call was quick), and the end with the last chunk: fewer waits for
+            # the engine and fewer messages to the ASGI server.
+            if body is None:
+                body, ended = exchange.ready_chunks(_READY_BYTES)
+            else:
+                ended = True
             await send({"type": "http.response.start", "status": status, "headers": headers})
-            if body is not None:
+            if ended:
                 await send({"type": "http.response.body", "body": body})
                 return
-            while True:
+            if body:
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+            if reader is None:
+                reader = asyncio.create_task(read_body(reading, first))
+            while not ended:
                 next_chunk, settle = outcome()
                 exchange.next_chunk(settle)
                 chunk = await next_chunk
                 if chunk is None:
                     break
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            if not hung_up.is_set():
+                # With what came after it, and the end when it is here: no wait for either.
+                more, ended = exchange.ready_chunks(_READY_BYTES)
+                await send(
+                    {"type": "http.response.body", "body": chunk + more if more else chunk, "more_body": not ended}
+                )
+            if not ended and not hung_up.is_set():
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             # The ASGI server could not write to a client that went away.
             logger.debug("an MCP client went away mid-response", exc_info=True)
         finally:
             exchange.close()
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            if reader is not None:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
 
+
+# At most this much of a stream's ready chunks is joined into one message.
+_READY_BYTES = 256 * 1024
 
 # The first body message is awaited before the engine sees the request only where
 # `asyncio.timeout` bounds that wait (3.11+); before, every body is fed as it comes.

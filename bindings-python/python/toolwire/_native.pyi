@@ -176,6 +176,10 @@ class NativeExchange:
     def abort_body(self) -> None: ...
     def complete_response(self) -> Optional[tuple[int, list[tuple[bytes, bytes]], bytes]]:
         """The whole response when `answer` completed it at once."""
+    def ready_response(self) -> Optional[tuple[int, list[tuple[bytes, bytes]], Optional[bytes]]]:
+        """The head now, if ready (`body`: `None` when it streams); `None`: wait with `response`."""
+    def ready_chunks(self, max_bytes: int) -> tuple[bytes, bool]:
+        """The streamed body's chunks ready now, joined, and whether it ended."""
     def response(self, settle: Callable[[Any], None]) -> None:
         """`settle((status, [(name, value), ...], body or None))`; `settle(None)` if the client hung up first."""
     def next_chunk(self, settle: Callable[[Optional[bytes]], None]) -> None: ...

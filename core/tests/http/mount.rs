@@ -538,3 +538,88 @@ async fn a_body_chunk_is_offered_without_waiting() {
         "no body after its end"
     );
 }
+
+/// `ready_response` and `ready_chunks`: the head of an SSE answer opened on the caller's thread
+/// is there with no wait, what of its stream is ready comes joined, and the end is told, so a
+/// host waits only for what is not there yet.
+#[tokio::test]
+async fn what_is_ready_is_taken_without_waiting() {
+    let (hold, mut gate) = gate();
+    let server = test_server(hold);
+    let endpoint = server
+        .http_endpoint(HttpOptions::default())
+        .expect("runtime");
+    let opened = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            JSON_HEADERS,
+            Bytes::from(initialize().to_string()),
+            None,
+        )
+        .expect("answer");
+    let head = opened.ready_response().expect("answered at once");
+    assert!(head.body.is_some(), "whole");
+    assert_eq!(
+        opened.ready_chunks(1 << 20),
+        (Bytes::new(), true),
+        "no stream"
+    );
+    let session = head
+        .headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| String::from_utf8(value.clone()).expect("text"))
+        .expect("a session");
+
+    // A call held in its handler: the SSE head is ready at once, the stream not ended.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "held", "arguments": {}}});
+    let held = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            with_session(&session),
+            Bytes::from(call.to_string()),
+            None,
+        )
+        .expect("answer");
+    let head = held.ready_response().expect("the SSE head, at once");
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_none(), "it streams");
+    assert!(held.ready_response().is_none(), "taken once");
+    let (mut events, ended) = held.ready_chunks(1 << 20);
+    assert!(!ended, "the call goes on");
+    gate.started().await;
+    gate.release();
+    // Each wait is for a chunk not there yet; what follows it, up to the end, comes with it.
+    let mut ended = false;
+    while !ended {
+        let Some(chunk) = held.next_chunk().await else {
+            break;
+        };
+        let (more, end) = held.ready_chunks(1 << 20);
+        ended = end;
+        events = [events, chunk, more].concat().into();
+    }
+    let text = String::from_utf8_lossy(&events);
+    assert!(
+        text.contains(r#""id":1"#) && text.contains("result"),
+        "{text}"
+    );
+    assert_eq!(held.ready_chunks(1 << 20), (Bytes::new(), true), "ended");
+
+    // A client that hung up: nothing is ready, the stream is over.
+    let gone = endpoint
+        .answer(
+            "POST",
+            "/mcp",
+            with_session(&session),
+            Bytes::from(call.to_string()),
+            None,
+        )
+        .expect("answer");
+    gone.hang_up();
+    assert!(gone.ready_response().is_none());
+    assert_eq!(gone.ready_chunks(1 << 20), (Bytes::new(), true));
+}

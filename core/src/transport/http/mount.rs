@@ -500,6 +500,88 @@ impl HttpExchange {
         }
     }
 
+    /// The response head when it is ready now, with no wait and no hop: the whole response as
+    /// [`complete_response`](Self::complete_response) gives it, or the head of a streamed body
+    /// (an SSE stream [`HttpEndpoint::answer`] opened on the host's thread), whose chunks then
+    /// come from [`ready_chunks`](Self::ready_chunks) and [`next_chunk`](Self::next_chunk).
+    /// `None` when it is not ready yet or the client hung up: then
+    /// [`response`](Self::response). Taken once.
+    pub fn ready_response(&self) -> Option<ResponseHead> {
+        if self.hung_up.is_cancelled() {
+            return None;
+        }
+        let mut answering = lock(&self.answering);
+        if !matches!(answering.as_ref(), Some(Answering::Ready(_))) {
+            return None;
+        }
+        // Free unless a read is under way, which no taker of the head starts before it.
+        let Ok(mut slot) = self.body.try_lock() else {
+            return None;
+        };
+        let Some(Answering::Ready(response)) = answering.take() else {
+            return None;
+        };
+        let (head, streamed) = ResponseHead::of(response);
+        *slot = streamed;
+        Some(head)
+    }
+
+    /// The chunks of a streamed body that are ready now, joined (up to about `max_bytes`: the
+    /// last chunk taken may pass it), with no wait; and whether the body ended (or the client
+    /// hung up, or there is no streamed body). Nothing and not ended: wait with
+    /// [`next_chunk`](Self::next_chunk). A host that sends what is ready with the head saves
+    /// a wait per chunk: an SSE answer to a call is often whole by the time its head is sent.
+    pub fn ready_chunks(&self, max_bytes: usize) -> (Bytes, bool) {
+        if self.hung_up.is_cancelled() {
+            return (Bytes::new(), true);
+        }
+        // Held by a read under way: nothing is ready here.
+        let Ok(mut slot) = self.body.try_lock() else {
+            return (Bytes::new(), false);
+        };
+        let Some(body) = slot.as_mut() else {
+            return (Bytes::new(), true);
+        };
+        // Timers polled here belong to the endpoint's runtime; the waker is nobody's: what is
+        // not ready is polled again by `next_chunk`, with its own.
+        let _entered = self.runtime.enter();
+        let mut context = Context::from_waker(Waker::noop());
+        let mut chunks: Vec<Bytes> = Vec::new();
+        let mut size = 0;
+        let mut ended = false;
+        while size < max_bytes {
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                hyper::body::Body::poll_frame(Pin::new(&mut *body), &mut context)
+            }));
+            match polled {
+                Ok(Poll::Ready(Some(Ok(frame)))) => {
+                    if let Ok(data) = frame.into_data() {
+                        size += data.len();
+                        chunks.push(data);
+                    }
+                }
+                Ok(Poll::Ready(Some(Err(never)))) => match never {},
+                Ok(Poll::Pending) => break,
+                // The end, or a bug of ours while reading (the response ends where it broke,
+                // as `next_chunk`'s read would end it).
+                Ok(Poll::Ready(None)) | Err(_) => {
+                    ended = true;
+                    break;
+                }
+            }
+        }
+        if ended {
+            // Never polled again after its end.
+            slot.take();
+        }
+        let joined = match chunks.len() {
+            0 => Bytes::new(),
+            1 => chunks.swap_remove(0),
+            _ => Bytes::from(chunks.concat()),
+        };
+        (joined, ended)
+    }
+
     /// The response head once it is ready, with the whole body when it is complete; `None`
     /// when the client hung up first. Taken once: a second call (or one after
     /// [`complete_response`](Self::complete_response) gave it) is [`Error::InvalidArgument`].
