@@ -339,6 +339,15 @@ const JSON_HEADERS: [(&[u8], &[u8]); 3] = [
     (b"accept", b"application/json, text/event-stream"),
 ];
 
+/// The session id a response head names.
+fn session_of(head: &toolwire::transport::http::ResponseHead) -> String {
+    head.headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| String::from_utf8(value.clone()).expect("text"))
+        .expect("a session")
+}
+
 fn with_session(session: &str) -> Vec<(&[u8], &[u8])> {
     let mut headers = JSON_HEADERS.to_vec();
     headers.push((b"mcp-session-id", session.as_bytes()));
@@ -368,19 +377,14 @@ async fn a_whole_request_is_answered_at_once_when_no_handler_runs() {
         .expect("answer");
     let head = opened.complete_response().expect("answered at once");
     assert_eq!(head.status, 200);
-    let body = head.body.expect("whole");
+    let body = head.body.clone().expect("whole");
     let length = head
         .headers
         .iter()
         .find(|(name, _)| name == "content-length")
         .map(|(_, value)| value.clone());
     assert_eq!(length, Some(body.len().to_string().into_bytes()));
-    let session = head
-        .headers
-        .iter()
-        .find(|(name, _)| name == "mcp-session-id")
-        .map(|(_, value)| String::from_utf8(value.clone()).expect("text"))
-        .expect("a session");
+    let session = session_of(&head);
     let answer: Value = serde_json::from_slice(&body).expect("JSON");
     assert_eq!(answer["result"]["serverInfo"]["name"], "mount");
     assert!(opened.response().await.is_err(), "taken already");
@@ -565,12 +569,7 @@ async fn what_is_ready_is_taken_without_waiting() {
         (Bytes::new(), true),
         "no stream"
     );
-    let session = head
-        .headers
-        .iter()
-        .find(|(name, _)| name == "mcp-session-id")
-        .map(|(_, value)| String::from_utf8(value.clone()).expect("text"))
-        .expect("a session");
+    let session = session_of(&head);
 
     // A call held in its handler: the SSE head is ready at once, the stream not ended.
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
