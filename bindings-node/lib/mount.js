@@ -229,7 +229,7 @@ async function respond(exchange, res, next) {
 }
 
 /** At most this much of a stream's ready chunks is joined into one write. */
-const READY_BYTES = 256 * 1024
+const READY_BYTES = 64 * 1024
 
 /** Not a request the engine can read (a bad header or target): 400 naming why. */
 function badRequest(described, res) {

@@ -268,7 +268,7 @@ class AsgiApp:
 
 
 # At most this much of a stream's ready chunks is joined into one message.
-_READY_BYTES = 256 * 1024
+_READY_BYTES = 64 * 1024
 
 # The first body message is awaited before the engine sees the request only where
 # `asyncio.timeout` bounds that wait (3.11+); before, every body is fed as it comes.

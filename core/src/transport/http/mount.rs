@@ -529,7 +529,8 @@ impl HttpExchange {
     /// The chunks of a streamed body that are ready now, joined (up to about `max_bytes`: the
     /// last chunk taken may pass it), with no wait; and whether the body ended (or the client
     /// hung up, or there is no streamed body). Nothing and not ended: wait with
-    /// [`next_chunk`](Self::next_chunk). A host that sends what is ready with the head saves
+    /// [`next_chunk`](Self::next_chunk). Call it once the head was taken: before, there is no
+    /// streamed body yet, which reads as ended. A host that sends what is ready with the head saves
     /// a wait per chunk: an SSE answer to a call is often whole by the time its head is sent.
     pub fn ready_chunks(&self, max_bytes: usize) -> (Bytes, bool) {
         if self.hung_up.is_cancelled() {
@@ -549,7 +550,8 @@ impl HttpExchange {
         let mut chunks: Vec<Bytes> = Vec::new();
         let mut size = 0;
         let mut ended = false;
-        while size < max_bytes {
+        // Polled once at least: `max_bytes` 0 still tells the end.
+        loop {
             let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 hyper::body::Body::poll_frame(Pin::new(&mut *body), &mut context)
             }));
@@ -558,6 +560,9 @@ impl HttpExchange {
                     if let Ok(data) = frame.into_data() {
                         size += data.len();
                         chunks.push(data);
+                    }
+                    if size >= max_bytes {
+                        break;
                     }
                 }
                 Ok(Poll::Ready(Some(Err(never)))) => match never {},
@@ -636,10 +641,16 @@ impl HttpExchange {
                     biased;
                     () = hung_up.cancelled() => None,
                     chunk = async {
-                        match body.lock().await.as_mut() {
+                        let mut slot = body.lock().await;
+                        let chunk = match slot.as_mut() {
                             Some(body) => body.next_chunk().await,
                             None => None,
+                        };
+                        if chunk.is_none() {
+                            // Never polled again after its end (`ready_chunks` included).
+                            slot.take();
                         }
+                        chunk
                     } => chunk,
                 }
             })
