@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Optional
 
@@ -19,6 +20,47 @@ INITIALIZE = {
     "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }
+
+
+async def asgi_post(app: Any, message: dict, headers: Iterable[tuple[bytes, bytes]] = ()) -> list[dict]:
+    """`message` POSTed as JSON to the ASGI `app` called directly (no ASGI server), with
+    `headers` besides the JSON ones: the messages it sent back. The body comes in one message;
+    then `receive` waits as an open connection's would (the client never hangs up)."""
+    import asyncio
+
+    sent: list[dict] = []
+    messages = [{"type": "http.request", "body": json.dumps(message).encode(), "more_body": False}]
+
+    async def receive() -> dict:
+        if messages:
+            return messages.pop(0)
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            *headers,
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+    await app(scope, receive, send)
+    return sent
 
 
 def line(message: dict) -> bytes:

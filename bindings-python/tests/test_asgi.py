@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 import uvicorn
+from conftest import asgi_post
 from fastapi import FastAPI
 from mcp import Client
 from toolwire import Context, Server
@@ -234,43 +235,6 @@ async def test_an_async_tool_that_needs_no_wait_is_answered_with_its_request() -
         assert events[-1]["result"]["content"][0]["text"] == "later: hi"
 
 
-async def asgi_post(app: Any, message: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
-    """`message` POSTed to `app` called directly (no ASGI server): the messages it sent back.
-    The body comes in one message; then `receive` waits as an open connection's would."""
-    body = json.dumps(message).encode()
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"127.0.0.1"), (b"content-length", str(len(body)).encode()), *headers],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
-    sent: list[dict[str, Any]] = []
-    requested = False
-    open_connection = asyncio.Event()  # never set: the client stays
-
-    async def receive() -> dict[str, Any]:
-        nonlocal requested
-        if not requested:
-            requested = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await open_connection.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
-    return sent
-
-
 async def test_a_streamed_answer_ends_once_whatever_was_ready() -> None:
     """A plain `def` tool's answer streams (its call runs on a worker thread): the head once,
     the body's messages, and exactly one last message (`more_body` false) at the end, whether
@@ -282,12 +246,10 @@ async def test_a_streamed_answer_ends_once_whatever_was_ready() -> None:
         return text
 
     app = server.asgi_app()
-    json_headers = [(b"accept", b"application/json, text/event-stream"), (b"content-type", b"application/json")]
     async with app:
-        opened = await asgi_post(app, INITIALIZE, json_headers)
+        opened = await asgi_post(app, INITIALIZE)
         head = dict(opened[0]["headers"])
         session = [
-            *json_headers,
             (b"mcp-session-id", head[b"mcp-session-id"]),
             (b"mcp-protocol-version", b"2025-11-25"),
         ]

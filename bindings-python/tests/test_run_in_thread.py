@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import asgi_post
 from mcp import Client
 from toolwire import Context, Server, ToolError
 
@@ -150,41 +151,6 @@ def test_a_keyboard_interrupt_raised_in_place_on_the_apps_loop_leaves_the_loop()
     app = server.asgi_app()
     answers: list[dict] = []
 
-    async def post(body: dict, headers: list[tuple[bytes, bytes]]) -> list[dict]:
-        sent: list[dict] = []
-        messages = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
-
-        async def receive() -> dict:
-            if messages:
-                return messages.pop(0)
-            await asyncio.Event().wait()  # the client never hangs up
-            raise AssertionError("unreachable")
-
-        async def send(message: dict) -> None:
-            sent.append(message)
-
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": "/mcp",
-            "raw_path": b"/mcp",
-            "query_string": b"",
-            "root_path": "",
-            "headers": [
-                (b"host", b"127.0.0.1"),
-                (b"content-type", b"application/json"),
-                (b"accept", b"application/json, text/event-stream"),
-                *headers,
-            ],
-            "client": ("127.0.0.1", 1),
-            "server": ("127.0.0.1", 80),
-        }
-        await app(scope, receive, send)
-        return sent
-
     async def main() -> None:
         initialize = {
             "jsonrpc": "2.0",
@@ -196,12 +162,12 @@ def test_a_keyboard_interrupt_raised_in_place_on_the_apps_loop_leaves_the_loop()
                 "clientInfo": {"name": "t", "version": "1"},
             },
         }
-        opened = await post(initialize, [])
+        opened = await asgi_post(app, initialize, [])
         session = [(b"mcp-session-id", dict(opened[0]["headers"])[b"mcp-session-id"])]
         session.append((b"mcp-protocol-version", b"2025-11-25"))
-        await post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        await asgi_post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "interrupted", "arguments": {}}}
-        answers.append(json.loads((await post(call, session))[-1]["body"]))
+        answers.append(json.loads((await asgi_post(app, call, session))[-1]["body"]))
         # The interrupt comes out of the loop at its next turn; a loop that went on times out.
         await asyncio.wait_for(asyncio.Event().wait(), timeout=10)
 

@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use toolwire::transport::http::{HttpBody, HttpEndpoint, HttpOptions};
+use toolwire::transport::http::{HttpBody, HttpEndpoint, HttpExchange, HttpOptions};
 use toolwire::{Context, Server, Tool, ToolOutput};
 
 use super::support::{gate, test_server};
@@ -339,6 +339,18 @@ const JSON_HEADERS: [(&[u8], &[u8]); 3] = [
     (b"accept", b"application/json, text/event-stream"),
 ];
 
+/// `body` POSTed with its body held whole, through [`HttpEndpoint::answer`], in `session`
+/// (none: an `initialize`).
+fn answer_post(endpoint: &HttpEndpoint, session: Option<&str>, body: &Value) -> HttpExchange {
+    let headers = match session {
+        Some(session) => with_session(session),
+        None => JSON_HEADERS.to_vec(),
+    };
+    endpoint
+        .answer("POST", "/mcp", headers, Bytes::from(body.to_string()), None)
+        .expect("answer")
+}
+
 /// The session id a response head names.
 fn session_of(head: &toolwire::transport::http::ResponseHead) -> String {
     head.headers
@@ -366,15 +378,7 @@ async fn a_whole_request_is_answered_at_once_when_no_handler_runs() {
         .http_endpoint(HttpOptions::default())
         .expect("runtime");
 
-    let opened = endpoint
-        .answer(
-            "POST",
-            "/mcp",
-            JSON_HEADERS,
-            Bytes::from(initialize().to_string()),
-            None,
-        )
-        .expect("answer");
+    let opened = answer_post(&endpoint, None, &initialize());
     let head = opened.complete_response().expect("answered at once");
     assert_eq!(head.status, 200);
     let body = head.body.clone().expect("whole");
@@ -390,15 +394,7 @@ async fn a_whole_request_is_answered_at_once_when_no_handler_runs() {
     assert!(opened.response().await.is_err(), "taken already");
 
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let accepted = endpoint
-        .answer(
-            "POST",
-            "/mcp",
-            with_session(&session),
-            Bytes::from(initialized.to_string()),
-            None,
-        )
-        .expect("answer")
+    let accepted = answer_post(&endpoint, Some(&session), &initialized)
         .complete_response()
         .expect("answered at once");
     assert_eq!(accepted.status, 202);
@@ -407,15 +403,7 @@ async fn a_whole_request_is_answered_at_once_when_no_handler_runs() {
     // (its progress), which streams.
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p"}}});
-    let waiting = endpoint
-        .answer(
-            "POST",
-            "/mcp",
-            with_session(&session),
-            Bytes::from(call.to_string()),
-            None,
-        )
-        .expect("answer");
+    let waiting = answer_post(&endpoint, Some(&session), &call);
     assert!(waiting.complete_response().is_none(), "a handler runs");
     let head = waiting.response().await.expect("head").expect("live");
     assert_eq!(head.status, 200);
@@ -494,15 +482,7 @@ async fn a_server_with_a_store_that_may_block_answers_on_the_runtime() {
     let endpoint = server
         .http_endpoint(HttpOptions::default())
         .expect("runtime");
-    let opened = endpoint
-        .answer(
-            "POST",
-            "/mcp",
-            JSON_HEADERS,
-            Bytes::from(initialize().to_string()),
-            None,
-        )
-        .expect("answer");
+    let opened = answer_post(&endpoint, None, &initialize());
     assert!(
         opened.complete_response().is_none(),
         "not on the caller's thread"
@@ -553,15 +533,7 @@ async fn what_is_ready_is_taken_without_waiting() {
     let endpoint = server
         .http_endpoint(HttpOptions::default())
         .expect("runtime");
-    let opened = endpoint
-        .answer(
-            "POST",
-            "/mcp",
-            JSON_HEADERS,
-            Bytes::from(initialize().to_string()),
-            None,
-        )
-        .expect("answer");
+    let opened = answer_post(&endpoint, None, &initialize());
     let head = opened.ready_response().expect("answered at once");
     assert!(head.body.is_some(), "whole");
     assert_eq!(
@@ -574,15 +546,7 @@ async fn what_is_ready_is_taken_without_waiting() {
     // A call held in its handler: the SSE head is ready at once, the stream not ended.
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "held", "arguments": {}}});
-    let held = endpoint
-        .answer(
-            "POST",
-            "/mcp",
-            with_session(&session),
-            Bytes::from(call.to_string()),
-            None,
-        )
-        .expect("answer");
+    let held = answer_post(&endpoint, Some(&session), &call);
     let head = held.ready_response().expect("the SSE head, at once");
     assert_eq!(head.status, 200);
     assert!(head.body.is_none(), "it streams");
@@ -609,15 +573,7 @@ async fn what_is_ready_is_taken_without_waiting() {
     assert_eq!(held.ready_chunks(1 << 20), (Bytes::new(), true), "ended");
 
     // A client that hung up: nothing is ready, the stream is over.
-    let gone = endpoint
-        .answer(
-            "POST",
-            "/mcp",
-            with_session(&session),
-            Bytes::from(call.to_string()),
-            None,
-        )
-        .expect("answer");
+    let gone = answer_post(&endpoint, Some(&session), &call);
     gone.hang_up();
     assert!(gone.ready_response().is_none());
     assert_eq!(gone.ready_chunks(1 << 20), (Bytes::new(), true));
